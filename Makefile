@@ -1,0 +1,49 @@
+# nanobot on Temporal. Two commands do all the set-up: `make run` and `make test`.
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/bin
+DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name go.sum)
+NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet
+
+all: build
+
+## build: bin/nanobot and bin/temporal-dev
+build: $(BIN)/nanobot $(BIN)/temporal-dev
+
+$(BIN)/nanobot: $(NANOBOT_SRC)
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $@ ./cmd/nanobot
+
+## temporal-dev: the embedded Temporal server (a nested module; built once, ~4 min cold)
+temporal-dev: $(BIN)/temporal-dev
+
+$(BIN)/temporal-dev: $(DEV_SRC)
+	@mkdir -p $(BIN)
+	cd cmd/temporal-dev && $(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/temporal-dev .
+
+## run: start the gateway on the embedded Temporal (UI on http://127.0.0.1:8233)
+run: build
+	@test -f "$${NANOBOT_CONFIG:-$$HOME/.nanobot/config.json}" || $(BIN)/nanobot onboard
+	$(BIN)/nanobot gateway
+
+## test: unit, workflow and integration tests against a real temporal-dev
+test: build
+	cd cmd/temporal-dev && $(GO) test ./...
+	NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -count=1 -timeout 15m ./...
+
+## bench: benchmarks, side by side in one run
+bench: build
+	NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -run '^$$' -bench . -benchmem ./...
+
+vet:
+	$(GO) vet ./...
+	cd cmd/temporal-dev && $(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf $(BIN)

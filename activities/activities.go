@@ -1,0 +1,63 @@
+// Package activities holds every effect of a turn: the state activities
+// (local, on files), the model call, the tool calls and delivery. Each reads
+// and writes the session journal so that a retry finds what an earlier
+// attempt already did.
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/providers"
+	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tools"
+)
+
+// Model is a provider ready to call, with the model ID it expects.
+type Model struct {
+	Provider providers.Provider
+	// ProviderName is the provider's registry name, for logs and summaries.
+	ProviderName string
+	// APIModel is the model ID sent on the wire (gateway prefixes stripped).
+	APIModel    string
+	Temperature *float64
+}
+
+// ModelSource builds model clients on the worker from its config, so API
+// keys never enter workflow history.
+type ModelSource interface {
+	Model(name string) (Model, error)
+}
+
+// Activities carries the worker's dependencies.
+type Activities struct {
+	Store     session.Store
+	Tools     *tools.Registry
+	Models    ModelSource
+	Prompt    prompt.Builder
+	Streams   *channels.StreamHub
+	Channels  *channels.Manager
+	Workspace string
+	// RestrictToWorkspace confines tool paths to the workspace.
+	RestrictToWorkspace bool
+	MaxToolResultChars  int
+	Log                 *slog.Logger
+}
+
+func (a *Activities) log() *slog.Logger {
+	if a.Log == nil {
+		return slog.Default()
+	}
+	return a.Log
+}
+
+func (a *Activities) load(ctx context.Context, key string) (*session.Session, error) {
+	sess, err := a.Store.Load(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", key, err)
+	}
+	return sess, nil
+}

@@ -1,0 +1,193 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/session"
+)
+
+// slashCommand is one built-in command handled without the model.
+type slashCommand struct {
+	name    string
+	help    string
+	hasArgs bool
+	run     func(a *Activities, ctx context.Context, in protocol.StepInput, args string) (string, error)
+	// persist keeps the command and its reply in the session (as _command rows).
+	persist bool
+}
+
+var commands []slashCommand
+
+func init() {
+	commands = []slashCommand{
+		{name: "/new", help: "Start a new conversation", run: (*Activities).cmdNew},
+		{name: "/stop", help: "Stop the current task", run: cmdStopIdle, persist: true},
+		{name: "/status", help: "Show model, tokens and the running task", run: (*Activities).cmdStatus, persist: true},
+		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Activities).cmdHistory, persist: true},
+		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
+	}
+}
+
+// ParseCommand splits "/cmd@bot args" into "/cmd" and args; ok is false for plain text.
+func ParseCommand(text string) (name, args string, ok bool) {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, "/") || len(text) < 2 {
+		return "", "", false
+	}
+	head, rest, _ := strings.Cut(text, " ")
+	if at := strings.Index(head, "@"); at > 0 {
+		head = head[:at]
+	}
+	return strings.ToLower(head), strings.TrimSpace(rest), true
+}
+
+// Command handles slash commands; anything else is dispatched to the model.
+func (a *Activities) Command(ctx context.Context, in protocol.StepInput) (protocol.CommandResult, error) {
+	name, args, ok := ParseCommand(in.Message.Content)
+	if !ok {
+		return protocol.CommandResult{}, nil
+	}
+	var cmd *slashCommand
+	for i := range commands {
+		if commands[i].name == name {
+			cmd = &commands[i]
+		}
+	}
+	var reply string
+	persist := true
+	switch {
+	case cmd == nil:
+		reply = fmt.Sprintf("Unknown command %q.", name)
+		if s := closestCommand(name); s != "" {
+			reply = fmt.Sprintf("Unknown command %q. Did you mean %q?", name, s)
+		}
+	case args != "" && !cmd.hasArgs:
+		reply = fmt.Sprintf("Command %q does not accept arguments. Did you mean %q?", cmd.name, cmd.name)
+	default:
+		var err error
+		if reply, err = cmd.run(a, ctx, in, args); err != nil {
+			return protocol.CommandResult{}, fmt.Errorf("command %s: %w", name, err)
+		}
+		persist = cmd.persist
+	}
+	if persist {
+		now := time.Now().Format(session.TimeLayout)
+		_, err := a.Store.Append(ctx, in.SessionKey,
+			chat.Message{Role: chat.RoleUser, Content: in.Message.Content, Command: true, Turn: in.Turn, EntryID: "user", Timestamp: now},
+			chat.Message{Role: chat.RoleAssistant, Content: reply, Command: true, Turn: in.Turn, EntryID: "final", Timestamp: now})
+		if err != nil {
+			return protocol.CommandResult{}, fmt.Errorf("journal command %s: %w", name, err)
+		}
+	}
+	return protocol.CommandResult{Handled: true, Command: name, Reply: reply}, nil
+}
+
+func closestCommand(name string) string {
+	best, bestDist := "", 3
+	for _, c := range commands {
+		if d := editDistance(name, c.name); d < bestDist {
+			best, bestDist = c.name, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// cmdNew clears the session; the archive into memory arrives with the memory work.
+func (a *Activities) cmdNew(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+		s.Messages = nil
+		s.LastConsolidated = 0
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return "New session started.", nil
+}
+
+// cmdStopIdle answers /stop when no turn was running (a running turn is
+// cancelled by the channel before the message gets here).
+func cmdStopIdle(*Activities, context.Context, protocol.StepInput, string) (string, error) {
+	return "No active task to stop.", nil
+}
+
+func cmdHelp(*Activities, context.Context, protocol.StepInput, string) (string, error) {
+	var b strings.Builder
+	b.WriteString("🐈 nanobot commands:")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "\n%s — %s", c.name, c.help)
+	}
+	return b.String(), nil
+}
+
+func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return "", err
+	}
+	tokens := 0
+	for _, m := range sess.History(0) {
+		tokens += session.EstimateTokens(m)
+	}
+	return fmt.Sprintf("Model: %s\nSession: %s (%d messages)\nContext: ~%d of %d tokens",
+		in.Settings.Model, in.SessionKey, len(sess.Messages), tokens, inputBudget(in.Settings)), nil
+}
+
+func (a *Activities) cmdHistory(ctx context.Context, in protocol.StepInput, args string) (string, error) {
+	n := 10
+	if args != "" {
+		v, err := strconv.Atoi(args)
+		if err != nil || v < 1 {
+			return "Usage: /history [n] (n from 1 to 50)", nil
+		}
+		n = min(v, 50)
+	}
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return "", err
+	}
+	var shown []chat.Message
+	for _, m := range sess.Messages {
+		if !m.Command && (m.Role == chat.RoleUser || (m.Role == chat.RoleAssistant && m.Content != "")) {
+			shown = append(shown, m)
+		}
+	}
+	if len(shown) == 0 {
+		return "No messages in this session yet.", nil
+	}
+	if len(shown) > n {
+		shown = shown[len(shown)-n:]
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Last %d message(s):", len(shown))
+	for _, m := range shown {
+		fmt.Fprintf(&b, "\n[%s] %s", m.Role, chat.Preview(m.Content, 300))
+	}
+	return b.String(), nil
+}

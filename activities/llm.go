@@ -1,0 +1,173 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/providers"
+	"github.com/nanobot-durable/nanobot/session"
+)
+
+// llmEntryID names the journal entry of one model iteration.
+func llmEntryID(iteration int) string { return "llm-" + strconv.Itoa(iteration) }
+
+// LLMCall runs one model iteration. The prompt is rebuilt from the journal;
+// a reply that is already journaled is returned without asking the model.
+func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+	entry := llmEntryID(in.Iteration)
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return protocol.LLMCallResult{}, err
+	}
+	if i := sess.Find(in.Turn, entry); i >= 0 {
+		res := a.resultFrom(sess.Messages[i], in)
+		res.FromJournal = true
+		return res, nil
+	}
+	model, err := a.Models.Model(in.Settings.Model)
+	if err != nil {
+		return protocol.LLMCallResult{}, temporal.NewNonRetryableApplicationError(err.Error(), protocol.ErrConfig, err)
+	}
+	req, err := a.request(ctx, sess, in, model)
+	if err != nil {
+		return protocol.LLMCallResult{}, err
+	}
+
+	stop := startHeartbeats(ctx, in.Settings.LLMHeartbeat)
+	defer stop()
+	info := activity.GetInfo(ctx)
+	var onDelta func(providers.Delta)
+	if req.Stream {
+		if info.Attempt > 1 {
+			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Turn: in.Turn, Iteration: in.Iteration, Reset: true})
+		}
+		onDelta = func(d providers.Delta) {
+			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Turn: in.Turn, Iteration: in.Iteration, Delta: d.Content, Reasoning: d.Reasoning})
+		}
+	}
+	started := time.Now()
+	resp, err := model.Provider.Chat(ctx, req, onDelta)
+	if req.Stream {
+		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Turn: in.Turn, Iteration: in.Iteration, End: true})
+	}
+	if err != nil {
+		return protocol.LLMCallResult{}, modelError(err)
+	}
+	msg := chat.Message{
+		Role: chat.RoleAssistant, Content: providers.StripThink(resp.Content), ReasoningContent: resp.ReasoningContent,
+		ToolCalls: resp.ToolCalls, FinishReason: resp.FinishReason, LatencyMS: time.Since(started).Milliseconds(),
+		Turn: in.Turn, EntryID: entry,
+	}
+	for i := range msg.ToolCalls {
+		if msg.ToolCalls[i].Type == "" {
+			msg.ToolCalls[i].Type = "function"
+		}
+	}
+	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
+		return protocol.LLMCallResult{}, fmt.Errorf("journal model reply: %w", err)
+	}
+	res := a.resultFrom(msg, in)
+	res.Model = in.Settings.Model
+	res.PromptTokens, res.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+	a.log().Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", in.Settings.Model,
+		"tool_calls", len(msg.ToolCalls), "finish", resp.FinishReason, "chars", len(msg.Content))
+	return res, nil
+}
+
+// request rebuilds the prompt: the turn's system prompt, the replayable
+// history and the runtime context after the user's text.
+func (a *Activities) request(ctx context.Context, sess *session.Session, in protocol.LLMCallInput, model Model) (providers.Request, error) {
+	system, err := a.Store.TurnData(ctx, in.SessionKey, in.Turn, "system")
+	if err != nil {
+		return providers.Request{}, fmt.Errorf("turn %s has no system prompt (BUILD did not run?): %w", in.Turn, err)
+	}
+	channel, chatID, _ := protocol.SplitSessionKey(in.SessionKey)
+	history := sess.History(inputBudget(in.Settings))
+	msgs := make([]chat.Message, 0, len(history)+1)
+	msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: string(system)})
+	for _, m := range history {
+		if m.Turn == in.Turn && m.EntryID == "user" && len(m.ContentParts) == 0 {
+			m.Content += "\n\n" + prompt.RuntimeContext(channel, chatID)
+		}
+		msgs = append(msgs, m)
+	}
+	req := providers.Request{
+		Model: model.APIModel, Messages: msgs, MaxTokens: in.Settings.MaxTokens,
+		Temperature: model.Temperature, Stream: in.Settings.Stream,
+	}
+	if !in.NoTools && a.Tools != nil {
+		req.Tools = a.Tools.Definitions()
+	}
+	return req, nil
+}
+
+func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {
+	res := protocol.LLMCallResult{
+		EntryID: m.EntryID, ContentPreview: chat.Preview(m.Content, protocol.PreviewBytes), ContentChars: len(m.Content),
+		FinishReason: m.FinishReason, Model: in.Settings.Model,
+	}
+	for _, tc := range m.ToolCalls {
+		ref := protocol.ToolCallRef{ID: tc.ID, Name: tc.Function.Name, ArgsPreview: chat.Preview(tc.Function.Arguments, 120)}
+		if a.Tools != nil {
+			if t, ok := a.Tools.Get(tc.Function.Name); ok {
+				ref.ConcurrencySafe = t.Flags().ConcurrencySafe()
+			}
+		}
+		res.ToolCalls = append(res.ToolCalls, ref)
+	}
+	return res
+}
+
+// modelError turns a provider failure into a typed activity error: the
+// workflow's retry policy reads the type, Retry-After sets the next delay.
+func modelError(err error) error {
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		pe = providers.Classify(err)
+	}
+	msg := pe.Error()
+	switch pe.Class {
+	case providers.ClassArrears:
+		return temporal.NewNonRetryableApplicationError(msg, protocol.ErrProviderArrears, err)
+	case providers.ClassNonRetryable:
+		return temporal.NewNonRetryableApplicationError(msg, protocol.ErrProviderNonRetryable, err)
+	default:
+		return temporal.NewApplicationErrorWithOptions(msg, protocol.ErrProviderRetryable,
+			temporal.ApplicationErrorOptions{NextRetryDelay: pe.RetryAfter, Cause: err})
+	}
+}
+
+// startHeartbeats beats while a call is in flight, so a dead worker is
+// noticed after the heartbeat timeout instead of the whole call timeout.
+func startHeartbeats(ctx context.Context, timeout time.Duration) func() {
+	every := timeout / 3
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}

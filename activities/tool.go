@@ -1,0 +1,98 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tools"
+)
+
+// OutcomeUnknown is the result of a side-effecting call whose worker died
+// after claiming it: acting again could do the effect twice.
+const OutcomeUnknown = "Error: outcome unknown: the worker stopped while this tool ran. " +
+	"Check whether its effect happened before you try again."
+
+// ErrJournal marks a journal that lacks what the workflow says it holds.
+const ErrJournal = "JournalError"
+
+func toolEntryID(callID string) string { return "tool-" + callID }
+
+// ToolCall runs one tool call whose arguments the journal holds (in the
+// model's reply), and journals its result; a retry returns that result.
+func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
+	entry := toolEntryID(in.CallID)
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return protocol.ToolCallResult{}, err
+	}
+	if i := sess.Find(in.Turn, entry); i >= 0 {
+		res := toolResult(sess.Messages[i].Content, false)
+		res.FromJournal = true
+		return res, nil
+	}
+	call, ok := findCall(sess, in)
+	if !ok {
+		msg := fmt.Sprintf("tool call %s is not in the journal of turn %s", in.CallID, in.Turn)
+		return protocol.ToolCallResult{}, temporal.NewNonRetryableApplicationError(msg, ErrJournal, nil)
+	}
+	var result tools.Result
+	tool, known := a.Tools.Get(call.Function.Name)
+	claimed := true
+	if known && tool.Flags().SideEffects {
+		if claimed, err = a.Store.Claim(ctx, in.SessionKey, in.Turn, entry); err != nil {
+			return protocol.ToolCallResult{}, fmt.Errorf("claim tool call %s: %w", in.CallID, err)
+		}
+	}
+	unknown := !claimed
+	if unknown {
+		result = tools.Result{Text: OutcomeUnknown, IsError: true}
+	} else {
+		stop := startHeartbeats(ctx, in.Heartbeat)
+		env := tools.Env{Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace, SessionKey: in.SessionKey, CallID: in.CallID}
+		result = a.Tools.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
+		stop()
+	}
+	text := a.truncate(result.Text)
+	msg := chat.Message{
+		Role: chat.RoleTool, ToolCallID: in.CallID, Name: call.Function.Name, Content: text,
+		Turn: in.Turn, EntryID: entry, Timestamp: time.Now().Format(session.TimeLayout),
+	}
+	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
+		return protocol.ToolCallResult{}, fmt.Errorf("journal result of tool call %s: %w", in.CallID, err)
+	}
+	res := toolResult(text, result.IsError)
+	res.Unknown = unknown
+	return res, nil
+}
+
+func findCall(sess *session.Session, in protocol.ToolCallInput) (chat.ToolCall, bool) {
+	i := sess.Find(in.Turn, llmEntryID(in.Iteration))
+	if i < 0 {
+		return chat.ToolCall{}, false
+	}
+	for _, tc := range sess.Messages[i].ToolCalls {
+		if tc.ID == in.CallID {
+			return tc, true
+		}
+	}
+	return chat.ToolCall{}, false
+}
+
+func toolResult(text string, isError bool) protocol.ToolCallResult {
+	return protocol.ToolCallResult{Preview: chat.Preview(text, protocol.PreviewBytes), Chars: len(text), IsError: isError}
+}
+
+// truncate keeps results within maxToolResultChars, as nanobot does.
+func (a *Activities) truncate(text string) string {
+	limit := a.MaxToolResultChars
+	if limit <= 0 || len(text) <= limit {
+		return text
+	}
+	return chat.Preview(text, limit) + "\n... (truncated)"
+}

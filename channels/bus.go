@@ -1,0 +1,86 @@
+package channels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// Bus hands inbound messages to the session's turn workflow: a message
+// either starts a turn or joins the running one (SignalWithStart), which
+// serializes each session and runs sessions in parallel without locks.
+type Bus struct {
+	Client   client.Client
+	Settings protocol.Settings
+}
+
+// Publish delivers one inbound message. A /stop for a running turn cancels
+// it here and returns the reply to show; otherwise the reply is "".
+func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error) {
+	if msg.SessionKey == "" {
+		msg.SessionKey = protocol.SessionKey(msg.Channel, msg.ChatID)
+	}
+	if isStop(msg.Content) {
+		stopped, err := b.Stop(ctx, msg.SessionKey)
+		if err != nil {
+			return "", err
+		}
+		if stopped > 0 {
+			return fmt.Sprintf("Stopped %d task(s).", stopped), nil
+		}
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                       protocol.TurnWorkflowID(msg.SessionKey),
+		TaskQueue:                protocol.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		StaticSummary:            msg.Channel + ": " + firstLine(msg.Content, 80),
+	}
+	in := protocol.TurnInput{SessionKey: msg.SessionKey, Settings: b.Settings}
+	_, err := b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)
+	if err != nil {
+		return "", fmt.Errorf("deliver message to %s: %w", opts.ID, err)
+	}
+	return "", nil
+}
+
+// Stop cancels the session's running turn; it returns how many it stopped.
+func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {
+	id := protocol.TurnWorkflowID(sessionKey)
+	desc, err := b.Client.DescribeWorkflowExecution(ctx, id, "")
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("describe %s: %w", id, err)
+	}
+	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return 0, nil
+	}
+	if err := b.Client.CancelWorkflow(ctx, id, ""); err != nil {
+		return 0, fmt.Errorf("cancel %s: %w", id, err)
+	}
+	return 1, nil
+}
+
+func isStop(text string) bool {
+	head, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	if at := strings.Index(head, "@"); at > 0 {
+		head = head[:at]
+	}
+	return strings.EqualFold(head, "/stop")
+}
+
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return chat.Preview(s, n)
+}

@@ -1,0 +1,87 @@
+package channels
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/nanobot-durable/nanobot/providers"
+)
+
+// CLI is the terminal channel: it streams deltas of its session as they
+// come and prints the delivered reply unless the stream already showed it.
+type CLI struct {
+	Out io.Writer
+	// QuietErrors leaves error replies to the caller (one-shot mode prints
+	// them as the command's failure instead).
+	QuietErrors bool
+
+	mu       sync.Mutex
+	segment  strings.Builder // what was drawn for the current model call
+	drawn    bool            // something of the current reply is on screen
+	ended    bool            // the segment's model call finished
+	replies  chan Reply
+	lastTurn string
+}
+
+// NewCLI returns a CLI channel writing to out.
+func NewCLI(out io.Writer) *CLI { return &CLI{Out: out, replies: make(chan Reply, 16)} }
+
+// Name implements Channel.
+func (c *CLI) Name() string { return "cli" }
+
+// Draw shows one stream event; subscribe it to the hub for the CLI's session.
+func (c *CLI) Draw(ev StreamEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case ev.Reset:
+		if c.segment.Len() > 0 {
+			fmt.Fprintln(c.Out, "\n[retrying…]")
+		}
+		c.segment.Reset()
+	case ev.End:
+		// A model call ended; a following call (after tools) starts a new segment.
+		c.ended = c.segment.Len() > 0
+	case ev.Delta != "":
+		if c.ended {
+			fmt.Fprintln(c.Out)
+			c.segment.Reset()
+			c.ended = false
+		}
+		c.drawn = true
+		c.segment.WriteString(ev.Delta)
+		fmt.Fprint(c.Out, ev.Delta)
+	}
+}
+
+// Send implements Channel: print the reply unless the stream already
+// showed exactly that text; a retried delivery of the same turn prints nothing.
+func (c *CLI) Send(_ context.Context, r Reply) error {
+	c.mu.Lock()
+	if (r.Turn == "" || r.Turn != c.lastTurn) && !(c.QuietErrors && r.StopReason == "error") {
+		shown := strings.TrimSpace(providers.StripThink(c.segment.String()))
+		if shown != "" && shown == strings.TrimSpace(r.Text) {
+			fmt.Fprintln(c.Out)
+		} else {
+			if c.drawn {
+				fmt.Fprintln(c.Out)
+			}
+			fmt.Fprintln(c.Out, r.Text)
+		}
+		c.lastTurn = r.Turn
+	}
+	c.segment.Reset()
+	c.drawn, c.ended = false, false
+	c.mu.Unlock()
+	select {
+	case c.replies <- r:
+	default:
+	}
+	return nil
+}
+
+// Replies yields every delivered reply.
+func (c *CLI) Replies() <-chan Reply { return c.replies }

@@ -1,0 +1,65 @@
+// Package channels holds the chat channels (CLI, later Telegram, Slack …),
+// the in-process stream hub that model activities publish deltas to, the
+// bus that hands inbound messages to turns, and the delivery of replies.
+package channels
+
+import "sync"
+
+// StreamEvent is one piece of a reply being generated.
+type StreamEvent struct {
+	SessionKey string
+	Turn       string
+	Iteration  int
+	Delta      string
+	Reasoning  string
+	// Reset tells the channel to drop what it drew for this iteration (a retried attempt).
+	Reset bool
+	// End marks the end of one model call's stream.
+	End bool
+}
+
+// StreamHub fans stream events out to subscribers inside this process.
+// Events for a session nobody watches here are dropped: the reply still
+// arrives through delivery.
+type StreamHub struct {
+	mu   sync.Mutex
+	next int
+	subs map[string]map[int]func(StreamEvent)
+}
+
+// NewStreamHub returns an empty hub.
+func NewStreamHub() *StreamHub { return &StreamHub{subs: map[string]map[int]func(StreamEvent){}} }
+
+// Subscribe calls fn for each event of one session until cancel is called.
+// fn runs synchronously in the publisher, so a reply delivered after the
+// model call finds every delta already drawn; it must be quick.
+func (h *StreamHub) Subscribe(sessionKey string, fn func(StreamEvent)) (cancel func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next++
+	id := h.next
+	if h.subs[sessionKey] == nil {
+		h.subs[sessionKey] = map[int]func(StreamEvent){}
+	}
+	h.subs[sessionKey][id] = fn
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs[sessionKey], id)
+		if len(h.subs[sessionKey]) == 0 {
+			delete(h.subs, sessionKey)
+		}
+	}
+}
+
+// Publish hands an event to the session's subscribers.
+func (h *StreamHub) Publish(ev StreamEvent) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, fn := range h.subs[ev.SessionKey] {
+		fn(ev)
+	}
+}

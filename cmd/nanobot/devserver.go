@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	sdklog "go.temporal.io/sdk/log"
+
+	"go.temporal.io/sdk/client"
+)
+
+// devServer is a temporal-dev child process we started and must stop.
+type devServer struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// temporalConn is a dialed Temporal plus what to tell the user about it.
+type temporalConn struct {
+	Client    client.Client
+	Address   string
+	Namespace string
+	UIURL     string
+	Embedded  bool // we started temporal-dev ourselves
+	dev       *devServer
+}
+
+// Close closes the client and stops the child server, if any.
+func (t *temporalConn) Close() {
+	t.Client.Close()
+	if t.dev != nil {
+		t.dev.stop()
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// devPorts are the embedded default's ports; NANOBOT_DEV_PORT and
+// NANOBOT_DEV_UI_PORT move them (tests must never touch 7233).
+func devPorts() (int, int) {
+	port, _ := strconv.Atoi(envOr("NANOBOT_DEV_PORT", "7233"))
+	ui, _ := strconv.Atoi(envOr("NANOBOT_DEV_UI_PORT", strconv.Itoa(port+1000)))
+	return port, ui
+}
+
+// connectTemporal dials TEMPORAL_ADDRESS, or the embedded default on
+// 127.0.0.1, starting temporal-dev as a supervised child when nothing answers.
+func connectTemporal(ctx context.Context, configDir string, log *slog.Logger) (*temporalConn, error) {
+	ns := envOr("TEMPORAL_NAMESPACE", "default")
+	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
+		c, err := dial(ctx, addr, ns, log, 15*time.Second)
+		if err != nil {
+			return nil, fmt.Errorf("cannot reach Temporal at %s (TEMPORAL_ADDRESS): %w", addr, err)
+		}
+		return &temporalConn{Client: c, Address: addr, Namespace: ns, UIURL: os.Getenv("TEMPORAL_UI_URL")}, nil
+	}
+	port, uiPort := devPorts()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ui := fmt.Sprintf("http://127.0.0.1:%d", uiPort)
+	if answers(addr) {
+		c, err := dial(ctx, addr, ns, log, 10*time.Second)
+		if err == nil {
+			return &temporalConn{Client: c, Address: addr, Namespace: ns, UIURL: ui}, nil
+		}
+		return nil, fmt.Errorf("something listens on %s but is not a Temporal server: %w", addr, err)
+	}
+	dev, err := startDevServer(configDir, port, uiPort, ns, log)
+	if err != nil {
+		return nil, err
+	}
+	c, err := waitHealthy(ctx, dev, addr, ns, log)
+	if err != nil {
+		dev.stop()
+		return nil, err
+	}
+	return &temporalConn{Client: c, Address: addr, Namespace: ns, UIURL: ui, Embedded: true, dev: dev}, nil
+}
+
+func answers(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+func dial(ctx context.Context, addr, ns string, log *slog.Logger, wait time.Duration) (client.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	c, err := client.DialContext(dctx, client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log)})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.CheckHealth(dctx, &client.CheckHealthRequest{}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// findDevServer looks next to this binary, in ./bin, then on PATH.
+func findDevServer() (string, error) {
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "temporal-dev")
+		tried = append(tried, p)
+		if isExecutable(p) {
+			return p, nil
+		}
+	}
+	p, _ := filepath.Abs(filepath.Join("bin", "temporal-dev"))
+	tried = append(tried, p)
+	if isExecutable(p) {
+		return p, nil
+	}
+	if p, err := exec.LookPath("temporal-dev"); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("no Temporal server at 127.0.0.1 and temporal-dev not found (looked at %v and on PATH): run `make temporal-dev`, or set TEMPORAL_ADDRESS", tried)
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+func startDevServer(configDir string, port, uiPort int, ns string, log *slog.Logger) (*devServer, error) {
+	bin, err := findDevServer()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(configDir, "temporal")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, "temporal-dev.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open temporal-dev log: %w", err)
+	}
+	cmd := exec.Command(bin,
+		"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--ui-port", strconv.Itoa(uiPort),
+		"--db-filename", filepath.Join(dir, "temporal.db"), "--namespace", ns,
+		"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// The child dies with us even when we are killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	log.Info("started embedded Temporal server", "bin", bin, "pid", cmd.Process.Pid, "log", logFile.Name())
+	d := &devServer{cmd: cmd, done: make(chan error, 1)}
+	go func() { d.done <- cmd.Wait(); logFile.Close() }()
+	return d, nil
+}
+
+// waitHealthy waits for the child to answer; if it exits early because
+// another process took the port first, that server is used instead.
+func waitHealthy(ctx context.Context, dev *devServer, addr, ns string, log *slog.Logger) (client.Client, error) {
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-dev.done:
+			dev.done <- err
+			if answers(addr) {
+				if c, derr := dial(ctx, addr, ns, log, 10*time.Second); derr == nil {
+					dev.cmd = nil
+					return c, nil
+				}
+			}
+			return nil, fmt.Errorf("temporal-dev exited before it was ready (%v): see %s", err, "temporal/temporal-dev.log in the config dir")
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		if answers(addr) {
+			if c, err := dial(ctx, addr, ns, log, 5*time.Second); err == nil {
+				return c, nil
+			}
+		}
+	}
+	return nil, errors.New("temporal-dev did not become healthy within 90s")
+}
+
+func (d *devServer) stop() {
+	if d == nil || d.cmd == nil || d.cmd.Process == nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(15 * time.Second):
+		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		<-d.done
+	}
+}

@@ -1,0 +1,151 @@
+// Command nanobot is a personal AI agent whose every turn is a durable
+// Temporal workflow.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/nanobot-durable/nanobot/config"
+)
+
+const usage = `nanobot — a personal AI agent, made durable on Temporal
+
+Usage:
+  nanobot [--config FILE] <command> [flags]
+
+Commands:
+  onboard   write ~/.nanobot/config.json (if absent) and the workspace
+  agent     talk to the agent: -m "text" for one turn, or an interactive prompt
+  gateway   run the worker (and the enabled channels) until stopped
+  worker    run only the worker, to scale out against a Temporal cluster
+  status    show config, workspace, provider, model and Temporal
+  version   print the version
+
+Environment:
+  NANOBOT_CONFIG       config file (default ~/.nanobot/config.json)
+  TEMPORAL_ADDRESS     an external Temporal frontend (default: the embedded
+                       temporal-dev on 127.0.0.1:7233, started when absent)
+  TEMPORAL_NAMESPACE   namespace (default "default")
+  OPENAI_API_KEY, OPENAI_BASE_URL   fallbacks for providers.openai
+`
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// app is what every command gets.
+type app struct {
+	configPath string
+	stdin      io.Reader
+	stdout     io.Writer
+	stderr     io.Writer
+	log        *slog.Logger
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	global := flag.NewFlagSet("nanobot", flag.ContinueOnError)
+	global.SetOutput(stderr)
+	global.Usage = func() { fmt.Fprint(stderr, usage) }
+	cfgPath := global.String("config", "", "config file")
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	rest := global.Args()
+	if len(rest) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	a := &app{configPath: *cfgPath, stdin: stdin, stdout: stdout, stderr: stderr, log: newLogger(stderr)}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmds := map[string]func(context.Context, []string) error{
+		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "status": a.status,
+		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
+	}
+	cmd, ok := cmds[rest[0]]
+	if !ok {
+		if rest[0] == "help" {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "nanobot: unknown command %q (see nanobot --help)\n", rest[0])
+		return 2
+	}
+	if err := cmd(ctx, rest[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(stderr, "nanobot:", oneLine(err.Error()))
+			return 2
+		}
+		fmt.Fprintln(stderr, "nanobot:", oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// usageError is a mistake in the command line (exit status 2).
+type usageError struct{ error }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// newLogger logs to stderr at NANOBOT_LOG_LEVEL (default warn, so replies stay readable).
+func newLogger(w io.Writer) *slog.Logger {
+	level := slog.LevelWarn
+	_ = level.UnmarshalText([]byte(envOr("NANOBOT_LOG_LEVEL", "warn")))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// flags makes a command's flag set; --config is accepted after the command too.
+func (a *app) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("nanobot "+name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.Func("config", "config file", func(v string) error { a.configPath = v; return nil })
+	return fs
+}
+
+func (a *app) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	}
+	return nil
+}
+
+// loadConfig reads the config and logs its warnings.
+func (a *app) loadConfig() (*config.Config, error) {
+	path := a.configPath
+	if path == "" {
+		path = config.DefaultPath()
+	}
+	cfg, warnings, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		a.log.Warn("config: " + w.String())
+	}
+	return cfg, nil
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/workers"
+)
+
+// status prints where things are and whether Temporal answers; it starts nothing.
+func (a *app) status(ctx context.Context, args []string) error {
+	fs := a.flags("status")
+	if err := a.parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	out := a.stdout
+	exists := "missing: run nanobot onboard"
+	if cfg.Exists {
+		exists = "found"
+	}
+	fmt.Fprintf(out, "Config:    %s (%s)\n", cfg.Path, exists)
+	ws := cfg.Agents.Defaults.WorkspacePath()
+	wsState := "missing: run nanobot onboard"
+	if st, err := os.Stat(ws); err == nil && st.IsDir() {
+		wsState = "found"
+	}
+	fmt.Fprintf(out, "Workspace: %s (%s)\n", ws, wsState)
+	m := cfg.ActiveModel()
+	fmt.Fprintf(out, "Model:     %s\n", m.Model)
+	if res, err := workers.Resolve(cfg, m.Model, m.Provider); err != nil {
+		fmt.Fprintf(out, "Provider:  none (%v)\n", err)
+	} else {
+		key := "no key"
+		if res.APIKey != "" {
+			key = "key set"
+		}
+		fmt.Fprintf(out, "Provider:  %s at %s, %s (%s)\n", res.Provider, res.APIBase, key, res.Reason)
+	}
+	addr, source := os.Getenv("TEMPORAL_ADDRESS"), "TEMPORAL_ADDRESS"
+	if addr == "" {
+		port, _ := devPorts()
+		addr, source = net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), "embedded default"
+	}
+	state := "not answering"
+	if answers(addr) {
+		if c, err := dial(ctx, addr, envOr("TEMPORAL_NAMESPACE", "default"), a.log, 3*time.Second); err == nil {
+			c.Close()
+			state = "answering"
+		} else {
+			state = "listening, but not healthy: " + oneLine(err.Error())
+		}
+	} else if source == "embedded default" {
+		state += " (started on demand by agent/gateway/worker)"
+	}
+	fmt.Fprintf(out, "Temporal:  %s (%s), namespace %s: %s\n", addr, source, envOr("TEMPORAL_NAMESPACE", "default"), state)
+	return nil
+}

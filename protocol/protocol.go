@@ -1,0 +1,263 @@
+// Package protocol holds what crosses the Temporal boundary: workflow
+// inputs, signals, activity names and their payloads. Payloads carry IDs,
+// small fields and previews, never the transcript (ARCHITECTURE.md §2).
+package protocol
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Task queues and names shared by starters, workflows and workers.
+const (
+	TaskQueue    = "nanobot"     // turn workflows, their local activities and tools
+	LLMTaskQueue = "nanobot-llm" // model calls; the worker's slots cap concurrency
+
+	TurnWorkflowName = "TurnWorkflow"
+	SignalInbound    = "inbound"
+	QueryState       = "state"
+
+	ActivityRestore = "Restore"
+	ActivityCompact = "Compact"
+	ActivityCommand = "Command"
+	ActivityBuild   = "Build"
+	ActivitySave    = "Save"
+	ActivityLLMCall = "LLMCall"
+	ActivityTool    = "ToolCall"
+	ActivityDeliver = "Deliver"
+
+	// PreviewBytes bounds every text field of a payload.
+	PreviewBytes = 2048
+)
+
+// TurnWorkflowID is the one workflow ID of a session's turns.
+func TurnWorkflowID(sessionKey string) string { return "turn/" + sessionKey }
+
+// SessionKey is nanobot's "channel:chat_id".
+func SessionKey(channel, chatID string) string { return channel + ":" + chatID }
+
+// SplitSessionKey undoes SessionKey.
+func SplitSessionKey(key string) (channel, chatID string, err error) {
+	channel, chatID, ok := strings.Cut(key, ":")
+	if !ok || channel == "" || chatID == "" {
+		return "", "", fmt.Errorf("session key %q: want channel:chat_id", key)
+	}
+	return channel, chatID, nil
+}
+
+// Inbound is one message from a channel, delivered by SignalWithStart.
+type Inbound struct {
+	ID         string            `json:"id"`
+	SessionKey string            `json:"session_key"`
+	Channel    string            `json:"channel"`
+	ChatID     string            `json:"chat_id"`
+	SenderID   string            `json:"sender_id,omitempty"`
+	Content    string            `json:"content"`
+	Media      []string          `json:"media,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	// ReplyQueue is the task queue of the process that owns the channel
+	// connection; empty means nobody waits for a delivery.
+	ReplyQueue string    `json:"reply_queue,omitempty"`
+	SentAt     time.Time `json:"sent_at"`
+}
+
+// Settings are the per-turn knobs fixed when a run starts, so that replays
+// see the same values whatever the worker's config says later.
+type Settings struct {
+	Model               string        `json:"model"`
+	MaxIterations       int           `json:"max_iterations"`
+	MaxTokens           int           `json:"max_tokens"`
+	ContextWindowTokens int           `json:"context_window_tokens"`
+	Stream              bool          `json:"stream"`
+	LLMTimeout          time.Duration `json:"llm_timeout"`
+	LLMHeartbeat        time.Duration `json:"llm_heartbeat"`
+	LLMMaxAttempts      int32         `json:"llm_max_attempts"`
+	ToolTimeout         time.Duration `json:"tool_timeout"`
+}
+
+// TurnInput starts a run of TurnWorkflow.
+type TurnInput struct {
+	SessionKey string    `json:"session_key"`
+	Settings   Settings  `json:"settings"`
+	Carry      []Inbound `json:"carry,omitempty"` // messages left over by the previous run
+}
+
+// TraceEntry records one state of a turn.
+type TraceEntry struct {
+	State      string    `json:"state"`
+	Start      time.Time `json:"start"`
+	DurationMS int64     `json:"duration_ms"`
+	Event      string    `json:"event"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// TurnState answers the `state` query.
+type TurnState struct {
+	SessionKey string       `json:"session_key"`
+	State      string       `json:"state"`
+	Iteration  int          `json:"iteration"`
+	Trace      []TraceEntry `json:"trace"`
+}
+
+// TurnResult is what a finished run returns.
+type TurnResult struct {
+	SessionKey   string       `json:"session_key"`
+	MessageIDs   []string     `json:"message_ids"`
+	ReplyPreview string       `json:"reply_preview"`
+	StopReason   string       `json:"stop_reason"`
+	Iterations   int          `json:"iterations"`
+	Trace        []TraceEntry `json:"trace"`
+}
+
+// StepInput is what the state activities get.
+type StepInput struct {
+	SessionKey string   `json:"session_key"`
+	Turn       string   `json:"turn"`
+	Message    Inbound  `json:"message"`
+	Settings   Settings `json:"settings"`
+}
+
+// RestoreResult tells what RESTORE found.
+type RestoreResult struct {
+	Messages        int  `json:"messages"`
+	ClosedPending   bool `json:"closed_pending"` // an unanswered earlier turn got the interruption note
+	SkippedLines    int  `json:"skipped_lines"`
+	EstimatedTokens int  `json:"estimated_tokens"`
+}
+
+// CompactResult tells what COMPACT did.
+type CompactResult struct {
+	Compacted bool   `json:"compacted"`
+	Note      string `json:"note,omitempty"`
+}
+
+// CommandResult tells whether COMMAND handled the message itself.
+type CommandResult struct {
+	Handled bool   `json:"handled"`
+	Command string `json:"command,omitempty"`
+	Reply   string `json:"reply,omitempty"`
+}
+
+// BuildResult tells what BUILD prepared.
+type BuildResult struct {
+	SystemPromptChars int `json:"system_prompt_chars"`
+	HistoryMessages   int `json:"history_messages"`
+}
+
+// SaveInput closes a turn in the journal.
+type SaveInput struct {
+	StepInput
+	StopReason string `json:"stop_reason"`
+	LatencyMS  int64  `json:"latency_ms"`
+	FinalEntry string `json:"final_entry,omitempty"`
+	// Reply is the text to journal when no model message holds it (max iterations).
+	Reply string `json:"reply,omitempty"`
+}
+
+// LLMCallInput asks for one model iteration of a turn.
+type LLMCallInput struct {
+	SessionKey string   `json:"session_key"`
+	Turn       string   `json:"turn"`
+	Iteration  int      `json:"iteration"`
+	NoTools    bool     `json:"no_tools,omitempty"`
+	Settings   Settings `json:"settings"`
+}
+
+// ToolCallRef is a tool call as the workflow sees it.
+type ToolCallRef struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	ArgsPreview string `json:"args_preview"`
+	// ConcurrencySafe calls of one batch may run in parallel.
+	ConcurrencySafe bool `json:"concurrency_safe,omitempty"`
+}
+
+// LLMCallResult is one model reply; its full text stays in the journal.
+type LLMCallResult struct {
+	EntryID          string        `json:"entry_id"`
+	ContentPreview   string        `json:"content_preview"`
+	ContentChars     int           `json:"content_chars"`
+	ToolCalls        []ToolCallRef `json:"tool_calls,omitempty"`
+	FinishReason     string        `json:"finish_reason"`
+	Model            string        `json:"model"`
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	FromJournal      bool          `json:"from_journal"` // a retry found the reply already journaled
+}
+
+// ToolCallInput asks to run one tool call that the journal holds.
+type ToolCallInput struct {
+	SessionKey string `json:"session_key"`
+	Turn       string `json:"turn"`
+	Iteration  int    `json:"iteration"`
+	CallID     string `json:"call_id"`
+	Name       string `json:"name"`
+	// Heartbeat is how often the activity must beat while the tool runs.
+	Heartbeat time.Duration `json:"heartbeat"`
+}
+
+// ToolCallResult is a tool's outcome; its full text stays in the journal.
+type ToolCallResult struct {
+	Preview     string `json:"preview"`
+	Chars       int    `json:"chars"`
+	IsError     bool   `json:"is_error"`
+	FromJournal bool   `json:"from_journal"`
+	Unknown     bool   `json:"unknown,omitempty"` // a claimed side effect whose outcome was lost
+}
+
+// DeliverInput hands a reply to the process that owns the channel.
+type DeliverInput struct {
+	SessionKey string   `json:"session_key"`
+	Turn       string   `json:"turn"`
+	Channel    string   `json:"channel"`
+	ChatID     string   `json:"chat_id"`
+	MessageIDs []string `json:"message_ids"`
+	// Text is the reply when it is short; otherwise EntryID points into the journal.
+	Text       string `json:"text,omitempty"`
+	EntryID    string `json:"entry_id,omitempty"`
+	StopReason string `json:"stop_reason"`
+}
+
+// Application error types that activities return and workflows read.
+const (
+	ErrProviderRetryable    = "ProviderRetryable"
+	ErrProviderNonRetryable = "ProviderNonRetryable"
+	ErrProviderArrears      = "ProviderArrears"
+	ErrConfig               = "ConfigError"
+)
+
+// Stop reasons, as nanobot names them.
+const (
+	StopCompleted     = "completed"
+	StopError         = "error"
+	StopMaxIterations = "max_iterations"
+	StopEmptyFinal    = "empty_final_response"
+	StopCommand       = "command"
+)
+
+// WithDefaults fills unset settings with nanobot's defaults.
+func (s Settings) WithDefaults() Settings {
+	if s.MaxIterations <= 0 {
+		s.MaxIterations = 200
+	}
+	if s.MaxTokens <= 0 {
+		s.MaxTokens = 8192
+	}
+	if s.ContextWindowTokens <= 0 {
+		s.ContextWindowTokens = 200000
+	}
+	if s.LLMTimeout <= 0 {
+		s.LLMTimeout = 300 * time.Second
+	}
+	if s.LLMHeartbeat <= 0 {
+		s.LLMHeartbeat = 30 * time.Second
+	}
+	if s.LLMMaxAttempts <= 0 {
+		s.LLMMaxAttempts = 5
+	}
+	if s.ToolTimeout <= 0 {
+		s.ToolTimeout = 11 * time.Minute
+	}
+	return s
+}

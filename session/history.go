@@ -1,0 +1,74 @@
+package session
+
+import (
+	"github.com/nanobot-durable/nanobot/chat"
+)
+
+// recentFloor is how many recent messages replay even when consolidated.
+const recentFloor = 8
+
+// EstimateTokens is a cheap, stable token estimate (about 4 chars a token).
+func EstimateTokens(m chat.Message) int {
+	n := len(m.Content) + len(m.ReasoningContent)
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Function.Name) + len(tc.Function.Arguments) + 16
+	}
+	return n/4 + 4
+}
+
+// History returns the messages to replay to the model, following nanobot's
+// get_history: from last_consolidated (but never fewer than the recent
+// floor), starting at a user message, without command rows or empty
+// assistant messages, trimmed from the oldest end to fit budget tokens
+// (budget <= 0: no trimming).
+func (s *Session) History(budget int) []chat.Message {
+	msgs := s.Messages
+	start := len(msgs) - recentFloor
+	if start < 0 {
+		start = 0
+	}
+	for start > 0 && msgs[start].Role != chat.RoleUser {
+		start--
+	}
+	if s.LastConsolidated < start {
+		start = s.LastConsolidated
+	}
+	var out []chat.Message
+	for _, m := range msgs[start:] {
+		if m.Command {
+			continue
+		}
+		if m.Role == chat.RoleAssistant && m.Content == "" && len(m.ToolCalls) == 0 && len(m.ContentParts) == 0 {
+			continue
+		}
+		if len(out) == 0 && m.Role != chat.RoleUser {
+			continue // replay starts at a user message: no leading orphans
+		}
+		out = append(out, m)
+	}
+	if budget <= 0 {
+		return out
+	}
+	total := 0
+	for _, m := range out {
+		total += EstimateTokens(m)
+	}
+	// Drop whole user-led exchanges from the front; the newest user message always stays.
+	for total > budget {
+		next := -1
+		for i := 1; i < len(out); i++ {
+			if out[i].Role == chat.RoleUser {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			break
+		}
+		for _, m := range out[:next] {
+			total -= EstimateTokens(m)
+		}
+		out = out[next:]
+	}
+	return out
+}

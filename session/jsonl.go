@@ -1,0 +1,322 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/chat"
+)
+
+// TimeLayout is the timestamp form nanobot writes (Python isoformat).
+const TimeLayout = "2006-01-02T15:04:05.000000"
+
+// JSONLStore keeps each session in <dir>/<base64url(key)>.jsonl.
+type JSONLStore struct {
+	dir   string
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+	log   *slog.Logger
+}
+
+// SessionsDir is nanobot's layout: <config dir>/sessions/<workspace id>.
+func SessionsDir(configDir, workspace string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(workspace)))
+	return filepath.Join(configDir, "sessions", hex.EncodeToString(sum[:])[:12])
+}
+
+// NewJSONLStore opens (and creates) a session directory.
+func NewJSONLStore(dir string, log *slog.Logger) (*JSONLStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create session dir %s: %w", dir, err)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &JSONLStore{dir: dir, locks: map[string]*sync.Mutex{}, log: log}, nil
+}
+
+// Path returns the JSONL file of a session.
+func (s *JSONLStore) Path(key string) string {
+	return filepath.Join(s.dir, base64.RawURLEncoding.EncodeToString([]byte(key))+".jsonl")
+}
+
+func (s *JSONLStore) turnDir(key string) string {
+	return filepath.Join(s.dir, base64.RawURLEncoding.EncodeToString([]byte(key))+".turns")
+}
+
+// lock serializes writers of one session: a mutex inside the process and an
+// flock across worker processes on the same host.
+func (s *JSONLStore) lock(key string) (func(), error) {
+	s.mu.Lock()
+	m, ok := s.locks[key]
+	if !ok {
+		m = &sync.Mutex{}
+		s.locks[key] = m
+	}
+	s.mu.Unlock()
+	m.Lock()
+	f, err := os.OpenFile(s.Path(key)+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		m.Unlock()
+		return nil, fmt.Errorf("open lock for session %s: %w", key, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		m.Unlock()
+		return nil, fmt.Errorf("lock session %s: %w", key, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		m.Unlock()
+	}, nil
+}
+
+// Load reads a session; unreadable lines are skipped and reported.
+func (s *JSONLStore) Load(_ context.Context, key string) (*Session, error) {
+	return s.read(key)
+}
+
+type metadataLine struct {
+	Type             string         `json:"_type"`
+	Key              string         `json:"key"`
+	CreatedAt        string         `json:"created_at"`
+	UpdatedAt        string         `json:"updated_at"`
+	Metadata         map[string]any `json:"metadata"`
+	LastConsolidated int            `json:"last_consolidated"`
+}
+
+func (s *JSONLStore) read(key string) (*Session, error) {
+	sess := &Session{Key: key, Metadata: map[string]any{}}
+	data, err := os.ReadFile(s.Path(key))
+	if errors.Is(err, os.ErrNotExist) {
+		return sess, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read session %s: %w", key, err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 256*1024*1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var probe struct {
+			Type string `json:"_type"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			sess.Problems = append(sess.Problems, fmt.Sprintf("line %d: %v", line, err))
+			continue
+		}
+		switch probe.Type {
+		case "metadata":
+			var md metadataLine
+			if err := json.Unmarshal(raw, &md); err != nil {
+				sess.Problems = append(sess.Problems, fmt.Sprintf("line %d (metadata): %v", line, err))
+				continue
+			}
+			sess.CreatedAt = parseTime(md.CreatedAt)
+			sess.UpdatedAt = parseTime(md.UpdatedAt)
+			if md.Metadata != nil {
+				sess.Metadata = md.Metadata
+			}
+			sess.LastConsolidated = md.LastConsolidated
+		case "":
+			var m chat.Message
+			if err := json.Unmarshal(raw, &m); err != nil {
+				sess.Problems = append(sess.Problems, fmt.Sprintf("line %d: %v", line, err))
+				continue
+			}
+			sess.Messages = append(sess.Messages, m)
+		default:
+			// Other typed lines (nanobot's provider_state) are not messages.
+		}
+	}
+	if err := sc.Err(); err != nil {
+		sess.Problems = append(sess.Problems, fmt.Sprintf("after line %d: %v", line, err))
+	}
+	for _, p := range sess.Problems {
+		s.log.Warn("skipped unreadable session line", "session", key, "file", s.Path(key), "problem", p)
+	}
+	if sess.LastConsolidated > len(sess.Messages) {
+		sess.LastConsolidated = len(sess.Messages)
+	}
+	return sess, nil
+}
+
+func parseTime(v string) time.Time {
+	for _, layout := range []string{TimeLayout, "2006-01-02T15:04:05", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// write replaces the file atomically: temp file, fsync, rename.
+func (s *JSONLStore) write(sess *Session) error {
+	now := time.Now()
+	if sess.CreatedAt.IsZero() {
+		sess.CreatedAt = now
+	}
+	sess.UpdatedAt = now
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	md := metadataLine{
+		Type: "metadata", Key: sess.Key,
+		CreatedAt: sess.CreatedAt.Format(TimeLayout), UpdatedAt: sess.UpdatedAt.Format(TimeLayout),
+		Metadata: sess.Metadata, LastConsolidated: sess.LastConsolidated,
+	}
+	if md.Metadata == nil {
+		md.Metadata = map[string]any{}
+	}
+	if err := enc.Encode(md); err != nil {
+		return fmt.Errorf("encode metadata of session %s: %w", sess.Key, err)
+	}
+	for i, m := range sess.Messages {
+		if err := enc.Encode(m); err != nil {
+			return fmt.Errorf("encode message %d of session %s: %w", i, sess.Key, err)
+		}
+	}
+	return writeAtomic(s.Path(sess.Key), buf.Bytes())
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temp for %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	return nil
+}
+
+// Append journals messages idempotently by (Turn, EntryID).
+func (s *JSONLStore) Append(ctx context.Context, key string, msgs ...chat.Message) (int, error) {
+	added := 0
+	err := s.Update(ctx, key, func(sess *Session) error {
+		for _, m := range msgs {
+			if m.EntryID != "" && sess.Find(m.Turn, m.EntryID) >= 0 {
+				continue
+			}
+			if m.Timestamp == "" {
+				m.Timestamp = time.Now().Format(TimeLayout)
+			}
+			sess.Messages = append(sess.Messages, m)
+			added++
+		}
+		return nil
+	})
+	return added, err
+}
+
+// Update is an atomic read-modify-write of one session.
+func (s *JSONLStore) Update(_ context.Context, key string, fn func(*Session) error) error {
+	unlock, err := s.lock(key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	sess, err := s.read(key)
+	if err != nil {
+		return err
+	}
+	if err := fn(sess); err != nil {
+		return err
+	}
+	return s.write(sess)
+}
+
+// Claim appends a claim line to the session's claim file, fsynced, once.
+func (s *JSONLStore) Claim(_ context.Context, key, turn, entryID string) (bool, error) {
+	unlock, err := s.lock(key)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	path := filepath.Join(s.turnDir(key), "claims.jsonl")
+	want := claimLine{Turn: turn, EntryID: entryID}
+	if data, err := os.ReadFile(path); err == nil {
+		for _, raw := range bytes.Split(data, []byte("\n")) {
+			var c claimLine
+			if json.Unmarshal(raw, &c) == nil && c.Turn == turn && c.EntryID == entryID {
+				return false, nil
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return false, fmt.Errorf("create claim dir for session %s: %w", key, err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("open claims of session %s: %w", key, err)
+	}
+	defer f.Close()
+	want.At = time.Now().Format(TimeLayout)
+	line, _ := json.Marshal(want)
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return false, fmt.Errorf("write claim %s/%s of session %s: %w", turn, entryID, key, err)
+	}
+	if err := f.Sync(); err != nil {
+		return false, fmt.Errorf("sync claims of session %s: %w", key, err)
+	}
+	return true, nil
+}
+
+type claimLine struct {
+	Turn    string `json:"turn"`
+	EntryID string `json:"id"`
+	At      string `json:"at"`
+}
+
+// PutTurnData stores a per-turn blob atomically.
+func (s *JSONLStore) PutTurnData(_ context.Context, key, turn, name string, data []byte) error {
+	dir := filepath.Join(s.turnDir(key), safeName(turn))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create turn dir for session %s: %w", key, err)
+	}
+	return writeAtomic(filepath.Join(dir, safeName(name)), data)
+}
+
+// TurnData reads a per-turn blob; a missing blob is os.ErrNotExist.
+func (s *JSONLStore) TurnData(_ context.Context, key, turn, name string) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(s.turnDir(key), safeName(turn), safeName(name)))
+	if err != nil {
+		return nil, fmt.Errorf("read %s of turn %s in session %s: %w", name, turn, key, err)
+	}
+	return data, nil
+}
+
+func safeName(s string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(s))
+}

@@ -1,0 +1,124 @@
+// Package workers assembles Temporal workers: which workflows and
+// activities run on which task queue, with which limits.
+package workers
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/nanobot-durable/nanobot/activities"
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tools"
+	"github.com/nanobot-durable/nanobot/workflows"
+)
+
+// Options say what this process runs.
+type Options struct {
+	Config *config.Config
+	// Turns runs the turn workflows, their local activities and tool calls.
+	Turns bool
+	// Models runs the model calls (the LLM task queue).
+	Models bool
+	// ReplyQueue, when set, runs delivery for the channels in Channels.
+	ReplyQueue string
+	Channels   *channels.Manager
+	Streams    *channels.StreamHub
+	Log        *slog.Logger
+}
+
+// Set is the running workers of one process.
+type Set struct {
+	workers []worker.Worker
+	Store   session.Store
+}
+
+// NewActivities builds the activities from the config.
+func NewActivities(cfg *config.Config, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (*activities.Activities, error) {
+	workspace := cfg.Agents.Defaults.WorkspacePath()
+	store, err := session.NewJSONLStore(session.SessionsDir(config.ConfigDir(cfg.Path), workspace), log)
+	if err != nil {
+		return nil, err
+	}
+	reg := tools.NewRegistry()
+	tools.RegisterFilesystem(reg)
+	return &activities.Activities{
+		Store: store, Tools: reg, Models: newConfigModels(cfg),
+		Prompt:  prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName},
+		Streams: hub, Channels: mgr, Workspace: workspace,
+		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),
+		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
+		Log:                 log,
+	}, nil
+}
+
+// MaxConcurrentRequests is nanobot's NANOBOT_MAX_CONCURRENT_REQUESTS (default 3).
+func MaxConcurrentRequests() int {
+	if n, err := strconv.Atoi(os.Getenv("NANOBOT_MAX_CONCURRENT_REQUESTS")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}
+
+// Start registers and starts the workers the options ask for.
+func Start(c client.Client, opts Options) (*Set, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Channels == nil {
+		opts.Channels = channels.NewManager()
+	}
+	acts, err := NewActivities(opts.Config, opts.Channels, opts.Streams, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	set := &Set{Store: acts.Store}
+	if opts.Turns {
+		w := worker.New(c, protocol.TaskQueue, worker.Options{})
+		w.RegisterWorkflowWithOptions(workflows.TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
+		reg := func(fn any, name string) { w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
+		reg(acts.Restore, protocol.ActivityRestore)
+		reg(acts.Compact, protocol.ActivityCompact)
+		reg(acts.Command, protocol.ActivityCommand)
+		reg(acts.Build, protocol.ActivityBuild)
+		reg(acts.Save, protocol.ActivitySave)
+		reg(acts.ToolCall, protocol.ActivityTool)
+		set.workers = append(set.workers, w)
+	}
+	if opts.Models {
+		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests()})
+		w.RegisterActivityWithOptions(acts.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
+		set.workers = append(set.workers, w)
+	}
+	if opts.ReplyQueue != "" {
+		w := worker.New(c, opts.ReplyQueue, worker.Options{})
+		w.RegisterActivityWithOptions(acts.Deliver, activity.RegisterOptions{Name: protocol.ActivityDeliver})
+		set.workers = append(set.workers, w)
+	}
+	for i, w := range set.workers {
+		if err := w.Start(); err != nil {
+			for _, started := range set.workers[:i] {
+				started.Stop()
+			}
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+	}
+	return set, nil
+}
+
+// Stop stops every worker of the set.
+func (s *Set) Stop() {
+	for _, w := range s.workers {
+		w.Stop()
+	}
+}

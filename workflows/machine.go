@@ -1,0 +1,79 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// State is a stage of a turn.
+type State string
+
+// Event is what a state handler reports; the table maps (state, event) to the next state.
+type Event string
+
+// Transition is one row of a state table.
+type Transition struct {
+	From State
+	On   Event
+	To   State
+}
+
+// handler runs one state and returns the event it ended with.
+type handler func(ctx workflow.Context) (Event, error)
+
+// machine runs a table-driven state machine and keeps a trace of it.
+type machine struct {
+	table    []Transition
+	handlers map[State]handler
+	current  State
+	trace    []protocol.TraceEntry
+}
+
+// ErrNoTransition marks a (state, event) pair the table does not know.
+const ErrNoTransition = "NoTransition"
+
+func (m *machine) next(from State, on Event) (State, bool) {
+	for _, t := range m.table {
+		if t.From == from && t.On == on {
+			return t.To, true
+		}
+	}
+	return "", false
+}
+
+// run walks the table from start until the final state.
+func (m *machine) run(ctx workflow.Context, start, final State) error {
+	m.current = start
+	for m.current != final {
+		h, ok := m.handlers[m.current]
+		if !ok {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("state %s has no handler", m.current), ErrNoTransition, nil)
+		}
+		began := workflow.Now(ctx)
+		workflow.SetCurrentDetails(ctx, "state "+string(m.current))
+		ev, err := h(ctx)
+		entry := protocol.TraceEntry{
+			State: string(m.current), Start: began,
+			DurationMS: workflow.Now(ctx).Sub(began).Milliseconds(), Event: string(ev),
+		}
+		if err != nil {
+			entry.Error = err.Error()
+			m.trace = append(m.trace, entry)
+			return err
+		}
+		m.trace = append(m.trace, entry)
+		to, ok := m.next(m.current, ev)
+		if !ok {
+			return temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("no transition from state %s on event %q", m.current, ev), ErrNoTransition, nil)
+		}
+		workflow.GetLogger(ctx).Debug("turn state done", "state", m.current, "event", ev, "next", to)
+		m.current = to
+	}
+	return nil
+}
