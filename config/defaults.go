@@ -1,0 +1,146 @@
+package config
+
+// providerNames are nanobot's provider slots; Default lists them all so an
+// onboarded config shows every provider the user can fill in.
+var providerNames = []string{
+	"custom", "azure_openai", "bedrock", "anthropic", "openai", "openrouter", "orcarouter",
+	"assemblyai", "huggingface", "skywork", "deepseek", "groq", "zhipu", "dashscope",
+	"modelscope", "vllm", "ollama", "lm_studio", "atomic_chat", "ovms", "gemini", "moonshot",
+	"kimi_coding", "minimax", "minimax_anthropic", "mistral", "stepfun", "xiaomi_mimo",
+	"longcat", "ant_ling", "aihubmix", "siliconflow", "edenai", "novita", "volcengine",
+	"volcengine_coding_plan", "byteplus", "byteplus_coding_plan", "qianfan", "nvidia",
+	"opencode", "opencode_zen", "opencode_go", "openai_codex", "xai_grok", "github_copilot",
+}
+
+// Default returns nanobot's defaults, except tools.restrictToWorkspace which
+// this project turns on.
+func Default() *Config {
+	providers := make(map[string]ProviderConfig, len(providerNames))
+	for _, name := range providerNames {
+		providers[name] = ProviderConfig{}
+	}
+	return &Config{
+		Agents:    Agents{Defaults: defaultDefaults()},
+		Channels:  defaultChannels(),
+		Providers: providers,
+		API: API{
+			Host:    "127.0.0.1",
+			Port:    8900,
+			Timeout: 120,
+		},
+		Gateway: Gateway{
+			Host:      "127.0.0.1",
+			Port:      18790,
+			Heartbeat: Heartbeat{Enabled: true, IntervalS: 1800, KeepRecentMessages: 8},
+		},
+		Tools:        defaultTools(),
+		ModelPresets: map[string]ModelPreset{},
+	}
+}
+
+func defaultDefaults() Defaults {
+	return Defaults{
+		Workspace:                       "~/.nanobot/workspace",
+		Model:                           "anthropic/claude-opus-4-5",
+		Provider:                        "auto",
+		MaxTokens:                       8192,
+		ContextWindowTokens:             200000,
+		Temperature:                     0.1,
+		FallbackModels:                  []FallbackModel{},
+		MaxToolIterations:               200,
+		MaxConcurrentSubagents:          1,
+		FailOnToolError:                 true,
+		MaxToolResultChars:              16000,
+		ProviderRetryMode:               "standard",
+		ToolHintMaxLength:               40,
+		Timezone:                        "UTC",
+		TimezoneMode:                    "auto",
+		BotName:                         "nanobot",
+		BotIcon:                         "🐈",
+		DisabledSkills:                  []string{},
+		IdleCompactAfterMinutes:         15,
+		IdleCompactCheckIntervalSeconds: 60,
+		ConsolidationRatio:              0.5,
+		Dream:                           Dream{Enabled: true, IntervalH: 2},
+	}
+}
+
+func defaultChannels() Channels {
+	return Channels{
+		SendProgress:   true,
+		SendToolHints:  true,
+		ShowReasoning:  true,
+		SendMaxRetries: 3,
+		Telegram: Telegram{
+			Mode:                  "polling",
+			AllowFrom:             []string{},
+			ReactEmoji:            "👀",
+			GroupPolicy:           "mention",
+			ConnectionPoolSize:    32,
+			PoolTimeout:           5,
+			Streaming:             true,
+			StreamEditInterval:    0.6,
+			WebhookListenHost:     "127.0.0.1",
+			WebhookListenPort:     8081,
+			WebhookPath:           "/telegram",
+			WebhookMaxConnections: 4,
+		},
+		Slack: Slack{
+			Mode:                 "socket",
+			WebhookPath:          "/slack/events",
+			WebhookHost:          "127.0.0.1",
+			WebhookPort:          18800,
+			ChannelTokens:        map[string]string{},
+			UserTokenReadOnly:    true,
+			ReplyInThread:        true,
+			ReactEmoji:           "eyes",
+			DoneEmoji:            "white_check_mark",
+			IncludeThreadContext: true,
+			ThreadContextLimit:   20,
+			AllowFrom:            []string{},
+			GroupPolicy:          "mention",
+			GroupAllowFrom:       []string{},
+			DM:                   SlackDM{Enabled: true, Policy: "open", AllowFrom: []string{}},
+		},
+	}
+}
+
+func defaultTools() Tools {
+	restrict := true
+	return Tools{
+		RestrictToWorkspace: &restrict,
+		SSRFWhitelist:       []string{},
+		Exec: ExecTool{
+			Enable:         true,
+			Timeout:        60,
+			SandboxRoBinds: []string{},
+			SandboxRwBinds: []string{},
+			AllowedEnvKeys: []string{},
+			AllowPatterns:  []string{},
+			DenyPatterns:   []string{},
+		},
+		Web: WebTools{
+			Enable: true,
+			Search: WebSearch{Provider: "duckduckgo", MaxResults: 5, Timeout: 30},
+			Fetch:  WebFetch{UseJinaReader: true},
+		},
+		File:       FileTools{Enable: true},
+		MCPServers: map[string]MCPServer{},
+	}
+}
+
+// defaulter is implemented by types that appear as new map or list entries,
+// so an entry the file only partly spells out still gets nanobot's defaults.
+type defaulter interface{ setDefaults() }
+
+func (p *ModelPreset) setDefaults() {
+	*p = ModelPreset{Provider: "auto", MaxTokens: 8192, ContextWindowTokens: 200000, Temperature: 0.1}
+}
+
+func (s *MCPServer) setDefaults() {
+	*s = MCPServer{ToolTimeout: 30, EnabledTools: []string{"*"}}
+}
+
+func (f *fallbackObject) setDefaults() {
+	*f = fallbackObject{Provider: "auto"}
+}

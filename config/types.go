@@ -1,0 +1,261 @@
+// Package config reads nanobot's config.json unchanged (camelCase or
+// snake_case keys), applies NANOBOT_* environment overrides, and writes a
+// default file for `nanobot onboard`.
+package config
+
+import "encoding/json"
+
+// Struct tags: `json` gives the camelCase key written by Save; `config` holds
+// decoder options: "alias=name" (an extra accepted key), "snakekeys" (map keys
+// are canonicalised to snake_case, as nanobot's provider names are) and "rest"
+// (a map[string]json.RawMessage that keeps every key the struct doesn't know).
+
+// Config is the whole of config.json.
+type Config struct {
+	Agents        Agents                    `json:"agents"`
+	Channels      Channels                  `json:"channels"`
+	Transcription json.RawMessage           `json:"transcription,omitempty"` // kept verbatim; no Go consumer yet
+	Providers     map[string]ProviderConfig `json:"providers" config:"snakekeys"`
+	API           API                       `json:"api"`
+	Gateway       Gateway                   `json:"gateway"`
+	Tools         Tools                     `json:"tools"`
+	ModelPresets  map[string]ModelPreset    `json:"modelPresets"`
+
+	// Path is the file Load read (or looked for); Exists says whether it was there.
+	Path   string `json:"-"`
+	Exists bool   `json:"-"`
+}
+
+// Agents is the `agents` block; nanobot only has `defaults`.
+type Agents struct {
+	Defaults Defaults `json:"defaults"`
+}
+
+// Defaults is agents.defaults: the model and the agent loop's limits.
+type Defaults struct {
+	Workspace                       string          `json:"workspace"`
+	ModelPreset                     string          `json:"modelPreset"` // "" = none; otherwise wins over model/provider/…
+	Model                           string          `json:"model"`
+	Provider                        string          `json:"provider"`
+	MaxTokens                       int             `json:"maxTokens"`
+	ContextWindowTokens             int             `json:"contextWindowTokens"`
+	ContextBlockLimit               *int            `json:"contextBlockLimit"`
+	Temperature                     float64         `json:"temperature"`
+	FallbackModels                  []FallbackModel `json:"fallbackModels"`
+	MaxToolIterations               int             `json:"maxToolIterations"`
+	MaxConcurrentSubagents          int             `json:"maxConcurrentSubagents"`
+	FailOnToolError                 bool            `json:"failOnToolError"`
+	MaxToolResultChars              int             `json:"maxToolResultChars"`
+	ProviderRetryMode               string          `json:"providerRetryMode"`
+	ReasoningEffort                 *string         `json:"reasoningEffort"`
+	ToolHintMaxLength               int             `json:"toolHintMaxLength"`
+	Timezone                        string          `json:"timezone"`
+	TimezoneMode                    string          `json:"timezoneMode"`
+	BotName                         string          `json:"botName"`
+	BotIcon                         string          `json:"botIcon"`
+	UnifiedSession                  bool            `json:"unifiedSession"`
+	DisabledSkills                  []string        `json:"disabledSkills"`
+	IdleCompactAfterMinutes         int             `json:"idleCompactAfterMinutes" config:"alias=sessionTtlMinutes"`
+	IdleCompactCheckIntervalSeconds int             `json:"idleCompactCheckIntervalSeconds"`
+	ConsolidationRatio              float64         `json:"consolidationRatio"`
+	Dream                           Dream           `json:"dream"`
+}
+
+// Dream is the periodic memory-consolidation job.
+type Dream struct {
+	Enabled       bool   `json:"enabled"`
+	IntervalH     int    `json:"intervalH"`
+	Cron          string `json:"cron"`          // "" = use intervalH
+	ModelOverride string `json:"modelOverride"` // "" = the agent's model
+}
+
+// FallbackModel is one entry of fallbackModels: either a preset name
+// (Preset set, other fields zero) or an inline model description.
+type FallbackModel struct {
+	Preset              string   `json:"-"`
+	Model               string   `json:"model"`
+	Provider            string   `json:"provider"`
+	MaxTokens           *int     `json:"maxTokens,omitempty"`
+	ContextWindowTokens *int     `json:"contextWindowTokens,omitempty"`
+	Temperature         *float64 `json:"temperature,omitempty"`
+	ReasoningEffort     *string  `json:"reasoningEffort,omitempty"`
+}
+
+// ModelPreset is a named model setup under modelPresets.
+type ModelPreset struct {
+	Model               string  `json:"model"`
+	Provider            string  `json:"provider"`
+	MaxTokens           int     `json:"maxTokens"`
+	ContextWindowTokens int     `json:"contextWindowTokens"`
+	Temperature         float64 `json:"temperature"`
+	ReasoningEffort     *string `json:"reasoningEffort"`
+}
+
+// ProviderConfig is providers.NAME: credentials and request tweaks.
+type ProviderConfig struct {
+	APIKey        string            `json:"apiKey"`
+	APIBase       string            `json:"apiBase"`
+	APIType       string            `json:"apiType"` // "" or "auto", "chat_completions", "responses"
+	ExtraHeaders  map[string]string `json:"extraHeaders"`
+	ExtraBody     map[string]any    `json:"extraBody"` // numbers decode as float64, like encoding/json
+	ExtraQuery    map[string]string `json:"extraQuery"`
+	Proxy         string            `json:"proxy"`
+	ThinkingStyle string            `json:"thinkingStyle"`
+}
+
+// Channels holds the options shared by all chat channels plus each
+// channel's own block; blocks we have no type for stay raw in Other.
+type Channels struct {
+	SendProgress   bool     `json:"sendProgress"`
+	SendToolHints  bool     `json:"sendToolHints"`
+	ShowReasoning  bool     `json:"showReasoning"`
+	SendMaxRetries int      `json:"sendMaxRetries"`
+	Telegram       Telegram `json:"telegram"`
+	Slack          Slack    `json:"slack"`
+
+	// Other keeps unknown channel blocks (discord, feishu, …) verbatim, keyed as written.
+	Other map[string]json.RawMessage `json:"-" config:"rest"`
+}
+
+// Telegram is channels.telegram.
+type Telegram struct {
+	Enabled               bool     `json:"enabled"`
+	Token                 string   `json:"token"`
+	Mode                  string   `json:"mode"` // "polling" | "webhook"
+	AllowFrom             []string `json:"allowFrom"`
+	Proxy                 string   `json:"proxy"`
+	ReplyToMessage        bool     `json:"replyToMessage"`
+	ReactEmoji            string   `json:"reactEmoji"`
+	GroupPolicy           string   `json:"groupPolicy"` // "open" | "mention"
+	ConnectionPoolSize    int      `json:"connectionPoolSize"`
+	PoolTimeout           float64  `json:"poolTimeout"`
+	Streaming             bool     `json:"streaming"`
+	StreamEditInterval    float64  `json:"streamEditInterval"` // seconds, ≥ 0.1
+	InlineKeyboards       bool     `json:"inlineKeyboards"`
+	WebhookURL            string   `json:"webhookUrl"`
+	WebhookListenHost     string   `json:"webhookListenHost"`
+	WebhookListenPort     int      `json:"webhookListenPort"`
+	WebhookPath           string   `json:"webhookPath"`
+	WebhookSecretToken    string   `json:"webhookSecretToken"`
+	WebhookMaxConnections int      `json:"webhookMaxConnections"`
+}
+
+// Slack is channels.slack.
+type Slack struct {
+	Enabled              bool              `json:"enabled"`
+	Mode                 string            `json:"mode"`
+	WebhookPath          string            `json:"webhookPath"`
+	WebhookHost          string            `json:"webhookHost"`
+	WebhookPort          int               `json:"webhookPort"`
+	WebhookSecret        string            `json:"webhookSecret"`
+	BotToken             string            `json:"botToken"`
+	ChannelTokens        map[string]string `json:"channelTokens"`
+	AppToken             string            `json:"appToken"`
+	UserTokenReadOnly    bool              `json:"userTokenReadOnly"`
+	ReplyInThread        bool              `json:"replyInThread"`
+	ReactEmoji           string            `json:"reactEmoji"`
+	DoneEmoji            string            `json:"doneEmoji"`
+	TypingStatus         string            `json:"typingStatus"`
+	IncludeThreadContext bool              `json:"includeThreadContext"`
+	ThreadContextLimit   int               `json:"threadContextLimit"`
+	AllowFrom            []string          `json:"allowFrom"`
+	GroupPolicy          string            `json:"groupPolicy"` // "open" | "mention" | "allowlist"
+	GroupAllowFrom       []string          `json:"groupAllowFrom"`
+	GroupRequireMention  bool              `json:"groupRequireMention"`
+	DM                   SlackDM           `json:"dm"`
+}
+
+// SlackDM is channels.slack.dm.
+type SlackDM struct {
+	Enabled   bool     `json:"enabled"`
+	Policy    string   `json:"policy"` // "open" | "allowlist"
+	AllowFrom []string `json:"allowFrom"`
+}
+
+// API is the OpenAI-compatible HTTP server of `nanobot serve`.
+type API struct {
+	Host    string  `json:"host"`
+	Port    int     `json:"port"`
+	Timeout float64 `json:"timeout"` // seconds
+	APIKey  string  `json:"apiKey"`
+}
+
+// Gateway is the long-running gateway process.
+type Gateway struct {
+	Host      string    `json:"host"`
+	Port      int       `json:"port"`
+	Heartbeat Heartbeat `json:"heartbeat"`
+}
+
+// Heartbeat is the gateway's periodic wake-up.
+type Heartbeat struct {
+	Enabled            bool `json:"enabled"`
+	IntervalS          int  `json:"intervalS"`
+	KeepRecentMessages int  `json:"keepRecentMessages"`
+}
+
+// Tools configures the built-in tools and MCP servers.
+type Tools struct {
+	RestrictToWorkspace *bool                `json:"restrictToWorkspace"` // nil = true in this project
+	SSRFWhitelist       []string             `json:"ssrfWhitelist"`       // CIDRs
+	Exec                ExecTool             `json:"exec"`
+	Web                 WebTools             `json:"web"`
+	File                FileTools            `json:"file"`
+	MCPServers          map[string]MCPServer `json:"mcpServers"`
+}
+
+// ExecTool is tools.exec.
+type ExecTool struct {
+	Enable         bool     `json:"enable"`
+	Timeout        int      `json:"timeout"` // seconds, 0 = none
+	PathPrepend    string   `json:"pathPrepend"`
+	PathAppend     string   `json:"pathAppend"`
+	Sandbox        string   `json:"sandbox"` // "" | "bwrap"
+	SandboxRoBinds []string `json:"sandboxRoBinds"`
+	SandboxRwBinds []string `json:"sandboxRwBinds"`
+	AllowedEnvKeys []string `json:"allowedEnvKeys"`
+	AllowPatterns  []string `json:"allowPatterns"`
+	DenyPatterns   []string `json:"denyPatterns"`
+}
+
+// WebTools is tools.web.
+type WebTools struct {
+	Enable    bool      `json:"enable"`
+	Proxy     string    `json:"proxy"`
+	UserAgent string    `json:"userAgent"`
+	Search    WebSearch `json:"search"`
+	Fetch     WebFetch  `json:"fetch"`
+}
+
+// WebSearch is tools.web.search.
+type WebSearch struct {
+	Provider   string `json:"provider"`
+	APIKey     string `json:"apiKey"`
+	BaseURL    string `json:"baseUrl"`
+	MaxResults int    `json:"maxResults"`
+	Timeout    int    `json:"timeout"` // seconds
+}
+
+// WebFetch is tools.web.fetch.
+type WebFetch struct {
+	UseJinaReader bool `json:"useJinaReader"`
+}
+
+// FileTools is tools.file.
+type FileTools struct {
+	Enable bool `json:"enable"`
+}
+
+// MCPServer is tools.mcpServers.NAME.
+type MCPServer struct {
+	Type         string            `json:"type"` // "" (auto) | "stdio" | "sse" | "streamableHttp"
+	Command      string            `json:"command"`
+	Args         []string          `json:"args"`
+	Env          map[string]string `json:"env"`
+	Cwd          string            `json:"cwd"`
+	URL          string            `json:"url"`
+	Headers      map[string]string `json:"headers"`
+	ToolTimeout  int               `json:"toolTimeout"` // seconds
+	EnabledTools []string          `json:"enabledTools"`
+	Auth         string            `json:"auth"` // "" | "oauth"
+}
