@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -44,13 +46,29 @@ func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		StaticSummary:            msg.Channel + ": " + firstLine(msg.Content, 80),
 	}
+	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+		SessionKeyAttribute.ValueSet(msg.SessionKey), ChannelAttribute.ValueSet(msg.Channel))
 	in := protocol.TurnInput{SessionKey: msg.SessionKey, Settings: b.Settings}
 	_, err := b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)
+	var invalid *serviceerror.InvalidArgument
+	if errors.As(err, &invalid) && strings.Contains(strings.ToLower(invalid.Error()), "search attribute") {
+		// A cluster without our search attributes still runs turns, just less findable.
+		slog.Warn("Temporal lacks nanobot's search attributes; starting the turn without them",
+			"attributes", "NanobotSessionKey, NanobotChannel (Keyword)", "error", err)
+		opts.TypedSearchAttributes = temporal.SearchAttributes{}
+		_, err = b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)
+	}
 	if err != nil {
 		return "", fmt.Errorf("deliver message to %s: %w", opts.ID, err)
 	}
 	return "", nil
 }
+
+// Search attributes of a turn, so the UI can list a session's or a channel's turns.
+var (
+	SessionKeyAttribute = temporal.NewSearchAttributeKeyKeyword("NanobotSessionKey")
+	ChannelAttribute    = temporal.NewSearchAttributeKeyKeyword("NanobotChannel")
+)
 
 // Stop cancels the session's running turn; it returns how many it stopped.
 func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {

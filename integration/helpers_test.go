@@ -1,0 +1,71 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/session"
+)
+
+// runNanobot runs the binary to completion and returns stdout, stderr and the exit code.
+func runNanobot(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(testenv.NanobotBin(t), args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	require.NoError(t, cmd.Start())
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return stdout.String(), stderr.String(), code
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("nanobot %v did not finish; stdout:\n%s\nstderr:\n%s", args, stdout.String(), stderr.String())
+		return "", "", -1
+	}
+}
+
+// sessionLines reads a session's JSONL file as written by nanobot.
+func sessionLines(t *testing.T, h *testenv.Home, key string) (map[string]any, []chat.Message) {
+	t.Helper()
+	store, err := session.NewJSONLStore(session.SessionsDir(filepath.Dir(h.ConfigPath), h.Workspace), nil)
+	require.NoError(t, err)
+	f, err := os.Open(store.Path(key))
+	require.NoError(t, err, "session file of %s", key)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var meta map[string]any
+	var msgs []chat.Message
+	for sc.Scan() {
+		line := sc.Bytes()
+		if meta == nil {
+			require.NoError(t, json.Unmarshal(line, &meta))
+			require.Equal(t, "metadata", meta["_type"])
+			continue
+		}
+		var m chat.Message
+		require.NoError(t, json.Unmarshal(line, &m), "line %s", line)
+		msgs = append(msgs, m)
+	}
+	require.NoError(t, sc.Err())
+	return meta, msgs
+}

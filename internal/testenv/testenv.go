@@ -1,0 +1,216 @@
+// Package testenv starts the real pieces integration tests run against: a
+// temporal-dev server on its own port, the nanobot binary, and a
+// temporary HOME with a config. Nothing here touches ~/.nanobot or 7233.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"log/slog"
+)
+
+// RepoRoot finds the module root from the test's working directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.Contains(data, []byte("module github.com/nanobot-durable/nanobot\n")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testenv: module root not found")
+		}
+		dir = parent
+	}
+}
+
+// FreePort asks the OS for a free port on 127.0.0.1.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// DevServerBin is bin/temporal-dev (or TEMPORAL_DEV_BIN); `make test` builds it.
+func DevServerBin(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("TEMPORAL_DEV_BIN")
+	if p == "" {
+		p = filepath.Join(RepoRoot(t), "bin", "temporal-dev")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("testenv: %s is missing: run `make temporal-dev` (or `make test`)", p)
+	}
+	return p
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// NanobotBin is NANOBOT_BIN, or a fresh build of ./cmd/nanobot (cached by go build).
+func NanobotBin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("NANOBOT_BIN"); p != "" {
+		return p
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "nanobot-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "nanobot")
+		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/nanobot")
+		cmd.Dir = RepoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build nanobot: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// DevServer is a running temporal-dev.
+type DevServer struct {
+	Addr   string
+	Client client.Client
+	cmd    *exec.Cmd
+	done   chan struct{}
+}
+
+// StartDevServer runs temporal-dev on a free port with an in-memory
+// database; it stops when the test ends.
+func StartDevServer(t testing.TB, extra ...string) *DevServer {
+	t.Helper()
+	port := FreePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	args := append([]string{"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless", "--log-level", "error",
+		"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword"}, extra...)
+	cmd := exec.Command(DevServerBin(t), args...)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start temporal-dev: %v", err)
+	}
+	s := &DevServer{Addr: addr, cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() {
+		if s.Client != nil {
+			s.Client.Close()
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			t.Fatalf("temporal-dev exited early:\n%s", logs.String())
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := client.DialContext(ctx, client.Options{HostPort: addr, Logger: quietLogger()})
+		if err == nil {
+			if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
+				cancel()
+				s.Client = c
+				return s
+			}
+			c.Close()
+		}
+		cancel()
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("temporal-dev on %s did not become healthy:\n%s", addr, logs.String())
+	return nil
+}
+
+func quietLogger() sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+}
+
+// Home is a temporary HOME with a nanobot config.
+type Home struct {
+	Dir        string
+	ConfigPath string
+	Workspace  string
+}
+
+// NewHome writes config.json with an OpenAI-compatible provider at baseURL.
+func NewHome(t testing.TB, baseURL string, extra map[string]any) *Home {
+	t.Helper()
+	dir := t.TempDir()
+	h := &Home{Dir: dir, ConfigPath: filepath.Join(dir, ".nanobot", "config.json"), Workspace: filepath.Join(dir, "workspace")}
+	cfg := map[string]any{
+		"agents": map[string]any{"defaults": map[string]any{
+			"workspace": h.Workspace, "model": "test-model", "provider": "custom", "maxTokens": 1024,
+		}},
+		"providers": map[string]any{"custom": map[string]any{"apiKey": "test-key", "apiBase": baseURL}},
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(h.ConfigPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(h.Workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.ConfigPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Env is the environment for a nanobot subprocess: this HOME, this Temporal.
+func (h *Home) Env(temporalAddr string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "HOME" || k == "NANOBOT_CONFIG" || k == "TEMPORAL_ADDRESS" || strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "NANOBOT_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+h.Dir, "TEMPORAL_ADDRESS="+temporalAddr)
+	return append(env, extra...)
+}
