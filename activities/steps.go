@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
@@ -146,6 +147,7 @@ func (a *Activities) Save(ctx context.Context, in protocol.SaveInput) error {
 				Timestamp: time.Now().Format(session.TimeLayout),
 			})
 		}
+		orderToolResults(s, in.Turn)
 		entry := in.FinalEntry
 		if entry == "" {
 			entry = "final"
@@ -155,4 +157,26 @@ func (a *Activities) Save(ctx context.Context, in protocol.SaveInput) error {
 		}
 		return nil
 	})
+}
+
+// orderToolResults puts each batch's tool results in the order of the
+// calls (parallel calls journal in completion order), as nanobot saves them.
+func orderToolResults(s *session.Session, turn string) {
+	for i := 0; i < len(s.Messages); i++ {
+		am := s.Messages[i]
+		if am.Turn != turn || am.Role != chat.RoleAssistant || len(am.ToolCalls) == 0 {
+			continue
+		}
+		end := i + 1
+		for end < len(s.Messages) && s.Messages[end].Role == chat.RoleTool {
+			end++
+		}
+		rank := map[string]int{}
+		for k, tc := range am.ToolCalls {
+			rank[tc.ID] = k
+		}
+		results := s.Messages[i+1 : end]
+		sort.SliceStable(results, func(a, b int) bool { return rank[results[a].ToolCallID] < rank[results[b].ToolCallID] })
+		i = end - 1
+	}
 }

@@ -135,6 +135,12 @@ func (r *runtimeEnv) turn(ctx context.Context, msg protocol.Inbound) (channels.R
 		select {
 		case reply := <-r.cli.Replies():
 			if slices.Contains(reply.MessageIDs, msg.ID) {
+				// Stay until the run closes: its last workflow task needs this process's worker.
+				select {
+				case <-failed:
+				case <-time.After(10 * time.Second):
+				case <-ctx.Done():
+				}
 				return reply, nil
 			}
 		case err := <-failed:
