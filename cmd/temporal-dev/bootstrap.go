@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// namespaceCacheRefresh is the server's default system.namespaceCacheRefreshInterval plus slack.
+const namespaceCacheRefresh = 2500 * time.Millisecond
+
+// errStartTimeout marks a frontend that never became ready.
+var errStartTimeout = errors.New("frontend did not become ready")
+
+// bootstrap waits for the frontend to answer and adds search attributes that namespaces from an
+// earlier run (reused DB file) lack; new namespaces already got them when pre-registered.
+func bootstrap(ctx context.Context, o *options, frontend string, logger *slog.Logger) error {
+	conn, err := grpc.NewClient(frontend, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("dialing frontend %s: %w", frontend, err)
+	}
+	defer func() { _ = conn.Close() }()
+	wf := workflowservice.NewWorkflowServiceClient(conn)
+	op := operatorservice.NewOperatorServiceClient(conn)
+
+	added := false
+	for _, ns := range o.Namespaces {
+		desc, err := describeWhenReady(ctx, wf, ns)
+		if err != nil {
+			return err
+		}
+		missing := missingSearchAttributes(desc.GetConfig().GetCustomSearchAttributeAliases(), o.SearchAttributes)
+		if len(missing) == 0 {
+			continue
+		}
+		req := &operatorservice.AddSearchAttributesRequest{Namespace: ns, SearchAttributes: missing}
+		if _, err := op.AddSearchAttributes(ctx, req); err != nil {
+			return fmt.Errorf("adding search attributes to namespace %q: %w", ns, err)
+		}
+		logger.Info("added search attributes", "namespace", ns, "count", len(missing))
+		added = true
+	}
+	if added {
+		// Other services see the new aliases only after their namespace cache refreshes.
+		select {
+		case <-time.After(namespaceCacheRefresh):
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for namespace cache refresh: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// describeWhenReady retries DescribeNamespace until the frontend serves it or ctx ends.
+func describeWhenReady(ctx context.Context, wf workflowservice.WorkflowServiceClient, ns string) (*workflowservice.DescribeNamespaceResponse, error) {
+	var lastErr error
+	for {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		resp, err := wf.DescribeNamespace(callCtx, &workflowservice.DescribeNamespaceRequest{Namespace: ns})
+		cancel()
+		if err == nil {
+			return resp, nil
+		}
+		lastErr = err
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: describing namespace %q: %w", errStartTimeout, ns, lastErr)
+		}
+	}
+}
+
+// missingSearchAttributes returns the wanted attributes whose names are not yet aliased.
+// An existing alias of another type is left alone, as the server would do.
+func missingSearchAttributes(aliases map[string]string, wanted []searchAttribute) map[string]enumspb.IndexedValueType {
+	existing := make([]string, 0, len(aliases))
+	for _, alias := range aliases {
+		existing = append(existing, alias)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for _, sa := range wanted {
+		if !slices.Contains(existing, sa.Name) {
+			missing[sa.Name] = sa.Type
+		}
+	}
+	return missing
+}

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/searchattribute/sadefs"
+)
+
+// defaultNamespace is always registered, like `temporal server start-dev` does.
+const defaultNamespace = "default"
+
+// options is the validated command line of one temporal-dev run.
+type options struct {
+	IP          string
+	Port        int
+	UIIP        string
+	UIPort      int
+	HTTPPort    int // 0 = pick a free port
+	MetricsPort int // 0 = metrics off
+	Headless    bool
+	DBFilename  string // "" = in-memory
+	Namespaces  []string
+	// SearchAttributes keeps flag order so registration and errors are deterministic.
+	SearchAttributes []searchAttribute
+	DynamicConfig    []dynamicConfigValue
+	Pragmas          []pragma
+	LogLevel         string
+	LogFormat        string
+}
+
+type searchAttribute struct {
+	Name string
+	Type enumspb.IndexedValueType
+}
+
+type dynamicConfigValue struct {
+	Key   string
+	Value any
+}
+
+type pragma struct {
+	Name  string
+	Value string
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+// errHelp is returned when the user asked for usage; main exits 0 then.
+var errHelp = flag.ErrHelp
+
+// parseFlags parses and validates args (without the program name).
+func parseFlags(args []string, usageOut io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("temporal-dev", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are returned and printed once by main
+
+	var (
+		o                                           options
+		namespaces, searchAttrs, dynValues, pragmas stringList
+	)
+	fs.StringVar(&o.IP, "ip", "127.0.0.1", "IP address to bind the frontend gRPC service to")
+	fs.IntVar(&o.Port, "port", 7233, "port for the frontend gRPC service")
+	fs.IntVar(&o.Port, "p", 7233, "shorthand for --port")
+	fs.StringVar(&o.UIIP, "ui-ip", "", "IP address to bind the Web UI to (default: --ip)")
+	fs.IntVar(&o.UIPort, "ui-port", 0, "port for the Web UI (default: --port + 1000)")
+	fs.IntVar(&o.HTTPPort, "http-port", 0, "port for the frontend HTTP API (default: a free port)")
+	fs.IntVar(&o.MetricsPort, "metrics-port", 0, "port for Prometheus metrics on --ip (default: off)")
+	fs.BoolVar(&o.Headless, "headless", false, "do not start the Web UI")
+	fs.StringVar(&o.DBFilename, "db-filename", "", "SQLite file to persist to (default: in-memory)")
+	fs.StringVar(&o.DBFilename, "f", "", "shorthand for --db-filename")
+	fs.Var(&namespaces, "namespace", "extra namespace to register (repeatable)")
+	fs.Var(&namespaces, "n", "shorthand for --namespace")
+	fs.Var(&searchAttrs, "search-attribute", "custom search attribute NAME=TYPE (repeatable)")
+	fs.Var(&dynValues, "dynamic-config-value", "dynamic config KEY=JSONVALUE (repeatable)")
+	fs.Var(&pragmas, "sqlite-pragma", "SQLite pragma NAME=VALUE (repeatable)")
+	fs.StringVar(&o.LogLevel, "log-level", "warn", "server log level: debug|info|warn|error")
+	fs.StringVar(&o.LogFormat, "log-format", "text", "server log format: text|json")
+
+	// Tolerate `temporal-dev server start-dev ...` so start-dev command lines can be reused verbatim.
+	for len(args) > 0 && (args[0] == "server" || args[0] == "start-dev") {
+		args = args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(usageOut)
+			_, _ = fmt.Fprintln(usageOut, "Usage: temporal-dev [flags]  (flags compatible with `temporal server start-dev`)")
+			fs.PrintDefaults()
+			return nil, errHelp
+		}
+		return nil, fmt.Errorf("%w (see --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+
+	var err error
+	if o.Namespaces, err = parseNamespaces(namespaces); err != nil {
+		return nil, err
+	}
+	if o.SearchAttributes, err = parseSearchAttributes(searchAttrs); err != nil {
+		return nil, err
+	}
+	if o.DynamicConfig, err = parseDynamicConfigValues(dynValues); err != nil {
+		return nil, err
+	}
+	if o.Pragmas, err = parsePragmas(pragmas); err != nil {
+		return nil, err
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// validate checks ranges and fills defaults that depend on other flags.
+func (o *options) validate() error {
+	var err error
+	if o.IP, err = normalizeIP("--ip", o.IP); err != nil {
+		return err
+	}
+	if o.UIIP == "" {
+		o.UIIP = o.IP
+	} else if o.UIIP, err = normalizeIP("--ui-ip", o.UIIP); err != nil {
+		return err
+	}
+	if o.UIPort == 0 {
+		o.UIPort = o.Port + 1000
+	}
+	if err := checkPort("--port", o.Port, false); err != nil {
+		return err
+	}
+	if err := checkPort("--ui-port", o.UIPort, false); err != nil {
+		return err
+	}
+	if err := checkPort("--http-port", o.HTTPPort, true); err != nil {
+		return err
+	}
+	if err := checkPort("--metrics-port", o.MetricsPort, true); err != nil {
+		return err
+	}
+	if o.HTTPPort == o.Port {
+		return fmt.Errorf("--http-port %d must differ from --port", o.HTTPPort)
+	}
+	if o.MetricsPort == o.Port || (o.MetricsPort != 0 && o.MetricsPort == o.HTTPPort) {
+		return fmt.Errorf("--metrics-port %d must differ from --port and --http-port", o.MetricsPort)
+	}
+	if !o.Headless && o.UIPort == o.Port {
+		return fmt.Errorf("--ui-port %d must differ from --port", o.UIPort)
+	}
+	switch o.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("invalid --log-level %q: want debug, info, warn or error", o.LogLevel)
+	}
+	switch o.LogFormat {
+	case "json":
+	case "text", "pretty", "console", "":
+		o.LogFormat = "text"
+	default:
+		return fmt.Errorf("invalid --log-format %q: want text or json", o.LogFormat)
+	}
+	return nil
+}
+
+func checkPort(name string, port int, zeroOK bool) error {
+	if port == 0 && zeroOK {
+		return nil
+	}
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("invalid %s %d: want 1-65535", name, port)
+	}
+	return nil
+}
+
+// normalizeIP accepts an IP literal or "localhost" (mapped to 127.0.0.1, as the server binds IPs only).
+func normalizeIP(name, v string) (string, error) {
+	if v == "localhost" {
+		return "127.0.0.1", nil
+	}
+	ip := net.ParseIP(v)
+	if ip == nil {
+		return "", fmt.Errorf("invalid %s %q: want an IP address", name, v)
+	}
+	return ip.String(), nil
+}
+
+// parseNamespaces returns "default" followed by the extra namespaces, without duplicates.
+func parseNamespaces(values []string) ([]string, error) {
+	out := []string{defaultNamespace}
+	for _, v := range values {
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				return nil, fmt.Errorf("invalid --namespace %q: empty name", v)
+			}
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// searchAttributeTypes maps start-dev's type names (case-insensitive) to the API enum.
+var searchAttributeTypes = map[string]enumspb.IndexedValueType{
+	"keyword":     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"text":        enumspb.INDEXED_VALUE_TYPE_TEXT,
+	"int":         enumspb.INDEXED_VALUE_TYPE_INT,
+	"double":      enumspb.INDEXED_VALUE_TYPE_DOUBLE,
+	"bool":        enumspb.INDEXED_VALUE_TYPE_BOOL,
+	"datetime":    enumspb.INDEXED_VALUE_TYPE_DATETIME,
+	"keywordlist": enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+}
+
+var identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func parseSearchAttributes(values []string) ([]searchAttribute, error) {
+	var out []searchAttribute
+	for _, v := range values {
+		name, typ, ok := strings.Cut(v, "=")
+		name, typ = strings.TrimSpace(name), strings.TrimSpace(typ)
+		if !ok || name == "" || typ == "" {
+			return nil, fmt.Errorf("invalid --search-attribute %q: want NAME=TYPE", v)
+		}
+		if !identifierRE.MatchString(name) {
+			return nil, fmt.Errorf("invalid --search-attribute %q: name must be letters, digits and underscores", v)
+		}
+		if sadefs.IsReserved(name) {
+			return nil, fmt.Errorf("invalid --search-attribute %q: %s is a reserved search attribute name", v, name)
+		}
+		t, known := searchAttributeTypes[strings.ToLower(typ)]
+		if !known {
+			return nil, fmt.Errorf("invalid --search-attribute %q: unknown type %q (want Keyword, Text, Int, Double, Bool, Datetime or KeywordList)", v, typ)
+		}
+		if i := slices.IndexFunc(out, func(s searchAttribute) bool { return s.Name == name }); i >= 0 {
+			if out[i].Type != t {
+				return nil, fmt.Errorf("invalid --search-attribute %q: %s already given with type %s", v, name, out[i].Type)
+			}
+			continue
+		}
+		out = append(out, searchAttribute{Name: name, Type: t})
+	}
+	return out, nil
+}
+
+// parseDynamicConfigValues parses KEY=JSON pairs; a later value for the same key wins.
+func parseDynamicConfigValues(values []string) ([]dynamicConfigValue, error) {
+	var out []dynamicConfigValue
+	for _, v := range values {
+		key, raw, ok := strings.Cut(v, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return nil, fmt.Errorf("invalid --dynamic-config-value %q: want KEY=JSONVALUE", v)
+		}
+		val, err := parseJSONValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --dynamic-config-value %q: value is not JSON (quote strings, e.g. %s=\"text\"): %w", v, key, err)
+		}
+		out = append(out, dynamicConfigValue{Key: key, Value: val})
+	}
+	return out, nil
+}
+
+// parseJSONValue decodes one JSON value, turning integral numbers into int because the server's
+// dynamic config converters accept int but not float64 for integer settings.
+func parseJSONValue(raw string) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return normalizeJSON(v)
+}
+
+func normalizeJSON(v any) (any, error) {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return int(i), nil
+		}
+		f, err := t.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("number %s: %w", t, err)
+		}
+		return f, nil
+	case []any:
+		for i := range t {
+			n, err := normalizeJSON(t[i])
+			if err != nil {
+				return nil, err
+			}
+			t[i] = n
+		}
+		return t, nil
+	case map[string]any:
+		for k := range t {
+			n, err := normalizeJSON(t[k])
+			if err != nil {
+				return nil, err
+			}
+			t[k] = n
+		}
+		return t, nil
+	default:
+		return v, nil
+	}
+}
+
+// sqliteURIParams are SQLite URI parameters, not pragmas; the plugin would pass them to the URI.
+var sqliteURIParams = []string{"cache", "immutable", "mode", "modeof", "nolock", "psow", "setup", "vfs"}
+
+// parsePragmas parses NAME=VALUE pairs; a later value for the same name wins.
+func parsePragmas(values []string) ([]pragma, error) {
+	var out []pragma
+	for _, v := range values {
+		name, val, ok := strings.Cut(v, "=")
+		name, val = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(val)
+		if !ok || name == "" || val == "" {
+			return nil, fmt.Errorf("invalid --sqlite-pragma %q: want NAME=VALUE", v)
+		}
+		if !identifierRE.MatchString(name) || slices.Contains(sqliteURIParams, name) {
+			return nil, fmt.Errorf("invalid --sqlite-pragma %q: %q is not a pragma name", v, name)
+		}
+		if i := slices.IndexFunc(out, func(p pragma) bool { return p.Name == name }); i >= 0 {
+			out[i].Value = val
+			continue
+		}
+		out = append(out, pragma{Name: name, Value: val})
+	}
+	return out, nil
+}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	"go.temporal.io/server/common/metrics"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// clusterName is the single local cluster's name; persisted in the DB, so it must stay stable.
+const clusterName = "active"
+
+// endpoints are the resolved listen/dial addresses of one run.
+type endpoints struct {
+	frontendDial string // host:port that local clients (system worker, UI, bootstrap) dial
+	httpPort     int
+	history      int
+	matching     int
+	worker       int
+}
+
+// defaultDynamicConfig returns the dev-server defaults; --dynamic-config-value entries override them.
+func defaultDynamicConfig(httpAddr string) map[string]any {
+	return map[string]any{
+		// The default 20/s on a single shard adds ~45 ms of latency per workflow task.
+		"history.transferProcessorMaxPollRPS": 1000,
+		// Same reasoning for timers and visibility: one shard means one slow poller.
+		"history.timerProcessorMaxPollRPS":      1000,
+		"history.visibilityProcessorMaxPollRPS": 1000,
+		// Otherwise a continued-as-new or re-started workflow ID waits 1 s.
+		"history.workflowIdReuseMinimalInterval": time.Duration(0),
+		"system.enableActivityEagerExecution":    true,
+		// Search attributes added at startup must be usable right away.
+		"system.forceSearchAttributesCacheRefreshOnRead": true,
+		// Nexus async completions call back into this server's HTTP API.
+		"component.nexusoperations.callback.endpoint.template": "http://" + httpAddr + "/namespaces/{{.NamespaceName}}/nexus/callback",
+	}
+}
+
+// buildDynamicConfig merges defaults with the user's values into a static client.
+func buildDynamicConfig(defaults map[string]any, overrides []dynamicConfigValue) dynamicconfig.StaticClient {
+	client := dynamicconfig.StaticClient{}
+	for k, v := range defaults {
+		client[dynamicconfig.MakeKey(k)] = v
+	}
+	for _, o := range overrides {
+		client[dynamicconfig.MakeKey(o.Key)] = o.Value
+	}
+	return client
+}
+
+// freePorts asks the OS for n distinct free ports on 127.0.0.1, holding all listeners until
+// every port is chosen so that one call never returns the same port twice.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// checkListen fails early with a clear message if a fixed port is taken, instead of the
+// server or UI exiting from deep inside with a fatal log line.
+func checkListen(what, ip string, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("%s port %d on %s is not available: %w", what, port, ip, err)
+	}
+	return l.Close()
+}
+
+// dialHost is the address local clients use to reach a service bound to ip.
+func dialHost(ip string) string {
+	if parsed := net.ParseIP(ip); parsed != nil && parsed.IsUnspecified() {
+		if parsed.To4() == nil {
+			return "::1"
+		}
+		return "127.0.0.1"
+	}
+	return ip
+}
+
+func resolveEndpoints(o *options) (*endpoints, error) {
+	ports, err := freePorts(4)
+	if err != nil {
+		return nil, err
+	}
+	ep := &endpoints{
+		frontendDial: net.JoinHostPort(dialHost(o.IP), strconv.Itoa(o.Port)),
+		httpPort:     o.HTTPPort,
+		history:      ports[0],
+		matching:     ports[1],
+		worker:       ports[2],
+	}
+	if ep.httpPort == 0 {
+		ep.httpPort = ports[3]
+	}
+	return ep, nil
+}
+
+// sqlConfig builds the SQLite datastore config; file DBs get WAL defaults, user pragmas win.
+func sqlConfig(o *options) (*config.SQL, error) {
+	cfg := &config.SQL{
+		PluginName:        sqliteplugin.PluginName,
+		ConnectAttributes: map[string]string{},
+	}
+	if o.DBFilename == "" {
+		cfg.ConnectAttributes["mode"] = "memory"
+		cfg.ConnectAttributes["cache"] = "shared"
+		// A unique name keeps shared-cache memory DBs of parallel servers in one process apart.
+		cfg.DatabaseName = fmt.Sprintf("temporal-dev-%d-%d", os.Getpid(), time.Now().UnixNano())
+	} else {
+		path, err := filepath.Abs(o.DBFilename)
+		if err != nil {
+			return nil, fmt.Errorf("resolving --db-filename %q: %w", o.DBFilename, err)
+		}
+		if strings.ContainsAny(path, "?#") {
+			return nil, fmt.Errorf("--db-filename %q: '?' and '#' are not allowed in the path", o.DBFilename)
+		}
+		cfg.DatabaseName = path
+		cfg.ConnectAttributes["mode"] = "rwc"
+		cfg.ConnectAttributes["journal_mode"] = "wal"
+		cfg.ConnectAttributes["synchronous"] = "normal"
+	}
+	for _, p := range o.Pragmas {
+		cfg.ConnectAttributes[p.Name] = p.Value
+	}
+	return cfg, nil
+}
+
+// prepareDatabase creates the DB file's directory and schema on first use, then pre-registers
+// namespaces so they exist before the frontend's namespace cache first loads.
+func prepareDatabase(o *options, sqlCfg *config.SQL, logger *slog.Logger) error {
+	if o.DBFilename != "" {
+		if err := os.MkdirAll(filepath.Dir(sqlCfg.DatabaseName), 0o755); err != nil {
+			return fmt.Errorf("creating directory for %s: %w", sqlCfg.DatabaseName, err)
+		}
+		// Schema statements start with CREATE TABLE, so an existing DB fails on the first one.
+		if err := sqliteschema.SetupSchema(sqlCfg); err != nil {
+			if !isAlreadyExists(err) {
+				return fmt.Errorf("setting up SQLite schema in %s: %w", sqlCfg.DatabaseName, err)
+			}
+			logger.Debug("reusing existing SQLite schema", "db", sqlCfg.DatabaseName)
+		} else {
+			logger.Debug("created SQLite schema", "db", sqlCfg.DatabaseName)
+		}
+	}
+	// In-memory DBs get their schema from the plugin when the first connection opens.
+	sas := map[string]enumspb.IndexedValueType{}
+	for _, sa := range o.SearchAttributes {
+		sas[sa.Name] = sa.Type
+	}
+	nsConfigs := make([]*sqliteschema.NamespaceConfig, 0, len(o.Namespaces))
+	for _, ns := range o.Namespaces {
+		nsCfg, err := sqliteschema.NewNamespaceConfig(clusterName, ns, false, sas)
+		if err != nil {
+			return fmt.Errorf("namespace %q: %w", ns, err)
+		}
+		nsConfigs = append(nsConfigs, nsCfg)
+	}
+	if err := sqliteschema.CreateNamespaces(sqlCfg, nsConfigs...); err != nil {
+		return fmt.Errorf("registering namespaces: %w", err)
+	}
+	return nil
+}
+
+func isAlreadyExists(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "already exists")
+}
+
+// serverConfig assembles the full server config for a single-process, single-shard cluster.
+func serverConfig(o *options, ep *endpoints, sqlCfg *config.SQL) *config.Config {
+	httpAddr := net.JoinHostPort(dialHost(o.IP), strconv.Itoa(ep.httpPort))
+	internal := func(port int) config.Service {
+		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: "127.0.0.1"}}
+	}
+	cfg := &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        clusterName,
+			CurrentClusterName:       clusterName,
+			ClusterInformation: map[string]cluster.ClusterInformation{clusterName: {
+				Enabled:                true,
+				InitialFailoverVersion: 1,
+				RPCAddress:             ep.frontendDial,
+				HTTPAddress:            httpAddr,
+			}},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services: map[string]config.Service{
+			string(primitives.FrontendService): {RPC: config.RPC{GRPCPort: o.Port, HTTPPort: ep.httpPort, BindOnIP: o.IP}},
+			string(primitives.HistoryService):  internal(ep.history),
+			string(primitives.MatchingService): internal(ep.matching),
+			string(primitives.WorkerService):   internal(ep.worker),
+		},
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+		}},
+		// The system worker dials the frontend through this address.
+		PublicClient: config.PublicClient{HostPort: ep.frontendDial, HTTPHostPort: httpAddr},
+	}
+	if o.MetricsPort != 0 {
+		cfg.Global.Metrics = &metrics.Config{Prometheus: &metrics.PrometheusConfig{
+			Framework:     metrics.FrameworkOpentelemetry,
+			ListenAddress: net.JoinHostPort(o.IP, strconv.Itoa(o.MetricsPort)),
+			HandlerPath:   "/metrics",
+		}}
+	}
+	return cfg
+}
+
+// staticHosts pins every service to its own address, so no membership (ringpop) ports are needed.
+func staticHosts(o *options, ep *endpoints) map[primitives.ServiceName]static.Hosts {
+	local := func(port int) static.Hosts {
+		return static.SingleLocalHost(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	}
+	return map[primitives.ServiceName]static.Hosts{
+		primitives.FrontendService: static.SingleLocalHost(ep.frontendDial),
+		primitives.HistoryService:  local(ep.history),
+		primitives.MatchingService: local(ep.matching),
+		primitives.WorkerService:   local(ep.worker),
+	}
+}
+
+// serverLogger is the server's zap logger on stderr (stdout is kept for the ready line) with a
+// level that can be raised at shutdown.
+type serverLogger struct {
+	log.Logger
+	level zap.AtomicLevel
+}
+
+func newServerLogger(o *options) (*serverLogger, error) {
+	encoding := "console"
+	if o.LogFormat == "json" {
+		encoding = "json"
+	}
+	level := zap.NewAtomicLevelAt(log.ParseZapLevel(o.LogLevel))
+	zl, err := zap.Config{
+		Level:             level,
+		Encoding:          encoding,
+		EncoderConfig:     log.DefaultZapEncoderConfig,
+		OutputPaths:       []string{"stderr"},
+		ErrorOutputPaths:  []string{"stderr"},
+		DisableStacktrace: o.LogLevel != "debug", // stack traces drown a dev console
+	}.Build()
+	if err != nil {
+		return nil, fmt.Errorf("building logger: %w", err)
+	}
+	return &serverLogger{Logger: log.NewZapLogger(zl), level: level}, nil
+}
+
+// quietShutdown hides the expected warn-level noise (closed connections, failed polls) of a
+// stop, unless the user asked for info or debug logs.
+func (l *serverLogger) quietShutdown() {
+	if l.level.Level() >= zapcore.WarnLevel {
+		l.level.SetLevel(zapcore.ErrorLevel)
+	}
+}
+
+// newTemporalServer validates fixed ports, prepares the DB and constructs (not starts) the server.
+func newTemporalServer(o *options, ep *endpoints, logger log.Logger, slogger *slog.Logger) (temporal.Server, error) {
+	if err := checkListen("frontend", o.IP, o.Port); err != nil {
+		return nil, err
+	}
+	if !o.Headless {
+		if err := checkListen("UI", o.UIIP, o.UIPort); err != nil {
+			return nil, err
+		}
+	}
+	if o.HTTPPort != 0 {
+		if err := checkListen("frontend HTTP", o.IP, o.HTTPPort); err != nil {
+			return nil, err
+		}
+	}
+	if o.MetricsPort != 0 {
+		if err := checkListen("metrics", o.IP, o.MetricsPort); err != nil {
+			return nil, err
+		}
+	}
+	sqlCfg, err := sqlConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareDatabase(o, sqlCfg, slogger); err != nil {
+		return nil, err
+	}
+	httpAddr := net.JoinHostPort(dialHost(o.IP), strconv.Itoa(ep.httpPort))
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(serverConfig(o, ep, sqlCfg)),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(staticHosts(o, ep)),
+		temporal.WithLogger(logger),
+		temporal.WithDynamicConfigClient(buildDynamicConfig(defaultDynamicConfig(httpAddr), o.DynamicConfig)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("creating temporal server: %w", err)
+	}
+	return srv, nil
+}
+
+func joinHostPort(host string, port int) string {
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
