@@ -77,9 +77,12 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 		return protocol.LLMCallResult{}, fmt.Errorf("journal model reply: %w", err)
 	}
 	res := a.resultFrom(msg, in)
-	res.Model = in.Settings.Model
+	if resp.Model != "" {
+		res.Model = resp.Model // the model that answered: a fallback shows here
+	}
 	res.PromptTokens, res.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
-	a.log().Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", in.Settings.Model,
+	a.log().Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", res.Model,
+		"provider", resp.Provider, "fell_back", resp.FellBack,
 		"tool_calls", len(msg.ToolCalls), "finish", resp.FinishReason, "chars", len(msg.Content))
 	return res, nil
 }

@@ -60,7 +60,13 @@ type Response struct {
 	ToolCalls        []chat.ToolCall `json:"tool_calls,omitempty"`
 	FinishReason     string          `json:"finish_reason"`
 	Usage            Usage           `json:"usage"`
-	Model            string          `json:"model,omitempty"`
+	// Model is the configured name of the model that answered when the call
+	// went through a Factory model or a FallbackProvider, else what the server reported.
+	Model string `json:"model,omitempty"`
+	// Provider is the registry name of the provider that answered ("" for a bare client).
+	Provider string `json:"provider,omitempty"`
+	// FellBack is set when a fallback model answered instead of the primary.
+	FellBack bool `json:"fell_back,omitempty"`
 }
 
 // Delta is one streamed piece of visible text or reasoning.

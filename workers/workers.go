@@ -53,7 +53,7 @@ func NewActivities(cfg *config.Config, mgr *channels.Manager, hub *channels.Stre
 	reg := tools.NewRegistry()
 	tools.RegisterFilesystem(reg)
 	return &activities.Activities{
-		Store: store, Tools: reg, Models: newConfigModels(cfg),
+		Store: store, Tools: reg, Models: newConfigModels(cfg, log),
 		Prompt:  prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName},
 		Streams: hub, Channels: mgr, Workspace: workspace,
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),

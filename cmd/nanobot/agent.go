@@ -14,6 +14,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
@@ -80,7 +81,7 @@ func (a *app) agent(ctx context.Context, args []string) error {
 		return err
 	}
 	m := cfg.ActiveModel()
-	if _, err := workers.Resolve(cfg, m.Model, m.Provider); err != nil {
+	if _, err := providers.Resolve(cfg, m); err != nil {
 		return err
 	}
 	cli := channels.NewCLI(a.stdout)

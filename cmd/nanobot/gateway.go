@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
@@ -29,8 +30,8 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string) erro
 		return err
 	}
 	m := cfg.ActiveModel()
-	if _, err := workers.Resolve(cfg, m.Model, m.Provider); err != nil {
-		if !errors.Is(err, workers.ErrNoModel) {
+	if _, err := providers.Resolve(cfg, m); err != nil {
+		if !errors.Is(err, providers.ErrNoModel) {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "! %v\n  Turns will fail with this message until it is set (config: %s).\n", err, cfg.Path)

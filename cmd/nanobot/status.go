@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nanobot-durable/nanobot/workers"
+	"github.com/nanobot-durable/nanobot/providers"
 )
 
 // status prints where things are and whether Temporal answers; it starts nothing.
@@ -35,14 +35,15 @@ func (a *app) status(ctx context.Context, args []string) error {
 	fmt.Fprintf(out, "Workspace: %s (%s)\n", ws, wsState)
 	m := cfg.ActiveModel()
 	fmt.Fprintf(out, "Model:     %s\n", m.Model)
-	if res, err := workers.Resolve(cfg, m.Model, m.Provider); err != nil {
+	if res, err := providers.Resolve(cfg, m); err != nil {
 		fmt.Fprintf(out, "Provider:  none (%v)\n", err)
 	} else {
 		key := "no key"
 		if res.APIKey != "" {
-			key = "key set"
+			key = "key from " + res.KeySource
 		}
-		fmt.Fprintf(out, "Provider:  %s at %s, %s (%s)\n", res.Provider, res.APIBase, key, res.Reason)
+		fmt.Fprintf(out, "Provider:  %s at %s, %s; resolved by %s\n", res.ProviderName, res.APIBase, key, res.Reason)
+		fmt.Fprintf(out, "API model: %s\n", res.APIModel)
 	}
 	addr, source := os.Getenv("TEMPORAL_ADDRESS"), "TEMPORAL_ADDRESS"
 	if addr == "" {
