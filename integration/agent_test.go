@@ -43,6 +43,7 @@ func TestAgentPrintsScriptedReply(t *testing.T) {
 			require.Len(t, msgs, 2)
 			require.Equal(t, "hello", msgs[0].Content)
 			require.Equal(t, "Hello from the scripted model!", msgs[1].Content)
+			testenv.RecordHistory(t, dev.Client, "turn/cli:direct", "", "text_reply_stream_"+stream)
 		})
 	}
 }
@@ -94,6 +95,7 @@ func TestAgentToolCallTurnWritesSession(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, results)
+	testenv.RecordHistory(t, dev.Client, "turn/cli:notes", "", "tool_round_trip")
 }
 
 func TestAgentFailsWithOneLineReason(t *testing.T) {
@@ -107,6 +109,7 @@ func TestAgentFailsWithOneLineReason(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	require.Contains(t, lines[len(lines)-1], "Incorrect API key provided")
 	require.Equal(t, 1, model.Count(), "a 401 is not retried")
+	testenv.RecordHistory(t, dev.Client, "turn/cli:direct", "", "model_error")
 }
 
 func TestAgentWithoutModelSaysWhatToSet(t *testing.T) {
@@ -118,4 +121,19 @@ func TestAgentWithoutModelSaysWhatToSet(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "OPENAI_API_KEY")
 	require.Contains(t, errOut, "apiKey")
+}
+
+func TestAgentSlashCommandShortcut(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New()
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	out, errOut, code := runNanobot(t, home.Env(dev.Addr), "agent", "-m", "/neaw")
+	require.Equal(t, 0, code, "stderr: %s", errOut)
+	require.Equal(t, "Unknown command \"/neaw\". Did you mean \"/new\"?\n", out)
+	require.Zero(t, model.Count(), "commands never reach the model")
+	_, msgs := sessionLines(t, home, "cli:direct")
+	require.Len(t, msgs, 2)
+	require.True(t, msgs[0].Command && msgs[1].Command)
+	testenv.RecordHistory(t, dev.Client, "turn/cli:direct", "", "command_shortcut")
 }

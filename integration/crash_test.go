@@ -94,4 +94,5 @@ func TestCrashMidTurnResumesWithoutRepeats(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, tools, "the retried call saw the tool result once")
+	testenv.RecordHistory(t, dev.Client, "turn/cli:crash", "", "crash_resume")
 }
