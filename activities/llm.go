@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -18,13 +19,21 @@ import (
 	"github.com/nanobot-durable/nanobot/session"
 )
 
-// llmEntryID names the journal entry of one model iteration.
-func llmEntryID(iteration int) string { return "llm-" + strconv.Itoa(iteration) }
+// llmEntryID names the journal entry of one model call.
+func llmEntryID(call int) string { return "llm-" + strconv.Itoa(call) }
+
+// callNumber is the call's number in its turn (older inputs numbered by iteration).
+func callNumber(in protocol.LLMCallInput) int {
+	if in.Call > 0 {
+		return in.Call
+	}
+	return in.Iteration
+}
 
 // LLMCall runs one model iteration. The prompt is rebuilt from the journal;
 // a reply that is already journaled is returned without asking the model.
 func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
-	entry := llmEntryID(in.Iteration)
+	entry := llmEntryID(callNumber(in))
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
 		return protocol.LLMCallResult{}, err
@@ -63,20 +72,17 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 	if err != nil {
 		return protocol.LLMCallResult{}, modelError(err)
 	}
+	calls, dropped := wellFormedCalls(resp.ToolCalls)
 	msg := chat.Message{
 		Role: chat.RoleAssistant, Content: providers.StripThink(resp.Content), ReasoningContent: resp.ReasoningContent,
-		ToolCalls: resp.ToolCalls, FinishReason: resp.FinishReason, LatencyMS: time.Since(started).Milliseconds(),
+		ToolCalls: calls, FinishReason: resp.FinishReason, LatencyMS: time.Since(started).Milliseconds(),
 		Turn: in.Turn, EntryID: entry,
-	}
-	for i := range msg.ToolCalls {
-		if msg.ToolCalls[i].Type == "" {
-			msg.ToolCalls[i].Type = "function"
-		}
 	}
 	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
 		return protocol.LLMCallResult{}, fmt.Errorf("journal model reply: %w", err)
 	}
 	res := a.resultFrom(msg, in)
+	res.DroppedCalls = dropped
 	if resp.Model != "" {
 		res.Model = resp.Model // the model that answered: a fallback shows here
 	}
@@ -104,11 +110,15 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 		}
 		msgs = append(msgs, m)
 	}
+	prompt, noTools := recoveryPrompt(in.Mode, msgs)
+	if prompt != "" {
+		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: prompt})
+	}
 	req := providers.Request{
 		Model: model.APIModel, Messages: msgs, MaxTokens: in.Settings.MaxTokens,
 		Temperature: model.Temperature, Stream: in.Settings.Stream,
 	}
-	if !in.NoTools && a.Tools != nil {
+	if !in.NoTools && !noTools && a.Tools != nil {
 		req.Tools = a.Tools.Definitions()
 	}
 	return req, nil
@@ -173,4 +183,20 @@ func startHeartbeats(ctx context.Context, timeout time.Duration) func() {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// wellFormedCalls drops tool calls without a name (nanobot strips them) and
+// fills the type; it returns how many it dropped.
+func wellFormedCalls(calls []chat.ToolCall) ([]chat.ToolCall, int) {
+	var out []chat.ToolCall
+	for _, c := range calls {
+		if strings.TrimSpace(c.Function.Name) == "" {
+			continue
+		}
+		if c.Type == "" {
+			c.Type = "function"
+		}
+		out = append(out, c)
+	}
+	return out, len(calls) - len(out)
 }

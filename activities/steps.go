@@ -2,8 +2,10 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
@@ -37,51 +39,56 @@ func (a *Activities) Restore(ctx context.Context, in protocol.StepInput) (protoc
 	return res, nil
 }
 
-// closeInterrupted backfills results of tool calls that never finished and
-// the reply of a user message that never got one. It reports whether it did.
+// closeInterrupted closes the turn of the session's last message when it
+// is not the current one and ended without a reply. It reports whether it did.
 func closeInterrupted(s *session.Session, currentTurn string) bool {
+	for i := len(s.Messages) - 1; i >= 0; i-- {
+		if m := s.Messages[i]; !m.Command {
+			return m.Turn != currentTurn && closeTurn(s, m.Turn)
+		}
+	}
+	return false
+}
+
+// closeTurn backfills the results of the turn's tool calls that never
+// finished and, when the turn has no reply, the interruption note.
+func closeTurn(s *session.Session, turn string) bool {
 	last := -1
 	for i := len(s.Messages) - 1; i >= 0; i-- {
-		if !s.Messages[i].Command {
+		if m := s.Messages[i]; !m.Command && m.Turn == turn {
 			last = i
 			break
 		}
 	}
-	if last < 0 || s.Messages[last].Turn == currentTurn {
+	if last < 0 {
 		return false
 	}
-	m := s.Messages[last]
-	if m.Role == chat.RoleAssistant && len(m.ToolCalls) == 0 {
-		return false // the earlier turn ended with a reply
+	if m := s.Messages[last]; m.Role == chat.RoleAssistant && len(m.ToolCalls) == 0 {
+		return false // the turn ended with a reply
 	}
 	now := time.Now().Format(session.TimeLayout)
-	// Find the last assistant message with tool calls and backfill what is missing.
-	for i := last; i >= 0; i-- {
-		am := s.Messages[i]
-		if am.Role == chat.RoleUser {
-			break
+	have := map[string]bool{}
+	for _, m := range s.Messages {
+		if m.Turn == turn && m.Role == chat.RoleTool {
+			have[m.ToolCallID] = true
 		}
-		if am.Role != chat.RoleAssistant || len(am.ToolCalls) == 0 {
+	}
+	for _, am := range s.Messages {
+		if am.Turn != turn || am.Role != chat.RoleAssistant {
 			continue
-		}
-		have := map[string]bool{}
-		for _, r := range s.Messages[i+1:] {
-			if r.Role == chat.RoleTool {
-				have[r.ToolCallID] = true
-			}
 		}
 		for _, tc := range am.ToolCalls {
 			if !have[tc.ID] {
+				have[tc.ID] = true
 				s.Messages = append(s.Messages, chat.Message{
 					Role: chat.RoleTool, ToolCallID: tc.ID, Name: tc.Function.Name, Content: InterruptedTool,
-					Timestamp: now, Turn: am.Turn, EntryID: "tool-" + tc.ID,
+					Timestamp: now, Turn: turn, EntryID: "tool-" + tc.ID,
 				})
 			}
 		}
-		break
 	}
 	s.Messages = append(s.Messages, chat.Message{
-		Role: chat.RoleAssistant, Content: InterruptedReply, Timestamp: now, Turn: m.Turn, EntryID: "interrupted",
+		Role: chat.RoleAssistant, Content: InterruptedReply, Timestamp: now, Turn: turn, EntryID: "interrupted",
 	})
 	return true
 }
@@ -133,30 +140,149 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 	return protocol.BuildResult{SystemPromptChars: len(system), HistoryMessages: len(sess.History(inputBudget(in.Settings)))}, nil
 }
 
-// Save closes the turn in the journal: the reply that was not journaled by
-// the model call (errors get a placeholder) and the turn's latency.
+// Save closes the turn in the journal with nanobot's _save_turn rules:
+// the reply that no model message holds (errors get a placeholder), a
+// continued reply joined into one message, tool results in call order
+// without undeclared or duplicate ones, inline images replaced, the
+// turn's latency, and the session's token totals.
 func (a *Activities) Save(ctx context.Context, in protocol.SaveInput) error {
 	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
-		if in.FinalEntry == "" && s.Find(in.Turn, "final") < 0 {
+		now := time.Now().Format(session.TimeLayout)
+		if in.StopReason == protocol.StopCancelled {
+			closeTurn(s, in.Turn)
+		}
+		if len(in.Segments) > 1 && s.Find(in.Turn, "final") < 0 {
+			joinSegments(s, in.Turn, in.Segments)
+			in.FinalEntry = "final"
+		}
+		if in.FinalEntry == "" && in.StopReason != protocol.StopCancelled && s.Find(in.Turn, "final") < 0 {
 			text := in.Reply
 			if in.StopReason == protocol.StopError {
 				text = ModelErrorPlaceholder
 			}
 			s.Messages = append(s.Messages, chat.Message{
-				Role: chat.RoleAssistant, Content: text, Turn: in.Turn, EntryID: "final",
-				Timestamp: time.Now().Format(session.TimeLayout),
+				Role: chat.RoleAssistant, Content: text, Turn: in.Turn, EntryID: "final", Timestamp: now,
 			})
 		}
+		cleanToolResults(s, in.Turn)
 		orderToolResults(s, in.Turn)
+		replaceInlineImages(s, in.Turn)
 		entry := in.FinalEntry
 		if entry == "" {
 			entry = "final"
 		}
-		if i := s.Find(in.Turn, entry); i >= 0 {
+		if i := s.Find(in.Turn, entry); i >= 0 && in.LatencyMS > 0 {
 			s.Messages[i].LatencyMS = in.LatencyMS
 		}
+		addUsage(s, in.Turn, in.PromptTokens, in.CompletionTokens)
 		return nil
 	})
+}
+
+// joinSegments replaces the pieces of a continued reply by one message.
+func joinSegments(s *session.Session, turn string, segments []string) {
+	var text strings.Builder
+	keep := s.Messages[:0]
+	first := -1
+	want := map[string]bool{}
+	for _, id := range segments {
+		want[id] = true
+	}
+	for _, m := range s.Messages {
+		if m.Turn == turn && want[m.EntryID] {
+			text.WriteString(m.Content)
+			if first < 0 {
+				first = len(keep)
+				m.EntryID, m.FinishReason = "final", "stop"
+				keep = append(keep, m)
+			}
+			continue
+		}
+		keep = append(keep, m)
+	}
+	s.Messages = keep
+	if first >= 0 {
+		s.Messages[first].Content = text.String()
+	}
+}
+
+// cleanToolResults drops a turn's tool results whose call was never
+// declared, and repeated results of one call (the first one stays).
+func cleanToolResults(s *session.Session, turn string) {
+	declared, seen := map[string]bool{}, map[string]bool{}
+	keep := s.Messages[:0]
+	for _, m := range s.Messages {
+		if m.Turn == turn && m.Role == chat.RoleAssistant {
+			for _, tc := range m.ToolCalls {
+				declared[tc.ID] = true
+			}
+		}
+		if m.Turn == turn && m.Role == chat.RoleTool {
+			if !declared[m.ToolCallID] || seen[m.ToolCallID] {
+				continue
+			}
+			seen[m.ToolCallID] = true
+		}
+		keep = append(keep, m)
+	}
+	s.Messages = keep
+}
+
+// replaceInlineImages keeps data: URLs out of the session file, as nanobot does.
+func replaceInlineImages(s *session.Session, turn string) {
+	for i, m := range s.Messages {
+		if m.Turn != turn || len(m.ContentParts) == 0 || !strings.Contains(string(m.ContentParts), `"data:`) {
+			continue
+		}
+		var parts []map[string]any
+		if json.Unmarshal(m.ContentParts, &parts) != nil {
+			continue
+		}
+		for _, p := range parts {
+			if iu, ok := p["image_url"].(map[string]any); ok {
+				if u, _ := iu["url"].(string); strings.HasPrefix(u, "data:") {
+					delete(p, "image_url")
+					p["type"], p["text"] = "text", "[image]"
+				}
+			}
+		}
+		if raw, err := json.Marshal(parts); err == nil {
+			s.Messages[i].ContentParts = raw
+		}
+	}
+}
+
+// addUsage keeps the session's token totals in its metadata, once per turn.
+func addUsage(s *session.Session, turn string, prompt, completion int) {
+	if prompt == 0 && completion == 0 {
+		return
+	}
+	usage, _ := s.Metadata["usage"].(map[string]any)
+	if usage == nil {
+		usage = map[string]any{}
+	}
+	if usage["last_turn"] == turn {
+		return
+	}
+	num := func(k string) int { f, _ := usage[k].(float64); n, _ := usage[k].(int); return int(f) + n }
+	usage["prompt_tokens"] = num("prompt_tokens") + prompt
+	usage["completion_tokens"] = num("completion_tokens") + completion
+	usage["last_turn"] = turn
+	s.Metadata["usage"] = usage
+}
+
+// Inject journals messages that arrived during the turn as one user
+// message (consecutive messages merged with a blank line, as nanobot does).
+func (a *Activities) Inject(ctx context.Context, in protocol.InjectInput) error {
+	texts := make([]string, 0, len(in.Messages))
+	for _, m := range in.Messages {
+		texts = append(texts, m.Content)
+	}
+	msg := chat.Message{Role: chat.RoleUser, Content: strings.Join(texts, "\n\n"), Turn: in.Turn, EntryID: fmt.Sprintf("inject-%d", in.Cycle)}
+	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
+		return fmt.Errorf("journal injected messages: %w", err)
+	}
+	return nil
 }
 
 // orderToolResults puts each batch's tool results in the order of the

@@ -72,7 +72,11 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 }
 
 func findCall(sess *session.Session, in protocol.ToolCallInput) (chat.ToolCall, bool) {
-	i := sess.Find(in.Turn, llmEntryID(in.Iteration))
+	entry := in.LLMEntry
+	if entry == "" {
+		entry = llmEntryID(in.Iteration)
+	}
+	i := sess.Find(in.Turn, entry)
 	if i < 0 {
 		return chat.ToolCall{}, false
 	}

@@ -26,6 +26,7 @@ const (
 	ActivityLLMCall = "LLMCall"
 	ActivityTool    = "ToolCall"
 	ActivityDeliver = "Deliver"
+	ActivityInject  = "Inject"
 
 	// PreviewBytes bounds every text field of a payload.
 	PreviewBytes = 2048
@@ -81,6 +82,33 @@ type TurnInput struct {
 	SessionKey string    `json:"session_key"`
 	Settings   Settings  `json:"settings"`
 	Carry      []Inbound `json:"carry,omitempty"` // messages left over by the previous run
+	// Resume continues a turn in a fresh run when history grew long.
+	Resume *TurnResume `json:"resume,omitempty"`
+}
+
+// TurnResume is what a turn carries into its next run: IDs and counters,
+// the transcript stays in the journal.
+type TurnResume struct {
+	Turn      string       `json:"turn"`
+	Message   Inbound      `json:"message"`
+	Answered  []Inbound    `json:"answered"`
+	Delivered int          `json:"delivered"`
+	Started   time.Time    `json:"started"`
+	Runner    RunnerState  `json:"runner"`
+	Trace     []TraceEntry `json:"trace"`
+}
+
+// RunnerState is the runner loop's counters.
+type RunnerState struct {
+	Iteration        int      `json:"iteration"`
+	Calls            int      `json:"calls"`
+	EmptyRetries     int      `json:"empty_retries"`
+	LengthRecoveries int      `json:"length_recoveries"`
+	Segments         []string `json:"segments,omitempty"`
+	MalformedRetried bool     `json:"malformed_retried,omitempty"`
+	InjectionCycles  int      `json:"injection_cycles"`
+	PromptTokens     int      `json:"prompt_tokens"`
+	CompletionTokens int      `json:"completion_tokens"`
 }
 
 // TraceEntry records one state of a turn.
@@ -153,15 +181,42 @@ type SaveInput struct {
 	FinalEntry string `json:"final_entry,omitempty"`
 	// Reply is the text to journal when no model message holds it (max iterations).
 	Reply string `json:"reply,omitempty"`
+	// Segments are the entries of a reply cut by the output limit and
+	// continued; SAVE joins them into one message.
+	Segments []string `json:"segments,omitempty"`
+	// Usage of the turn's model calls, added to the session's totals.
+	PromptTokens     int `json:"prompt_tokens,omitempty"`
+	CompletionTokens int `json:"completion_tokens,omitempty"`
 }
 
 // LLMCallInput asks for one model iteration of a turn.
 type LLMCallInput struct {
-	SessionKey string   `json:"session_key"`
-	Turn       string   `json:"turn"`
-	Iteration  int      `json:"iteration"`
-	NoTools    bool     `json:"no_tools,omitempty"`
-	Settings   Settings `json:"settings"`
+	SessionKey string `json:"session_key"`
+	Turn       string `json:"turn"`
+	Iteration  int    `json:"iteration"`
+	// Call numbers the model calls of a turn (retries and recoveries
+	// included); it names the journal entry. 0 means Iteration (older runs).
+	Call     int      `json:"call,omitempty"`
+	NoTools  bool     `json:"no_tools,omitempty"`
+	Mode     string   `json:"mode,omitempty"` // a recovery mode: one of the Mode* constants
+	Settings Settings `json:"settings"`
+}
+
+// Recovery modes of a model call: each adds one transient instruction
+// (never journaled) after the history.
+const (
+	ModeEmptyRetry = "empty_retry" // second blank answer: ask for the answer, without tools
+	ModeLength     = "length"      // the last answer was cut at the output limit: continue it
+	ModeMalformed  = "malformed"   // every tool call was malformed: one corrective retry
+	ModeFinalize   = "finalize"    // the iteration budget is spent: answer without tools
+)
+
+// InjectInput journals messages that arrived while the turn ran.
+type InjectInput struct {
+	SessionKey string    `json:"session_key"`
+	Turn       string    `json:"turn"`
+	Cycle      int       `json:"cycle"`
+	Messages   []Inbound `json:"messages"`
 }
 
 // ToolCallRef is a tool call as the workflow sees it.
@@ -175,9 +230,11 @@ type ToolCallRef struct {
 
 // LLMCallResult is one model reply; its full text stays in the journal.
 type LLMCallResult struct {
-	EntryID          string        `json:"entry_id"`
-	ContentPreview   string        `json:"content_preview"`
-	ContentChars     int           `json:"content_chars"`
+	EntryID        string `json:"entry_id"`
+	ContentPreview string `json:"content_preview"`
+	ContentChars   int    `json:"content_chars"`
+	// DroppedCalls counts malformed tool calls (no name) left out of the journal.
+	DroppedCalls     int           `json:"dropped_calls,omitempty"`
 	ToolCalls        []ToolCallRef `json:"tool_calls,omitempty"`
 	FinishReason     string        `json:"finish_reason"`
 	Model            string        `json:"model"`
@@ -193,6 +250,8 @@ type ToolCallInput struct {
 	Iteration  int    `json:"iteration"`
 	CallID     string `json:"call_id"`
 	Name       string `json:"name"`
+	// LLMEntry is the journal entry of the reply that made the call ("" = llm-<Iteration>).
+	LLMEntry string `json:"llm_entry,omitempty"`
 	// Heartbeat is how often the activity must beat while the tool runs.
 	Heartbeat time.Duration `json:"heartbeat"`
 }
@@ -234,6 +293,7 @@ const (
 	StopMaxIterations = "max_iterations"
 	StopEmptyFinal    = "empty_final_response"
 	StopCommand       = "command"
+	StopCancelled     = "cancelled"
 )
 
 // WithDefaults fills unset settings with nanobot's defaults.

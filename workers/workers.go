@@ -92,6 +92,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		reg(acts.Command, protocol.ActivityCommand)
 		reg(acts.Build, protocol.ActivityBuild)
 		reg(acts.Save, protocol.ActivitySave)
+		reg(acts.Inject, protocol.ActivityInject)
 		reg(acts.ToolCall, protocol.ActivityTool)
 		set.workers = append(set.workers, w)
 	}

@@ -16,50 +16,175 @@ import (
 const (
 	ModelErrorFallback = "Sorry, I encountered an error calling the AI model."
 	ArrearsText        = "The AI provider rejected the request because the API key is out of quota or the account is in arrears. Please top up / check the billing status of your API key and try again."
+	EmptyFinalText     = "I completed the tool steps but couldn't produce a final answer. Please try again or narrow the task."
 	maxIterationsText  = "I reached the maximum number of tool call iterations (%d) without completing the task. You can try breaking the task into smaller steps."
+)
+
+// nanobot's runner limits.
+const (
+	maxEmptyRetries       = 2
+	maxLengthRecoveries   = 3
+	maxInjectionsPerDrain = 3
+	maxInjectionCycles    = 5
 )
 
 // runner is the model ⇄ tools loop of the RUN state.
 type runner struct {
-	t         *turn
-	iteration int
+	t *turn
+	protocol.RunnerState
 }
 
 // toolFinishReasons are the finish reasons under which nanobot runs tool calls.
 var toolFinishReasons = map[string]bool{"tool_calls": true, "function_call": true, "stop": true}
 
+// blankTerminal finish reasons end a blank answer at once, without retries.
+var blankTerminal = map[string]bool{"refusal": true, "content_filter": true, "error": true}
+
 func (r *runner) execute(ctx workflow.Context) (Event, error) {
+	if !r.t.v1 {
+		return r.executeV0(ctx)
+	}
 	s := r.t.in.Settings
+	mode := ""
 	for {
-		if r.iteration >= s.MaxIterations {
-			r.t.final = reply{Text: fmt.Sprintf(maxIterationsText, s.MaxIterations), StopReason: protocol.StopMaxIterations}
-			return EvOK, nil
+		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() {
+			return "", r.t.continueTurn(ctx)
 		}
-		r.iteration++
-		workflow.SetCurrentDetails(ctx, fmt.Sprintf("RUN iteration %d/%d", r.iteration, s.MaxIterations))
-		res, err := r.callModel(ctx, false)
+		if r.Iteration >= s.MaxIterations && mode != protocol.ModeFinalize {
+			r.inject(ctx) // nanobot drains the queue before finalizing
+			mode = protocol.ModeFinalize
+		}
+		if mode != protocol.ModeFinalize {
+			r.Iteration++
+		}
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("RUN iteration %d/%d", r.Iteration, s.MaxIterations))
+		res, err := r.callModel(ctx, mode)
 		if err != nil {
 			if isCanceled(err) {
 				return "", err
 			}
 			r.t.final = reply{Text: modelErrorText(err, s), StopReason: protocol.StopError}
+			if mode != protocol.ModeFinalize && r.inject(ctx) {
+				mode = ""
+				continue
+			}
 			return EvOK, nil
 		}
-		if len(res.ToolCalls) > 0 && toolFinishReasons[res.FinishReason] {
-			if err := r.runTools(ctx, res.ToolCalls); err != nil {
-				return "", err
+		if mode == protocol.ModeFinalize {
+			r.t.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopMaxIterations}
+			if res.ContentChars == 0 {
+				r.t.final = reply{Text: fmt.Sprintf(maxIterationsText, s.MaxIterations), StopReason: protocol.StopMaxIterations}
 			}
-			continue
+			return EvOK, nil
 		}
-		r.t.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted}
-		return EvOK, nil
+		next, done, err := r.decide(ctx, res)
+		if err != nil || done {
+			return EvOK, err
+		}
+		mode = next
 	}
 }
 
-func (r *runner) callModel(ctx workflow.Context, noTools bool) (*protocol.LLMCallResult, error) {
+// decide applies nanobot's rules to one model reply: run tools, recover, or
+// finish. It returns the mode of the next call, or done.
+func (r *runner) decide(ctx workflow.Context, res *protocol.LLMCallResult) (string, bool, error) {
+	switch {
+	case res.FinishReason == "length":
+		r.Segments = append(r.Segments, res.EntryID)
+		if r.LengthRecoveries < maxLengthRecoveries {
+			r.LengthRecoveries++
+			return protocol.ModeLength, false, nil
+		}
+		return r.answer(ctx, res)
+	case len(res.ToolCalls) > 0 && toolFinishReasons[res.FinishReason]:
+		if err := r.runTools(ctx, res); err != nil {
+			return "", true, err
+		}
+		r.inject(ctx)
+		return "", false, nil
+	case len(res.ToolCalls) == 0 && res.DroppedCalls > 0 && res.ContentChars == 0:
+		if !r.MalformedRetried {
+			r.MalformedRetried = true
+			return protocol.ModeMalformed, false, nil
+		}
+		return protocol.ModeEmptyRetry, false, nil
+	case res.ContentChars == 0 && len(r.Segments) == 0:
+		if blankTerminal[res.FinishReason] || r.EmptyRetries >= maxEmptyRetries {
+			r.t.final = reply{Text: EmptyFinalText, StopReason: protocol.StopEmptyFinal}
+			if r.inject(ctx) {
+				return "", false, nil
+			}
+			return "", true, nil
+		}
+		r.EmptyRetries++
+		if r.EmptyRetries == maxEmptyRetries {
+			return protocol.ModeEmptyRetry, false, nil
+		}
+		return "", false, nil // the first blank: a silent retry
+	}
+	return r.answer(ctx, res)
+}
+
+// answer takes a reply as final; messages that arrived meanwhile are
+// injected and the loop goes on, after the user has seen this answer.
+func (r *runner) answer(ctx workflow.Context, res *protocol.LLMCallResult) (string, bool, error) {
+	if len(r.Segments) > 0 && res.FinishReason != "length" {
+		r.Segments = append(r.Segments, res.EntryID)
+	}
+	r.t.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted}
+	if len(r.Segments) > 1 {
+		return "", true, nil // a continued reply is joined by SAVE before anyone sees it
+	}
+	if r.pendingInjections() {
+		r.t.deliver(ctx)
+		r.inject(ctx)
+		r.EmptyRetries, r.Segments = 0, nil
+		return "", false, nil
+	}
+	return "", true, nil
+}
+
+func (r *runner) pendingInjections() bool {
+	return r.InjectionCycles < maxInjectionCycles && len(r.t.pending) > 0
+}
+
+// inject journals up to three waiting messages as one user message; at
+// most five times per turn. It reports whether it injected anything.
+func (r *runner) inject(ctx workflow.Context) bool {
+	if !r.pendingInjections() {
+		return false
+	}
+	n := min(len(r.t.pending), maxInjectionsPerDrain)
+	batch := r.t.pending[:n]
+	r.InjectionCycles++
+	in := protocol.InjectInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Cycle: r.InjectionCycles, Messages: batch}
+	summary := fmt.Sprintf("inject %d message(s)", n)
+	if err := workflow.ExecuteLocalActivity(localCtx(ctx, summary), protocol.ActivityInject, in).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Error("injecting messages failed; they start the next turn", "error", err)
+		return false
+	}
+	r.t.answered = append(r.t.answered, batch...)
+	r.t.pending = r.t.pending[n:]
+	return true
+}
+
+func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCallResult, error) {
 	s := r.t.in.Settings
-	in := protocol.LLMCallInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.iteration, NoTools: noTools, Settings: s}
-	opts := workflow.ActivityOptions{
+	r.Calls++
+	in := protocol.LLMCallInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.Iteration, Call: r.Calls, Mode: mode, Settings: s}
+	summary := fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)
+	if mode != "" {
+		summary += " (" + mode + ")"
+	}
+	var res protocol.LLMCallResult
+	err := workflow.ExecuteActivity(llmCtx(ctx, s, summary), protocol.ActivityLLMCall, in).Get(ctx, &res)
+	r.PromptTokens += res.PromptTokens
+	r.CompletionTokens += res.CompletionTokens
+	return &res, err
+}
+
+func llmCtx(ctx workflow.Context, s protocol.Settings, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           protocol.LLMTaskQueue,
 		StartToCloseTimeout: s.LLMTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
@@ -68,16 +193,14 @@ func (r *runner) callModel(ctx workflow.Context, noTools bool) (*protocol.LLMCal
 			MaximumAttempts:        s.LLMMaxAttempts,
 			NonRetryableErrorTypes: []string{protocol.ErrProviderNonRetryable, protocol.ErrProviderArrears, protocol.ErrConfig},
 		},
-		Summary: fmt.Sprintf("llm #%d %s", r.iteration, s.Model),
-	}
-	var res protocol.LLMCallResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityLLMCall, in).Get(ctx, &res)
-	return &res, err
+		Summary: summary,
+	})
 }
 
 // runTools runs one batch: consecutive concurrency-safe calls in parallel,
 // every other call alone, in the model's order.
-func (r *runner) runTools(ctx workflow.Context, calls []protocol.ToolCallRef) error {
+func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) error {
+	calls := res.ToolCalls
 	for i := 0; i < len(calls); {
 		j := i + 1
 		if calls[i].ConcurrencySafe {
@@ -87,11 +210,11 @@ func (r *runner) runTools(ctx workflow.Context, calls []protocol.ToolCallRef) er
 		}
 		futures := make([]workflow.Future, 0, j-i)
 		for _, c := range calls[i:j] {
-			futures = append(futures, r.startTool(ctx, c))
+			futures = append(futures, r.startTool(ctx, c, res.EntryID))
 		}
 		for k, f := range futures {
-			var res protocol.ToolCallResult
-			if err := f.Get(ctx, &res); err != nil {
+			var out protocol.ToolCallResult
+			if err := f.Get(ctx, &out); err != nil {
 				if isCanceled(err) {
 					return err
 				}
@@ -103,7 +226,7 @@ func (r *runner) runTools(ctx workflow.Context, calls []protocol.ToolCallRef) er
 	return nil
 }
 
-func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef) workflow.Future {
+func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) workflow.Future {
 	s := r.t.in.Settings
 	opts := workflow.ActivityOptions{
 		TaskQueue:           protocol.TaskQueue,
@@ -112,8 +235,25 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef) workflo
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
 		Summary:             fmt.Sprintf("tool %s(%s)", c.Name, c.ArgsPreview),
 	}
-	in := protocol.ToolCallInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.iteration, CallID: c.ID, Name: c.Name, Heartbeat: s.LLMHeartbeat}
+	in := protocol.ToolCallInput{
+		SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
+		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry,
+	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
+}
+
+// continueTurn carries the turn into a fresh run when history grew long.
+func (t *turn) continueTurn(ctx workflow.Context) error {
+	_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
+	t.drainSignals()
+	next := protocol.TurnInput{
+		SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending,
+		Resume: &protocol.TurnResume{
+			Turn: t.id, Message: t.msg, Answered: t.answered, Delivered: t.delivered,
+			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace,
+		},
+	}
+	return workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)
 }
 
 // modelErrorText is what the user is told when the model could not answer.

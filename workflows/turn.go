@@ -44,21 +44,32 @@ var TurnTable = []Transition{
 	{Respond, EvOK, Done},
 }
 
+// Versions of the turn's logic; replays of older runs take the older path.
+const (
+	versionRunner = "runner"
+	// runnerV1: nanobot's recovery rules, injection, inline commands, /stop handling.
+	runnerV1 workflow.Version = 1
+)
+
 // waitForFirstMessage bounds how long a run started without a message lives.
 const waitForFirstMessage = time.Minute
 
 // turn is the state of one run of TurnWorkflow.
 type turn struct {
-	in       protocol.TurnInput
-	id       string
-	msg      protocol.Inbound
-	answered []string
-	pending  []protocol.Inbound
-	inbound  workflow.ReceiveChannel
-	started  time.Time
-	m        machine
-	run      runner
-	final    reply
+	in        protocol.TurnInput
+	id        string
+	v1        bool
+	msg       protocol.Inbound
+	answered  []protocol.Inbound
+	delivered int // answered[:delivered] already got a reply
+	pending   []protocol.Inbound
+	inbound   workflow.ReceiveChannel
+	started   time.Time
+	inflight  int  // inline commands still running
+	busy      bool // past COMMAND: slash commands run inline
+	m         machine
+	run       runner
+	final     reply
 }
 
 // reply is what the turn will say and why it stopped.
@@ -86,11 +97,26 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	if err := workflow.SetQueryHandler(ctx, protocol.QueryState, t.state); err != nil {
 		return nil, err
 	}
-	if !t.takeFirstMessage(ctx) {
+	start := Restore
+	if r := in.Resume; r != nil {
+		t.id, t.msg, t.answered, t.delivered, t.started = r.Turn, r.Message, r.Answered, r.Delivered, r.Started
+		t.run.RunnerState, t.m.trace, t.busy, start = r.Runner, r.Trace, true, Run
+	} else if !t.takeFirstMessage(ctx) {
 		return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: "no_message"}, nil
 	}
+	t.v1 = workflow.GetVersion(ctx, versionRunner, workflow.DefaultVersion, runnerV1) >= runnerV1
+	if t.v1 {
+		workflow.Go(ctx, t.receive)
+	}
 	workflow.SetCurrentDetails(ctx, "message: "+chat.Preview(t.msg.Content, 120))
-	if err := t.m.run(ctx, Restore, Done); err != nil {
+	if err := t.m.run(ctx, start, Done); err != nil {
+		var can *workflow.ContinueAsNewError
+		if errors.As(err, &can) {
+			return nil, err
+		}
+		if t.v1 && isCanceled(err) {
+			return nil, t.cancelled(ctx, err)
+		}
 		return nil, err
 	}
 	return t.finish(ctx)
@@ -111,8 +137,30 @@ func (t *turn) takeFirstMessage(ctx workflow.Context) bool {
 		return false
 	}
 	t.msg, t.pending = t.pending[0], t.pending[1:]
-	t.answered = append(t.answered, t.msg.ID)
+	t.answered = append(t.answered, t.msg)
 	return true
+}
+
+// receive takes messages as they arrive: read-only slash commands are
+// answered at once (nanobot runs them inline), the rest wait for a drain point.
+func (t *turn) receive(ctx workflow.Context) {
+	for {
+		var msg protocol.Inbound
+		t.inbound.Receive(ctx, &msg)
+		t.accept(ctx, msg)
+	}
+}
+
+func (t *turn) accept(ctx workflow.Context, msg protocol.Inbound) {
+	if t.busy && isInlineCommand(msg.Content) {
+		t.inflight++
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer func() { t.inflight-- }()
+			t.inlineCommand(ctx, msg)
+		})
+		return
+	}
+	t.pending = append(t.pending, msg)
 }
 
 // drainSignals moves every delivered signal into pending, without blocking.
@@ -128,106 +176,51 @@ func (t *turn) drainSignals() {
 
 // finish hands unread messages to the next run: a run never ends with unread signals.
 func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
+	if t.v1 {
+		_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
+	}
 	t.drainSignals()
 	if len(t.pending) > 0 {
 		next := protocol.TurnInput{SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending}
 		return nil, workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)
 	}
+	ids := make([]string, 0, len(t.answered))
+	for _, m := range t.answered {
+		ids = append(ids, m.ID)
+	}
 	return &protocol.TurnResult{
-		SessionKey: t.in.SessionKey, MessageIDs: t.answered,
+		SessionKey: t.in.SessionKey, MessageIDs: ids,
 		ReplyPreview: chat.Preview(t.final.Text, protocol.PreviewBytes), StopReason: t.final.StopReason,
-		Iterations: t.run.iteration, Trace: t.m.trace,
+		Iterations: t.run.Iteration, Trace: t.m.trace,
 	}, nil
+}
+
+// cancelled saves what the turn did (/stop), in a context the cancellation
+// does not reach, and passes unread messages on to the next run.
+func (t *turn) cancelled(ctx workflow.Context, cause error) error {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	in := protocol.SaveInput{StepInput: t.step(), StopReason: protocol.StopCancelled, LatencyMS: workflow.Now(dctx).Sub(t.started).Milliseconds()}
+	if err := workflow.ExecuteLocalActivity(localCtx(dctx, "save after stop"), protocol.ActivitySave, in).Get(dctx, nil); err != nil {
+		workflow.GetLogger(ctx).Error("saving a stopped turn failed", "session", t.in.SessionKey, "error", err)
+	}
+	_ = workflow.Await(dctx, func() bool { return t.inflight == 0 })
+	t.drainSignals()
+	if len(t.pending) > 0 {
+		next := protocol.TurnInput{SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending}
+		return workflow.NewContinueAsNewError(dctx, protocol.TurnWorkflowName, next)
+	}
+	return cause
 }
 
 func (t *turn) state() (protocol.TurnState, error) {
 	return protocol.TurnState{
 		SessionKey: t.in.SessionKey, State: string(t.m.current),
-		Iteration: t.run.iteration, Trace: t.m.trace,
+		Iteration: t.run.Iteration, Trace: t.m.trace,
 	}, nil
 }
 
 func (t *turn) step() protocol.StepInput {
 	return protocol.StepInput{SessionKey: t.in.SessionKey, Turn: t.id, Message: t.msg, Settings: t.in.Settings}
-}
-
-func (t *turn) restore(ctx workflow.Context) (Event, error) {
-	var res protocol.RestoreResult
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "restore"), protocol.ActivityRestore, t.step()).Get(ctx, &res)
-	return EvOK, err
-}
-
-func (t *turn) compact(ctx workflow.Context) (Event, error) {
-	var res protocol.CompactResult
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "compact"), protocol.ActivityCompact, t.step()).Get(ctx, &res)
-	return EvOK, err
-}
-
-func (t *turn) command(ctx workflow.Context) (Event, error) {
-	var res protocol.CommandResult
-	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "command"), protocol.ActivityCommand, t.step()).Get(ctx, &res); err != nil {
-		return "", err
-	}
-	if !res.Handled {
-		return EvDispatch, nil
-	}
-	t.final = reply{Text: res.Reply, StopReason: protocol.StopCommand}
-	t.deliver(ctx)
-	return EvShortcut, nil
-}
-
-func (t *turn) build(ctx workflow.Context) (Event, error) {
-	var res protocol.BuildResult
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "build"), protocol.ActivityBuild, t.step()).Get(ctx, &res)
-	return EvOK, err
-}
-
-func (t *turn) save(ctx workflow.Context) (Event, error) {
-	in := protocol.SaveInput{
-		StepInput: t.step(), StopReason: t.final.StopReason, FinalEntry: t.final.EntryID,
-		LatencyMS: workflow.Now(ctx).Sub(t.started).Milliseconds(), Reply: t.final.Text,
-	}
-	// Errors are shown to the user but only a placeholder enters history.
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "save"), protocol.ActivitySave, in).Get(ctx, nil)
-	return EvOK, err
-}
-
-func (t *turn) respond(ctx workflow.Context) (Event, error) {
-	t.deliver(ctx)
-	return EvOK, nil
-}
-
-// deliver sends the reply to the channel's process; a failed delivery is
-// logged, not fatal: the reply is already in the journal.
-func (t *turn) deliver(ctx workflow.Context) {
-	if t.msg.ReplyQueue == "" {
-		return
-	}
-	in := protocol.DeliverInput{
-		SessionKey: t.in.SessionKey, Turn: t.id, Channel: t.msg.Channel, ChatID: t.msg.ChatID,
-		MessageIDs: t.answered, Text: t.final.Text, EntryID: t.final.EntryID, StopReason: t.final.StopReason,
-	}
-	if err := workflow.ExecuteActivity(deliverCtx(ctx, t.msg.ReplyQueue, t.msg.Channel), protocol.ActivityDeliver, in).Get(ctx, nil); err != nil {
-		workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "error", err)
-	}
-}
-
-func localCtx(ctx workflow.Context, summary string) workflow.Context {
-	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 5},
-		Summary:             summary,
-	})
-}
-
-func deliverCtx(ctx workflow.Context, queue, channel string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:              queue,
-		ScheduleToStartTimeout: time.Minute,
-		StartToCloseTimeout:    time.Minute,
-		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 4},
-		Summary:                "deliver to " + channel,
-	})
 }
 
 // isCanceled tells a /stop or termination apart from a failure.

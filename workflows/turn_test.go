@@ -36,6 +36,7 @@ func stubTool(context.Context, protocol.ToolCallInput) (protocol.ToolCallResult,
 	return protocol.ToolCallResult{}, errors.New("not mocked")
 }
 func stubDeliver(context.Context, protocol.DeliverInput) error { return nil }
+func stubInject(context.Context, protocol.InjectInput) error   { return nil }
 
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
@@ -45,6 +46,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		protocol.ActivityRestore: stubRestore, protocol.ActivityCompact: stubCompact,
 		protocol.ActivityCommand: stubCommand, protocol.ActivityBuild: stubBuild, protocol.ActivitySave: stubSave,
 		protocol.ActivityLLMCall: stubLLM, protocol.ActivityTool: stubTool, protocol.ActivityDeliver: stubDeliver,
+		protocol.ActivityInject: stubInject,
 	} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
@@ -75,7 +77,7 @@ func TestTurnTextReply(t *testing.T) {
 	env := newEnv(t)
 	sendAtStart(env, inbound("m1", "hello"))
 	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(
-		protocol.LLMCallResult{EntryID: "llm-1", ContentPreview: "Hi there!", FinishReason: "stop"}, nil).Once()
+		protocol.LLMCallResult{EntryID: "llm-1", ContentPreview: "Hi there!", ContentChars: 9, FinishReason: "stop"}, nil).Once()
 	var delivered protocol.DeliverInput
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = in; return nil }).Once()
@@ -106,7 +108,7 @@ func TestTurnToolRoundTrip(t *testing.T) {
 			{ID: "c3", Name: "write_file"},
 		}}, nil).Once()
 	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.MatchedBy(func(in protocol.LLMCallInput) bool { return in.Iteration == 2 })).Return(
-		protocol.LLMCallResult{EntryID: "llm-2", ContentPreview: "Done.", FinishReason: "stop"}, nil).Once()
+		protocol.LLMCallResult{EntryID: "llm-2", ContentPreview: "Done.", ContentChars: 5, FinishReason: "stop"}, nil).Once()
 	var ran []string
 	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
@@ -157,17 +159,6 @@ func TestTurnModelErrorBecomesReply(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, "401 invalid api key", delivered.Text)
 	require.Equal(t, protocol.StopError, delivered.StopReason)
-}
-
-func TestTurnLeftoverMessagesContinueAsNew(t *testing.T) {
-	env := newEnv(t)
-	sendAtStart(env, inbound("m1", "first"), inbound("m2", "second"))
-	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(
-		protocol.LLMCallResult{EntryID: "llm-1", ContentPreview: "ok", FinishReason: "stop"}, nil)
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
-	err := env.GetWorkflowError()
-	var can *workflow.ContinueAsNewError
-	require.ErrorAs(t, err, &can)
 }
 
 // TestMachineUnknownEventFailsLoudly drives the state machine with a

@@ -1,0 +1,181 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// script mocks LLMCall with replies in order and records each call's input.
+type script struct {
+	replies []protocol.LLMCallResult
+	calls   []protocol.LLMCallInput
+}
+
+func (s *script) install(env *testsuite.TestWorkflowEnvironment) {
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+			s.calls = append(s.calls, in)
+			if len(s.calls) > len(s.replies) {
+				return protocol.LLMCallResult{}, fmt.Errorf("script exhausted at call %d", len(s.calls))
+			}
+			r := s.replies[len(s.calls)-1]
+			r.EntryID = fmt.Sprintf("llm-%d", in.Call)
+			return r, nil
+		})
+}
+
+func (s *script) modes() []string {
+	var out []string
+	for _, c := range s.calls {
+		out = append(out, c.Mode)
+	}
+	return out
+}
+
+func text(s string) protocol.LLMCallResult {
+	return protocol.LLMCallResult{ContentPreview: s, ContentChars: len(s), FinishReason: "stop"}
+}
+
+func blank(finish string) protocol.LLMCallResult { return protocol.LLMCallResult{FinishReason: finish} }
+
+func toolCall(id string) protocol.LLMCallResult {
+	return protocol.LLMCallResult{FinishReason: "tool_calls", ToolCalls: []protocol.ToolCallRef{{ID: id, Name: "read_file", ConcurrencySafe: true}}}
+}
+
+// runTurn runs one turn with the scripted model and returns what was delivered and saved.
+func runTurn(t *testing.T, s *script, settings protocol.Settings, msgs ...protocol.Inbound) (*testsuite.TestWorkflowEnvironment, []protocol.DeliverInput, protocol.SaveInput) {
+	t.Helper()
+	env := newEnv(t)
+	if len(msgs) == 0 {
+		msgs = []protocol.Inbound{inbound("m1", "hi")}
+	}
+	sendAtStart(env, msgs...)
+	s.install(env)
+	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(protocol.ToolCallResult{Preview: "ok"}, nil)
+	var delivered []protocol.DeliverInput
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.DeliverInput) error { delivered = append(delivered, in); return nil })
+	var saved protocol.SaveInput
+	env.OnActivity(protocol.ActivitySave, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.SaveInput) error { saved = in; return nil })
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: settings})
+	require.True(t, env.IsWorkflowCompleted())
+	return env, delivered, saved
+}
+
+func TestEmptyRepliesRetryThenSummaryPrompt(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{blank("stop"), blank("stop"), text("final answer")}}
+	env, delivered, _ := runTurn(t, s, protocol.Settings{})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"", "", protocol.ModeEmptyRetry}, s.modes())
+	require.Len(t, delivered, 1)
+	require.Equal(t, "llm-3", delivered[0].EntryID)
+	require.Equal(t, protocol.StopCompleted, delivered[0].StopReason)
+}
+
+func TestEmptyRepliesEndWithEmptyFinalResponse(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{blank("stop"), blank("stop"), blank("stop")}}
+	_, delivered, saved := runTurn(t, s, protocol.Settings{})
+	require.Len(t, s.calls, 3)
+	require.Equal(t, EmptyFinalText, delivered[0].Text)
+	require.Equal(t, protocol.StopEmptyFinal, delivered[0].StopReason)
+	require.Equal(t, EmptyFinalText, saved.Reply)
+}
+
+func TestBlankContentFilterIsNotRetried(t *testing.T) {
+	for _, finish := range []string{"content_filter", "refusal"} {
+		s := &script{replies: []protocol.LLMCallResult{blank(finish)}}
+		_, delivered, _ := runTurn(t, s, protocol.Settings{})
+		require.Len(t, s.calls, 1, finish)
+		require.Equal(t, protocol.StopEmptyFinal, delivered[0].StopReason)
+	}
+}
+
+func TestLengthRecoveryJoinsSegments(t *testing.T) {
+	cut := func(s string) protocol.LLMCallResult { r := text(s); r.FinishReason = "length"; return r }
+	s := &script{replies: []protocol.LLMCallResult{cut("first "), cut("second "), text("third")}}
+	_, delivered, saved := runTurn(t, s, protocol.Settings{})
+	require.Equal(t, []string{"", protocol.ModeLength, protocol.ModeLength}, s.modes())
+	require.Equal(t, []string{"llm-1", "llm-2", "llm-3"}, saved.Segments)
+	require.Equal(t, "final", delivered[0].EntryID, "the joined reply is delivered")
+}
+
+func TestLengthRecoveryStopsAfterThree(t *testing.T) {
+	cut := func(s string) protocol.LLMCallResult { r := text(s); r.FinishReason = "length"; return r }
+	s := &script{replies: []protocol.LLMCallResult{cut("a"), cut("b"), cut("c"), cut("d")}}
+	_, _, saved := runTurn(t, s, protocol.Settings{})
+	require.Len(t, s.calls, 4)
+	require.Len(t, saved.Segments, 4)
+}
+
+func TestMaxIterationsFinalizesWithoutTools(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{toolCall("a"), toolCall("b"), toolCall("c")}}
+	env, delivered, _ := runTurn(t, s, protocol.Settings{MaxIterations: 2})
+	require.Equal(t, []string{"", "", protocol.ModeFinalize}, s.modes())
+	require.Equal(t, fmt.Sprintf(maxIterationsText, 2), delivered[0].Text)
+	require.Equal(t, protocol.StopMaxIterations, delivered[0].StopReason)
+	env.AssertNumberOfCalls(t, protocol.ActivityTool, 2)
+}
+
+func TestMaxIterationsFinalAnswerIsKept(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{toolCall("a"), text("summary of what I did")}}
+	_, delivered, _ := runTurn(t, s, protocol.Settings{MaxIterations: 1})
+	require.Equal(t, []string{"", protocol.ModeFinalize}, s.modes())
+	require.Equal(t, "llm-2", delivered[0].EntryID)
+	require.Equal(t, protocol.StopMaxIterations, delivered[0].StopReason)
+}
+
+func TestMalformedCallsGetOneCorrectiveRetryThenNoTools(t *testing.T) {
+	malformed := protocol.LLMCallResult{FinishReason: "tool_calls", DroppedCalls: 1}
+	s := &script{replies: []protocol.LLMCallResult{malformed, malformed, text("answer")}}
+	_, delivered, _ := runTurn(t, s, protocol.Settings{})
+	require.Equal(t, []string{"", protocol.ModeMalformed, protocol.ModeEmptyRetry}, s.modes())
+	require.Equal(t, "llm-3", delivered[0].EntryID)
+}
+
+func TestToolsNotRunWhenFinishReasonBlocksThem(t *testing.T) {
+	r := toolCall("a")
+	r.FinishReason, r.ContentPreview, r.ContentChars = "length", "partial", 7
+	s := &script{replies: []protocol.LLMCallResult{r, text(" rest")}}
+	env, _, _ := runTurn(t, s, protocol.Settings{})
+	env.AssertNotCalled(t, protocol.ActivityTool, mock.Anything, mock.Anything)
+}
+
+// TestInjectionLimits sends 17 messages at once: the turn answers the
+// first, injects 3 per drain for at most 5 drains, and hands the last one
+// to the next run.
+func TestInjectionLimits(t *testing.T) {
+	msgs := []protocol.Inbound{inbound("m0", "first")}
+	for i := 1; i <= 16; i++ {
+		msgs = append(msgs, inbound(fmt.Sprintf("m%d", i), fmt.Sprintf("more %d", i)))
+	}
+	replies := make([]protocol.LLMCallResult, 0, 6)
+	for i := 0; i < 6; i++ {
+		replies = append(replies, text(fmt.Sprintf("answer %d", i)))
+	}
+	env := newEnv(t)
+	sendAtStart(env, msgs...)
+	(&script{replies: replies}).install(env)
+	var batches []int
+	env.OnActivity(protocol.ActivityInject, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.InjectInput) error {
+			batches = append(batches, len(in.Messages))
+			return nil
+		})
+	var deliveries int
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
+		func(context.Context, protocol.DeliverInput) error { deliveries++; return nil })
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	require.Equal(t, []int{3, 3, 3, 3, 3}, batches)
+	require.Equal(t, 6, deliveries, "each answer is delivered as it is given")
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+}

@@ -1,0 +1,146 @@
+package workflows
+
+import (
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+func (t *turn) restore(ctx workflow.Context) (Event, error) {
+	var res protocol.RestoreResult
+	err := workflow.ExecuteLocalActivity(localCtx(ctx, "restore"), protocol.ActivityRestore, t.step()).Get(ctx, &res)
+	return EvOK, err
+}
+
+func (t *turn) compact(ctx workflow.Context) (Event, error) {
+	var res protocol.CompactResult
+	err := workflow.ExecuteLocalActivity(localCtx(ctx, "compact"), protocol.ActivityCompact, t.step()).Get(ctx, &res)
+	return EvOK, err
+}
+
+func (t *turn) command(ctx workflow.Context) (Event, error) {
+	var res protocol.CommandResult
+	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "command"), protocol.ActivityCommand, t.step()).Get(ctx, &res); err != nil {
+		return "", err
+	}
+	if !res.Handled {
+		t.busy = true
+		return EvDispatch, nil
+	}
+	t.final = reply{Text: res.Reply, StopReason: protocol.StopCommand}
+	t.deliver(ctx)
+	return EvShortcut, nil
+}
+
+func (t *turn) build(ctx workflow.Context) (Event, error) {
+	var res protocol.BuildResult
+	err := workflow.ExecuteLocalActivity(localCtx(ctx, "build"), protocol.ActivityBuild, t.step()).Get(ctx, &res)
+	return EvOK, err
+}
+
+func (t *turn) save(ctx workflow.Context) (Event, error) {
+	in := protocol.SaveInput{
+		StepInput: t.step(), StopReason: t.final.StopReason, FinalEntry: t.final.EntryID,
+		LatencyMS: workflow.Now(ctx).Sub(t.started).Milliseconds(),
+		Segments:  t.run.Segments, PromptTokens: t.run.PromptTokens, CompletionTokens: t.run.CompletionTokens,
+	}
+	if t.final.EntryID == "" {
+		in.Reply = t.final.Text
+	}
+	if len(t.run.Segments) > 1 {
+		t.final.EntryID = "final" // SAVE joins the continued reply into one message
+	}
+	// Errors are shown to the user but only a placeholder enters history.
+	err := workflow.ExecuteLocalActivity(localCtx(ctx, "save"), protocol.ActivitySave, in).Get(ctx, nil)
+	return EvOK, err
+}
+
+func (t *turn) respond(ctx workflow.Context) (Event, error) {
+	t.deliver(ctx)
+	return EvOK, nil
+}
+
+// deliver sends the current reply for every answered message not yet
+// answered, once per channel process (task queue) that waits for it. A
+// failed delivery is logged, not fatal: the reply is in the journal.
+func (t *turn) deliver(ctx workflow.Context) {
+	msgs := t.answered[t.delivered:]
+	t.delivered = len(t.answered)
+	var queues []string
+	byQueue := map[string][]string{}
+	for _, m := range msgs {
+		if m.ReplyQueue == "" {
+			continue
+		}
+		if _, ok := byQueue[m.ReplyQueue]; !ok {
+			queues = append(queues, m.ReplyQueue)
+		}
+		byQueue[m.ReplyQueue] = append(byQueue[m.ReplyQueue], m.ID)
+	}
+	var futures []workflow.Future
+	for _, q := range queues {
+		in := protocol.DeliverInput{
+			SessionKey: t.in.SessionKey, Turn: t.id, Channel: t.msg.Channel, ChatID: t.msg.ChatID,
+			MessageIDs: byQueue[q], Text: t.final.Text, EntryID: t.final.EntryID, StopReason: t.final.StopReason,
+		}
+		futures = append(futures, workflow.ExecuteActivity(deliverCtx(ctx, q, t.msg.Channel), protocol.ActivityDeliver, in))
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "error", err)
+		}
+	}
+}
+
+// inlineCommands answer while a turn runs, as nanobot's do.
+var inlineCommands = map[string]bool{"/status": true, "/help": true, "/history": true}
+
+func isInlineCommand(text string) bool {
+	head, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	if at := strings.Index(head, "@"); at > 0 {
+		head = head[:at]
+	}
+	return inlineCommands[strings.ToLower(head)]
+}
+
+// inlineCommand answers a read-only command that arrived during the turn.
+func (t *turn) inlineCommand(ctx workflow.Context, msg protocol.Inbound) {
+	step := protocol.StepInput{SessionKey: t.in.SessionKey, Turn: t.id + "/" + msg.ID, Message: msg, Settings: t.in.Settings}
+	var res protocol.CommandResult
+	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "inline command"), protocol.ActivityCommand, step).Get(ctx, &res); err != nil {
+		workflow.GetLogger(ctx).Error("inline command failed", "session", t.in.SessionKey, "error", err)
+		return
+	}
+	if msg.ReplyQueue == "" {
+		return
+	}
+	in := protocol.DeliverInput{
+		SessionKey: t.in.SessionKey, Turn: step.Turn, Channel: msg.Channel, ChatID: msg.ChatID,
+		MessageIDs: []string{msg.ID}, Text: res.Reply, StopReason: protocol.StopCommand,
+	}
+	if err := workflow.ExecuteActivity(deliverCtx(ctx, msg.ReplyQueue, msg.Channel), protocol.ActivityDeliver, in).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "error", err)
+	}
+}
+
+func localCtx(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 5},
+		Summary:             summary,
+	})
+}
+
+func deliverCtx(ctx workflow.Context, queue, channel string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              queue,
+		ScheduleToStartTimeout: time.Minute,
+		StartToCloseTimeout:    time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 4},
+		Summary:                "deliver to " + channel,
+	})
+}
