@@ -13,6 +13,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
@@ -114,6 +115,10 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 	if prompt != "" {
 		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: prompt})
 	}
+	msgs = governance.Prepare(msgs, governance.Options{
+		Budget:             inputBudget(in.Settings),
+		MaxToolResultChars: a.MaxToolResultChars,
+	})
 	req := providers.Request{
 		Model: model.APIModel, Messages: msgs, MaxTokens: in.Settings.MaxTokens,
 		Temperature: model.Temperature, Stream: in.Settings.Stream,

@@ -9,15 +9,17 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
 
 // Texts written into the journal when a turn was cut short (nanobot's words).
 const (
-	InterruptedReply      = "Error: Task interrupted before a response was generated."
-	InterruptedTool       = "Error: Task interrupted before this tool finished."
-	ModelErrorPlaceholder = "[Assistant reply unavailable due to model error.]"
+	InterruptedReply = "Error: Task interrupted before a response was generated."
+	InterruptedTool  = "Error: Task interrupted before this tool finished."
+	// ModelErrorPlaceholder stands in history for a reply the model never gave.
+	ModelErrorPlaceholder = governance.ModelErrorPlaceholder
 )
 
 // Restore loads the session and closes an earlier turn that ended without
@@ -108,13 +110,10 @@ func (a *Activities) Compact(ctx context.Context, in protocol.StepInput) (protoc
 	return protocol.CompactResult{Note: fmt.Sprintf("%d of %d tokens", tokens, budget)}, nil
 }
 
-// inputBudget is nanobot's: context window − max tokens − 1024.
+// inputBudget is nanobot's (context window − max tokens − 1024), with a floor
+// so a misconfigured window still leaves room for the current message.
 func inputBudget(s protocol.Settings) int {
-	b := s.ContextWindowTokens - s.MaxTokens - 1024
-	if b < 1024 {
-		b = 1024
-	}
-	return b
+	return max(governance.Budget(s.ContextWindowTokens, s.MaxTokens), 1024)
 }
 
 // Build journals the user's message and fixes the turn's system prompt, so

@@ -1,0 +1,164 @@
+// Package governance shapes the messages sent to the model so they fit the
+// context window and obey the API's rules, in nanobot's order. It works on
+// a copy: the journal is never rewritten.
+package governance
+
+import (
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/session"
+)
+
+// nanobot's constants.
+const (
+	SnipSafetyBuffer      = 1024
+	MicrocompactMinChars  = 500
+	InflightCompactTarget = 0.85
+	BackfillText          = "[Tool result unavailable — call was interrupted or lost]"
+	ModelErrorPlaceholder = "[Assistant reply unavailable due to model error.]"
+	truncatedMarker       = "\n... (truncated)"
+	compactedTextFormat   = "Error: The previous %s result was compacted to fit context. Call the tool again if you still need it."
+)
+
+// CompactableTools are the tools whose old results may be compacted away.
+var CompactableTools = map[string]bool{
+	"read_file": true, "exec": true, "grep": true, "find_files": true,
+	"web_search": true, "web_fetch": true, "list_dir": true, "list_exec_sessions": true,
+}
+
+// Options bound what Prepare may send.
+type Options struct {
+	// Budget is the input token budget: context window − max tokens − 1024.
+	Budget int
+	// MaxToolResultChars caps one tool result (0 = no cap).
+	MaxToolResultChars int
+}
+
+// Budget is nanobot's input budget for a model call.
+func Budget(contextWindow, maxTokens int) int {
+	return contextWindow - maxTokens - SnipSafetyBuffer
+}
+
+// Prepare returns the messages to send, governed in nanobot's order.
+func Prepare(msgs []chat.Message, opts Options) []chat.Message {
+	out := append([]chat.Message(nil), msgs...)
+	out = stripPlaceholders(out)
+	out = stripMalformedCalls(out)
+	out = dropOrphanResults(out)
+	out = backfillMissingResults(out)
+	out = capToolResults(out, opts.MaxToolResultChars)
+	if opts.Budget > 0 {
+		out = microcompact(out, opts.Budget)
+		out = snipHistory(out, opts.Budget)
+	}
+	out = dropOrphanResults(out)
+	return backfillMissingResults(out)
+}
+
+// Tokens estimates the size of messages.
+func Tokens(msgs []chat.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += session.EstimateTokens(m)
+	}
+	return n
+}
+
+func stripPlaceholders(msgs []chat.Message) []chat.Message {
+	out := msgs[:0:0]
+	for _, m := range msgs {
+		if m.Role == chat.RoleAssistant && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) == ModelErrorPlaceholder {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func stripMalformedCalls(msgs []chat.Message) []chat.Message {
+	out := msgs[:0:0]
+	for _, m := range msgs {
+		if m.Role == chat.RoleAssistant && len(m.ToolCalls) > 0 {
+			var calls []chat.ToolCall
+			for _, c := range m.ToolCalls {
+				if strings.TrimSpace(c.ID) != "" && strings.TrimSpace(c.Function.Name) != "" {
+					calls = append(calls, c)
+				}
+			}
+			m.ToolCalls = calls
+			if len(calls) == 0 && strings.TrimSpace(m.Content) == "" && len(m.ContentParts) == 0 {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// dropOrphanResults removes tool results no earlier assistant asked for
+// (or asked for and already got).
+func dropOrphanResults(msgs []chat.Message) []chat.Message {
+	open := map[string]bool{}
+	out := msgs[:0:0]
+	for _, m := range msgs {
+		switch m.Role {
+		case chat.RoleAssistant:
+			for _, c := range m.ToolCalls {
+				open[c.ID] = true
+			}
+		case chat.RoleTool:
+			if !open[m.ToolCallID] {
+				continue
+			}
+			delete(open, m.ToolCallID)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// backfillMissingResults answers every call that has no result, right
+// after the results its assistant message did get.
+func backfillMissingResults(msgs []chat.Message) []chat.Message {
+	out := make([]chat.Message, 0, len(msgs))
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		out = append(out, m)
+		if m.Role != chat.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		have := map[string]bool{}
+		j := i + 1
+		for ; j < len(msgs) && msgs[j].Role == chat.RoleTool; j++ {
+			have[msgs[j].ToolCallID] = true
+			out = append(out, msgs[j])
+		}
+		for _, c := range m.ToolCalls {
+			if !have[c.ID] {
+				out = append(out, chat.Message{Role: chat.RoleTool, ToolCallID: c.ID, Name: c.Function.Name, Content: BackfillText})
+			}
+		}
+		i = j - 1
+	}
+	return out
+}
+
+func capToolResults(msgs []chat.Message, limit int) []chat.Message {
+	if limit <= 0 {
+		return msgs
+	}
+	for i, m := range msgs {
+		if m.Role == chat.RoleTool && len(m.Content) > limit {
+			msgs[i].Content = cutRunes(m.Content, limit) + truncatedMarker
+		}
+	}
+	return msgs
+}
+
+func cutRunes(s string, n int) string {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
