@@ -53,6 +53,10 @@ type Env struct {
 	RestrictToWorkspace bool
 	SessionKey          string
 	CallID              string
+	// Turn identifies the current user turn within the session, when the
+	// caller knows it; per-turn guards (repeated web lookups) key on it and
+	// fall back to a time window when it is empty.
+	Turn string
 }
 
 // ErrorResult formats an error result; the text always starts with "Error: "

@@ -1,0 +1,72 @@
+package tools
+
+// BuiltinOptions carry the config values the built-in tools need; the
+// caller maps config.Tools onto them so this package stays config-free.
+type BuiltinOptions struct {
+	// DisableFiles leaves out the file tools (tools.file.enable = false):
+	// read_file, write_file, edit_file, list_dir, apply_patch, grep, find_files.
+	DisableFiles bool
+
+	// ExecEnabled registers exec (tools.exec.enable) with Exec.
+	ExecEnabled bool
+	Exec        ExecOptions
+
+	// WebEnabled registers web_fetch and web_search (tools.web.enable) with Web.
+	WebEnabled bool
+	Web        WebOptions
+
+	// SSRFWhitelist are CIDRs reachable despite the SSRF guard (tools.ssrfWhitelist);
+	// used by web_fetch and exec's internal-URL check unless Web.SSRF / Exec.URLGuard are set.
+	SSRFWhitelist []string
+	// Resolver overrides DNS for the SSRF guard (tests); nil = system resolver.
+	Resolver Resolver
+
+	// MessageSender, when set, registers the message tool.
+	MessageSender MessageSender
+}
+
+// RegisterBuiltins registers the built-in tools the options enable. It
+// fails on configuration errors (bad CIDRs or regexes), registering nothing.
+func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
+	guard, err := NewSSRFGuard(opts.SSRFWhitelist, opts.Resolver)
+	if err != nil {
+		return err
+	}
+	var tools []Tool
+	if !opts.DisableFiles {
+		tools = append(tools, readFile{}, writeFile{}, editFile{}, listDir{}, applyPatch{}, grepTool{}, findFiles{})
+	}
+	if opts.ExecEnabled {
+		eo := opts.Exec
+		if eo.URLGuard == nil {
+			eo.URLGuard = guard
+		}
+		ex, err := NewExec(eo)
+		if err != nil {
+			return err
+		}
+		tools = append(tools, ex)
+	}
+	if opts.WebEnabled {
+		wo := opts.Web
+		if wo.SSRF == nil {
+			wo.SSRF = guard
+		}
+		if wo.Lookups == nil {
+			wo.Lookups = NewLookupGuard()
+		}
+		tools = append(tools, NewWebFetch(wo), NewWebSearch(wo))
+	}
+	if opts.MessageSender != nil {
+		tools = append(tools, NewMessageTool(opts.MessageSender))
+	}
+	for i, t := range tools {
+		if err := r.TryRegister(t); err != nil {
+			for _, done := range tools[:i] {
+				r.Unregister(done.Name())
+			}
+			return err
+		}
+	}
+	return nil
+}

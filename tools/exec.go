@@ -1,0 +1,251 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// nanobot's exec limits.
+const (
+	execDefaultTimeout = 60 * time.Second
+	execMaxTimeout     = 600 * time.Second
+	execMaxOutputChars = 10_000
+	// execWaitDelay bounds how long exec waits for output after the shell
+	// exits (a background child may hold the pipe open) or is killed.
+	execWaitDelay = 2 * time.Second
+)
+
+// execBaseEnv are the only variables of the agent's environment a command
+// sees besides ExecOptions.AllowedEnvKeys: API keys and other secrets stay out.
+var execBaseEnv = []string{"HOME", "LANG", "TERM", "USER", "LOGNAME", "TMPDIR", "TZ"}
+
+// execEnvDefaults fill base variables the agent's environment lacks.
+var execEnvDefaults = map[string]string{"HOME": "/tmp", "LANG": "C.UTF-8", "TERM": "dumb"}
+
+const execFallbackPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// ExecOptions configure the exec tool (tools.exec.*).
+type ExecOptions struct {
+	// Timeout applies when the model gives none; 0 means no limit
+	// (tools.exec.timeout 0). DefaultExecOptions sets nanobot's 60 s.
+	Timeout time.Duration
+	// MaxTimeout caps the model's timeout argument; 0 means 600 s.
+	MaxTimeout time.Duration
+	// DenyPatterns are extra regexes (RE2) refused on the lower-cased command.
+	DenyPatterns []string
+	// AllowPatterns, when non-empty, must match the lower-cased command.
+	AllowPatterns []string
+	// PathPrepend and PathAppend are joined to PATH with ':'.
+	PathPrepend, PathAppend string
+	// AllowedEnvKeys are passed through from the agent's environment.
+	AllowedEnvKeys []string
+	// URLGuard, when set, refuses commands naming internal/private URLs.
+	URLGuard *SSRFGuard
+}
+
+// DefaultExecOptions returns nanobot's defaults: 60 s, at most 600 s.
+func DefaultExecOptions() ExecOptions {
+	return ExecOptions{Timeout: execDefaultTimeout, MaxTimeout: execMaxTimeout}
+}
+
+const execDescription = "Execute a shell command (bash -c) in the workspace and return its combined stdout and stderr, " +
+	"followed by `Exit code: N` when the command fails. Output over 10000 characters keeps its head and tail with a " +
+	"marker in between. timeout is in seconds (default %s, max %d); on timeout or cancellation the whole process " +
+	"group is killed. The command gets a minimal environment (PATH, HOME, LANG, TERM…), no stdin, and runs in " +
+	"working_dir (default: the workspace). Destructive commands (rm -rf, mkfs, dd, shutdown, …) are refused. " +
+	"Prefer read_file/write_file/edit_file/apply_patch over cat/echo/sed, and grep/find_files over shell grep/find. " +
+	"Use -y or --yes flags to avoid interactive prompts."
+
+const execParameters = `{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "The shell command to execute"},
+    "working_dir": {"type": "string", "description": "Optional working directory for the command (default: the workspace)"},
+    "timeout": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Increase for long-running commands like compilation or installation (default %s, max %d)."}
+  },
+  "required": ["command"]
+}`
+
+// ExecTool is the exec built-in.
+type ExecTool struct {
+	opts   ExecOptions
+	guard  *commandGuard
+	shell  string
+	params json.RawMessage
+	desc   string
+}
+
+// NewExec builds the exec tool; it fails on patterns that do not compile.
+func NewExec(opts ExecOptions) (*ExecTool, error) {
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = execMaxTimeout
+	}
+	if opts.Timeout < 0 {
+		opts.Timeout = 0
+	}
+	opts.Timeout = min(opts.Timeout, opts.MaxTimeout)
+	guard, err := newCommandGuard(opts.DenyPatterns, opts.AllowPatterns, opts.URLGuard)
+	if err != nil {
+		return nil, err
+	}
+	shell, err := exec.LookPath("bash")
+	if err != nil {
+		shell = "/bin/sh"
+	}
+	maxSecs := int(opts.MaxTimeout / time.Second)
+	def := "none"
+	if opts.Timeout > 0 {
+		def = fmt.Sprintf("%d", int(opts.Timeout/time.Second))
+	}
+	return &ExecTool{
+		opts: opts, guard: guard, shell: shell,
+		params: json.RawMessage(fmt.Sprintf(execParameters, maxSecs, def, maxSecs)),
+		desc:   fmt.Sprintf(execDescription, def, maxSecs),
+	}, nil
+}
+
+func (t *ExecTool) Name() string                { return "exec" }
+func (t *ExecTool) Description() string         { return t.desc }
+func (t *ExecTool) Parameters() json.RawMessage { return t.params }
+func (t *ExecTool) Flags() Flags                { return Flags{Exclusive: true, SideEffects: true} }
+
+func (t *ExecTool) Run(ctx context.Context, env Env, args map[string]any) Result {
+	command := StringArg(args, "command")
+	if strings.TrimSpace(command) == "" {
+		return ErrorResult("Error: command is empty")
+	}
+	if reason := t.guard.check(ctx, command); reason != "" {
+		return ErrorResult("Error: Command blocked by safety guard (%s)", reason)
+	}
+	wd := StringArg(args, "working_dir")
+	if strings.TrimSpace(wd) == "" {
+		wd = "."
+	}
+	dir, errRes := resolveForTool(env, wd)
+	if errRes != nil {
+		return *errRes
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ErrorResult("Error: working_dir is not an existing directory: %s", wd)
+	}
+	timeout := t.opts.Timeout
+	if secs := IntArg(args, "timeout", 0); secs > 0 {
+		timeout = min(time.Duration(secs)*time.Second, t.opts.MaxTimeout)
+	}
+	return t.run(ctx, command, dir, timeout)
+}
+
+// run executes command in its own process group and renders the outcome.
+func (t *ExecTool) run(ctx context.Context, command, dir string, timeout time.Duration) Result {
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+
+	out := newHeadTailBuffer(execMaxOutputChars * 8)
+	cmd := exec.CommandContext(runCtx, t.shell, "-c", command)
+	cmd.Dir = dir
+	cmd.Env = t.environ()
+	cmd.Stdout, cmd.Stderr = out, out
+	// Own process group, so timeout/cancel can kill everything the shell started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = execWaitDelay
+	err := cmd.Run()
+	if runCtx.Err() != nil && cmd.Process != nil {
+		_ = killGroup(cmd) // the shell may have exited first, leaving children behind
+	}
+
+	var exitErr *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return ErrorResult("Error: Command cancelled (%v); its process group was killed%s", ctx.Err(), partial(out))
+	case timeout > 0 && errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		return ErrorResult("Error: Command timed out after %s; its process group was killed%s", formatSeconds(timeout), partial(out))
+	case errors.As(err, &exitErr):
+		return TextResult(out.render(execMaxOutputChars, exitLine(exitErr)))
+	case err != nil && cmd.Process == nil:
+		return ErrorResult("Error executing command: %v", err)
+	}
+	// err may be exec.ErrWaitDelay: the shell exited but a background child kept the pipe open.
+	return TextResult(out.render(execMaxOutputChars, ""))
+}
+
+// environ builds the command's minimal environment.
+func (t *ExecTool) environ() []string {
+	vars := map[string]string{}
+	for _, k := range append(append([]string(nil), execBaseEnv...), t.opts.AllowedEnvKeys...) {
+		if v, ok := os.LookupEnv(k); ok {
+			vars[k] = v
+		}
+	}
+	for k, v := range execEnvDefaults {
+		if _, ok := vars[k]; !ok {
+			vars[k] = v
+		}
+	}
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = execFallbackPath
+	}
+	if t.opts.PathPrepend != "" {
+		path = t.opts.PathPrepend + ":" + path
+	}
+	if t.opts.PathAppend != "" {
+		path = path + ":" + t.opts.PathAppend
+	}
+	vars["PATH"] = path
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// killGroup SIGKILLs the command's whole process group.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// exitLine renders a failure's exit status the way a shell reports it.
+func exitLine(e *exec.ExitError) string {
+	code := e.ExitCode()
+	if ws, ok := e.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("Exit code: %d (killed by signal %s)", 128+int(ws.Signal()), ws.Signal())
+	}
+	if code == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Exit code: %d", code)
+}
+
+// partial appends whatever the command printed before it was stopped.
+func partial(out *headTailBuffer) string {
+	text := out.render(execMaxOutputChars, "")
+	if strings.TrimSpace(text) == "" {
+		return ""
+	}
+	return "\n\nPartial output:\n" + text
+}
+
+func formatSeconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%d seconds", int(d/time.Second))
+	}
+	return d.String()
+}

@@ -1,0 +1,158 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// searchWalkMax bounds how many entries one grep/find_files walk visits, so a
+// search rooted at / or a huge monorepo cannot run unbounded.
+const searchWalkMax = 200_000
+
+// errWalkLimit reports that a search walk stopped at searchWalkMax entries.
+var errWalkLimit = errors.New("walk limit reached")
+
+// globPattern is a validated file glob. Patterns without "/" match a file's
+// base name anywhere ("*.go"); patterns with "/" match the slash-separated
+// path relative to the search root, where a "**" segment matches any number
+// of directories ("cmd/**/*.go", "**/test_*.py").
+type globPattern struct {
+	raw      string
+	segments []string
+	byName   bool
+}
+
+// compileGlob validates p; Windows separators are accepted as "/".
+func compileGlob(p string) (*globPattern, error) {
+	norm := strings.ReplaceAll(strings.TrimSpace(p), "\\", "/")
+	norm = strings.TrimPrefix(norm, "./")
+	if norm == "" {
+		return nil, errors.New("glob pattern is empty")
+	}
+	g := &globPattern{raw: norm, byName: !strings.Contains(norm, "/")}
+	if g.byName && norm != "**" {
+		g.segments = []string{norm}
+	} else {
+		for _, seg := range strings.Split(strings.Trim(norm, "/"), "/") {
+			if seg == "" {
+				continue
+			}
+			g.segments = append(g.segments, seg)
+		}
+		g.byName = false
+	}
+	for _, seg := range g.segments {
+		if seg == "**" {
+			continue
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return nil, errors.New("invalid glob pattern " + p + ": " + err.Error())
+		}
+	}
+	return g, nil
+}
+
+// match reports whether rel (slash-separated, relative to the search root) matches.
+func (g *globPattern) match(rel string) bool {
+	if g.byName {
+		ok, _ := path.Match(g.segments[0], path.Base(rel))
+		return ok
+	}
+	return matchSegments(g.segments, strings.Split(rel, "/"))
+}
+
+// matchSegments matches path segments against pattern segments, letting
+// "**" absorb zero or more segments.
+func matchSegments(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			rest := pat[1:]
+			for len(rest) > 0 && rest[0] == "**" {
+				rest = rest[1:]
+			}
+			if len(rest) == 0 {
+				return true
+			}
+			for i := 0; i <= len(name); i++ {
+				if matchSegments(rest, name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], name[0]); !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return len(name) == 0
+}
+
+// walkFiles visits the regular files below root in name order, skipping the
+// noise directories list_dir skips and never following symlinks, so a
+// search cannot leave the tree it was asked to search.
+func walkFiles(ctx context.Context, root string, visit func(path, rel string, d fs.DirEntry) error) error {
+	seen := 0
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // unreadable subdirectory: search what we can
+		}
+		if seen++; seen > searchWalkMax {
+			return errWalkLimit
+		}
+		if seen%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if p == root {
+			return nil
+		}
+		if d.IsDir() {
+			if listDirIgnored[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		return visit(p, filepath.ToSlash(rel), d)
+	})
+}
+
+// pathDisplayer shows paths relative to the workspace when they lie inside
+// it, as nanobot does, else relative to the search root.
+func pathDisplayer(env Env, root string) func(p string) string {
+	wsResolved := ""
+	if ws, err := workspaceDir(env); err == nil {
+		if r, err := resolveSymlinks(ws); err == nil {
+			wsResolved = r
+		}
+	}
+	return func(p string) string {
+		if wsResolved != "" && within(wsResolved, p) {
+			if rel, err := filepath.Rel(wsResolved, p); err == nil && rel != "." {
+				return filepath.ToSlash(rel)
+			}
+		}
+		if rel, err := filepath.Rel(root, p); err == nil && rel != "." {
+			return filepath.ToSlash(rel)
+		}
+		return filepath.ToSlash(p)
+	}
+}
