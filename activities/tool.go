@@ -42,6 +42,7 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		return protocol.ToolCallResult{}, temporal.NewNonRetryableApplicationError(msg, ErrJournal, nil)
 	}
 	var result tools.Result
+	env := tools.Env{Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace, SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID}
 	tool, known := a.Tools.Get(call.Function.Name)
 	claimed := true
 	if known && tool.Flags().SideEffects {
@@ -54,11 +55,10 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		result = tools.Result{Text: OutcomeUnknown, IsError: true}
 	} else {
 		stop := startHeartbeats(ctx, in.Heartbeat)
-		env := tools.Env{Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace, SessionKey: in.SessionKey, CallID: in.CallID}
 		result = a.Tools.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
 		stop()
 	}
-	text := a.truncate(result.Text)
+	text := tools.ApplyResultBudget(env, call.Function.Name, result.Text, a.MaxToolResultChars)
 	msg := chat.Message{
 		Role: chat.RoleTool, ToolCallID: in.CallID, Name: call.Function.Name, Content: text,
 		Turn: in.Turn, EntryID: entry, Timestamp: time.Now().Format(session.TimeLayout),
@@ -90,13 +90,4 @@ func findCall(sess *session.Session, in protocol.ToolCallInput) (chat.ToolCall, 
 
 func toolResult(text string, isError bool) protocol.ToolCallResult {
 	return protocol.ToolCallResult{Preview: chat.Preview(text, protocol.PreviewBytes), Chars: len(text), IsError: isError}
-}
-
-// truncate keeps results within maxToolResultChars, as nanobot does.
-func (a *Activities) truncate(text string) string {
-	limit := a.MaxToolResultChars
-	if limit <= 0 || len(text) <= limit {
-		return text
-	}
-	return chat.Preview(text, limit) + "\n... (truncated)"
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
-	"github.com/nanobot-durable/nanobot/tools"
 	"github.com/nanobot-durable/nanobot/workflows"
 )
 
@@ -50,8 +49,10 @@ func NewActivities(cfg *config.Config, mgr *channels.Manager, hub *channels.Stre
 	if err != nil {
 		return nil, err
 	}
-	reg := tools.NewRegistry()
-	tools.RegisterFilesystem(reg)
+	reg, err := newRegistry(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &activities.Activities{
 		Store: store, Tools: reg, Models: newConfigModels(cfg, log),
 		Prompt:  prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName},

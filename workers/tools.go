@@ -1,0 +1,39 @@
+package workers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/tools"
+)
+
+// builtinOptions maps config.json's tools block onto the built-in tools.
+func builtinOptions(t config.Tools) tools.BuiltinOptions {
+	exec := tools.DefaultExecOptions()
+	exec.Timeout = time.Duration(t.Exec.Timeout) * time.Second
+	exec.DenyPatterns, exec.AllowPatterns = t.Exec.DenyPatterns, t.Exec.AllowPatterns
+	exec.PathPrepend, exec.PathAppend = t.Exec.PathPrepend, t.Exec.PathAppend
+	exec.AllowedEnvKeys = t.Exec.AllowedEnvKeys
+	return tools.BuiltinOptions{
+		DisableFiles:  !t.File.Enable,
+		ExecEnabled:   t.Exec.Enable,
+		Exec:          exec,
+		WebEnabled:    t.Web.Enable,
+		SSRFWhitelist: t.SSRFWhitelist,
+		Web: tools.WebOptions{
+			UserAgent:      t.Web.UserAgent,
+			SearchProvider: t.Web.Search.Provider, SearchAPIKey: t.Web.Search.APIKey, SearchBaseURL: t.Web.Search.BaseURL,
+			SearchMaxResults: t.Web.Search.MaxResults, SearchTimeout: time.Duration(t.Web.Search.Timeout) * time.Second,
+		},
+	}
+}
+
+// newRegistry builds the tool registry of a worker from its config.
+func newRegistry(cfg *config.Config) (*tools.Registry, error) {
+	reg := tools.NewRegistry()
+	if err := tools.RegisterBuiltins(reg, builtinOptions(cfg.Tools)); err != nil {
+		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
+	}
+	return reg, nil
+}
