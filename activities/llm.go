@@ -75,7 +75,7 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 	}
 	calls, dropped := wellFormedCalls(resp.ToolCalls)
 	msg := chat.Message{
-		Role: chat.RoleAssistant, Content: providers.StripThink(resp.Content), ReasoningContent: resp.ReasoningContent,
+		Role: chat.RoleAssistant, Content: resp.Content, ReasoningContent: resp.ReasoningContent,
 		ToolCalls: calls, FinishReason: resp.FinishReason, LatencyMS: time.Since(started).Milliseconds(),
 		Turn: in.Turn, EntryID: entry,
 	}

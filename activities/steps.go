@@ -65,7 +65,7 @@ func closeTurn(s *session.Session, turn string) bool {
 	if last < 0 {
 		return false
 	}
-	if m := s.Messages[last]; m.Role == chat.RoleAssistant && len(m.ToolCalls) == 0 {
+	if m := s.Messages[last]; m.Role == chat.RoleAssistant && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) != "" {
 		return false // the turn ended with a reply
 	}
 	now := time.Now().Format(session.TimeLayout)

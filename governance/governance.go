@@ -144,12 +144,15 @@ func backfillMissingResults(msgs []chat.Message) []chat.Message {
 	return out
 }
 
+// budgetExempt tools cap their own output (read_file: 128 000 chars), as in nanobot.
+var budgetExempt = map[string]bool{"read_file": true}
+
 func capToolResults(msgs []chat.Message, limit int) []chat.Message {
 	if limit <= 0 {
 		return msgs
 	}
 	for i, m := range msgs {
-		if m.Role == chat.RoleTool && len(m.Content) > limit {
+		if m.Role == chat.RoleTool && len(m.Content) > limit && !budgetExempt[m.Name] {
 			msgs[i].Content = cutRunes(m.Content, limit) + truncatedMarker
 		}
 	}

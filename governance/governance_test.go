@@ -64,8 +64,10 @@ func TestPrepareRules(t *testing.T) {
 			[]string{"user:q", "assistant+a", "tool#a:1", "assistant:done"}},
 		{"missing result backfilled", []chat.Message{user("q"), calls("a", "b"), result("a", "1"), asst("done")}, Options{},
 			[]string{"user:q", "assistant+a+b", "tool#a:1", "tool#b:" + BackfillText[:12], "assistant:done"}},
-		{"tool result capped", []chat.Message{user("q"), calls("a"), result("a", strings.Repeat("x", 50))}, Options{MaxToolResultChars: 10},
+		{"tool result capped", []chat.Message{user("q"), calls("a"), {Role: chat.RoleTool, ToolCallID: "a", Name: "exec", Content: strings.Repeat("x", 50)}}, Options{MaxToolResultChars: 10},
 			[]string{"user:q", "assistant+a", "tool#a:xxxxxxxxxx\n."}},
+		{"read_file is exempt from the cap", []chat.Message{user("q"), calls("a"), result("a", strings.Repeat("x", 50))}, Options{MaxToolResultChars: 10},
+			[]string{"user:q", "assistant+a", "tool#a:xxxxxxxxxxxx"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

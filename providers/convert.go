@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -211,6 +212,9 @@ func buildResponse(content, reasoning string, calls []chat.ToolCall, finish stri
 	if r.FinishReason == "" || r.FinishReason == "null" {
 		r.FinishReason = FinishStop
 	}
+	if r.FinishReason == FinishLength && r.Content != "" {
+		r.Content = keepEdges(content, r.Content) // a cut reply is continued: its pieces must join exactly
+	}
 	r.ToolCalls = normalizeToolCalls(calls)
 	return r
 }
@@ -291,4 +295,11 @@ func messageText(m openai.ChatCompletionMessage) string {
 		}
 	}
 	return b.String()
+}
+
+// keepEdges puts back the whitespace StripThink trimmed from the edges of raw.
+func keepEdges(raw, stripped string) string {
+	lead := raw[:len(raw)-len(strings.TrimLeftFunc(raw, unicode.IsSpace))]
+	trail := raw[len(strings.TrimRightFunc(raw, unicode.IsSpace)):]
+	return lead + stripped + trail
 }
