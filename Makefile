@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
 DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name go.sum)
-NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
+NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet
@@ -30,9 +30,17 @@ run: build
 	$(BIN)/nanobot gateway
 
 ## test: unit, workflow and integration tests against a real temporal-dev
+## (and the tests against real npm MCP servers when npm is present)
 test: build
+	@if command -v npm >/dev/null 2>&1; then bash e2e/install.sh; \
+	else echo "WARNING: npm not found: tests against the real npm MCP servers are SKIPPED (install Node.js, then run make e2e)"; fi
 	cd cmd/temporal-dev && $(GO) test ./...
 	NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -count=1 -timeout 15m ./...
+
+## e2e: install the real MCP servers (npm, into e2e/node_modules) and run the tests that use them
+e2e: build
+	bash e2e/install.sh
+	NANOBOT_E2E=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -count=1 -run 'E2E|EndToEnd' ./mcp/ ./integration/
 
 ## bench: benchmarks, side by side in one run
 bench: build

@@ -44,7 +44,16 @@ type Activities struct {
 	// RestrictToWorkspace confines tool paths to the workspace.
 	RestrictToWorkspace bool
 	MaxToolResultChars  int
-	Log                 *slog.Logger
+	// RefreshTools, when set, brings external tools (MCP) into Tools: it
+	// connects lazily and must not fail the turn when a server is down.
+	RefreshTools func(ctx context.Context)
+	Log          *slog.Logger
+}
+
+func (a *Activities) refreshTools(ctx context.Context) {
+	if a.RefreshTools != nil {
+		a.RefreshTools(ctx)
+	}
 }
 
 func (a *Activities) log() *slog.Logger {

@@ -124,6 +124,7 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 		Temperature: model.Temperature, Stream: in.Settings.Stream,
 	}
 	if !in.NoTools && !noTools && a.Tools != nil {
+		a.refreshTools(ctx)
 		req.Tools = a.Tools.Definitions()
 	}
 	return req, nil

@@ -44,6 +44,10 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	var result tools.Result
 	env := tools.Env{Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace, SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID}
 	tool, known := a.Tools.Get(call.Function.Name)
+	if !known {
+		a.refreshTools(ctx) // an MCP tool this worker has not connected yet
+		tool, known = a.Tools.Get(call.Function.Name)
+	}
 	claimed := true
 	if known && tool.Flags().SideEffects {
 		if claimed, err = a.Store.Claim(ctx, in.SessionKey, in.Turn, entry); err != nil {

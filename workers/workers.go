@@ -3,6 +3,7 @@
 package workers
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/mcp"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
@@ -40,27 +42,36 @@ type Options struct {
 type Set struct {
 	workers []worker.Worker
 	Store   session.Store
+	mcp     *mcp.Pool
 }
 
 // NewActivities builds the activities from the config.
-func NewActivities(cfg *config.Config, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (*activities.Activities, error) {
+// The MCP pool it returns must be closed when the process stops.
+func NewActivities(cfg *config.Config, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (*activities.Activities, *mcp.Pool, error) {
 	workspace := cfg.Agents.Defaults.WorkspacePath()
 	store, err := session.NewJSONLStore(session.SessionsDir(config.ConfigDir(cfg.Path), workspace), log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reg, err := newRegistry(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	pool := mcp.NewPool(cfg.Tools.MCPServers, log)
+	refresh := func(ctx context.Context) {
+		for _, err := range pool.Register(ctx, reg) {
+			log.Warn("MCP server unavailable; its tools are left out of this turn", "error", err)
+		}
 	}
 	return &activities.Activities{
-		Store: store, Tools: reg, Models: newConfigModels(cfg, log),
+		RefreshTools: refresh,
+		Store:        store, Tools: reg, Models: newConfigModels(cfg, log),
 		Prompt:  prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName},
 		Streams: hub, Channels: mgr, Workspace: workspace,
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
-	}, nil
+	}, pool, nil
 }
 
 // MaxConcurrentRequests is nanobot's NANOBOT_MAX_CONCURRENT_REQUESTS (default 3).
@@ -79,11 +90,11 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if opts.Channels == nil {
 		opts.Channels = channels.NewManager()
 	}
-	acts, err := NewActivities(opts.Config, opts.Channels, opts.Streams, opts.Log)
+	acts, pool, err := NewActivities(opts.Config, opts.Channels, opts.Streams, opts.Log)
 	if err != nil {
 		return nil, err
 	}
-	set := &Set{Store: acts.Store}
+	set := &Set{Store: acts.Store, mcp: pool}
 	if opts.Turns {
 		w := worker.New(c, protocol.TaskQueue, worker.Options{})
 		w.RegisterWorkflowWithOptions(workflows.TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
@@ -112,15 +123,17 @@ func Start(c client.Client, opts Options) (*Set, error) {
 			for _, started := range set.workers[:i] {
 				started.Stop()
 			}
+			pool.Close()
 			return nil, fmt.Errorf("start worker: %w", err)
 		}
 	}
 	return set, nil
 }
 
-// Stop stops every worker of the set.
+// Stop stops every worker of the set, then the MCP servers it started.
 func (s *Set) Stop() {
 	for _, w := range s.workers {
 		w.Stop()
 	}
+	s.mcp.Close()
 }

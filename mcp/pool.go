@@ -1,0 +1,469 @@
+// Package mcp is the MCP client side: it connects to the configured MCP
+// servers (stdio, SSE, streamable HTTP) and offers their tools to the model
+// as mcp_<server>_<tool>. Clients are pooled per worker process and connect
+// lazily; a server that fails is reported and retried later, never failing
+// the turn.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/tools"
+)
+
+const (
+	// DefaultToolTimeout is nanobot's toolTimeout when the config has none.
+	DefaultToolTimeout = 30 * time.Second
+	// connectTimeout bounds starting a server and the initialize handshake.
+	connectTimeout = 30 * time.Second
+	// closeTimeout bounds Close: a stdio server gets stdin EOF, then SIGTERM.
+	closeTimeout = 10 * time.Second
+)
+
+// clientInfo identifies us to servers.
+var clientInfo = mcpgo.Implementation{Name: "nanobot", Version: "1.0.0"}
+
+var errPoolClosed = errors.New("MCP pool is closed")
+
+// Pool holds one client per configured server, connected on first use.
+// It is safe for concurrent use.
+type Pool struct {
+	log     *slog.Logger
+	ctx     context.Context // lives until Close: stdio children and SSE streams hang off it
+	cancel  context.CancelFunc
+	closed  atomic.Bool
+	servers map[string]*server
+	names   []string // server names, sorted
+
+	// backoff is the delay before retrying a server that failed to connect;
+	// it doubles per consecutive failure up to maxBackoff.
+	backoff, maxBackoff time.Duration
+
+	regMu      sync.Mutex
+	registered map[*tools.Registry]map[string]regEntry
+}
+
+type server struct {
+	name string
+	cfg  config.MCPServer
+	log  *slog.Logger
+
+	mu       sync.Mutex // serializes connecting and listing
+	conn     *conn
+	lastErr  error
+	failures int
+	retryAt  time.Time
+}
+
+// conn is one live client of a server.
+type conn struct {
+	client     *mcpclient.Client
+	cmd        *exec.Cmd   // stdio only
+	stderr     *tailBuffer // stdio only
+	stale      atomic.Bool // tools/list_changed seen since the last listing
+	tools      []mcpgo.Tool
+	listed     bool
+	stopListen func() // ends a subscriptions/listen stream (modern protocol)
+	closeOnce  sync.Once
+}
+
+type regEntry struct{ server, fingerprint string }
+
+// NewPool prepares clients for servers; nothing connects until Tools,
+// Register or a tool call needs it.
+func NewPool(servers map[string]config.MCPServer, log *slog.Logger) *Pool {
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Pool{
+		log: log, ctx: ctx, cancel: cancel,
+		servers:    make(map[string]*server, len(servers)),
+		backoff:    2 * time.Second,
+		maxBackoff: time.Minute,
+		registered: map[*tools.Registry]map[string]regEntry{},
+	}
+	for name, cfg := range servers {
+		p.servers[name] = &server{name: name, cfg: cfg, log: log.With("mcp_server", name)}
+		p.names = append(p.names, name)
+	}
+	sort.Strings(p.names)
+	return p
+}
+
+// Tools connects every server not yet connected, lists its tools (again
+// only after a tools/list_changed) and wraps those enabledTools allows.
+// A server that fails is reported in the errors and retried on a later call.
+func (p *Pool) Tools(ctx context.Context) ([]tools.Tool, []error) {
+	listed, errs := p.list(ctx)
+	wrapped, werrs := p.wrap(listed)
+	out := make([]tools.Tool, len(wrapped))
+	for i, t := range wrapped {
+		out[i] = t
+	}
+	return out, append(errs, werrs...)
+}
+
+// Register makes reg hold the current MCP tools, as external tools: new
+// ones are added, changed ones replaced, and ones a server no longer lists
+// removed. Tools of a server that failed this time stay, so a passing
+// outage neither fails the turn nor churns the prompt.
+func (p *Pool) Register(ctx context.Context, reg *tools.Registry) []error {
+	p.regMu.Lock() // one refresh at a time, so an older listing never wins
+	defer p.regMu.Unlock()
+	listed, errs := p.list(ctx)
+	wrapped, werrs := p.wrap(listed)
+	errs = append(errs, werrs...)
+
+	have := p.registered[reg]
+	if have == nil {
+		have = map[string]regEntry{}
+		p.registered[reg] = have
+	}
+	seen := make(map[string]bool, len(wrapped))
+	for _, t := range wrapped {
+		seen[t.name] = true
+		fp := t.fingerprint()
+		if e, ok := have[t.name]; ok {
+			if e.fingerprint == fp {
+				continue
+			}
+			reg.Unregister(t.name)
+			delete(have, t.name)
+		}
+		if err := reg.TryRegister(t, tools.External()); err != nil {
+			errs = append(errs, fmt.Errorf("mcp server %q: %w", t.server, err))
+			continue
+		}
+		have[t.name] = regEntry{server: t.server, fingerprint: fp}
+	}
+	for name, e := range have {
+		if _, ok := listed[e.server]; ok && !seen[name] {
+			reg.Unregister(name)
+			delete(have, name)
+		}
+	}
+	return errs
+}
+
+// Close disconnects every server and stops stdio children; tools called
+// afterwards return an error result.
+func (p *Pool) Close() {
+	if p.closed.Swap(true) {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, s := range p.servers {
+		wg.Go(func() {
+			s.mu.Lock() // waits for a connect in progress, which then sees closed
+			c := s.conn
+			s.conn = nil
+			s.mu.Unlock()
+			if c != nil {
+				c.close(s.log)
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeTimeout):
+		p.log.Warn("mcp: servers still closing; killing them")
+	}
+	p.cancel() // kills stdio children that ignored stdin EOF and SIGTERM
+}
+
+// list fetches the tool definitions of every server in parallel.
+func (p *Pool) list(ctx context.Context) (map[string][]mcpgo.Tool, []error) {
+	type outcome struct {
+		defs []mcpgo.Tool
+		err  error
+	}
+	results := make([]outcome, len(p.names))
+	var wg sync.WaitGroup
+	for i, name := range p.names {
+		wg.Go(func() {
+			defs, err := p.serverTools(ctx, p.servers[name])
+			results[i] = outcome{defs, err}
+		})
+	}
+	wg.Wait()
+	listed := map[string][]mcpgo.Tool{}
+	var errs []error
+	for i, name := range p.names {
+		if err := results[i].err; err != nil {
+			errs = append(errs, fmt.Errorf("mcp server %q: %w", name, err))
+			continue
+		}
+		listed[name] = results[i].defs
+	}
+	return listed, errs
+}
+
+// serverTools returns the server's tool definitions, listing them again
+// only when the server said they changed (or never listed them).
+func (p *Pool) serverTools(ctx context.Context, s *server) ([]mcpgo.Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := p.connectLocked(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if c.listed && !c.stale.Load() {
+		return c.tools, nil
+	}
+	c.stale.Store(false) // before listing, so a change during it is not lost
+	lctx, cancel := context.WithTimeout(ctx, toolTimeout(s.cfg))
+	defer cancel()
+	res, err := c.client.ListTools(lctx, mcpgo.ListToolsRequest{})
+	if err != nil {
+		if isTransportFailure(err) && ctx.Err() == nil {
+			p.dropLocked(s, c, err)
+		}
+		c.listed = false
+		return nil, fmt.Errorf("list tools: %w", withStderr(err, c))
+	}
+	c.tools, c.listed = res.Tools, true
+	s.log.Debug("mcp: listed tools", "count", len(res.Tools))
+	return c.tools, nil
+}
+
+// wrap names and wraps the listed tools. Names are assigned over all
+// servers in (server, tool) order so a collision resolves the same way
+// every time: the first keeps the plain name, the others get a hash suffix.
+func (p *Pool) wrap(listed map[string][]mcpgo.Tool) ([]*Tool, []error) {
+	type candidate struct {
+		server, base string
+		def          mcpgo.Tool
+	}
+	var cands []candidate
+	for _, name := range p.names {
+		defs, ok := listed[name]
+		if !ok {
+			continue
+		}
+		s := p.servers[name]
+		var raws, bases []string
+		for _, d := range defs {
+			base := ToolName(name, d.Name)
+			raws, bases = append(raws, d.Name), append(bases, base)
+			if toolEnabled(s.cfg.EnabledTools, d.Name, base) {
+				cands = append(cands, candidate{name, base, d})
+			}
+		}
+		if miss := unmatchedEnabled(s.cfg.EnabledTools, raws, bases); len(miss) > 0 {
+			s.log.Warn("mcp: enabledTools entries match no tool", "entries", miss, "raw_names", raws, "wrapped_names", bases)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].server != cands[j].server {
+			return cands[i].server < cands[j].server
+		}
+		return cands[i].def.Name < cands[j].def.Name
+	})
+	used := map[string]bool{}
+	var out []*Tool
+	var errs []error
+	for _, c := range cands {
+		name := c.base
+		if used[name] {
+			name = disambiguate(c.base, c.server, c.def.Name)
+		}
+		t, err := newTool(p, c.server, name, c.def)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("mcp server %q: %w", c.server, err))
+			continue
+		}
+		used[name] = true
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, errs
+}
+
+// call runs one tools/call under the server's toolTimeout.
+func (p *Pool) call(ctx context.Context, t *Tool, args map[string]any) tools.Result {
+	s, ok := p.servers[t.server]
+	if !ok {
+		return tools.ErrorResult("Error: MCP server '%s' is not configured", t.server)
+	}
+	timeout := toolTimeout(s.cfg)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	s.mu.Lock()
+	c, err := p.connectLocked(cctx, s)
+	s.mu.Unlock()
+	if err != nil {
+		return tools.ErrorResult("Error: MCP server '%s' is unavailable: %v", t.server, err)
+	}
+	if args == nil {
+		args = map[string]any{} // some servers reject "arguments": null
+	}
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = t.raw
+	req.Params.Arguments = args
+	res, err := c.client.CallTool(cctx, req)
+	switch {
+	case err == nil:
+		return ConvertResult(res)
+	case ctx.Err() != nil:
+		return tools.ErrorResult("Error: MCP tool call was cancelled: %v", ctx.Err())
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		s.log.Warn("mcp: tool call timed out", "tool", t.name, "timeout", timeout)
+		return tools.ErrorResult("Error: MCP tool call timed out after %s", timeout)
+	case isTransportFailure(err):
+		err = withStderr(err, c)
+		s.mu.Lock()
+		p.dropLocked(s, c, err)
+		s.mu.Unlock()
+		return tools.ErrorResult("Error: MCP server '%s' failed: %v (reconnecting on the next call)", t.server, err)
+	default:
+		return tools.ErrorResult("Error: MCP tool '%s' failed: %v", t.raw, err)
+	}
+}
+
+// connectLocked returns the server's live client, connecting it if needed;
+// after a failure it waits out the backoff instead of hammering the server.
+func (p *Pool) connectLocked(ctx context.Context, s *server) (*conn, error) {
+	if p.closed.Load() {
+		return nil, errPoolClosed
+	}
+	if s.conn != nil {
+		return s.conn, nil
+	}
+	if wait := time.Until(s.retryAt); wait > 0 {
+		return nil, fmt.Errorf("%w (next retry in %s)", s.lastErr, wait.Round(100*time.Millisecond))
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	c, err := p.dial(cctx, s)
+	if err != nil && ctx.Err() != nil {
+		return nil, err // the caller gave up; that says nothing about the server
+	}
+	if err != nil {
+		s.failures++
+		delay := min(p.backoff<<min(s.failures-1, 16), p.maxBackoff)
+		s.lastErr, s.retryAt = err, time.Now().Add(delay)
+		s.log.Warn("mcp: connect failed", "err", err, "retry_in", delay)
+		return nil, err
+	}
+	s.conn, s.failures, s.lastErr, s.retryAt = c, 0, nil, time.Time{}
+	return c, nil
+}
+
+// dial starts a client and performs the handshake.
+func (p *Pool) dial(ctx context.Context, s *server) (*conn, error) {
+	c := &conn{}
+	cl, err := p.newClient(s.name, s.cfg, c, s.log)
+	if err != nil {
+		return nil, err
+	}
+	c.client = cl
+	// Notifications may come at any time, even before the initialize
+	// response; the handler runs on the transport's reader, so it must
+	// never block (no locks).
+	cl.OnNotification(func(n mcpgo.JSONRPCNotification) {
+		switch n.Method {
+		case mcpgo.MethodNotificationToolsListChanged:
+			c.stale.Store(true)
+			s.log.Debug("mcp: notification", "method", n.Method)
+		case string(mcpgo.MethodNotificationMessage): // the server's own log
+			f := n.Params.AdditionalFields
+			s.log.Debug("mcp: notification", "method", n.Method, "level", f["level"], "data", f["data"])
+		default: // progress and the rest: accepted, nothing to do
+			s.log.Debug("mcp: notification", "method", n.Method)
+		}
+	})
+	if err := cl.Start(p.ctx); err != nil {
+		err = withStderr(err, c) // before close, which cuts the stderr pipe
+		c.close(s.log)
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	init := mcpgo.InitializeRequest{}
+	init.Params.ClientInfo = clientInfo
+	res, err := cl.Initialize(ctx, init)
+	if err != nil {
+		err = withStderr(err, c)
+		c.close(s.log)
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	// Protocol 2026-07-28 delivers list_changed only on a subscription.
+	if mcpgo.IsModernProtocol(res.ProtocolVersion) && res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged {
+		stop, err := cl.ListenAsync(p.ctx, mcpgo.SubscriptionFilter{ToolsListChanged: true}, func(err error) {
+			s.log.Debug("mcp: subscription ended", "err", err)
+		})
+		if err == nil {
+			c.stopListen = stop
+		}
+	}
+	s.log.Info("mcp: connected", "server_name", res.ServerInfo.Name, "protocol", res.ProtocolVersion)
+	return c, nil
+}
+
+// drop forgets a broken client (if it is still the current one) so the next
+// use reconnects; closing happens in the background.
+func (p *Pool) drop(name string, c *conn, cause error) {
+	s, ok := p.servers[name]
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.dropLocked(s, c, cause)
+}
+
+func (p *Pool) dropLocked(s *server, c *conn, cause error) {
+	if s.conn != c {
+		return
+	}
+	s.conn = nil
+	s.log.Warn("mcp: server connection lost; reconnecting on next use", "err", cause)
+	go c.close(s.log)
+}
+
+func (c *conn) close(log *slog.Logger) {
+	c.closeOnce.Do(func() {
+		if c.stopListen != nil {
+			c.stopListen()
+		}
+		if err := c.client.Close(); err != nil {
+			log.Debug("mcp: close", "err", err)
+		}
+	})
+}
+
+// withStderr adds the server's last stderr line, which usually says why a
+// stdio server failed.
+func withStderr(err error, c *conn) error {
+	if c.stderr == nil {
+		return err
+	}
+	if isTransportFailure(err) {
+		c.stderr.settle()
+	}
+	if line := c.stderr.lastLine(); line != "" {
+		return fmt.Errorf("%w (last stderr line: %s)", err, line)
+	}
+	return err
+}
+
+func toolTimeout(cfg config.MCPServer) time.Duration {
+	if cfg.ToolTimeout > 0 {
+		return time.Duration(cfg.ToolTimeout) * time.Second
+	}
+	return DefaultToolTimeout
+}
