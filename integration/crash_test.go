@@ -96,3 +96,39 @@ func TestCrashMidTurnResumesWithoutRepeats(t *testing.T) {
 	require.Equal(t, 1, tools, "the retried call saw the tool result once")
 	testenv.RecordHistory(t, dev.Client, "turn/cli:crash", "", "crash_resume")
 }
+
+// TestCrashDuringSideEffectNeverRunsItTwice kills the worker while exec
+// runs; the retried tool call finds the claim and reports an unknown
+// outcome to the model instead of running the command again.
+func TestCrashDuringSideEffectNeverRunsItTwice(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New(
+		modeltest.ToolCalls(modeltest.Call{ID: "once", Name: "exec", Args: `{"command":"echo ran >> runs.txt; sleep 20"}`}),
+		modeltest.Text("I could not confirm the command finished."),
+	)
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr)
+	first, logs := startWorker(t, env)
+	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second}.WithDefaults()}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Channel: "cli", ChatID: "once", Content: "run it"})
+	require.NoError(t, err)
+	runs := filepath.Join(home.Workspace, "runs.txt")
+	require.Eventually(t, func() bool { _, err := os.Stat(runs); return err == nil }, time.Minute, 20*time.Millisecond,
+		"the command never started; worker log:\n%s", logs)
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_, _ = first.Process.Wait()
+
+	startWorker(t, env)
+	var res protocol.TurnResult
+	require.NoError(t, dev.Client.GetWorkflow(ctx, "turn/cli:once", "").Get(ctx, &res))
+	require.Equal(t, protocol.StopCompleted, res.StopReason)
+	data, err := os.ReadFile(runs)
+	require.NoError(t, err)
+	require.Equal(t, "ran\n", string(data), "the command ran exactly once")
+	_, msgs := sessionLines(t, home, "cli:once")
+	require.Contains(t, msgs[2].Content, "outcome unknown")
+	require.Equal(t, 2, model.Count())
+}

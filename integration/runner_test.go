@@ -258,3 +258,29 @@ func TestHistoryStaysSmall(t *testing.T) {
 	require.Less(t, perIteration, 4096, "an iteration adds a few KB, not the context")
 	require.InDelta(t, float64(sizes[30])/30, float64(perIteration), float64(perIteration), "growth is linear")
 }
+
+// TestModelCallsCappedAcrossSessions: five sessions at once, one worker;
+// the LLM task queue's slots (NANOBOT_MAX_CONCURRENT_REQUESTS=3 by default)
+// cap the model calls in flight, and every session still gets its answer.
+func TestModelCallsCappedAcrossSessions(t *testing.T) {
+	r := newRig(t, protocol.Settings{})
+	steps := make([]modeltest.Step, 5)
+	for i := range steps {
+		steps[i] = modeltest.Block().Text(fmt.Sprintf("answer %d", i))
+	}
+	r.model.Script(steps...)
+	for i := 0; i < 5; i++ {
+		r.send(t, fmt.Sprintf("par%d", i), "hello")
+	}
+	require.Eventually(t, func() bool { return r.model.Waiting() == 3 }, time.Minute, 20*time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
+	require.Equal(t, 3, r.model.Waiting(), "no more than 3 model calls at once")
+	// Release frees every held call; the remaining two then take the free slots.
+	r.model.Release()
+	require.Eventually(t, func() bool { return r.model.Count() == 5 && r.model.Waiting() == 2 }, time.Minute, 20*time.Millisecond)
+	r.model.Release()
+	for i := 0; i < 5; i++ {
+		res := r.result(t, fmt.Sprintf("par%d", i))
+		require.Equal(t, protocol.StopCompleted, res.StopReason)
+	}
+}
