@@ -12,6 +12,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
@@ -175,4 +176,31 @@ func TestCommands(t *testing.T) {
 	sess, err = a.Store.Load(ctx, "cli:t")
 	require.NoError(t, err)
 	require.Empty(t, sess.Messages, "/new clears and is not persisted")
+}
+
+func TestNewArchivesThenClears(t *testing.T) {
+	a := newActivities(t, nil)
+	ctx := context.Background()
+	_, err := a.Store.Append(ctx, "cli:t",
+		chat.Message{Role: chat.RoleUser, Content: "remember the milk", Turn: "t0", EntryID: "user"},
+		chat.Message{Role: chat.RoleAssistant, Content: "noted", Turn: "t0", EntryID: "llm-1"})
+	require.NoError(t, err)
+	require.NoError(t, a.Save(ctx, protocol.SaveInput{StepInput: step("t0", ""), FinalEntry: "llm-1", StopReason: protocol.StopCompleted, PromptTokens: 120, CompletionTokens: 7}))
+
+	res, err := a.Command(ctx, step("t1", "/status"))
+	require.NoError(t, err)
+	require.Contains(t, res.Reply, "Tokens used: 120 in, 7 out")
+	require.Contains(t, res.Reply, "Running task: none")
+
+	res, err = a.Command(ctx, step("t2", "/new"))
+	require.NoError(t, err)
+	require.Equal(t, "New session started.", res.Reply)
+	entries, err := memory.Read(a.Workspace)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.Equal(t, "[RAW] 2 messages\nUSER: remember the milk\nASSISTANT: noted", entries[0].Content)
+	require.Equal(t, "cli:t", entries[0].SessionKey)
+	sess, err := a.Store.Load(ctx, "cli:t")
+	require.NoError(t, err)
+	require.Empty(t, sess.Messages)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
@@ -118,9 +119,22 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// cmdNew clears the session; the archive into memory arrives with the memory work.
+// cmdNew archives what was not consolidated yet into memory/history.jsonl
+// (nanobot's raw archive), then clears the session.
 func (a *Activities) cmdNew(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
 	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+		var unarchived []chat.Message
+		for _, m := range s.Messages[min(s.LastConsolidated, len(s.Messages)):] {
+			if !m.Command {
+				unarchived = append(unarchived, m)
+			}
+		}
+		if len(unarchived) > 0 {
+			e := memory.Entry{Content: memory.RawArchive(unarchived), SessionKey: in.SessionKey}
+			if _, err := memory.Append(a.Workspace, e); err != nil {
+				return fmt.Errorf("archive session before /new: %w", err)
+			}
+		}
 		s.Messages = nil
 		s.LastConsolidated = 0
 		return nil
@@ -155,8 +169,21 @@ func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ str
 	for _, m := range sess.History(0) {
 		tokens += session.EstimateTokens(m)
 	}
-	return fmt.Sprintf("Model: %s\nSession: %s (%d messages)\nContext: ~%d of %d tokens",
-		in.Settings.Model, in.SessionKey, len(sess.Messages), tokens, inputBudget(in.Settings)), nil
+	prompt, completion := sessionUsage(sess)
+	running := "none"
+	if in.Running != "" {
+		running = in.Running
+	}
+	return fmt.Sprintf("Model: %s\nSession: %s (%d messages)\nTokens used: %d in, %d out\nContext: ~%d of %d tokens\nRunning task: %s",
+		in.Settings.Model, in.SessionKey, len(sess.Messages), prompt, completion, tokens, inputBudget(in.Settings), running), nil
+}
+
+// sessionUsage reads the token totals SAVE keeps in the session's metadata.
+func sessionUsage(sess *session.Session) (prompt, completion int) {
+	usage, _ := sess.Metadata["usage"].(map[string]any)
+	p, _ := usage["prompt_tokens"].(float64)
+	c, _ := usage["completion_tokens"].(float64)
+	return int(p), int(c)
 }
 
 func (a *Activities) cmdHistory(ctx context.Context, in protocol.StepInput, args string) (string, error) {

@@ -144,6 +144,8 @@ type StepInput struct {
 	Turn       string   `json:"turn"`
 	Message    Inbound  `json:"message"`
 	Settings   Settings `json:"settings"`
+	// Running describes the session's running turn, for a command answered inline.
+	Running string `json:"running,omitempty"`
 }
 
 // RestoreResult tells what RESTORE found.

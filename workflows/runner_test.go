@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -178,4 +179,58 @@ func TestInjectionLimits(t *testing.T) {
 	require.Equal(t, 6, deliveries, "each answer is delivered as it is given")
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can)
+}
+
+// TestInlineStatusDuringTurn: /status arriving while the model works is
+// answered at once, with the running turn's state, and is not injected.
+func TestInlineStatusDuringTurn(t *testing.T) {
+	env := newEnv(t)
+	sendAtStart(env, inbound("m1", "long question"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(protocol.SignalInbound, inbound("s1", "/status")) }, time.Second)
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).After(time.Minute).Return(text("done"), nil)
+	var commands []protocol.StepInput
+	env.OnActivity(protocol.ActivityCommand, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.StepInput) (protocol.CommandResult, error) {
+			commands = append(commands, in)
+			if in.Message.Content == "/status" {
+				return protocol.CommandResult{Handled: true, Reply: "status…"}, nil
+			}
+			return protocol.CommandResult{}, nil
+		})
+	var delivered []protocol.DeliverInput
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.DeliverInput) error { delivered = append(delivered, in); return nil })
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, commands, 2)
+	require.Equal(t, "RUN, iteration 1 of 200", commands[1].Running)
+	require.Len(t, delivered, 2)
+	require.Equal(t, []string{"s1"}, delivered[0].MessageIDs, "the status reply comes first, mid-turn")
+	require.Equal(t, []string{"m1"}, delivered[1].MessageIDs)
+	env.AssertNotCalled(t, protocol.ActivityInject, mock.Anything, mock.Anything)
+}
+
+// TestResumeContinuesAtRun: a turn carried into a new run (continue-as-new
+// when history grows) goes straight back to RUN with its counters.
+func TestResumeContinuesAtRun(t *testing.T) {
+	env := newEnv(t)
+	s := &script{replies: []protocol.LLMCallResult{text("finished")}}
+	s.install(env)
+	resume := &protocol.TurnResume{
+		Turn: "turn-1", Message: inbound("m1", "big job"), Answered: []protocol.Inbound{inbound("m1", "big job")},
+		Runner: protocol.RunnerState{Iteration: 41, Calls: 41},
+		Trace:  []protocol.TraceEntry{{State: "RESTORE", Event: "ok"}},
+	}
+	var delivered protocol.DeliverInput
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.DeliverInput) error { delivered = in; return nil })
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Resume: resume})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, s.calls, 1)
+	require.Equal(t, 42, s.calls[0].Iteration)
+	require.Equal(t, 42, s.calls[0].Call)
+	require.Equal(t, "turn-1", s.calls[0].Turn, "the journal's turn ID carries over")
+	require.Equal(t, "llm-42", delivered.EntryID)
+	env.AssertNotCalled(t, protocol.ActivityRestore, mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, protocol.ActivityBuild, mock.Anything, mock.Anything)
 }

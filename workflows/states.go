@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -109,7 +110,10 @@ func isInlineCommand(text string) bool {
 
 // inlineCommand answers a read-only command that arrived during the turn.
 func (t *turn) inlineCommand(ctx workflow.Context, msg protocol.Inbound) {
-	step := protocol.StepInput{SessionKey: t.in.SessionKey, Turn: t.id + "/" + msg.ID, Message: msg, Settings: t.in.Settings}
+	step := protocol.StepInput{
+		SessionKey: t.in.SessionKey, Turn: t.id + "/" + msg.ID, Message: msg, Settings: t.in.Settings,
+		Running: fmt.Sprintf("%s, iteration %d of %d", t.m.current, t.run.Iteration, t.in.Settings.MaxIterations),
+	}
 	var res protocol.CommandResult
 	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "inline command"), protocol.ActivityCommand, step).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Error("inline command failed", "session", t.in.SessionKey, "error", err)
