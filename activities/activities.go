@@ -10,6 +10,7 @@ import (
 	"log/slog"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
@@ -44,6 +45,8 @@ type Activities struct {
 	// RestrictToWorkspace confines tool paths to the workspace.
 	RestrictToWorkspace bool
 	MaxToolResultChars  int
+	// Config is the worker's current config (it may be reloaded).
+	Config func() *config.Config
 	// RefreshTools, when set, brings external tools (MCP) into Tools: it
 	// connects lazily and must not fail the turn when a server is down.
 	RefreshTools func(ctx context.Context)

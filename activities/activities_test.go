@@ -12,6 +12,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -203,4 +204,34 @@ func TestNewArchivesThenClears(t *testing.T) {
 	sess, err := a.Store.Load(ctx, "cli:t")
 	require.NoError(t, err)
 	require.Empty(t, sess.Messages)
+}
+
+func TestModelCommandSwitchesTheSessionFromTheNextTurn(t *testing.T) {
+	a := newActivities(t, nil)
+	cfg := config.Default()
+	cfg.ModelPresets = map[string]config.ModelPreset{"fast": {Model: "gpt-4o-mini", Provider: "openai", MaxTokens: 1000, ContextWindowTokens: 64000}}
+	a.Config = func() *config.Config { return cfg }
+	ctx := context.Background()
+
+	res, err := a.Command(ctx, step("t1", "/model"))
+	require.NoError(t, err)
+	require.Contains(t, res.Reply, "Available presets: fast, default")
+	res, err = a.Command(ctx, step("t2", "/model turbo"))
+	require.NoError(t, err)
+	require.Equal(t, `Unknown model preset "turbo". Available presets: fast, default`, res.Reply)
+	res, err = a.Command(ctx, step("t3", "/model fast"))
+	require.NoError(t, err)
+	require.Equal(t, `Switched to model preset "fast" (gpt-4o-mini) for this session.`, res.Reply)
+
+	restored, err := a.Restore(ctx, step("t4", "hello"))
+	require.NoError(t, err)
+	require.Equal(t, "fast", restored.Model)
+	require.Equal(t, 1000, restored.MaxTokens)
+	require.Equal(t, 64000, restored.ContextWindowTokens)
+
+	_, err = a.Command(ctx, step("t5", "/model default"))
+	require.NoError(t, err)
+	restored, err = a.Restore(ctx, step("t6", "hello"))
+	require.NoError(t, err)
+	require.Empty(t, restored.Model)
 }

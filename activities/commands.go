@@ -10,6 +10,7 @@ import (
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 )
 
@@ -31,6 +32,7 @@ func init() {
 		{name: "/stop", help: "Stop the current task", run: cmdStopIdle, persist: true},
 		{name: "/status", help: "Show model, tokens and the running task", run: (*Activities).cmdStatus, persist: true},
 		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Activities).cmdHistory, persist: true},
+		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Activities).cmdModel, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
 }
@@ -217,4 +219,44 @@ func (a *Activities) cmdHistory(ctx context.Context, in protocol.StepInput, args
 		fmt.Fprintf(&b, "\n[%s] %s", m.Role, chat.Preview(m.Content, 300))
 	}
 	return b.String(), nil
+}
+
+// modelPresetKey is where a session's /model choice lives in its metadata.
+const modelPresetKey = "model_preset"
+
+// cmdModel shows the session's model, or switches it to a modelPresets
+// entry ("default" goes back to agents.defaults) from the next turn on.
+func (a *Activities) cmdModel(ctx context.Context, in protocol.StepInput, args string) (string, error) {
+	if a.Config == nil {
+		return "Model presets are not available in this worker.", nil
+	}
+	cfg := a.Config()
+	names := append(providers.PresetNames(cfg), providers.DefaultPresetName)
+	if args == "" {
+		sess, err := a.load(ctx, in.SessionKey)
+		if err != nil {
+			return "", err
+		}
+		current, _ := sess.Metadata[modelPresetKey].(string)
+		if current == "" {
+			current = providers.DefaultPresetName
+		}
+		return fmt.Sprintf("Current model: %s (preset %s)\nAvailable presets: %s", in.Settings.Model, current, strings.Join(names, ", ")), nil
+	}
+	p, ok := providers.PresetFor(cfg, args)
+	if !ok {
+		return fmt.Sprintf("Unknown model preset %q. Available presets: %s", args, strings.Join(names, ", ")), nil
+	}
+	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+		if args == providers.DefaultPresetName {
+			delete(s.Metadata, modelPresetKey)
+		} else {
+			s.Metadata[modelPresetKey] = args
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Switched to model preset %q (%s) for this session.", args, p.Model), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 )
 
@@ -28,6 +29,11 @@ func (a *Activities) Restore(ctx context.Context, in protocol.StepInput) (protoc
 	var res protocol.RestoreResult
 	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		res.SkippedLines = len(s.Problems)
+		if name, _ := s.Metadata[modelPresetKey].(string); name != "" && a.Config != nil {
+			if p, ok := providers.PresetFor(a.Config(), name); ok {
+				res.Model, res.MaxTokens, res.ContextWindowTokens = name, p.MaxTokens, p.ContextWindowTokens
+			}
+		}
 		res.ClosedPending = closeInterrupted(s, in.Turn)
 		res.Messages = len(s.Messages)
 		for _, m := range s.History(0) {

@@ -17,14 +17,23 @@ type CLI struct {
 	// QuietErrors leaves error replies to the caller (one-shot mode prints
 	// them as the command's failure instead).
 	QuietErrors bool
+	// ShowReasoning draws the model's reasoning, dimmed (--show-reasoning).
+	ShowReasoning bool
 
 	mu       sync.Mutex
 	segment  strings.Builder // what was drawn for the current model call
 	drawn    bool            // something of the current reply is on screen
 	ended    bool            // the segment's model call finished
+	dim      bool            // reasoning is being drawn
 	replies  chan Reply
 	lastTurn string
 }
+
+// ANSI codes for drawing reasoning dimmed.
+const (
+	dimOn  = "\x1b[2m"
+	dimOff = "\x1b[0m"
+)
 
 // NewCLI returns a CLI channel writing to out.
 func NewCLI(out io.Writer) *CLI { return &CLI{Out: out, replies: make(chan Reply, 16)} }
@@ -36,6 +45,20 @@ func (c *CLI) Name() string { return "cli" }
 func (c *CLI) Draw(ev StreamEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if ev.Reasoning != "" && c.ShowReasoning {
+		if !c.dim {
+			fmt.Fprint(c.Out, dimOn)
+			c.dim = true
+		}
+		fmt.Fprint(c.Out, ev.Reasoning)
+	}
+	if ev.Delta == "" && !ev.End && !ev.Reset {
+		return
+	}
+	if c.dim {
+		fmt.Fprint(c.Out, dimOff)
+		c.dim = false
+	}
 	switch {
 	case ev.Reset:
 		if c.segment.Len() > 0 {
@@ -45,7 +68,7 @@ func (c *CLI) Draw(ev StreamEvent) {
 	case ev.End:
 		// A model call ended; a following call (after tools) starts a new segment.
 		c.ended = c.segment.Len() > 0
-	case ev.Delta != "":
+	default:
 		if c.ended {
 			fmt.Fprintln(c.Out)
 			c.segment.Reset()

@@ -137,3 +137,19 @@ func TestAgentSlashCommandShortcut(t *testing.T) {
 	require.True(t, msgs[0].Command && msgs[1].Command)
 	testenv.RecordHistory(t, dev.Client, "turn/cli:direct", "", "command_shortcut")
 }
+
+func TestAgentShowsReasoningOnlyWhenAsked(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New(modeltest.Reasoning("weighing options").Text("The answer."), modeltest.Reasoning("again").Text("Second answer."))
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	out, errOut, code := runNanobot(t, home.Env(dev.Addr), "agent", "-m", "think", "--show-reasoning")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "\x1b[2mweighing options\x1b[0mThe answer.\n", out)
+	out, errOut, code = runNanobot(t, home.Env(dev.Addr), "agent", "-m", "think again")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "Second answer.\n", out, "reasoning stays out of the reply")
+	_, msgs := sessionLines(t, home, "cli:direct")
+	require.Equal(t, "The answer.", msgs[1].Content)
+	require.Equal(t, "weighing options", msgs[1].ReasoningContent)
+}

@@ -150,10 +150,15 @@ type StepInput struct {
 
 // RestoreResult tells what RESTORE found.
 type RestoreResult struct {
-	Messages        int  `json:"messages"`
-	ClosedPending   bool `json:"closed_pending"` // an unanswered earlier turn got the interruption note
-	SkippedLines    int  `json:"skipped_lines"`
-	EstimatedTokens int  `json:"estimated_tokens"`
+	// Model, MaxTokens and ContextWindowTokens are set when the session
+	// switched models (/model): the turn runs with them.
+	Model               string `json:"model,omitempty"`
+	MaxTokens           int    `json:"max_tokens,omitempty"`
+	ContextWindowTokens int    `json:"context_window_tokens,omitempty"`
+	Messages            int    `json:"messages"`
+	ClosedPending       bool   `json:"closed_pending"` // an unanswered earlier turn got the interruption note
+	SkippedLines        int    `json:"skipped_lines"`
+	EstimatedTokens     int    `json:"estimated_tokens"`
 }
 
 // CompactResult tells what COMPACT did.

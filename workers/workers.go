@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -43,6 +44,8 @@ type Set struct {
 	workers []worker.Worker
 	Store   session.Store
 	mcp     *mcp.Pool
+	// stopWatch ends the config watcher.
+	stopWatch func()
 }
 
 // NewActivities builds the activities from the config.
@@ -63,9 +66,10 @@ func NewActivities(cfg *config.Config, mgr *channels.Manager, hub *channels.Stre
 			log.Warn("MCP server unavailable; its tools are left out of this turn", "error", err)
 		}
 	}
+	models := newConfigModels(cfg, log)
 	return &activities.Activities{
-		RefreshTools: refresh,
-		Store:        store, Tools: reg, Models: newConfigModels(cfg, log),
+		RefreshTools: refresh, Config: models.Config,
+		Store: store, Tools: reg, Models: models,
 		Prompt:  prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName},
 		Streams: hub, Channels: mgr, Workspace: workspace,
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),
@@ -95,6 +99,11 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		return nil, err
 	}
 	set := &Set{Store: acts.Store, mcp: pool}
+	if models, ok := acts.Models.(*configModels); ok && opts.Config.Exists {
+		ctx, cancel := context.WithCancel(context.Background())
+		set.stopWatch = cancel
+		go models.watchConfig(ctx, 2*time.Second, opts.Log)
+	}
 	if opts.Turns {
 		w := worker.New(c, protocol.TaskQueue, worker.Options{})
 		w.RegisterWorkflowWithOptions(workflows.TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
@@ -132,6 +141,9 @@ func Start(c client.Client, opts Options) (*Set, error) {
 
 // Stop stops every worker of the set, then the MCP servers it started.
 func (s *Set) Stop() {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 	for _, w := range s.workers {
 		w.Stop()
 	}

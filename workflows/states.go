@@ -14,6 +14,15 @@ import (
 func (t *turn) restore(ctx workflow.Context) (Event, error) {
 	var res protocol.RestoreResult
 	err := workflow.ExecuteLocalActivity(localCtx(ctx, "restore"), protocol.ActivityRestore, t.step()).Get(ctx, &res)
+	if res.Model != "" && t.v1 { // the session switched models with /model
+		t.in.Settings.Model = res.Model
+		if res.MaxTokens > 0 {
+			t.in.Settings.MaxTokens = res.MaxTokens
+		}
+		if res.ContextWindowTokens > 0 {
+			t.in.Settings.ContextWindowTokens = res.ContextWindowTokens
+		}
+	}
 	return EvOK, err
 }
 

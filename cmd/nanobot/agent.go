@@ -69,6 +69,7 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	fs.StringVar(message, "message", "", "same as -m")
 	sessionKey := fs.String("s", "cli:direct", "session key (channel:chat_id)")
 	fs.StringVar(sessionKey, "session", "cli:direct", "same as -s")
+	showReasoning := fs.Bool("show-reasoning", false, "show the model's reasoning, dimmed, while it streams")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -86,6 +87,7 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	}
 	cli := channels.NewCLI(a.stdout)
 	cli.QuietErrors = *message != ""
+	cli.ShowReasoning = *showReasoning
 	mgr := channels.NewManager()
 	mgr.Add(cli)
 	queue := "nanobot-cli-" + randomID()
