@@ -23,13 +23,29 @@ import (
 // TimeLayout is the timestamp form nanobot writes (Python isoformat).
 const TimeLayout = "2006-01-02T15:04:05.000000"
 
-// JSONLStore keeps each session in <dir>/<base64url(key)>.jsonl.
+// JSONLStore keeps each session in <dir>/<base64url(key)>.jsonl. Parsed
+// sessions are cached and checked against the file's size and mtime, so a
+// turn's many journal reads parse the file once; appends add lines instead
+// of rewriting the file.
 type JSONLStore struct {
 	dir   string
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	cache map[string]*cachedSession
+	uses  uint64
 	log   *slog.Logger
 }
+
+// cachedSession is a parsed file and the stat it was parsed at.
+type cachedSession struct {
+	sess  *Session
+	size  int64
+	mtime time.Time
+	used  uint64
+}
+
+// cacheSize bounds the parsed sessions kept (nanobot keeps an LRU of 128).
+const cacheSize = 128
 
 // SessionsDir is nanobot's layout: <config dir>/sessions/<workspace id>.
 func SessionsDir(configDir, workspace string) string {
@@ -45,7 +61,7 @@ func NewJSONLStore(dir string, log *slog.Logger) (*JSONLStore, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &JSONLStore{dir: dir, locks: map[string]*sync.Mutex{}, log: log}, nil
+	return &JSONLStore{dir: dir, locks: map[string]*sync.Mutex{}, cache: map[string]*cachedSession{}, log: log}, nil
 }
 
 // Path returns the JSONL file of a session.
@@ -100,6 +116,66 @@ type metadataLine struct {
 }
 
 func (s *JSONLStore) read(key string) (*Session, error) {
+	st, err := os.Stat(s.Path(key))
+	if err == nil {
+		if c := s.cached(key, st); c != nil {
+			return c, nil
+		}
+	}
+	sess, err := s.parse(key)
+	if err != nil || st == nil {
+		return sess, err
+	}
+	if st2, err := os.Stat(s.Path(key)); err == nil && st2.Size() == st.Size() && st2.ModTime().Equal(st.ModTime()) {
+		s.remember(key, sess, st2)
+	}
+	return sess.clone(), nil
+}
+
+// cached returns a copy of the cached parse when the file is unchanged.
+func (s *JSONLStore) cached(key string, st os.FileInfo) *Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.cache[key]
+	if !ok || c.size != st.Size() || !c.mtime.Equal(st.ModTime()) {
+		return nil
+	}
+	c.used = s.tick()
+	return c.sess.clone()
+}
+
+func (s *JSONLStore) remember(key string, sess *Session, st os.FileInfo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.cache[key]; !ok && len(s.cache) >= cacheSize {
+		oldest, at := "", uint64(1<<63)
+		for k, c := range s.cache {
+			if c.used < at {
+				oldest, at = k, c.used
+			}
+		}
+		delete(s.cache, oldest)
+	}
+	s.cache[key] = &cachedSession{sess: sess.clone(), size: st.Size(), mtime: st.ModTime(), used: s.tick()}
+}
+
+// tick orders cache use; call it with s.mu held.
+func (s *JSONLStore) tick() uint64 { s.uses++; return s.uses }
+
+// clone copies what callers may change: the message list and the metadata.
+func (sess *Session) clone() *Session {
+	c := *sess
+	c.Messages = append([]chat.Message(nil), sess.Messages...)
+	c.Problems = append([]string(nil), sess.Problems...)
+	c.Metadata = map[string]any{}
+	if raw, err := json.Marshal(sess.Metadata); err == nil {
+		_ = json.Unmarshal(raw, &c.Metadata)
+	}
+	return &c
+}
+
+// parse reads and decodes the file; unreadable lines are skipped and reported.
+func (s *JSONLStore) parse(key string) (*Session, error) {
 	sess := &Session{Key: key, Metadata: map[string]any{}}
 	data, err := os.ReadFile(s.Path(key))
 	if errors.Is(err, os.ErrNotExist) {
@@ -195,7 +271,14 @@ func (s *JSONLStore) write(sess *Session) error {
 			return fmt.Errorf("encode message %d of session %s: %w", i, sess.Key, err)
 		}
 	}
-	return writeAtomic(s.Path(sess.Key), buf.Bytes())
+	if err := writeAtomic(s.Path(sess.Key), buf.Bytes()); err != nil {
+		return err
+	}
+	sess.Problems = nil
+	if st, err := os.Stat(s.Path(sess.Key)); err == nil {
+		s.remember(sess.Key, sess, st)
+	}
+	return nil
 }
 
 func writeAtomic(path string, data []byte) error {
@@ -221,23 +304,92 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// Append journals messages idempotently by (Turn, EntryID).
-func (s *JSONLStore) Append(ctx context.Context, key string, msgs ...chat.Message) (int, error) {
-	added := 0
-	err := s.Update(ctx, key, func(sess *Session) error {
-		for _, m := range msgs {
-			if m.EntryID != "" && sess.Find(m.Turn, m.EntryID) >= 0 {
-				continue
-			}
-			if m.Timestamp == "" {
-				m.Timestamp = time.Now().Format(TimeLayout)
-			}
-			sess.Messages = append(sess.Messages, m)
-			added++
+// Append journals messages idempotently by (Turn, EntryID). New lines are
+// appended and fsynced; the file is rewritten only when it is new or its
+// last line is torn (a crash mid-append), which the rewrite repairs.
+func (s *JSONLStore) Append(_ context.Context, key string, msgs ...chat.Message) (int, error) {
+	unlock, err := s.lock(key)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	sess, err := s.read(key)
+	if err != nil {
+		return 0, err
+	}
+	var fresh []chat.Message
+	for _, m := range msgs {
+		if m.EntryID != "" && (sess.Find(m.Turn, m.EntryID) >= 0 || findIn(fresh, m.Turn, m.EntryID)) {
+			continue
 		}
-		return nil
-	})
-	return added, err
+		if m.Timestamp == "" {
+			m.Timestamp = time.Now().Format(TimeLayout)
+		}
+		fresh = append(fresh, m)
+	}
+	if len(fresh) == 0 {
+		return 0, nil
+	}
+	sess.Messages = append(sess.Messages, fresh...)
+	if len(sess.Problems) > 0 || !endsWithNewline(s.Path(key)) {
+		return len(fresh), s.write(sess)
+	}
+	if err := s.appendLines(key, fresh); err != nil {
+		return 0, err
+	}
+	if st, err := os.Stat(s.Path(key)); err == nil {
+		s.remember(key, sess, st)
+	}
+	return len(fresh), nil
+}
+
+func findIn(msgs []chat.Message, turn, id string) bool {
+	for _, m := range msgs {
+		if m.Turn == turn && m.EntryID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// endsWithNewline tells whether the file exists and its last line is whole.
+func endsWithNewline(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false
+	}
+	b := make([]byte, 1)
+	_, err = f.ReadAt(b, st.Size()-1)
+	return err == nil && b[0] == '\n'
+}
+
+func (s *JSONLStore) appendLines(key string, msgs []chat.Message) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, m := range msgs {
+		if err := enc.Encode(m); err != nil {
+			return fmt.Errorf("encode message of session %s: %w", key, err)
+		}
+	}
+	f, err := os.OpenFile(s.Path(key), os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("open session %s for append: %w", key, err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("append to session %s: %w", key, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync session %s: %w", key, err)
+	}
+	return f.Close()
 }
 
 // Update is an atomic read-modify-write of one session.

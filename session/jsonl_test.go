@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -163,4 +164,46 @@ func TestHistoryRules(t *testing.T) {
 			require.Equal(t, tc.want, got)
 		})
 	}
+}
+
+func TestAppendAfterTornLineRepairsTheFile(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	_, err := s.Append(ctx, "cli:torn", chat.Message{Role: chat.RoleUser, Content: "one", Turn: "t", EntryID: "user"})
+	require.NoError(t, err)
+	f, err := os.OpenFile(s.Path("cli:torn"), os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"role":"assistant","content":"cut in the mid`) // a crash mid-append
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	_, err = s.Append(ctx, "cli:torn", chat.Message{Role: chat.RoleAssistant, Content: "two", Turn: "t", EntryID: "llm-1"})
+	require.NoError(t, err)
+	sess, err := s.Load(ctx, "cli:torn")
+	require.NoError(t, err)
+	require.Empty(t, sess.Problems, "the rewrite dropped the torn line")
+	require.Len(t, sess.Messages, 2)
+	require.Equal(t, "two", sess.Messages[1].Content)
+}
+
+func TestCacheSeesWritesByOtherProcesses(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	_, err := s.Append(ctx, "cli:x", chat.Message{Role: chat.RoleUser, Content: "one", Turn: "t", EntryID: "user"})
+	require.NoError(t, err)
+	_, err = s.Load(ctx, "cli:x") // cached now
+	require.NoError(t, err)
+	other, err := NewJSONLStore(filepath.Dir(s.Path("cli:x")), nil)
+	require.NoError(t, err)
+	_, err = other.Append(ctx, "cli:x", chat.Message{Role: chat.RoleAssistant, Content: "from another worker", Turn: "t", EntryID: "llm-1"})
+	require.NoError(t, err)
+	sess, err := s.Load(ctx, "cli:x")
+	require.NoError(t, err)
+	require.Len(t, sess.Messages, 2)
+
+	// Callers may change what they load without touching the cache.
+	sess.Messages[0].Content = "changed"
+	sess.Metadata["k"] = "v"
+	again, err := s.Load(ctx, "cli:x")
+	require.NoError(t, err)
+	require.Equal(t, "one", again.Messages[0].Content)
+	require.NotContains(t, again.Metadata, "k")
 }
