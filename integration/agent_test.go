@@ -153,3 +153,18 @@ func TestAgentShowsReasoningOnlyWhenAsked(t *testing.T) {
 	require.Equal(t, "The answer.", msgs[1].Content)
 	require.Equal(t, "weighing options", msgs[1].ReasoningContent)
 }
+
+func TestMessageToolReachesTheChat(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New(
+		modeltest.ToolCalls(modeltest.Call{ID: "msg1", Name: "message", Args: `{"content":"progress: halfway"}`}),
+		modeltest.Text("done"),
+	)
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	out, errOut, code := runNanobot(t, home.Env(dev.Addr), "agent", "-m", "work and report")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "progress: halfway\ndone\n", out)
+	_, msgs := sessionLines(t, home, "cli:direct")
+	require.Equal(t, "Message sent to cli:direct", msgs[2].Content)
+}

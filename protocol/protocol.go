@@ -328,3 +328,19 @@ func (s Settings) WithDefaults() Settings {
 	}
 	return s
 }
+
+// MessageWorkflowName delivers one message the agent sends with the message tool.
+const MessageWorkflowName = "MessageWorkflow"
+
+// MessageInput is a message tool send: where to deliver, and what.
+type MessageInput struct {
+	// Queue is the task queue of the process that owns the target chat.
+	Queue   string       `json:"queue"`
+	Deliver DeliverInput `json:"deliver"`
+}
+
+// ChannelQueue is the delivery queue of a channel run by a gateway.
+func ChannelQueue(channel string) string { return "nanobot-channel-" + channel }
+
+// ReplyQueueKey is where a session remembers the delivery queue of its last message.
+const ReplyQueueKey = "reply_queue"

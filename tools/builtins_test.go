@@ -21,7 +21,7 @@ func builtinEnv(t *testing.T, opts BuiltinOptions) (Env, *Registry) {
 
 type nopSender struct{}
 
-func (nopSender) SendMessage(context.Context, string, string, string, string, []string) error {
+func (nopSender) SendMessage(context.Context, Env, string, string, string, []string) error {
 	return nil
 }
 

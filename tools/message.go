@@ -11,9 +11,10 @@ import (
 )
 
 // MessageSender delivers a message to a chat channel; the channel layer
-// implements it (the tool itself cannot reach any channel).
+// implements it (the tool itself cannot reach any channel). env carries the
+// session and the call ID, which makes a retried send idempotent.
 type MessageSender interface {
-	SendMessage(ctx context.Context, sessionKey, channel, chatID, content string, media []string) error
+	SendMessage(ctx context.Context, env Env, channel, chatID, content string, media []string) error
 }
 
 const messageDescription = "Send a message to the user on a chat channel, e.g. to report progress before the final answer " +
@@ -76,7 +77,7 @@ func (t *MessageTool) Run(ctx context.Context, env Env, args map[string]any) Res
 	if t.sender == nil {
 		return ErrorResult("Error: messaging is not available in this context")
 	}
-	if err := t.sender.SendMessage(ctx, env.SessionKey, channel, chatID, content, media); err != nil {
+	if err := t.sender.SendMessage(ctx, env, channel, chatID, content, media); err != nil {
 		return ErrorResult("Error sending message: %v", err)
 	}
 	msg := fmt.Sprintf("Message sent to %s:%s", channel, chatID)

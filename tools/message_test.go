@@ -19,11 +19,11 @@ type fakeSender struct {
 	err  error
 }
 
-func (f *fakeSender) SendMessage(_ context.Context, sessionKey, channel, chatID, content string, media []string) error {
+func (f *fakeSender) SendMessage(_ context.Context, env Env, channel, chatID, content string, media []string) error {
 	if f.err != nil {
 		return f.err
 	}
-	f.sent = append(f.sent, sentMessage{sessionKey, channel, chatID, content, media})
+	f.sent = append(f.sent, sentMessage{env.SessionKey, channel, chatID, content, media})
 	return nil
 }
 

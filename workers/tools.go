@@ -29,10 +29,13 @@ func builtinOptions(t config.Tools) tools.BuiltinOptions {
 	}
 }
 
-// newRegistry builds the tool registry of a worker from its config.
-func newRegistry(cfg *config.Config) (*tools.Registry, error) {
+// newRegistry builds the tool registry of a worker from its config; the
+// message tool comes with a sender.
+func newRegistry(cfg *config.Config, sender tools.MessageSender) (*tools.Registry, error) {
 	reg := tools.NewRegistry()
-	if err := tools.RegisterBuiltins(reg, builtinOptions(cfg.Tools)); err != nil {
+	opts := builtinOptions(cfg.Tools)
+	opts.MessageSender = sender
+	if err := tools.RegisterBuiltins(reg, opts); err != nil {
 		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
 	}
 	return reg, nil

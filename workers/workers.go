@@ -22,6 +22,7 @@ import (
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tools"
 	"github.com/nanobot-durable/nanobot/workflows"
 )
 
@@ -48,15 +49,20 @@ type Set struct {
 	stopWatch func()
 }
 
-// NewActivities builds the activities from the config.
-// The MCP pool it returns must be closed when the process stops.
-func NewActivities(cfg *config.Config, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (*activities.Activities, *mcp.Pool, error) {
+// NewActivities builds the activities from the config; with a client, the
+// message tool sends through Temporal. The MCP pool it returns must be
+// closed when the process stops.
+func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (*activities.Activities, *mcp.Pool, error) {
 	workspace := cfg.Agents.Defaults.WorkspacePath()
 	store, err := session.NewJSONLStore(session.SessionsDir(config.ConfigDir(cfg.Path), workspace), log)
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := newRegistry(cfg)
+	var sender tools.MessageSender
+	if c != nil {
+		sender = &messageSender{client: c, store: store}
+	}
+	reg, err := newRegistry(cfg, sender)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,7 +100,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if opts.Channels == nil {
 		opts.Channels = channels.NewManager()
 	}
-	acts, pool, err := NewActivities(opts.Config, opts.Channels, opts.Streams, opts.Log)
+	acts, pool, err := NewActivities(opts.Config, c, opts.Channels, opts.Streams, opts.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +113,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if opts.Turns {
 		w := worker.New(c, protocol.TaskQueue, worker.Options{})
 		w.RegisterWorkflowWithOptions(workflows.TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
+		w.RegisterWorkflowWithOptions(workflows.MessageWorkflow, workflow.RegisterOptions{Name: protocol.MessageWorkflowName})
 		reg := func(fn any, name string) { w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
 		reg(acts.Restore, protocol.ActivityRestore)
 		reg(acts.Compact, protocol.ActivityCompact)
