@@ -15,6 +15,9 @@ import (
 	"github.com/nanobot-durable/nanobot/session"
 )
 
+// keptTurnData is how many turns' system prompts a session keeps on disk.
+const keptTurnData = 20
+
 // Texts written into the journal when a turn was cut short (nanobot's words).
 const (
 	InterruptedReply = "Error: Task interrupted before a response was generated."
@@ -154,6 +157,9 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 // without undeclared or duplicate ones, inline images replaced, the
 // turn's latency, and the session's token totals.
 func (a *Activities) Save(ctx context.Context, in protocol.SaveInput) error {
+	if err := a.Store.PruneTurnData(ctx, in.SessionKey, keptTurnData); err != nil {
+		a.log().Warn("pruning old turn data failed", "session", in.SessionKey, "error", err)
+	}
 	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		now := time.Now().Format(session.TimeLayout)
 		if in.StopReason == protocol.StopCancelled {

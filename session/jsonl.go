@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -471,4 +472,35 @@ func (s *JSONLStore) TurnData(_ context.Context, key, turn, name string) ([]byte
 
 func safeName(s string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(s))
+}
+
+// PruneTurnData removes the blobs of all but the newest keep turns.
+func (s *JSONLStore) PruneTurnData(_ context.Context, key string, keep int) error {
+	entries, err := os.ReadDir(s.turnDir(key))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list turn data of session %s: %w", key, err)
+	}
+	type dir struct {
+		name string
+		mod  time.Time
+	}
+	var dirs []dir
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && e.IsDir() {
+			dirs = append(dirs, dir{e.Name(), info.ModTime()})
+		}
+	}
+	if len(dirs) <= keep {
+		return nil
+	}
+	sort.Slice(dirs, func(i, j int) bool { return dirs[i].mod.After(dirs[j].mod) })
+	for _, d := range dirs[keep:] {
+		if err := os.RemoveAll(filepath.Join(s.turnDir(key), d.name)); err != nil {
+			return fmt.Errorf("prune turn data of session %s: %w", key, err)
+		}
+	}
+	return nil
 }

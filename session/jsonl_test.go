@@ -2,11 +2,13 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -206,4 +208,21 @@ func TestCacheSeesWritesByOtherProcesses(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "one", again.Messages[0].Content)
 	require.NotContains(t, again.Metadata, "k")
+}
+
+func TestPruneTurnDataKeepsTheNewest(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	base := time.Now().Add(-time.Hour)
+	for i := 0; i < 5; i++ {
+		turn := fmt.Sprintf("t%d", i)
+		require.NoError(t, s.PutTurnData(ctx, "cli:p", turn, "system", []byte(turn)))
+		at := base.Add(time.Duration(i) * time.Minute)
+		require.NoError(t, os.Chtimes(filepath.Join(s.turnDir("cli:p"), safeName(turn)), at, at))
+	}
+	require.NoError(t, s.PruneTurnData(ctx, "cli:p", 2))
+	for i, want := range []bool{false, false, false, true, true} {
+		_, err := s.TurnData(ctx, "cli:p", fmt.Sprintf("t%d", i), "system")
+		require.Equal(t, want, err == nil, "turn t%d", i)
+	}
+	require.NoError(t, s.PruneTurnData(ctx, "cli:none", 2), "a session without turn data")
 }

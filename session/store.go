@@ -50,6 +50,8 @@ type Store interface {
 	// turn) so every retry of a step reads the same bytes.
 	PutTurnData(ctx context.Context, key, turn, name string, data []byte) error
 	TurnData(ctx context.Context, key, turn, name string) ([]byte, error)
+	// PruneTurnData keeps the blobs of the newest keep turns only.
+	PruneTurnData(ctx context.Context, key string, keep int) error
 	// Path tells where the session lives, for people reading logs.
 	Path(key string) string
 }
