@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/atomicfile"
 )
 
 // Warning is a problem that doesn't stop loading, such as an unknown key.
@@ -211,26 +213,7 @@ func Save(path string, c *Config) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".config-*.json.tmp")
-	if err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("config %s: write: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("config %s: sync: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("config %s: close: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	return nil

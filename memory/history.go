@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/atomicfile"
 	"github.com/nanobot-durable/nanobot/chat"
 )
 
@@ -71,12 +72,8 @@ func Append(workspace string, e Entry) (Entry, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return Entry{}, fmt.Errorf("create memory dir: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return Entry{}, fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return Entry{}, fmt.Errorf("replace %s: %w", path, err)
+	if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
+		return Entry{}, err
 	}
 	return e, nil
 }

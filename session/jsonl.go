@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/atomicfile"
 	"github.com/nanobot-durable/nanobot/chat"
 )
 
@@ -282,28 +283,7 @@ func (s *JSONLStore) write(sess *Session) error {
 	return nil
 }
 
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temp for %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	return nil
-}
+func writeAtomic(path string, data []byte) error { return atomicfile.Write(path, data, 0o600) }
 
 // Append journals messages idempotently by (Turn, EntryID). New lines are
 // appended and fsynced; the file is rewritten only when it is new or its
