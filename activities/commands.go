@@ -88,7 +88,11 @@ func (a *Activities) Command(ctx context.Context, in protocol.StepInput) (protoc
 			return protocol.CommandResult{}, fmt.Errorf("journal command %s: %w", name, err)
 		}
 	}
-	return protocol.CommandResult{Handled: true, Command: name, Reply: reply}, nil
+	res := protocol.CommandResult{Handled: true, Command: name, Reply: chat.Preview(reply, protocol.PreviewBytes)}
+	if persist {
+		res.EntryID = "final"
+	}
+	return res, nil
 }
 
 func closestCommand(name string) string {

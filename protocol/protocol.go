@@ -171,7 +171,9 @@ type CompactResult struct {
 type CommandResult struct {
 	Handled bool   `json:"handled"`
 	Command string `json:"command,omitempty"`
-	Reply   string `json:"reply,omitempty"`
+	Reply   string `json:"reply,omitempty"` // at most PreviewBytes; the full text is EntryID's
+	// EntryID is the journaled reply (commands kept in the session), for delivery.
+	EntryID string `json:"entry_id,omitempty"`
 }
 
 // BuildResult tells what BUILD prepared.

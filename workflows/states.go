@@ -41,7 +41,7 @@ func (t *turn) command(ctx workflow.Context) (Event, error) {
 		t.busy = true
 		return EvDispatch, nil
 	}
-	t.final = reply{Text: res.Reply, StopReason: protocol.StopCommand}
+	t.final = reply{Text: res.Reply, EntryID: res.EntryID, StopReason: protocol.StopCommand}
 	t.deliver(ctx)
 	return EvShortcut, nil
 }
@@ -133,7 +133,7 @@ func (t *turn) inlineCommand(ctx workflow.Context, msg protocol.Inbound) {
 	}
 	in := protocol.DeliverInput{
 		SessionKey: t.in.SessionKey, Turn: step.Turn, Channel: msg.Channel, ChatID: msg.ChatID,
-		MessageIDs: []string{msg.ID}, Text: res.Reply, StopReason: protocol.StopCommand,
+		MessageIDs: []string{msg.ID}, Text: res.Reply, EntryID: res.EntryID, StopReason: protocol.StopCommand,
 	}
 	if err := workflow.ExecuteActivity(deliverCtx(ctx, msg.ReplyQueue, msg.Channel), protocol.ActivityDeliver, in).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "error", err)
