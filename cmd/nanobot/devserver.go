@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -22,6 +21,7 @@ import (
 type devServer struct {
 	cmd  *exec.Cmd
 	done chan error
+	log  string // where its output goes
 }
 
 // temporalConn is a dialed Temporal plus what to tell the user about it.
@@ -164,7 +164,7 @@ func startDevServer(configDir string, port, uiPort int, ns string, log *slog.Log
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	log.Info("started embedded Temporal server", "bin", bin, "pid", cmd.Process.Pid, "log", logFile.Name())
-	d := &devServer{cmd: cmd, done: make(chan error, 1)}
+	d := &devServer{cmd: cmd, done: make(chan error, 1), log: logFile.Name()}
 	go func() { d.done <- cmd.Wait(); logFile.Close() }()
 	return d, nil
 }
@@ -183,7 +183,7 @@ func waitHealthy(ctx context.Context, dev *devServer, addr, ns string, log *slog
 					return c, nil
 				}
 			}
-			return nil, fmt.Errorf("temporal-dev exited before it was ready (%v): see %s", err, "temporal/temporal-dev.log in the config dir")
+			return nil, fmt.Errorf("temporal-dev exited before it was ready (%v): see %s", err, dev.log)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
@@ -194,7 +194,7 @@ func waitHealthy(ctx context.Context, dev *devServer, addr, ns string, log *slog
 			}
 		}
 	}
-	return nil, errors.New("temporal-dev did not become healthy within 90s")
+	return nil, fmt.Errorf("temporal-dev did not become healthy within 90s: see %s", dev.log)
 }
 
 func (d *devServer) stop() {
