@@ -3,9 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -59,16 +57,11 @@ func (editFile) Run(_ context.Context, env Env, args map[string]any) Result {
 	case replaceAll && occurrence > 0:
 		return ErrorResult("Error: set either replace_all or occurrence, not both")
 	}
-	resolved, errRes := resolveForTool(env, p)
+	resolved, fi, errRes := statForTool(env, p, "File", "editing file")
 	if errRes != nil {
 		return *errRes
 	}
-	fi, err := os.Stat(resolved)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return ErrorResult("Error: File not found: %s", p)
-	case err != nil:
-		return ErrorResult("Error editing file: %v", err)
 	case !fi.Mode().IsRegular():
 		return ErrorResult("Error: Not a regular file: %s", p)
 	case fi.Size() > editFileMaxBytes:

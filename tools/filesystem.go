@@ -53,6 +53,26 @@ func resolveForTool(env Env, p string) (string, *Result) {
 	return resolved, nil
 }
 
+// statForTool resolves p and stats it, phrasing failures for the model:
+// notFound names what is missing ("File", "Path", "Directory") and doing
+// says what failed ("reading file").
+func statForTool(env Env, p, notFound, doing string) (string, fs.FileInfo, *Result) {
+	resolved, errRes := resolveForTool(env, p)
+	if errRes != nil {
+		return "", nil, errRes
+	}
+	fi, err := os.Stat(resolved)
+	if errors.Is(err, fs.ErrNotExist) {
+		res := ErrorResult("Error: %s not found: %s", notFound, p)
+		return "", nil, &res
+	}
+	if err != nil {
+		res := ErrorResult("Error %s: %v", doing, err)
+		return "", nil, &res
+	}
+	return resolved, fi, nil
+}
+
 // atomicWrite replaces path with data via a temp file in the same directory
 // and a rename, so readers never see a half-written file. An existing
 // file's permissions are kept.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 )
@@ -61,16 +60,11 @@ func (findFiles) Run(ctx context.Context, env Env, args map[string]any) Result {
 	}
 	offset := max(IntArg(args, "offset", 0), 0)
 
-	root, errRes := resolveForTool(env, p)
+	root, fi, errRes := statForTool(env, p, "Path", "finding files")
 	if errRes != nil {
 		return *errRes
 	}
-	fi, err := os.Stat(root)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return ErrorResult("Error: Path not found: %s", p)
-	case err != nil:
-		return ErrorResult("Error finding files: %v", err)
 	case !fi.IsDir():
 		return ErrorResult("Error: Not a directory: %s", p)
 	}

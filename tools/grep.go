@@ -132,16 +132,11 @@ func (grepTool) Run(ctx context.Context, env Env, args map[string]any) Result {
 		run.limit = grepMaxHeadLimit
 	}
 
-	target, errRes := resolveForTool(env, p)
+	target, fi, errRes := statForTool(env, p, "Path", "searching files")
 	if errRes != nil {
 		return *errRes
 	}
-	fi, err := os.Stat(target)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return ErrorResult("Error: Path not found: %s", p)
-	case err != nil:
-		return ErrorResult("Error searching files: %v", err)
 	case !fi.IsDir() && !fi.Mode().IsRegular():
 		return ErrorResult("Error: Unsupported path: %s", p)
 	}

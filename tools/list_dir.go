@@ -47,16 +47,11 @@ func (listDir) Flags() Flags                { return Flags{ReadOnly: true} }
 
 func (listDir) Run(ctx context.Context, env Env, args map[string]any) Result {
 	p := StringArg(args, "path")
-	resolved, errRes := resolveForTool(env, p)
+	resolved, fi, errRes := statForTool(env, p, "Directory", "listing directory")
 	if errRes != nil {
 		return *errRes
 	}
-	fi, err := os.Stat(resolved)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return ErrorResult("Error: Directory not found: %s", p)
-	case err != nil:
-		return ErrorResult("Error listing directory: %v", err)
 	case !fi.IsDir():
 		return ErrorResult("Error: Not a directory: %s", p)
 	}
@@ -76,6 +71,7 @@ func (listDir) Run(ctx context.Context, env Env, args map[string]any) Result {
 			items = append(items, rel)
 		}
 	}
+	var err error
 	if BoolArg(args, "recursive", false) {
 		err = walkSorted(ctx, resolved, func(rel string, d fs.DirEntry) error {
 			add(filepath.ToSlash(rel), isDirEntry(resolved, rel, d))

@@ -3,9 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -44,16 +42,11 @@ func (readFile) Flags() Flags                { return Flags{ReadOnly: true} }
 
 func (readFile) Run(_ context.Context, env Env, args map[string]any) Result {
 	p := StringArg(args, "path")
-	resolved, errRes := resolveForTool(env, p)
+	resolved, fi, errRes := statForTool(env, p, "File", "reading file")
 	if errRes != nil {
 		return *errRes
 	}
-	fi, err := os.Stat(resolved)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return ErrorResult("Error: File not found: %s", p)
-	case err != nil:
-		return ErrorResult("Error reading file: %v", err)
 	case fi.IsDir():
 		return ErrorResult("Error: Not a file: %s is a directory; use list_dir to see its contents", p)
 	case !fi.Mode().IsRegular():
