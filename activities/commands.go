@@ -37,22 +37,9 @@ func init() {
 	}
 }
 
-// ParseCommand splits "/cmd@bot args" into "/cmd" and args; ok is false for plain text.
-func ParseCommand(text string) (name, args string, ok bool) {
-	text = strings.TrimSpace(text)
-	if !strings.HasPrefix(text, "/") || len(text) < 2 {
-		return "", "", false
-	}
-	head, rest, _ := strings.Cut(text, " ")
-	if at := strings.Index(head, "@"); at > 0 {
-		head = head[:at]
-	}
-	return strings.ToLower(head), strings.TrimSpace(rest), true
-}
-
 // Command handles slash commands; anything else is dispatched to the model.
 func (a *Activities) Command(ctx context.Context, in protocol.StepInput) (protocol.CommandResult, error) {
-	name, args, ok := ParseCommand(in.Message.Content)
+	name, args, ok := protocol.ParseCommand(in.Message.Content)
 	if !ok {
 		return protocol.CommandResult{}, nil
 	}

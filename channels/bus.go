@@ -91,11 +91,8 @@ func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {
 }
 
 func isStop(text string) bool {
-	head, _, _ := strings.Cut(strings.TrimSpace(text), " ")
-	if at := strings.Index(head, "@"); at > 0 {
-		head = head[:at]
-	}
-	return strings.EqualFold(head, "/stop")
+	name, _, ok := protocol.ParseCommand(text)
+	return ok && name == "/stop"
 }
 
 func firstLine(s string, n int) string {

@@ -346,3 +346,17 @@ func ChannelQueue(channel string) string { return "nanobot-channel-" + channel }
 
 // ReplyQueueKey is where a session remembers the delivery queue of its last message.
 const ReplyQueueKey = "reply_queue"
+
+// ParseCommand splits "/cmd@bot args" into "/cmd" (lower-cased) and args;
+// ok is false for text that is not a slash command.
+func ParseCommand(text string) (name, args string, ok bool) {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, "/") || len(text) < 2 {
+		return "", "", false
+	}
+	head, rest, _ := strings.Cut(text, " ")
+	if at := strings.Index(head, "@"); at > 0 {
+		head = head[:at]
+	}
+	return strings.ToLower(head), strings.TrimSpace(rest), true
+}

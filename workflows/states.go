@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -110,11 +109,8 @@ func (t *turn) deliver(ctx workflow.Context) {
 var inlineCommands = map[string]bool{"/status": true, "/help": true, "/history": true}
 
 func isInlineCommand(text string) bool {
-	head, _, _ := strings.Cut(strings.TrimSpace(text), " ")
-	if at := strings.Index(head, "@"); at > 0 {
-		head = head[:at]
-	}
-	return inlineCommands[strings.ToLower(head)]
+	name, _, ok := protocol.ParseCommand(text)
+	return ok && inlineCommands[name]
 }
 
 // inlineCommand answers a read-only command that arrived during the turn.
