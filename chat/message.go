@@ -131,11 +131,16 @@ func Preview(s string, n int) string {
 		return s
 	}
 	const mark = "…"
-	cut := n - len(mark)
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
+	return Cut(s, n-len(mark)) + mark
 }
 
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// Cut returns the longest prefix of s of at most n bytes that ends on a rune boundary.
+func Cut(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:max(n, 0)]
+}

@@ -153,15 +153,8 @@ func capToolResults(msgs []chat.Message, limit int) []chat.Message {
 	}
 	for i, m := range msgs {
 		if m.Role == chat.RoleTool && len(m.Content) > limit && !budgetExempt[m.Name] {
-			msgs[i].Content = cutRunes(m.Content, limit) + truncatedMarker
+			msgs[i].Content = chat.Cut(m.Content, limit) + truncatedMarker
 		}
 	}
 	return msgs
-}
-
-func cutRunes(s string, n int) string {
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -56,7 +56,7 @@ func Append(workspace string, e Entry) (Entry, error) {
 	if e.Timestamp == "" {
 		e.Timestamp = time.Now().Format(timestampLayout)
 	}
-	e.Content = cut(e.Content, MaxEntryChars)
+	e.Content = chat.Cut(e.Content, MaxEntryChars)
 	entries = append(entries, e)
 	if len(entries) > MaxHistoryEntries {
 		entries = entries[len(entries)-MaxHistoryEntries:]
@@ -122,15 +122,5 @@ func RawArchive(msgs []chat.Message) string {
 		}
 		fmt.Fprintf(&b, "\n%s: %s", strings.ToUpper(m.Role), text)
 	}
-	return cut(b.String(), MaxRawArchive)
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
+	return chat.Cut(b.String(), MaxRawArchive)
 }
