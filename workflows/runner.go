@@ -60,7 +60,7 @@ func (r *runner) execute(ctx workflow.Context) (Event, error) {
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("RUN iteration %d/%d", r.Iteration, s.MaxIterations))
 		res, err := r.callModel(ctx, mode)
 		if err != nil {
-			if isCanceled(err) {
+			if temporal.IsCanceledError(err) {
 				return "", err
 			}
 			r.t.final = reply{Text: modelErrorText(err, s), StopReason: protocol.StopError}
@@ -215,7 +215,7 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 		for k, f := range futures {
 			var out protocol.ToolCallResult
 			if err := f.Get(ctx, &out); err != nil {
-				if isCanceled(err) {
+				if temporal.IsCanceledError(err) {
 					return err
 				}
 				return fmt.Errorf("tool %s (%s): %w", calls[i+k].Name, calls[i+k].ID, err)

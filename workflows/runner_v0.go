@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -23,7 +24,7 @@ func (r *runner) executeV0(ctx workflow.Context) (Event, error) {
 		var res protocol.LLMCallResult
 		err := workflow.ExecuteActivity(llmCtx(ctx, s, fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)), protocol.ActivityLLMCall, in).Get(ctx, &res)
 		if err != nil {
-			if isCanceled(err) {
+			if temporal.IsCanceledError(err) {
 				return "", err
 			}
 			r.t.final = reply{Text: modelErrorText(err, s), StopReason: protocol.StopError}

@@ -114,7 +114,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 		if errors.As(err, &can) {
 			return nil, err
 		}
-		if t.v1 && isCanceled(err) {
+		if t.v1 && temporal.IsCanceledError(err) {
 			return nil, t.cancelled(ctx, err)
 		}
 		return nil, err
@@ -179,10 +179,8 @@ func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
 	if t.v1 {
 		_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
 	}
-	t.drainSignals()
-	if len(t.pending) > 0 {
-		next := protocol.TurnInput{SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending}
-		return nil, workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)
+	if err := t.carryLeftovers(ctx); err != nil {
+		return nil, err
 	}
 	ids := make([]string, 0, len(t.answered))
 	for _, m := range t.answered {
@@ -204,12 +202,21 @@ func (t *turn) cancelled(ctx workflow.Context, cause error) error {
 		workflow.GetLogger(ctx).Error("saving a stopped turn failed", "session", t.in.SessionKey, "error", err)
 	}
 	_ = workflow.Await(dctx, func() bool { return t.inflight == 0 })
-	t.drainSignals()
-	if len(t.pending) > 0 {
-		next := protocol.TurnInput{SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending}
-		return workflow.NewContinueAsNewError(dctx, protocol.TurnWorkflowName, next)
+	if err := t.carryLeftovers(dctx); err != nil {
+		return err
 	}
 	return cause
+}
+
+// carryLeftovers drains the signal channel and, when messages are left,
+// returns the continue-as-new that starts the next turn with them.
+func (t *turn) carryLeftovers(ctx workflow.Context) error {
+	t.drainSignals()
+	if len(t.pending) == 0 {
+		return nil
+	}
+	next := protocol.TurnInput{SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending}
+	return workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)
 }
 
 func (t *turn) state() (protocol.TurnState, error) {
@@ -221,10 +228,4 @@ func (t *turn) state() (protocol.TurnState, error) {
 
 func (t *turn) step() protocol.StepInput {
 	return protocol.StepInput{SessionKey: t.in.SessionKey, Turn: t.id, Message: t.msg, Settings: t.in.Settings}
-}
-
-// isCanceled tells a /stop or termination apart from a failure.
-func isCanceled(err error) bool {
-	var ce *temporal.CanceledError
-	return errors.As(err, &ce)
 }
