@@ -184,14 +184,20 @@ func schemaType(schema map[string]any) string {
 	return ""
 }
 
-func toInteger(v any) any {
-	var text string
+// numericText is the text of a number given as a JSON number or a string.
+func numericText(v any) (string, bool) {
 	switch x := v.(type) {
 	case json.Number:
-		text = x.String()
+		return x.String(), true
 	case string:
-		text = strings.TrimSpace(x)
-	default:
+		return strings.TrimSpace(x), true
+	}
+	return "", false
+}
+
+func toInteger(v any) any {
+	text, ok := numericText(v)
+	if !ok {
 		return normalize(v)
 	}
 	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
@@ -205,13 +211,8 @@ func toInteger(v any) any {
 }
 
 func toNumber(v any) any {
-	var text string
-	switch x := v.(type) {
-	case json.Number:
-		text = x.String()
-	case string:
-		text = strings.TrimSpace(x)
-	default:
+	text, ok := numericText(v)
+	if !ok {
 		return normalize(v)
 	}
 	if f, ok := finiteFloat(text); ok {
