@@ -52,7 +52,7 @@ func activityEnv(a *Activities) *testsuite.TestActivityEnvironment {
 }
 
 func step(turn, text string) protocol.StepInput {
-	return protocol.StepInput{SessionKey: "cli:t", Turn: turn, Message: protocol.Inbound{Channel: "cli", ChatID: "t", Content: text},
+	return protocol.StepInput{SessionKey: "cli:t", Turn: turn, Message: protocol.Inbound{Route: protocol.Route{Channel: "cli", ChatID: "t"}, Content: text},
 		Settings: protocol.Settings{Model: "m"}.WithDefaults()}
 }
 

@@ -2,10 +2,15 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/session"
 )
 
 // Deliver hands a reply to the channel this process owns. It runs on the
@@ -24,11 +29,102 @@ func (a *Activities) Deliver(ctx context.Context, in protocol.DeliverInput) erro
 		text = sess.Messages[i].Content
 	}
 	r := channels.Reply{
-		SessionKey: in.SessionKey, ChatID: in.ChatID, Turn: in.Turn,
-		MessageIDs: in.MessageIDs, Text: text, StopReason: in.StopReason,
+		Route: in.Route, SessionKey: in.SessionKey, Turn: in.Turn,
+		MessageIDs: in.MessageIDs, Text: text, Media: in.Media, StopReason: in.StopReason,
 	}
-	if err := a.Channels.Send(ctx, in.Channel, r); err != nil {
-		return fmt.Errorf("deliver to %s:%s: %w", in.Channel, in.ChatID, err)
+	if err := a.Channels.Send(ctx, r); err != nil {
+		return deliveryError(in.Route, err)
 	}
 	return nil
+}
+
+// deliveryError makes a failed send an activity error the retry policy
+// understands: a platform's retry-after sets the next delay, a permanent
+// refusal is not retried.
+func deliveryError(r protocol.Route, err error) error {
+	msg := fmt.Sprintf("deliver to %s: %v", r, err)
+	var se *channels.SendError
+	if errors.As(err, &se) {
+		if se.Permanent {
+			return temporal.NewNonRetryableApplicationError(msg, protocol.ErrDeliveryRejected, err)
+		}
+		return temporal.NewApplicationErrorWithOptions(msg, "DeliveryFailed",
+			temporal.ApplicationErrorOptions{NextRetryDelay: se.RetryAfter, Cause: err})
+	}
+	return fmt.Errorf("deliver to %s: %w", r, err)
+}
+
+// UndeliveredKey is the session metadata that holds replies whose process
+// went away before it could show them (a CLI closed mid-turn).
+const UndeliveredKey = "undelivered"
+
+// Undelivered is one reply the next CLI of the session shows first.
+type Undelivered struct {
+	Turn    string `json:"turn"`
+	EntryID string `json:"entry_id,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Channel string `json:"channel"`
+	ChatID  string `json:"chat_id"`
+}
+
+// MarkUndelivered notes a reply that found nobody to take it.
+func (a *Activities) MarkUndelivered(ctx context.Context, in protocol.DeliverInput) error {
+	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+		list := undeliveredOf(s)
+		for _, u := range list {
+			if u.Turn == in.Turn && u.EntryID == in.EntryID {
+				return nil // a retried activity
+			}
+		}
+		list = append(list, Undelivered{Turn: in.Turn, EntryID: in.EntryID, Text: in.Text, Channel: in.Route.Channel, ChatID: in.Route.ChatID})
+		s.Metadata[UndeliveredKey] = list
+		return nil
+	})
+}
+
+// TakeUndelivered returns the texts of the replies on a channel's chat that
+// nobody showed, oldest first, and forgets them.
+func TakeUndelivered(ctx context.Context, store session.Store, key, channel, chatID string) ([]string, error) {
+	var texts []string
+	err := store.Update(ctx, key, func(s *session.Session) error {
+		var keep []Undelivered
+		for _, u := range undeliveredOf(s) {
+			if u.Channel != channel || u.ChatID != chatID {
+				keep = append(keep, u)
+				continue
+			}
+			text := u.Text
+			if u.EntryID != "" {
+				if i := s.Find(u.Turn, u.EntryID); i >= 0 {
+					text = s.Messages[i].Content
+				}
+			}
+			texts = append(texts, text)
+		}
+		if len(keep) == 0 {
+			delete(s.Metadata, UndeliveredKey)
+		} else {
+			s.Metadata[UndeliveredKey] = keep
+		}
+		return nil
+	})
+	return texts, err
+}
+
+// undeliveredOf reads the list whether it was just set or came from JSON.
+func undeliveredOf(s *session.Session) []Undelivered {
+	switch v := s.Metadata[UndeliveredKey].(type) {
+	case []Undelivered:
+		return v
+	case nil:
+		return nil
+	default:
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil
+		}
+		var list []Undelivered
+		_ = json.Unmarshal(raw, &list)
+		return list
+	}
 }

@@ -59,16 +59,16 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 	var onDelta func(providers.Delta)
 	if req.Stream {
 		if info.Attempt > 1 {
-			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Turn: in.Turn, Iteration: in.Iteration, Reset: true})
+			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, Reset: true})
 		}
 		onDelta = func(d providers.Delta) {
-			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Turn: in.Turn, Iteration: in.Iteration, Delta: d.Content, Reasoning: d.Reasoning})
+			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, Delta: d.Content, Reasoning: d.Reasoning})
 		}
 	}
 	started := time.Now()
 	resp, err := model.Provider.Chat(ctx, req, onDelta)
 	if req.Stream {
-		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Turn: in.Turn, Iteration: in.Iteration, End: true})
+		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, End: true})
 	}
 	if err != nil {
 		return protocol.LLMCallResult{}, modelError(err)
@@ -101,13 +101,12 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 	if err != nil {
 		return providers.Request{}, fmt.Errorf("turn %s has no system prompt (BUILD did not run?): %w", in.Turn, err)
 	}
-	channel, chatID, _ := protocol.SplitSessionKey(in.SessionKey)
 	history := sess.History(inputBudget(in.Settings))
 	msgs := make([]chat.Message, 0, len(history)+1)
 	msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: string(system)})
 	for _, m := range history {
 		if m.Turn == in.Turn && m.EntryID == "user" && len(m.ContentParts) == 0 {
-			m.Content += "\n\n" + prompt.RuntimeContext(channel, chatID)
+			m.Content += "\n\n" + prompt.RuntimeContext(in.Route.Channel, in.Route.ChatID)
 		}
 		msgs = append(msgs, m)
 	}

@@ -128,7 +128,7 @@ func inputBudget(s protocol.Settings) int {
 // Build journals the user's message and fixes the turn's system prompt, so
 // every model call of the turn (and every retry) reads the same bytes.
 func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol.BuildResult, error) {
-	system, err := a.Prompt.SystemPrompt(in.Message.Channel)
+	system, err := a.Prompt.SystemPrompt(in.Message.Route.Channel)
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("build system prompt: %w", err)
 	}
@@ -140,9 +140,6 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 	user := chat.Message{Role: chat.RoleUser, Content: in.Message.Content, Turn: in.Turn, EntryID: "user"}
 	if _, err := a.Store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
-	}
-	if err := a.rememberReplyQueue(ctx, in); err != nil {
-		return protocol.BuildResult{}, err
 	}
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
@@ -319,21 +316,4 @@ func orderToolResults(s *session.Session, turn string) {
 		sort.SliceStable(results, func(a, b int) bool { return rank[results[a].ToolCallID] < rank[results[b].ToolCallID] })
 		i = end - 1
 	}
-}
-
-// rememberReplyQueue notes which process delivers this session's replies,
-// for the message tool; it writes only when the queue changed.
-func (a *Activities) rememberReplyQueue(ctx context.Context, in protocol.StepInput) error {
-	q := in.Message.ReplyQueue
-	if q == "" {
-		return nil
-	}
-	sess, err := a.load(ctx, in.SessionKey)
-	if err != nil || sess.Metadata[protocol.ReplyQueueKey] == q {
-		return err
-	}
-	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
-		s.Metadata[protocol.ReplyQueueKey] = q
-		return nil
-	})
 }

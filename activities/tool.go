@@ -3,10 +3,12 @@ package activities
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
@@ -31,18 +33,24 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	if err != nil {
 		return protocol.ToolCallResult{}, err
 	}
+	call, ok := findCall(sess, in)
 	if i := sess.Find(in.Turn, entry); i >= 0 {
 		res := toolResult(sess.Messages[i].Content, false)
 		res.FromJournal = true
+		// A retry after the send was journaled must still stop the final reply going twice.
+		res.AnsweredOrigin = ok && call.Function.Name == "message" && !strings.HasPrefix(res.Preview, "Error") &&
+			tools.MessageAnswersOrigin(in.Route, call.Function.Arguments)
 		return res, nil
 	}
-	call, ok := findCall(sess, in)
 	if !ok {
 		msg := fmt.Sprintf("tool call %s is not in the journal of turn %s", in.CallID, in.Turn)
 		return protocol.ToolCallResult{}, temporal.NewNonRetryableApplicationError(msg, ErrJournal, nil)
 	}
 	var result tools.Result
-	env := tools.Env{Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace, SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID}
+	env := tools.Env{
+		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace,
+		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route,
+	}
 	tool, known := a.Tools.Get(call.Function.Name)
 	if !known {
 		a.refreshTools(ctx) // an MCP tool this worker has not connected yet
@@ -58,6 +66,8 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	if unknown {
 		result = tools.Result{Text: OutcomeUnknown, IsError: true}
 	} else {
+		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
+			Iteration: in.Iteration, ToolHint: tools.Hint(call.Function.Name, call.Function.Arguments, a.toolHintMax())})
 		stop := startHeartbeats(ctx, in.Heartbeat)
 		result = a.Tools.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
 		stop()
@@ -71,7 +81,7 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		return protocol.ToolCallResult{}, fmt.Errorf("journal result of tool call %s: %w", in.CallID, err)
 	}
 	res := toolResult(text, result.IsError)
-	res.Unknown = unknown
+	res.Unknown, res.AnsweredOrigin = unknown, result.AnsweredOrigin
 	return res, nil
 }
 
@@ -94,4 +104,14 @@ func findCall(sess *session.Session, in protocol.ToolCallInput) (chat.ToolCall, 
 
 func toolResult(text string, isError bool) protocol.ToolCallResult {
 	return protocol.ToolCallResult{Preview: chat.Preview(text, protocol.PreviewBytes), Chars: len(text), IsError: isError}
+}
+
+// toolHintMax is agents.defaults.toolHintMaxLength (nanobot: 40).
+func (a *Activities) toolHintMax() int {
+	if a.Config != nil {
+		if n := a.Config().Agents.Defaults.ToolHintMaxLength; n > 0 {
+			return n
+		}
+	}
+	return 40
 }

@@ -28,7 +28,7 @@ type Bus struct {
 // it here and returns the reply to show; otherwise the reply is "".
 func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error) {
 	if msg.SessionKey == "" {
-		msg.SessionKey = protocol.SessionKey(msg.Channel, msg.ChatID)
+		msg.SessionKey = protocol.SessionKey(msg.Route.Channel, msg.Route.ChatID)
 	}
 	if isStop(msg.Content) {
 		stopped, err := b.Stop(ctx, msg.SessionKey)
@@ -44,10 +44,10 @@ func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 		TaskQueue:                protocol.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		StaticSummary:            msg.Channel + ": " + firstLine(msg.Content, 80),
+		StaticSummary:            msg.Route.Channel + ": " + firstLine(msg.Content, 80),
 	}
 	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
-		SessionKeyAttribute.ValueSet(msg.SessionKey), ChannelAttribute.ValueSet(msg.Channel))
+		SessionKeyAttribute.ValueSet(msg.SessionKey), ChannelAttribute.ValueSet(msg.Route.Channel))
 	in := protocol.TurnInput{SessionKey: msg.SessionKey, Settings: b.Settings}
 	_, err := b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)
 	var invalid *serviceerror.InvalidArgument

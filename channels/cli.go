@@ -108,3 +108,24 @@ func (c *CLI) Send(_ context.Context, r Reply) error {
 
 // Replies yields every delivered reply.
 func (c *CLI) Replies() <-chan Reply { return c.replies }
+
+// Start implements Channel: the terminal reads its input in the agent command.
+func (c *CLI) Start(context.Context, Publish) error { return nil }
+
+// Stop implements Channel.
+func (c *CLI) Stop(context.Context) error { return nil }
+
+// IsAllowed implements Channel: whoever runs the terminal owns the agent.
+func (c *CLI) IsAllowed(string) bool { return true }
+
+// EndTurn closes a streamed line that no delivered reply closed (the
+// message tool stood in for the final reply).
+func (c *CLI) EndTurn() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.drawn {
+		fmt.Fprintln(c.Out)
+	}
+	c.segment.Reset()
+	c.drawn, c.ended = false, false
+}

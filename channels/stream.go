@@ -1,17 +1,25 @@
-// Package channels holds the chat channels (CLI, later Telegram, Slack …),
-// the in-process stream hub that model activities publish deltas to, the
-// bus that hands inbound messages to turns, and the delivery of replies.
+// Package channels holds the chat channels (CLI, and in subpackages
+// Telegram, Slack and the OpenAI-compatible API), the manager that runs
+// them, access control, the in-process stream hub that model and tool
+// activities publish to, and the bus that hands inbound messages to turns.
 package channels
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
 
 // StreamEvent is one piece of a reply being generated.
 type StreamEvent struct {
 	SessionKey string
+	Route      protocol.Route
 	Turn       string
 	Iteration  int
 	Delta      string
 	Reasoning  string
+	// ToolHint is a progress line for a tool about to run ("read_file README.md").
+	ToolHint string
 	// Reset tells the channel to drop what it drew for this iteration (a retried attempt).
 	Reset bool
 	// End marks the end of one model call's stream.
@@ -19,12 +27,12 @@ type StreamEvent struct {
 }
 
 // StreamHub fans stream events out to subscribers inside this process.
-// Events for a session nobody watches here are dropped: the reply still
-// arrives through delivery.
+// Events nobody watches here are dropped: the reply still arrives through
+// delivery.
 type StreamHub struct {
 	mu   sync.Mutex
 	next int
-	subs map[string]map[int]func(StreamEvent)
+	subs map[string]map[int]func(StreamEvent) // by session key; "" = every event
 }
 
 // NewStreamHub returns an empty hub.
@@ -52,7 +60,10 @@ func (h *StreamHub) Subscribe(sessionKey string, fn func(StreamEvent)) (cancel f
 	}
 }
 
-// Publish hands an event to the session's subscribers.
+// SubscribeAll calls fn for every event, whatever its session.
+func (h *StreamHub) SubscribeAll(fn func(StreamEvent)) (cancel func()) { return h.Subscribe("", fn) }
+
+// Publish hands an event to the session's subscribers and to those of every event.
 func (h *StreamHub) Publish(ev StreamEvent) {
 	if h == nil {
 		return
@@ -61,5 +72,10 @@ func (h *StreamHub) Publish(ev StreamEvent) {
 	defer h.mu.Unlock()
 	for _, fn := range h.subs[ev.SessionKey] {
 		fn(ev)
+	}
+	if ev.SessionKey != "" {
+		for _, fn := range h.subs[""] {
+			fn(ev)
+		}
 	}
 }

@@ -164,7 +164,8 @@ func TestMessageToolReachesTheChat(t *testing.T) {
 	home := testenv.NewHome(t, model.URL(), nil)
 	out, errOut, code := runNanobot(t, home.Env(dev.Addr), "agent", "-m", "work and report")
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, "progress: halfway\ndone\n", out)
+	require.Equal(t, "progress: halfway\ndone\n", out, "the final answer streamed; it is journaled, not delivered again")
 	_, msgs := sessionLines(t, home, "cli:direct")
 	require.Equal(t, "Message sent to cli:direct", msgs[2].Content)
+	require.Equal(t, "done", msgs[len(msgs)-1].Content)
 }

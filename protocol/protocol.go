@@ -27,6 +27,8 @@ const (
 	ActivityTool    = "ToolCall"
 	ActivityDeliver = "Deliver"
 	ActivityInject  = "Inject"
+	// ActivityMarkUndelivered notes a reply whose process went away, for the next CLI.
+	ActivityMarkUndelivered = "MarkUndelivered"
 
 	// PreviewBytes bounds every text field of a payload.
 	PreviewBytes = 2048
@@ -45,22 +47,6 @@ func SplitSessionKey(key string) (channel, chatID string, err error) {
 		return "", "", fmt.Errorf("session key %q: want channel:chat_id", key)
 	}
 	return channel, chatID, nil
-}
-
-// Inbound is one message from a channel, delivered by SignalWithStart.
-type Inbound struct {
-	ID         string            `json:"id"`
-	SessionKey string            `json:"session_key"`
-	Channel    string            `json:"channel"`
-	ChatID     string            `json:"chat_id"`
-	SenderID   string            `json:"sender_id,omitempty"`
-	Content    string            `json:"content"`
-	Media      []string          `json:"media,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	// ReplyQueue is the task queue of the process that owns the channel
-	// connection; empty means nobody waits for a delivery.
-	ReplyQueue string    `json:"reply_queue,omitempty"`
-	SentAt     time.Time `json:"sent_at"`
 }
 
 // Settings are the per-turn knobs fixed when a run starts, so that replays
@@ -96,6 +82,8 @@ type TurnResume struct {
 	Started   time.Time    `json:"started"`
 	Runner    RunnerState  `json:"runner"`
 	Trace     []TraceEntry `json:"trace"`
+	// OriginAnswered: the message tool already answered the origin chat.
+	OriginAnswered bool `json:"origin_answered,omitempty"`
 }
 
 // RunnerState is the runner loop's counters.
@@ -209,6 +197,8 @@ type LLMCallInput struct {
 	NoTools  bool     `json:"no_tools,omitempty"`
 	Mode     string   `json:"mode,omitempty"` // a recovery mode: one of the Mode* constants
 	Settings Settings `json:"settings"`
+	// Route is where the turn's message came from: streamed deltas go there.
+	Route Route `json:"route"`
 }
 
 // Recovery modes of a model call: each adds one transient instruction
@@ -263,6 +253,8 @@ type ToolCallInput struct {
 	LLMEntry string `json:"llm_entry,omitempty"`
 	// Heartbeat is how often the activity must beat while the tool runs.
 	Heartbeat time.Duration `json:"heartbeat"`
+	// Route is the turn's origin: the message tool's default target, where progress is shown.
+	Route Route `json:"route"`
 }
 
 // ToolCallResult is a tool's outcome; its full text stays in the journal.
@@ -272,19 +264,23 @@ type ToolCallResult struct {
 	IsError     bool   `json:"is_error"`
 	FromJournal bool   `json:"from_journal"`
 	Unknown     bool   `json:"unknown,omitempty"` // a claimed side effect whose outcome was lost
+	// AnsweredOrigin: the tool sent a message to the chat the turn answers
+	// (the message tool), so the final reply is not sent there again.
+	AnsweredOrigin bool `json:"answered_origin,omitempty"`
 }
 
 // DeliverInput hands a reply to the process that owns the channel.
 type DeliverInput struct {
 	SessionKey string   `json:"session_key"`
 	Turn       string   `json:"turn"`
-	Channel    string   `json:"channel"`
-	ChatID     string   `json:"chat_id"`
+	Route      Route    `json:"route"`
 	MessageIDs []string `json:"message_ids"`
 	// Text is the reply when it is short; otherwise EntryID points into the journal.
-	Text       string `json:"text,omitempty"`
-	EntryID    string `json:"entry_id,omitempty"`
-	StopReason string `json:"stop_reason"`
+	Text string `json:"text,omitempty"`
+	// Media are files to attach (workspace paths or URLs).
+	Media      []string `json:"media,omitempty"`
+	EntryID    string   `json:"entry_id,omitempty"`
+	StopReason string   `json:"stop_reason"`
 }
 
 // Application error types that activities return and workflows read.
@@ -293,6 +289,9 @@ const (
 	ErrProviderNonRetryable = "ProviderNonRetryable"
 	ErrProviderArrears      = "ProviderArrears"
 	ErrConfig               = "ConfigError"
+	// ErrDeliveryRejected marks a delivery the platform refused for good
+	// (chat not found, bot blocked): retrying cannot help.
+	ErrDeliveryRejected = "DeliveryRejected"
 )
 
 // Stop reasons, as nanobot names them.
@@ -336,16 +335,14 @@ const MessageWorkflowName = "MessageWorkflow"
 
 // MessageInput is a message tool send: where to deliver, and what.
 type MessageInput struct {
-	// Queue is the task queue of the process that owns the target chat.
-	Queue   string       `json:"queue"`
+	// Queue was the delivery queue before routes carried it; runs started
+	// then still read it.
+	Queue   string       `json:"queue,omitempty"`
 	Deliver DeliverInput `json:"deliver"`
 }
 
 // ChannelQueue is the delivery queue of a channel run by a gateway.
 func ChannelQueue(channel string) string { return "nanobot-channel-" + channel }
-
-// ReplyQueueKey is where a session remembers the delivery queue of its last message.
-const ReplyQueueKey = "reply_queue"
 
 // ParseCommand splits "/cmd@bot args" into "/cmd" (lower-cased) and args;
 // ok is false for text that is not a slash command.

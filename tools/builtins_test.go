@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // builtinEnv returns a restricted env over a fresh workspace and a registry
@@ -21,8 +23,8 @@ func builtinEnv(t *testing.T, opts BuiltinOptions) (Env, *Registry) {
 
 type nopSender struct{}
 
-func (nopSender) SendMessage(context.Context, Env, string, string, string, []string) error {
-	return nil
+func (nopSender) SendMessage(context.Context, Env, protocol.Route, string, []string) (bool, error) {
+	return false, nil
 }
 
 func TestRegisterBuiltins(t *testing.T) {

@@ -8,13 +8,17 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
-// MessageSender delivers a message to a chat channel; the channel layer
-// implements it (the tool itself cannot reach any channel). env carries the
-// session and the call ID, which makes a retried send idempotent.
+// MessageSender delivers a message to a chat; the channel layer implements
+// it (the tool itself cannot reach any channel). env carries the session and
+// the call ID, which makes a retried send idempotent. A send that cannot be
+// delivered yet (the channel's gateway is down) is queued, not failed:
+// queued reports it.
 type MessageSender interface {
-	SendMessage(ctx context.Context, env Env, channel, chatID, content string, media []string) error
+	SendMessage(ctx context.Context, env Env, to protocol.Route, content string, media []string) (queued bool, err error)
 }
 
 const messageDescription = "Send a message to the user on a chat channel, e.g. to report progress before the final answer " +
@@ -45,16 +49,8 @@ func (t *MessageTool) Flags() Flags                { return Flags{SideEffects: t
 
 func (t *MessageTool) Run(ctx context.Context, env Env, args map[string]any) Result {
 	content := StringArg(args, "content")
-	defChannel, defChat := splitSessionKey(env.SessionKey)
-	channel := strings.TrimSpace(StringArg(args, "channel"))
-	chatID := strings.TrimSpace(StringArg(args, "chat_id"))
-	if channel == "" {
-		channel = defChannel
-	}
-	if chatID == "" {
-		chatID = defChat
-	}
-	if channel == "" || chatID == "" {
+	to := messageTarget(env.Route, strings.TrimSpace(StringArg(args, "channel")), strings.TrimSpace(StringArg(args, "chat_id")))
+	if to.Channel == "" || to.ChatID == "" {
 		return ErrorResult("Error: No target channel/chat specified")
 	}
 	var media []string
@@ -77,24 +73,32 @@ func (t *MessageTool) Run(ctx context.Context, env Env, args map[string]any) Res
 	if t.sender == nil {
 		return ErrorResult("Error: messaging is not available in this context")
 	}
-	if err := t.sender.SendMessage(ctx, env, channel, chatID, content, media); err != nil {
+	queued, err := t.sender.SendMessage(ctx, env, to, content, media)
+	if err != nil {
 		return ErrorResult("Error sending message: %v", err)
 	}
-	msg := fmt.Sprintf("Message sent to %s:%s", channel, chatID)
+	msg := fmt.Sprintf("Message sent to %s:%s", to.Channel, to.ChatID)
+	if queued {
+		msg = fmt.Sprintf("Message queued for %s:%s: its channel is not connected now; it is delivered when a gateway holding it comes back", to.Channel, to.ChatID)
+	}
 	if len(media) > 0 {
 		msg += fmt.Sprintf(" with %d attachment(s)", len(media))
 	}
-	return TextResult(msg)
+	res := TextResult(msg)
+	res.AnsweredOrigin = to.SameChat(env.Route)
+	return res
 }
 
-// splitSessionKey splits "channel:chat_id" at the first colon; chat IDs
-// may themselves contain colons (threads).
-func splitSessionKey(key string) (channel, chatID string) {
-	channel, chatID, ok := strings.Cut(key, ":")
-	if !ok {
-		return "", ""
+// messageTarget is the origin route (thread and reply-to kept) unless the
+// model named another chat.
+func messageTarget(origin protocol.Route, channel, chatID string) protocol.Route {
+	if (channel == "" || channel == origin.Channel) && (chatID == "" || chatID == origin.ChatID) {
+		return origin
 	}
-	return channel, chatID
+	if channel == "" {
+		channel = origin.Channel
+	}
+	return protocol.Route{Channel: channel, ChatID: chatID}
 }
 
 // resolveMedia passes URLs through and resolves local files, which must exist.

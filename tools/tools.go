@@ -10,6 +10,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // Flags tell the runner and the durable layer how a tool may be scheduled.
@@ -43,6 +45,8 @@ type Tool interface {
 type Result struct {
 	Text    string
 	IsError bool
+	// AnsweredOrigin: the tool sent a message to the chat the turn answers.
+	AnsweredOrigin bool
 }
 
 // Env is the per-call context a tool runs in.
@@ -57,6 +61,8 @@ type Env struct {
 	// caller knows it; per-turn guards (repeated web lookups) key on it and
 	// fall back to a time window when it is empty.
 	Turn string
+	// Route is where the turn's message came from (the message tool's default target).
+	Route protocol.Route
 }
 
 // ErrorResult formats an error result; the text always starts with "Error: "

@@ -4,49 +4,49 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/protocol"
-	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
+// messageWait is how long the message tool waits to see its send
+// delivered; past it the send stays queued for the channel's gateway.
+const messageWait = 30 * time.Second
+
 // messageSender sends the message tool's messages through Temporal: a
-// MessageWorkflow runs Deliver on the queue of the process that owns the
+// MessageWorkflow runs Deliver on the queue of whoever owns the target
 // chat, so the send is retried and lands where the connection lives.
 type messageSender struct {
 	client client.Client
-	store  session.Store
+	wait   time.Duration
 }
 
 // SendMessage implements tools.MessageSender.
-func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, channel, chatID, content string, media []string) error {
-	queue := protocol.ChannelQueue(channel)
-	if protocol.SessionKey(channel, chatID) == env.SessionKey {
-		sess, err := m.store.Load(ctx, env.SessionKey)
-		if err != nil {
-			return err
-		}
-		if q, _ := sess.Metadata[protocol.ReplyQueueKey].(string); q != "" {
-			queue = q // the process that sent this session's last message
-		}
+func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, to protocol.Route, content string, media []string) (bool, error) {
+	if !slices.Contains(channels.Known, to.Channel) {
+		return false, fmt.Errorf("unknown channel %q (known: %v)", to.Channel, channels.Known)
 	}
-	text := content
-	for _, f := range media {
-		text += "\n[attachment: " + f + "]"
+	key := env.SessionKey
+	if !to.SameChat(env.Route) {
+		key = protocol.SessionKey(to.Channel, to.ChatID)
 	}
-	in := protocol.MessageInput{Queue: queue, Deliver: protocol.DeliverInput{
-		SessionKey: protocol.SessionKey(channel, chatID), Turn: env.Turn + "/" + env.CallID,
-		Channel: channel, ChatID: chatID, Text: text, StopReason: "message",
+	in := protocol.MessageInput{Deliver: protocol.DeliverInput{
+		SessionKey: key, Turn: env.Turn + "/" + env.CallID, Route: to,
+		Text: content, Media: media, StopReason: channels.KindMessage,
 	}}
 	opts := client.StartWorkflowOptions{
 		ID:                       "message/" + env.SessionKey + "/" + env.Turn + "/" + env.CallID,
 		TaskQueue:                protocol.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		StaticSummary:            "message to " + to.String(),
 	}
 	run, err := m.client.ExecuteWorkflow(ctx, opts, protocol.MessageWorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
@@ -54,10 +54,21 @@ func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, channel,
 		run, err = m.client.GetWorkflow(ctx, opts.ID, ""), nil // a retried call: that send already ran
 	}
 	if err != nil {
-		return fmt.Errorf("start delivery to %s:%s: %w", channel, chatID, err)
+		return false, fmt.Errorf("start delivery to %s: %w", to, err)
 	}
-	if err := run.Get(ctx, nil); err != nil {
-		return fmt.Errorf("%s:%s did not take the message (is its channel connected?): %w", channel, chatID, err)
+	wait := m.wait
+	if wait <= 0 {
+		wait = messageWait
 	}
-	return nil
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	err = run.Get(wctx, nil)
+	switch {
+	case err == nil:
+		return false, nil
+	case wctx.Err() != nil && ctx.Err() == nil:
+		return true, nil // still waiting for a gateway that holds the channel
+	default:
+		return false, fmt.Errorf("%s did not take the message: %w", to, err)
+	}
 }

@@ -33,9 +33,10 @@ type Options struct {
 	Turns bool
 	// Models runs the model calls (the LLM task queue).
 	Models bool
-	// ReplyQueue, when set, runs delivery for the channels in Channels.
-	ReplyQueue string
-	Channels   *channels.Manager
+	// DeliveryQueues run delivery for the channels in Channels: a channel's
+	// shared queue (protocol.ChannelQueue) or this process's own queue.
+	DeliveryQueues []string
+	Channels       *channels.Manager
 	Streams    *channels.StreamHub
 	Log        *slog.Logger
 }
@@ -60,7 +61,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	}
 	var sender tools.MessageSender
 	if c != nil {
-		sender = &messageSender{client: c, store: store}
+		sender = &messageSender{client: c}
 	}
 	reg, err := newRegistry(cfg, sender)
 	if err != nil {
@@ -121,6 +122,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		reg(acts.Build, protocol.ActivityBuild)
 		reg(acts.Save, protocol.ActivitySave)
 		reg(acts.Inject, protocol.ActivityInject)
+		reg(acts.MarkUndelivered, protocol.ActivityMarkUndelivered)
 		reg(acts.ToolCall, protocol.ActivityTool)
 		set.workers = append(set.workers, w)
 	}
@@ -129,8 +131,8 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		w.RegisterActivityWithOptions(acts.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
 		set.workers = append(set.workers, w)
 	}
-	if opts.ReplyQueue != "" {
-		w := worker.New(c, opts.ReplyQueue, worker.Options{})
+	for _, q := range opts.DeliveryQueues {
+		w := worker.New(c, q, worker.Options{})
 		w.RegisterActivityWithOptions(acts.Deliver, activity.RegisterOptions{Name: protocol.ActivityDeliver})
 		set.workers = append(set.workers, w)
 	}

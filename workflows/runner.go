@@ -171,7 +171,7 @@ func (r *runner) inject(ctx workflow.Context) bool {
 func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCallResult, error) {
 	s := r.t.in.Settings
 	r.Calls++
-	in := protocol.LLMCallInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.Iteration, Call: r.Calls, Mode: mode, Settings: s}
+	in := protocol.LLMCallInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.Iteration, Call: r.Calls, Mode: mode, Settings: s, Route: r.t.msg.Route}
 	summary := fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)
 	if mode != "" {
 		summary += " (" + mode + ")"
@@ -220,6 +220,7 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 				}
 				return fmt.Errorf("tool %s (%s): %w", calls[i+k].Name, calls[i+k].ID, err)
 			}
+			r.t.originAnswered = r.t.originAnswered || out.AnsweredOrigin
 		}
 		i = j
 	}
@@ -237,7 +238,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	}
 	in := protocol.ToolCallInput{
 		SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
-		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry,
+		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.t.msg.Route,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
 }
@@ -250,7 +251,7 @@ func (t *turn) continueTurn(ctx workflow.Context) error {
 		SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending,
 		Resume: &protocol.TurnResume{
 			Turn: t.id, Message: t.msg, Answered: t.answered, Delivered: t.delivered,
-			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace,
+			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace, OriginAnswered: t.originAnswered,
 		},
 	}
 	return workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)

@@ -73,38 +73,6 @@ func (t *turn) respond(ctx workflow.Context) (Event, error) {
 	return EvOK, nil
 }
 
-// deliver sends the current reply for every answered message not yet
-// answered, once per channel process (task queue) that waits for it. A
-// failed delivery is logged, not fatal: the reply is in the journal.
-func (t *turn) deliver(ctx workflow.Context) {
-	msgs := t.answered[t.delivered:]
-	t.delivered = len(t.answered)
-	var queues []string
-	byQueue := map[string][]string{}
-	for _, m := range msgs {
-		if m.ReplyQueue == "" {
-			continue
-		}
-		if _, ok := byQueue[m.ReplyQueue]; !ok {
-			queues = append(queues, m.ReplyQueue)
-		}
-		byQueue[m.ReplyQueue] = append(byQueue[m.ReplyQueue], m.ID)
-	}
-	var futures []workflow.Future
-	for _, q := range queues {
-		in := protocol.DeliverInput{
-			SessionKey: t.in.SessionKey, Turn: t.id, Channel: t.msg.Channel, ChatID: t.msg.ChatID,
-			MessageIDs: byQueue[q], Text: t.final.Text, EntryID: t.final.EntryID, StopReason: t.final.StopReason,
-		}
-		futures = append(futures, workflow.ExecuteActivity(deliverCtx(ctx, q, t.msg.Channel), protocol.ActivityDeliver, in))
-	}
-	for _, f := range futures {
-		if err := f.Get(ctx, nil); err != nil {
-			workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "error", err)
-		}
-	}
-}
-
 // inlineCommands answer while a turn runs, as nanobot's do.
 var inlineCommands = map[string]bool{"/status": true, "/help": true, "/history": true}
 
@@ -124,16 +92,14 @@ func (t *turn) inlineCommand(ctx workflow.Context, msg protocol.Inbound) {
 		workflow.GetLogger(ctx).Error("inline command failed", "session", t.in.SessionKey, "error", err)
 		return
 	}
-	if msg.ReplyQueue == "" {
-		return
+	if (!t.vRoute && msg.Route.Queue == "") || !msg.Route.Deliverable() {
+		return // nobody waits for this reply
 	}
 	in := protocol.DeliverInput{
-		SessionKey: t.in.SessionKey, Turn: step.Turn, Channel: msg.Channel, ChatID: msg.ChatID,
+		SessionKey: t.in.SessionKey, Turn: step.Turn, Route: msg.Route,
 		MessageIDs: []string{msg.ID}, Text: res.Reply, EntryID: res.EntryID, StopReason: protocol.StopCommand,
 	}
-	if err := workflow.ExecuteActivity(deliverCtx(ctx, msg.ReplyQueue, msg.Channel), protocol.ActivityDeliver, in).Get(ctx, nil); err != nil {
-		workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "error", err)
-	}
+	t.deliverTo(ctx, []protocol.DeliverInput{in})
 }
 
 func localCtx(ctx workflow.Context, summary string) workflow.Context {
@@ -141,15 +107,5 @@ func localCtx(ctx workflow.Context, summary string) workflow.Context {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 5},
 		Summary:             summary,
-	})
-}
-
-func deliverCtx(ctx workflow.Context, queue, channel string) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:              queue,
-		ScheduleToStartTimeout: time.Minute,
-		StartToCloseTimeout:    time.Minute,
-		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 4},
-		Summary:                "deliver to " + channel,
 	})
 }

@@ -49,6 +49,10 @@ const (
 	versionRunner = "runner"
 	// runnerV1: nanobot's recovery rules, injection, inline commands, /stop handling.
 	runnerV1 workflow.Version = 1
+	// versionRoute: replies follow each message's route; a message tool send
+	// to the origin chat stands in for the final reply there.
+	versionRoute                  = "route"
+	routeV1      workflow.Version = 1
 )
 
 // waitForFirstMessage bounds how long a run started without a message lives.
@@ -59,6 +63,7 @@ type turn struct {
 	in        protocol.TurnInput
 	id        string
 	v1        bool
+	vRoute    bool
 	msg       protocol.Inbound
 	answered  []protocol.Inbound
 	delivered int // answered[:delivered] already got a reply
@@ -70,6 +75,8 @@ type turn struct {
 	m         machine
 	run       runner
 	final     reply
+	// originAnswered: the message tool sent to the origin chat during this turn.
+	originAnswered bool
 }
 
 // reply is what the turn will say and why it stopped.
@@ -101,10 +108,12 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	if r := in.Resume; r != nil {
 		t.id, t.msg, t.answered, t.delivered, t.started = r.Turn, r.Message, r.Answered, r.Delivered, r.Started
 		t.run.RunnerState, t.m.trace, t.busy, start = r.Runner, r.Trace, true, Run
+		t.originAnswered = r.OriginAnswered
 	} else if !t.takeFirstMessage(ctx) {
 		return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: "no_message"}, nil
 	}
 	t.v1 = workflow.GetVersion(ctx, versionRunner, workflow.DefaultVersion, runnerV1) >= runnerV1
+	t.vRoute = workflow.GetVersion(ctx, versionRoute, workflow.DefaultVersion, routeV1) >= routeV1
 	if t.v1 {
 		workflow.Go(ctx, t.receive)
 	}

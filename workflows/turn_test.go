@@ -37,6 +37,7 @@ func stubTool(context.Context, protocol.ToolCallInput) (protocol.ToolCallResult,
 }
 func stubDeliver(context.Context, protocol.DeliverInput) error { return nil }
 func stubInject(context.Context, protocol.InjectInput) error   { return nil }
+func stubMark(context.Context, protocol.DeliverInput) error     { return nil }
 
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
@@ -46,7 +47,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		protocol.ActivityRestore: stubRestore, protocol.ActivityCompact: stubCompact,
 		protocol.ActivityCommand: stubCommand, protocol.ActivityBuild: stubBuild, protocol.ActivitySave: stubSave,
 		protocol.ActivityLLMCall: stubLLM, protocol.ActivityTool: stubTool, protocol.ActivityDeliver: stubDeliver,
-		protocol.ActivityInject: stubInject,
+		protocol.ActivityInject: stubInject, protocol.ActivityMarkUndelivered: stubMark,
 	} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
@@ -54,7 +55,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 }
 
 func inbound(id, text string) protocol.Inbound {
-	return protocol.Inbound{ID: id, SessionKey: "cli:direct", Channel: "cli", ChatID: "direct", Content: text, ReplyQueue: "replies"}
+	return protocol.Inbound{ID: id, SessionKey: "cli:direct", Route: protocol.Route{Channel: "cli", ChatID: "direct", Queue: "replies"}, Content: text}
 }
 
 func sendAtStart(env *testsuite.TestWorkflowEnvironment, msgs ...protocol.Inbound) {

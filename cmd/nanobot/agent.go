@@ -91,7 +91,7 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	mgr := channels.NewManager()
 	mgr.Add(cli)
 	queue := "nanobot-cli-" + randomID()
-	r, err := a.startRuntime(ctx, cfg, workers.Options{Turns: true, Models: true, ReplyQueue: queue, Channels: mgr})
+	r, err := a.startRuntime(ctx, cfg, workers.Options{Turns: true, Models: true, DeliveryQueues: []string{queue}, Channels: mgr})
 	if err != nil {
 		return err
 	}
@@ -100,8 +100,8 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	defer r.hub.Subscribe(*sessionKey, cli.Draw)()
 	send := func(text string) (channels.Reply, error) {
 		return r.turn(ctx, protocol.Inbound{
-			ID: randomID(), SessionKey: *sessionKey, Channel: "cli", ChatID: chatID, SenderID: "user",
-			Content: text, ReplyQueue: queue, SentAt: time.Now(),
+			ID: randomID(), SessionKey: *sessionKey, Content: text, SentAt: time.Now(),
+			Route: protocol.Route{Channel: "cli", ChatID: chatID, SenderID: "user", Queue: queue},
 		})
 	}
 	if *message != "" {
@@ -134,9 +134,13 @@ func (r *runtimeEnv) turn(ctx context.Context, msg protocol.Inbound) (channels.R
 		run := r.conn.Client.GetWorkflow(wctx, protocol.TurnWorkflowID(msg.SessionKey), "")
 		failed <- run.Get(wctx, nil)
 	}()
+	var last *channels.Reply // what this turn showed: its reply, or a message tool send that stood in for it
 	for {
 		select {
 		case reply := <-r.cli.Replies():
+			if reply.StopReason == channels.KindMessage && reply.SessionKey == msg.SessionKey {
+				last = &reply
+			}
 			if slices.Contains(reply.MessageIDs, msg.ID) {
 				// Stay until the run closes: its last workflow task needs this process's worker.
 				select {
@@ -155,7 +159,11 @@ func (r *runtimeEnv) turn(ctx context.Context, msg protocol.Inbound) (channels.R
 				if slices.Contains(reply.MessageIDs, msg.ID) {
 					return reply, nil
 				}
-			case <-time.After(5 * time.Second):
+			case <-time.After(2 * time.Second):
+				if last != nil {
+					r.cli.EndTurn()
+					return *last, nil // the message tool answered; the final reply was not sent twice
+				}
 				return channels.Reply{}, errors.New("the turn finished but its reply was not delivered")
 			}
 		case <-ctx.Done():

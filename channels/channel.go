@@ -1,0 +1,70 @@
+package channels
+
+import (
+	"context"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// Reply is a message on its way to a chat: a turn's answer, a command's
+// reply, or a message tool send.
+type Reply struct {
+	Route      protocol.Route
+	SessionKey string
+	Turn       string
+	MessageIDs []string
+	Text       string
+	// Media are files to attach (workspace paths or http(s) URLs).
+	Media      []string
+	StopReason string
+}
+
+// Kinds of replies, in StopReason beside nanobot's stop reasons.
+const (
+	KindMessage = "message" // a message tool send: the turn goes on
+	KindSystem  = "system"  // said by the gateway itself (pairing, /stop)
+)
+
+// Publish hands an inbound message to the agent. Channels call it for every
+// message they receive; the manager checks access before a workflow is touched.
+type Publish func(ctx context.Context, msg protocol.Inbound) error
+
+// Channel is a chat connection owned by this process.
+type Channel interface {
+	Name() string
+	// Start connects and begins receiving; it returns once the channel runs
+	// (its receive loop goes on until ctx ends or Stop is called).
+	Start(ctx context.Context, publish Publish) error
+	// Stop disconnects; messages in flight are finished or dropped, never half-sent.
+	Stop(ctx context.Context) error
+	// Send shows a reply in the chat. Delivery is retried, so it must be
+	// safe to call again with the same reply.
+	Send(ctx context.Context, r Reply) error
+	// IsAllowed tells whether allowFrom lets this sender in; a sender it
+	// refuses can still come in through pairing.
+	IsAllowed(senderID string) bool
+}
+
+// Streamer is a channel that draws replies as they are generated.
+type Streamer interface {
+	// SendDelta draws one stream event (a delta, a reset, a tool hint, the
+	// end of a model call). It must be quick: the model activity waits.
+	SendDelta(ctx context.Context, ev StreamEvent)
+}
+
+// Known are the channels this build has; a message tool send to any other
+// name fails at once instead of waiting for a gateway that cannot exist.
+var Known = []string{"cli", "telegram", "slack", "api", "web"}
+
+// SendError tells delivery how to treat a failed send: wait RetryAfter
+// before the next attempt (Telegram's 429), or give up (Permanent: chat
+// not found, bot blocked). Other errors are retried with backoff.
+type SendError struct {
+	Err        error
+	RetryAfter time.Duration
+	Permanent  bool
+}
+
+func (e *SendError) Error() string { return e.Err.Error() }
+func (e *SendError) Unwrap() error { return e.Err }

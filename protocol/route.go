@@ -1,0 +1,100 @@
+package protocol
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Route is where a reply goes: the one answer to "which chat, which
+// thread, through which process". It rides on the inbound message, through
+// the turn, into delivery and the message tool.
+type Route struct {
+	Channel string `json:"channel"`
+	ChatID  string `json:"chat_id"`
+	// ThreadID keeps a reply in its thread (Slack thread_ts, Telegram topic).
+	ThreadID string `json:"thread_id,omitempty"`
+	// ReplyTo is the platform message a reply answers (Telegram reply-to).
+	ReplyTo  string `json:"reply_to,omitempty"`
+	SenderID string `json:"sender_id,omitempty"`
+	// Queue is a delivery queue owned by one process (the CLI, the API);
+	// "" means the channel's shared queue, served by any gateway holding it.
+	Queue string `json:"queue,omitempty"`
+}
+
+// DeliveryQueue is the task queue a reply on this route is delivered on.
+func (r Route) DeliveryQueue() string {
+	if r.Queue != "" {
+		return r.Queue
+	}
+	return ChannelQueue(r.Channel)
+}
+
+// PerProcess reports whether only the process that sent the message can
+// deliver its reply: if that process is gone, nobody will come back for it.
+func (r Route) PerProcess() bool { return r.Queue != "" }
+
+// perProcessChannels deliver only through the queue of the process that
+// sent the message: their "connection" is a terminal or an HTTP request.
+var perProcessChannels = map[string]bool{"cli": true, "api": true}
+
+// Deliverable reports whether anyone can take a reply on this route: a
+// per-process channel without its process queue (a message published by a
+// test or a script) has nobody to answer.
+func (r Route) Deliverable() bool {
+	return r.Channel != "" && (r.Queue != "" || !perProcessChannels[r.Channel])
+}
+
+// SameChat reports whether two routes reach the same conversation.
+func (r Route) SameChat(o Route) bool {
+	return r.Channel == o.Channel && r.ChatID == o.ChatID && r.ThreadID == o.ThreadID
+}
+
+// String names the route for logs and summaries.
+func (r Route) String() string {
+	s := r.Channel + ":" + r.ChatID
+	if r.ThreadID != "" {
+		s += "/" + r.ThreadID
+	}
+	return s
+}
+
+// Inbound is one message from a channel, delivered by SignalWithStart.
+type Inbound struct {
+	ID         string `json:"id"`
+	SessionKey string `json:"session_key"`
+	Route      Route  `json:"route"`
+	Content    string `json:"content"`
+	// Media are local files (downloaded into the workspace) the message carries.
+	Media    []string          `json:"media,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Group is true for a message in a group chat (false: a direct message).
+	Group  bool      `json:"group,omitempty"`
+	SentAt time.Time `json:"sent_at"`
+}
+
+// legacyInbound is the shape recorded before Route existed; replays of
+// those histories must still find where their replies went.
+type legacyInbound struct {
+	Channel    string `json:"channel"`
+	ChatID     string `json:"chat_id"`
+	SenderID   string `json:"sender_id"`
+	ReplyQueue string `json:"reply_queue"`
+}
+
+// UnmarshalJSON reads both shapes; older ones become a Route.
+func (m *Inbound) UnmarshalJSON(data []byte) error {
+	type plain Inbound
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if p.Route.Channel == "" {
+		var old legacyInbound
+		if err := json.Unmarshal(data, &old); err != nil {
+			return err
+		}
+		p.Route = Route{Channel: old.Channel, ChatID: old.ChatID, SenderID: old.SenderID, Queue: old.ReplyQueue}
+	}
+	*m = Inbound(p)
+	return nil
+}

@@ -1,0 +1,132 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// How long a reply waits for a process to take it. A channel's queue is
+// served by any gateway holding the connection: a reply waits for one to
+// come back. A per-process queue (a CLI, an API request) has one process
+// behind it; if that is gone, nobody will come back.
+const (
+	channelDeliveryWait    = 24 * time.Hour
+	perProcessDeliveryWait = 15 * time.Second
+)
+
+// deliver sends the current reply for every answered message not yet
+// answered, once per route. A failed delivery is logged, not fatal: the
+// reply is in the journal.
+func (t *turn) deliver(ctx workflow.Context) {
+	msgs := t.answered[t.delivered:]
+	t.delivered = len(t.answered)
+	if !t.vRoute {
+		t.deliverV0(ctx, msgs)
+		return
+	}
+	var ins []protocol.DeliverInput
+	for _, m := range msgs {
+		r := m.Route
+		if !r.Deliverable() {
+			continue
+		}
+		if t.originAnswered && t.final.StopReason != protocol.StopCommand && r.SameChat(t.msg.Route) {
+			continue // the message tool already answered this chat in this turn
+		}
+		found := false
+		for i := range ins {
+			if ins[i].Route == r {
+				ins[i].MessageIDs = append(ins[i].MessageIDs, m.ID)
+				found = true
+			}
+		}
+		if !found {
+			ins = append(ins, protocol.DeliverInput{
+				SessionKey: t.in.SessionKey, Turn: t.id, Route: r, MessageIDs: []string{m.ID},
+				Text: t.final.Text, EntryID: t.final.EntryID, StopReason: t.final.StopReason,
+			})
+		}
+	}
+	t.deliverTo(ctx, ins)
+}
+
+// deliverTo runs the deliveries in parallel and waits for them. A reply to
+// a process that is gone is left in the journal, marked undelivered, so
+// the next CLI in that session shows it.
+func (t *turn) deliverTo(ctx workflow.Context, ins []protocol.DeliverInput) {
+	futures := make([]workflow.Future, len(ins))
+	for i, in := range ins {
+		futures[i] = workflow.ExecuteActivity(deliverCtx(ctx, in.Route), protocol.ActivityDeliver, in)
+	}
+	for i, f := range futures {
+		err := f.Get(ctx, nil)
+		if err == nil {
+			continue
+		}
+		in := ins[i]
+		var te *temporal.TimeoutError
+		if in.Route.PerProcess() && errors.As(err, &te) {
+			workflow.GetLogger(ctx).Info("the process that asked is gone; the reply stays in the journal",
+				"session", t.in.SessionKey, "route", in.Route.String())
+			mark := workflow.ExecuteLocalActivity(localCtx(ctx, "mark undelivered"), protocol.ActivityMarkUndelivered, in)
+			if err := mark.Get(ctx, nil); err != nil {
+				workflow.GetLogger(ctx).Warn("marking an undelivered reply failed", "session", t.in.SessionKey, "error", err)
+			}
+			continue
+		}
+		workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "route", in.Route.String(), "error", err)
+	}
+}
+
+// deliverV0 is delivery before routes: one activity per reply queue.
+func (t *turn) deliverV0(ctx workflow.Context, msgs []protocol.Inbound) {
+	var queues []string
+	byQueue := map[string][]string{}
+	for _, m := range msgs {
+		if m.Route.Queue == "" {
+			continue
+		}
+		if _, ok := byQueue[m.Route.Queue]; !ok {
+			queues = append(queues, m.Route.Queue)
+		}
+		byQueue[m.Route.Queue] = append(byQueue[m.Route.Queue], m.ID)
+	}
+	var futures []workflow.Future
+	for _, q := range queues {
+		in := protocol.DeliverInput{
+			SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route,
+			MessageIDs: byQueue[q], Text: t.final.Text, EntryID: t.final.EntryID, StopReason: t.final.StopReason,
+		}
+		in.Route.Queue = q
+		futures = append(futures, workflow.ExecuteActivity(deliverCtx(ctx, in.Route), protocol.ActivityDeliver, in))
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "error", err)
+		}
+	}
+}
+
+// deliverCtx puts a delivery on the queue of whoever owns the chat, with
+// retries that honour the platform's retry-after (the activity sets the delay).
+func deliverCtx(ctx workflow.Context, r protocol.Route) workflow.Context {
+	wait := channelDeliveryWait
+	if r.PerProcess() {
+		wait = perProcessDeliveryWait
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              r.DeliveryQueue(),
+		ScheduleToStartTimeout: wait,
+		StartToCloseTimeout:    2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute, MaximumAttempts: 10,
+			NonRetryableErrorTypes: []string{protocol.ErrDeliveryRejected},
+		},
+		Summary: "deliver to " + r.Channel,
+	})
+}

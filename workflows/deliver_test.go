@@ -1,0 +1,152 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// deliveries records every Deliver the turn makes.
+type deliveries struct {
+	mu  sync.Mutex
+	ins []protocol.DeliverInput
+}
+
+func (d *deliveries) mock(fail func(protocol.DeliverInput) error) func(context.Context, protocol.DeliverInput) error {
+	return func(_ context.Context, in protocol.DeliverInput) error {
+		d.mu.Lock()
+		d.ins = append(d.ins, in)
+		d.mu.Unlock()
+		if fail != nil {
+			return fail(in)
+		}
+		return nil
+	}
+}
+
+func textReply(text string) protocol.LLMCallResult { return textReplyAt("llm-1", text) }
+
+func textReplyAt(entry, text string) protocol.LLMCallResult {
+	return protocol.LLMCallResult{EntryID: entry, ContentPreview: text, ContentChars: len(text), FinishReason: "stop"}
+}
+
+func TestReplyKeepsTheSlackThread(t *testing.T) {
+	env := newEnv(t)
+	thread := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "1700.42", SenderID: "U7"}
+	sendAtStart(env, protocol.Inbound{ID: "m1", SessionKey: "slack:C1", Route: thread, Content: "hi"})
+	var llmRoute, toolRoute protocol.Route
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.MatchedBy(func(in protocol.LLMCallInput) bool { return in.Iteration == 1 })).Return(
+		func(_ context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+			llmRoute = in.Route
+			return protocol.LLMCallResult{EntryID: "llm-1", FinishReason: "tool_calls", ToolCalls: []protocol.ToolCallRef{{ID: "c1", Name: "read_file"}}}, nil
+		})
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.MatchedBy(func(in protocol.LLMCallInput) bool { return in.Iteration == 2 })).Return(textReplyAt("llm-2", "Hello"), nil)
+	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
+			toolRoute = in.Route
+			return protocol.ToolCallResult{Preview: "ok"}, nil
+		})
+	var d deliveries
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
+
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "slack:C1"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, thread, llmRoute, "the model call streams to the thread")
+	require.Equal(t, thread, toolRoute, "tools see the thread (message tool, progress)")
+	require.Len(t, d.ins, 1)
+	require.Equal(t, thread, d.ins[0].Route)
+	require.Equal(t, "llm-2", d.ins[0].EntryID)
+}
+
+func TestUnifiedSessionAnswersEachRouteOnce(t *testing.T) {
+	env := newEnv(t)
+	tg := protocol.Route{Channel: "telegram", ChatID: "42", ReplyTo: "7"}
+	sl := protocol.Route{Channel: "slack", ChatID: "C1"}
+	// The second and third messages arrive while the first is being answered: they are injected.
+	sendAtStart(env,
+		protocol.Inbound{ID: "m1", SessionKey: "unified:default", Route: tg, Content: "one"},
+		protocol.Inbound{ID: "m2", SessionKey: "unified:default", Route: sl, Content: "two"},
+		protocol.Inbound{ID: "m3", SessionKey: "unified:default", Route: tg, Content: "three"})
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("ok"), nil)
+	var d deliveries
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
+
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "unified:default"})
+	require.NoError(t, env.GetWorkflowError())
+	var got []string
+	for _, in := range d.ins {
+		got = append(got, in.Route.String()+"="+join(in.MessageIDs))
+	}
+	require.Len(t, got, 3)
+	require.Equal(t, "telegram:42=m1", got[0], "the first answer goes to m1's chat")
+	require.ElementsMatch(t, []string{"slack:C1=m2", "telegram:42=m3"}, got[1:],
+		"after the injection, the second answer reaches m2 and m3, each in its own chat")
+}
+
+func join(ids []string) string {
+	s := ""
+	for i, id := range ids {
+		if i > 0 {
+			s += ","
+		}
+		s += id
+	}
+	return s
+}
+
+func TestMessageToolAnswerIsNotSentTwice(t *testing.T) {
+	env := newEnv(t)
+	tg := protocol.Route{Channel: "telegram", ChatID: "42"}
+	sendAtStart(env, protocol.Inbound{ID: "m1", SessionKey: "telegram:42", Route: tg, Content: "tell me"})
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.MatchedBy(func(in protocol.LLMCallInput) bool { return in.Iteration == 1 })).Return(
+		protocol.LLMCallResult{EntryID: "llm-1", FinishReason: "tool_calls", ToolCalls: []protocol.ToolCallRef{{ID: "c1", Name: "message"}}}, nil)
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.MatchedBy(func(in protocol.LLMCallInput) bool { return in.Iteration == 2 })).Return(textReplyAt("llm-2", "Sent it."), nil)
+	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(protocol.ToolCallResult{Preview: "Message sent to telegram:42", AnsweredOrigin: true}, nil)
+	var d deliveries
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
+	var saved protocol.SaveInput
+	env.OnActivity(protocol.ActivitySave, mock.Anything, mock.Anything).Return(func(_ context.Context, in protocol.SaveInput) error { saved = in; return nil })
+
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "telegram:42"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Empty(t, d.ins, "the message tool already answered the chat")
+	require.Equal(t, "llm-2", saved.FinalEntry, "the final reply is still journaled")
+}
+
+func TestReplyToAGoneCLIIsMarkedNotRetried(t *testing.T) {
+	env := newEnv(t)
+	cli := protocol.Route{Channel: "cli", ChatID: "direct", Queue: "nanobot-cli-gone"}
+	sendAtStart(env, protocol.Inbound{ID: "m1", SessionKey: "cli:direct", Route: cli, Content: "hi"})
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("Hello"), nil)
+	var d deliveries
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(func(protocol.DeliverInput) error {
+		return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+	}))
+	var marked []protocol.DeliverInput
+	env.OnActivity(protocol.ActivityMarkUndelivered, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.DeliverInput) error { marked = append(marked, in); return nil })
+
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, d.ins, 1)
+	require.Len(t, marked, 1, "the next CLI of the session shows it")
+	require.Equal(t, "llm-1", marked[0].EntryID)
+}
+
+func TestRouteWithoutAProcessGetsNoDelivery(t *testing.T) {
+	env := newEnv(t)
+	sendAtStart(env, protocol.Inbound{ID: "m1", SessionKey: "cli:script", Route: protocol.Route{Channel: "cli", ChatID: "script"}, Content: "hi"})
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("Hello"), nil)
+	var d deliveries
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:script"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Empty(t, d.ins)
+}
