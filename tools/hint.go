@@ -61,4 +61,3 @@ func MessageAnswersOrigin(origin protocol.Route, argsJSON string) bool {
 	to := messageTarget(origin, strings.TrimSpace(StringArg(args, "channel")), strings.TrimSpace(StringArg(args, "chat_id")))
 	return to.SameChat(origin)
 }
-

@@ -37,8 +37,8 @@ type Options struct {
 	// shared queue (protocol.ChannelQueue) or this process's own queue.
 	DeliveryQueues []string
 	Channels       *channels.Manager
-	Streams    *channels.StreamHub
-	Log        *slog.Logger
+	Streams        *channels.StreamHub
+	Log            *slog.Logger
 }
 
 // Set is the running workers of one process.

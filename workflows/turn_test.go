@@ -37,7 +37,7 @@ func stubTool(context.Context, protocol.ToolCallInput) (protocol.ToolCallResult,
 }
 func stubDeliver(context.Context, protocol.DeliverInput) error { return nil }
 func stubInject(context.Context, protocol.InjectInput) error   { return nil }
-func stubMark(context.Context, protocol.DeliverInput) error     { return nil }
+func stubMark(context.Context, protocol.DeliverInput) error    { return nil }
 
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
