@@ -2,7 +2,10 @@ package channels
 
 import (
 	"context"
+	"log/slog"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/config"
 
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -68,3 +71,14 @@ type SendError struct {
 
 func (e *SendError) Error() string { return e.Err.Error() }
 func (e *SendError) Unwrap() error { return e.Err }
+
+// Deps is what a gateway gives the channels it builds.
+type Deps struct {
+	Config *config.Config
+	// Workspace is where downloaded media go (<workspace>/media).
+	Workspace string
+	// ProcessQueue is this process's own delivery queue, for channels whose
+	// replies only this process can hand over (an HTTP request waiting).
+	ProcessQueue string
+	Log          *slog.Logger
+}

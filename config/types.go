@@ -121,7 +121,8 @@ type Channels struct {
 type Telegram struct {
 	Enabled               bool     `json:"enabled"`
 	Token                 string   `json:"token"`
-	Mode                  string   `json:"mode"` // "polling" | "webhook"
+	APIBase               string   `json:"apiBase"` // Bot API server; "" = Telegram's (self-hosted servers, tests)
+	Mode                  string   `json:"mode"`    // "polling" | "webhook"
 	AllowFrom             []string `json:"allowFrom"`
 	Proxy                 string   `json:"proxy"`
 	ReplyToMessage        bool     `json:"replyToMessage"`
@@ -143,6 +144,7 @@ type Telegram struct {
 // Slack is channels.slack.
 type Slack struct {
 	Enabled              bool              `json:"enabled"`
+	APIBase              string            `json:"apiBase"` // Web API base URL; "" = Slack's (tests)
 	Mode                 string            `json:"mode"`
 	WebhookPath          string            `json:"webhookPath"`
 	WebhookHost          string            `json:"webhookHost"`
@@ -174,6 +176,8 @@ type SlackDM struct {
 
 // API is the OpenAI-compatible HTTP server of `nanobot serve`.
 type API struct {
+	// Enabled also serves the API from the gateway (`nanobot serve` always does).
+	Enabled bool    `json:"enabled"`
 	Host    string  `json:"host"`
 	Port    int     `json:"port"`
 	Timeout float64 `json:"timeout"` // seconds

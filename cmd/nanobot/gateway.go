@@ -4,23 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
-// gateway runs the worker (and, as they arrive, the channels and
-// schedules) until SIGINT/SIGTERM.
+// gateway runs the workers and every enabled channel until SIGINT/SIGTERM.
 func (a *app) gateway(ctx context.Context, args []string) error {
-	return a.serveWorkers(ctx, "gateway", args)
+	return a.serveWorkers(ctx, "gateway", args, nil)
 }
 
 // worker runs only the workers, to scale out against a Temporal cluster.
 func (a *app) worker(ctx context.Context, args []string) error {
-	return a.serveWorkers(ctx, "worker", args)
+	return a.serveWorkers(ctx, "worker", args, map[string]bool{})
 }
 
-func (a *app) serveWorkers(ctx context.Context, name string, args []string) error {
+// Describer is a channel that has something to tell at start (a URL).
+type Describer interface{ Describe() string }
+
+// serveWorkers runs the workers and the channels: every enabled one, or
+// only those named in only (none for a plain worker).
+func (a *app) serveWorkers(ctx context.Context, name string, args []string, only map[string]bool) error {
 	fs := a.flags(name)
 	if err := a.parse(fs, args); err != nil {
 		return err
@@ -36,11 +44,42 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string) erro
 		}
 		fmt.Fprintf(a.stdout, "! %v\n  Turns will fail with this message until it is set (config: %s).\n", err, cfg.Path)
 	}
-	r, err := a.startRuntime(ctx, cfg, workers.Options{Turns: true, Models: true})
+	deps := channels.Deps{
+		Config: cfg, Workspace: cfg.Agents.Defaults.WorkspacePath(),
+		ProcessQueue: "nanobot-" + name + "-" + randomID(), Log: a.log,
+	}
+	built := buildChannels(cfg, deps, only)
+	for _, w := range built.warnings {
+		fmt.Fprintln(a.stdout, "! "+w)
+		a.log.Warn(w)
+	}
+	mgr := channels.NewManager()
+	for _, c := range built.list {
+		mgr.Add(c)
+	}
+	r, err := a.startRuntime(ctx, cfg, workers.Options{Turns: true, Models: true, DeliveryQueues: built.queues, Channels: mgr})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	mgr.Bus, mgr.Log = r.bus, a.log
+	mgr.Pairing = pairing.NewStore(config.ConfigDir(cfg.Path))
+	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
+	for _, err := range mgr.Start(ctx, r.hub) {
+		fmt.Fprintln(a.stdout, "! "+err.Error())
+		a.log.Error("channel failed to start", "error", err)
+	}
+	a.banner(name, r, cfg, mgr)
+	<-ctx.Done()
+	fmt.Fprintln(a.stdout, "stopping…")
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	mgr.Stop(stopCtx) // intake first; running activities finish as the workers stop
+	return nil
+}
+
+// banner tells what this process runs and where to look.
+func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager) {
 	how := "external"
 	if r.conn.Embedded {
 		how = "embedded temporal-dev, started by this process"
@@ -50,8 +89,18 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string) erro
 	if r.conn.UIURL != "" {
 		fmt.Fprintf(a.stdout, "Web UI:   %s\n", r.conn.UIURL)
 	}
-	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", m.Model, cfg.Agents.Defaults.WorkspacePath())
-	<-ctx.Done()
-	fmt.Fprintln(a.stdout, "stopping…")
-	return nil
+	names := mgr.Names()
+	if len(names) > 0 {
+		fmt.Fprintf(a.stdout, "Channels: %v\n", names)
+	} else if name == "gateway" {
+		fmt.Fprintln(a.stdout, "Channels: none enabled (talk to it with `nanobot agent`)")
+	}
+	for _, n := range names {
+		if c, ok := mgr.Get(n); ok {
+			if d, ok := c.(Describer); ok {
+				fmt.Fprintf(a.stdout, "  %s: %s\n", n, d.Describe())
+			}
+		}
+	}
+	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
 }
