@@ -155,7 +155,7 @@ func TestCommands(t *testing.T) {
 		{"/neaw", `Unknown command "/neaw". Did you mean "/new"?`, true},
 		{"/status please", `Command "/status" does not accept arguments. Did you mean "/status"?`, true},
 		{"/stop", "No active task to stop.", true},
-		{"/help@nanobot_bot", "🐈 nanobot commands:", true},
+		{"/help@nanobot_bot", "nanobot commands:\n/new", true},
 		{"/history", "No messages in this session yet.", true},
 	}
 	for i, tc := range cases {
@@ -191,6 +191,7 @@ func TestNewArchivesThenClears(t *testing.T) {
 	res, err := a.Command(ctx, step("t1", "/status"))
 	require.NoError(t, err)
 	require.Contains(t, res.Reply, "Tokens used: 120 in, 7 out")
+	require.Contains(t, res.Reply, "(2 messages, as /history lists them;", "/status and /history count the same messages")
 	require.Contains(t, res.Reply, "Running task: none")
 
 	res, err = a.Command(ctx, step("t2", "/new"))

@@ -33,6 +33,7 @@ func init() {
 		{name: "/status", help: "Show model, tokens and the running task", run: (*Activities).cmdStatus, persist: true},
 		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Activities).cmdHistory, persist: true},
 		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Activities).cmdModel, persist: true},
+		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Activities).cmdPairing, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
 }
@@ -146,7 +147,7 @@ func cmdStopIdle(*Activities, context.Context, protocol.StepInput, string) (stri
 
 func cmdHelp(*Activities, context.Context, protocol.StepInput, string) (string, error) {
 	var b strings.Builder
-	b.WriteString("🐈 nanobot commands:")
+	b.WriteString("nanobot commands:")
 	for _, c := range commands {
 		fmt.Fprintf(&b, "\n%s — %s", c.name, c.help)
 	}
@@ -167,8 +168,8 @@ func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ str
 	if in.Running != "" {
 		running = in.Running
 	}
-	return fmt.Sprintf("Model: %s\nSession: %s (%d messages)\nTokens used: %d in, %d out\nContext: ~%d of %d tokens\nRunning task: %s",
-		in.Settings.Model, in.SessionKey, len(sess.Messages), prompt, completion, tokens, inputBudget(in.Settings), running), nil
+	return fmt.Sprintf("Model: %s\nSession: %s (%d messages, as /history lists them; %d journal entries with tool calls and commands)\nTokens used: %d in, %d out\nContext: ~%d of %d tokens\nRunning task: %s",
+		in.Settings.Model, in.SessionKey, len(conversation(sess)), len(sess.Messages), prompt, completion, tokens, inputBudget(in.Settings), running), nil
 }
 
 // sessionUsage reads the token totals SAVE keeps in the session's metadata.
@@ -192,12 +193,7 @@ func (a *Activities) cmdHistory(ctx context.Context, in protocol.StepInput, args
 	if err != nil {
 		return "", err
 	}
-	var shown []chat.Message
-	for _, m := range sess.Messages {
-		if !m.Command && (m.Role == chat.RoleUser || (m.Role == chat.RoleAssistant && m.Content != "")) {
-			shown = append(shown, m)
-		}
-	}
+	shown := conversation(sess)
 	if len(shown) == 0 {
 		return "No messages in this session yet.", nil
 	}
@@ -210,6 +206,18 @@ func (a *Activities) cmdHistory(ctx context.Context, in protocol.StepInput, args
 		fmt.Fprintf(&b, "\n[%s] %s", m.Role, chat.Preview(m.Content, 300))
 	}
 	return b.String(), nil
+}
+
+// conversation is what the user and the agent said: user messages and
+// assistant replies with text, without commands and tool traffic.
+func conversation(sess *session.Session) []chat.Message {
+	var out []chat.Message
+	for _, m := range sess.Messages {
+		if !m.Command && (m.Role == chat.RoleUser || (m.Role == chat.RoleAssistant && m.Content != "")) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // modelPresetKey is where a session's /model choice lives in its metadata.

@@ -17,7 +17,7 @@ import (
 // touched, routes deliveries and stream events to them.
 type Manager struct {
 	// Bus publishes admitted messages to their session's turn.
-	Bus *Bus
+	Bus Intake
 	// Pairing lets unknown senders in by an approved code; nil = allowFrom only.
 	Pairing *pairing.Store
 	// Unified maps every channel to one session (agents.defaults.unifiedSession).
@@ -28,6 +28,12 @@ type Manager struct {
 	channels map[string]Channel
 	started  []Channel
 	stopHub  func()
+}
+
+// Intake takes admitted messages to the agent (the Bus); for a /stop it
+// returns the reply to show.
+type Intake interface {
+	Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 }
 
 // UnifiedSessionKey is the one session of unifiedSession mode.

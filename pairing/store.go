@@ -171,6 +171,9 @@ func (s *Store) List() ([]Request, []Approved, error) {
 // SameSender matches nanobot's "id|username" sender IDs: two IDs are the
 // same sender when they are equal or share a non-empty part.
 func SameSender(a, b string) bool {
+	if strings.Trim(a, "|") == "" || strings.Trim(b, "|") == "" {
+		return false
+	}
 	if a == b {
 		return true
 	}
