@@ -3,6 +3,7 @@ module github.com/nanobot-durable/nanobot
 go 1.26.8
 
 require (
+	github.com/chzyer/readline v1.5.1
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sashabaranov/go-openai v1.43.0

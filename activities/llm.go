@@ -18,6 +18,7 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tools"
 )
 
 // llmEntryID names the journal entry of one model call.
@@ -135,7 +136,10 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 		FinishReason: m.FinishReason, Model: in.Settings.Model,
 	}
 	for _, tc := range m.ToolCalls {
-		ref := protocol.ToolCallRef{ID: tc.ID, Name: tc.Function.Name, ArgsPreview: chat.Preview(tc.Function.Arguments, 120)}
+		ref := protocol.ToolCallRef{
+			ID: tc.ID, Name: tc.Function.Name, ArgsPreview: chat.Preview(tc.Function.Arguments, 120),
+			Hint: tools.Hint(tc.Function.Name, tc.Function.Arguments, a.toolHintMax()),
+		}
 		if a.Tools != nil {
 			if t, ok := a.Tools.Get(tc.Function.Name); ok {
 				ref.ConcurrencySafe = t.Flags().ConcurrencySafe()

@@ -66,8 +66,10 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	if unknown {
 		result = tools.Result{Text: OutcomeUnknown, IsError: true}
 	} else {
-		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
-			Iteration: in.Iteration, ToolHint: tools.Hint(call.Function.Name, call.Function.Arguments, a.toolHintMax())})
+		if hint := tools.Hint(call.Function.Name, call.Function.Arguments, a.toolHintMax()); hint != "" {
+			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
+				Iteration: in.Iteration, ToolHint: hint})
+		}
 		stop := startHeartbeats(ctx, in.Heartbeat)
 		result = a.Tools.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
 		stop()

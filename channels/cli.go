@@ -19,6 +19,8 @@ type CLI struct {
 	QuietErrors bool
 	// ShowReasoning draws the model's reasoning, dimmed (--show-reasoning).
 	ShowReasoning bool
+	// Plain leaves out the ANSI codes that dim progress lines (output is not a terminal).
+	Plain bool
 
 	mu       sync.Mutex
 	segment  strings.Builder // what was drawn for the current model call
@@ -27,6 +29,8 @@ type CLI struct {
 	dim      bool            // reasoning is being drawn
 	replies  chan Reply
 	lastTurn string
+	// atLineStart: the cursor is at the start of a line (after a hint).
+	atLineStart bool
 }
 
 // ANSI codes for drawing reasoning dimmed.
@@ -52,12 +56,16 @@ func (c *CLI) Draw(ev StreamEvent) {
 		}
 		fmt.Fprint(c.Out, ev.Reasoning)
 	}
-	if ev.Delta == "" && !ev.End && !ev.Reset {
+	if ev.Delta == "" && !ev.End && !ev.Reset && ev.ToolHint == "" {
 		return
 	}
 	if c.dim {
 		fmt.Fprint(c.Out, dimOff)
 		c.dim = false
+	}
+	if ev.ToolHint != "" {
+		c.hint(ev.ToolHint)
+		return
 	}
 	switch {
 	case ev.Reset:
@@ -77,7 +85,32 @@ func (c *CLI) Draw(ev StreamEvent) {
 		c.drawn = true
 		c.segment.WriteString(ev.Delta)
 		fmt.Fprint(c.Out, ev.Delta)
+		c.atLineStart = strings.HasSuffix(ev.Delta, "\n")
 	}
+}
+
+// hint prints a tool's progress line on a line of its own, as nanobot's
+// sendToolHints does ("↳ read_file README.md").
+func (c *CLI) hint(text string) {
+	if c.drawn && !c.atLineStart {
+		fmt.Fprintln(c.Out)
+	}
+	if c.Plain {
+		fmt.Fprintf(c.Out, "↳ %s\n", text)
+	} else {
+		fmt.Fprintf(c.Out, "%s↳ %s%s\n", dimOn, text, dimOff)
+	}
+	c.atLineStart = true
+	c.segment.Reset()
+	c.ended = false
+}
+
+// Hint draws a progress line that arrived by another way than the hub (a
+// thin client polls the turn for them).
+func (c *CLI) Hint(text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hint(text)
 }
 
 // Send implements Channel: print the reply unless the stream already

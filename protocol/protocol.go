@@ -114,6 +114,8 @@ type TurnState struct {
 	State      string       `json:"state"`
 	Iteration  int          `json:"iteration"`
 	Trace      []TraceEntry `json:"trace"`
+	// Hints are the progress lines of the tool calls this run started, in order.
+	Hints []string `json:"hints,omitempty"`
 }
 
 // TurnResult is what a finished run returns.
@@ -225,6 +227,8 @@ type ToolCallRef struct {
 	ArgsPreview string `json:"args_preview"`
 	// ConcurrencySafe calls of one batch may run in parallel.
 	ConcurrencySafe bool `json:"concurrency_safe,omitempty"`
+	// Hint is the progress line shown while the call runs ("read_file README.md").
+	Hint string `json:"hint,omitempty"`
 }
 
 // LLMCallResult is one model reply; its full text stays in the journal.

@@ -38,8 +38,12 @@ func KeyArg(argsJSON string) (key, value string) {
 }
 
 // Hint is nanobot's tool hint: the tool's name and its key argument on one
-// line, cut to max runes ("read_file README.md").
+// line, cut to max runes ("read_file README.md"). The message tool has none:
+// the message it sends is the progress.
 func Hint(name, argsJSON string, max int) string {
+	if name == "message" {
+		return ""
+	}
 	_, v := KeyArg(argsJSON)
 	v = strings.Join(strings.Fields(v), " ")
 	if v == "" {

@@ -229,6 +229,9 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 
 func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) workflow.Future {
 	s := r.t.in.Settings
+	if c.Hint != "" {
+		r.t.hints = append(r.t.hints, c.Hint)
+	}
 	opts := workflow.ActivityOptions{
 		TaskQueue:           protocol.TaskQueue,
 		StartToCloseTimeout: s.ToolTimeout,

@@ -77,6 +77,7 @@ type turn struct {
 	final     reply
 	// originAnswered: the message tool sent to the origin chat during this turn.
 	originAnswered bool
+	hints          []string // progress lines of the tools started, for the state query
 }
 
 // reply is what the turn will say and why it stopped.
@@ -231,7 +232,7 @@ func (t *turn) carryLeftovers(ctx workflow.Context) error {
 func (t *turn) state() (protocol.TurnState, error) {
 	return protocol.TurnState{
 		SessionKey: t.in.SessionKey, State: string(t.m.current),
-		Iteration: t.run.Iteration, Trace: t.m.trace,
+		Iteration: t.run.Iteration, Trace: t.m.trace, Hints: t.hints,
 	}, nil
 }
 

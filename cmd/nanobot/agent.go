@@ -1,16 +1,22 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -18,22 +24,34 @@ import (
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
-// runtimeEnv is a connected process: Temporal, workers and the CLI channel.
+// runtimeEnv is a connected process: Temporal, workers and the hub.
 type runtimeEnv struct {
 	cfg     *config.Config
 	conn    *temporalConn
 	workers *workers.Set
 	bus     *channels.Bus
 	hub     *channels.StreamHub
-	cli     *channels.CLI
-	queue   string
+
+	mu    sync.Mutex
+	extra []*workers.Set // started later (a thin CLI whose gateway went away)
 }
 
 func (r *runtimeEnv) Close() {
+	r.mu.Lock()
+	for _, s := range r.extra {
+		s.Stop()
+	}
+	r.mu.Unlock()
 	if r.workers != nil {
 		r.workers.Stop()
 	}
 	r.conn.Close()
+}
+
+func (r *runtimeEnv) addWorkers(s *workers.Set) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.extra = append(r.extra, s)
 }
 
 func randomID() string {
@@ -49,20 +67,30 @@ func (a *app) startRuntime(ctx context.Context, cfg *config.Config, opts workers
 		return nil, err
 	}
 	r := &runtimeEnv{cfg: cfg, conn: conn, hub: channels.NewStreamHub()}
-	opts.Config, opts.Streams, opts.Log = cfg, r.hub, a.log
-	if opts.Channels == nil {
-		opts.Channels = channels.NewManager()
-	}
-	r.workers, err = workers.Start(conn.Client, opts)
-	if err != nil {
+	if err := r.startWorkers(opts, a.log); err != nil {
 		conn.Close()
 		return nil, err
 	}
-	r.bus = &channels.Bus{Client: conn.Client, Settings: workers.Settings(cfg)}
 	return r, nil
 }
 
+func (r *runtimeEnv) startWorkers(opts workers.Options, log *slog.Logger) error {
+	opts.Config, opts.Streams, opts.Log = r.cfg, r.hub, log
+	if opts.Channels == nil {
+		opts.Channels = channels.NewManager()
+	}
+	set, err := workers.Start(r.conn.Client, opts)
+	if err != nil {
+		return err
+	}
+	r.workers = set
+	r.bus = &channels.Bus{Client: r.conn.Client, Settings: workers.Settings(r.cfg)}
+	return nil
+}
+
 // agent runs one turn (-m) or an interactive prompt in the CLI channel.
+// When a gateway or worker already serves this namespace, it is a thin
+// client: it runs only its own delivery queue, never other sessions' work.
 func (a *app) agent(ctx context.Context, args []string) error {
 	fs := a.flags("agent")
 	message := fs.String("m", "", "message to send (omit for an interactive prompt)")
@@ -81,31 +109,47 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := cfg.ActiveModel()
-	if _, err := providers.Resolve(cfg, m); err != nil {
+	if _, err := providers.Resolve(cfg, cfg.ActiveModel()); err != nil {
 		return err
 	}
-	cli := channels.NewCLI(a.stdout)
-	cli.QuietErrors = *message != ""
-	cli.ShowReasoning = *showReasoning
-	mgr := channels.NewManager()
-	mgr.Add(cli)
-	queue := "nanobot-cli-" + randomID()
-	r, err := a.startRuntime(ctx, cfg, workers.Options{Turns: true, Models: true, DeliveryQueues: []string{queue}, Channels: mgr})
+	// The SDK's and the workers' log lines go to a file, not into the conversation.
+	log, closeLog := agentLogger(config.ConfigDir(cfg.Path), a.log)
+	defer closeLog()
+	conn, err := connectTemporal(ctx, config.ConfigDir(cfg.Path), log)
 	if err != nil {
 		return err
 	}
+	r := &runtimeEnv{cfg: cfg, conn: conn, hub: channels.NewStreamHub()}
 	defer r.Close()
-	r.cli, r.queue = cli, queue
+
+	cli := channels.NewCLI(a.stdout)
+	cli.QuietErrors, cli.ShowReasoning, cli.Plain = *message != "", *showReasoning, !isTerminal(a.stdout)
+	mgr := channels.NewManager()
+	mgr.Add(cli)
+	queue := "nanobot-cli-" + randomID()
+	thin := workersServing(ctx, conn)
+	opts := workers.Options{DeliveryQueues: []string{queue}, Channels: mgr, Turns: !thin, Models: !thin}
+	if err := r.startWorkers(opts, log); err != nil {
+		return err
+	}
+	s := &cliSession{
+		app: a, r: r, cli: cli, queue: queue, log: log, opts: opts,
+		route: protocol.Route{Channel: "cli", ChatID: chatID, SenderID: "user", Queue: queue},
+		key:   *sessionKey,
+	}
+	s.thin.Store(thin)
+	log.Info("agent started", "session", *sessionKey, "thin_client", thin, "queue", queue)
 	defer r.hub.Subscribe(*sessionKey, cli.Draw)()
-	send := func(text string) (channels.Reply, error) {
-		return r.turn(ctx, protocol.Inbound{
-			ID: randomID(), SessionKey: *sessionKey, Content: text, SentAt: time.Now(),
-			Route: protocol.Route{Channel: "cli", ChatID: chatID, SenderID: "user", Queue: queue},
-		})
+	interrupts := make(chan os.Signal, 2)
+	signal.Notify(interrupts, os.Interrupt)
+	defer signal.Stop(interrupts)
+	s.interrupts = interrupts
+
+	if err := s.catchUp(ctx); err != nil {
+		return err
 	}
 	if *message != "" {
-		reply, err := send(*message)
+		reply, err := s.send(ctx, *message)
 		if err != nil {
 			return err
 		}
@@ -114,101 +158,71 @@ func (a *app) agent(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	return a.interactive(ctx, send)
+	return s.interactive(ctx)
 }
 
-// turn publishes one message and waits for its reply, or for the turn to fail.
-func (r *runtimeEnv) turn(ctx context.Context, msg protocol.Inbound) (channels.Reply, error) {
-	stopReply, err := r.bus.Publish(ctx, msg)
-	if err != nil {
-		return channels.Reply{}, err
-	}
-	if stopReply != "" {
-		fmt.Fprintln(r.cli.Out, stopReply)
-		return channels.Reply{Text: stopReply}, nil
-	}
-	failed := make(chan error, 1)
-	wctx, cancel := context.WithCancel(ctx)
+// workersServing tells whether a gateway or worker polls the turn queue now.
+// A live poller renews its poll at least every minute; an older entry is a
+// process that went away.
+func workersServing(ctx context.Context, conn *temporalConn) bool {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	go func() {
-		run := r.conn.Client.GetWorkflow(wctx, protocol.TurnWorkflowID(msg.SessionKey), "")
-		failed <- run.Get(wctx, nil)
-	}()
-	var last *channels.Reply // what this turn showed: its reply, or a message tool send that stood in for it
-	for {
-		select {
-		case reply := <-r.cli.Replies():
-			if reply.StopReason == channels.KindMessage && reply.SessionKey == msg.SessionKey {
-				last = &reply
-			}
-			if slices.Contains(reply.MessageIDs, msg.ID) {
-				// Stay until the run closes: its last workflow task needs this process's worker.
-				select {
-				case <-failed:
-				case <-time.After(10 * time.Second):
-				case <-ctx.Done():
-				}
-				return reply, nil
-			}
-		case err := <-failed:
-			if err != nil && ctx.Err() == nil {
-				return channels.Reply{}, fmt.Errorf("turn %s failed: %w", protocol.TurnWorkflowID(msg.SessionKey), err)
-			}
-			select { // the run ended well: its delivery is at most a moment behind
-			case reply := <-r.cli.Replies():
-				if slices.Contains(reply.MessageIDs, msg.ID) {
-					return reply, nil
-				}
-			case <-time.After(2 * time.Second):
-				if last != nil {
-					r.cli.EndTurn()
-					return *last, nil // the message tool answered; the final reply was not sent twice
-				}
-				return channels.Reply{}, errors.New("the turn finished but its reply was not delivered")
-			}
-		case <-ctx.Done():
-			return channels.Reply{}, ctx.Err()
+	resp, err := conn.Client.DescribeTaskQueue(dctx, protocol.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return false
+	}
+	for _, p := range resp.GetPollers() {
+		if t := p.GetLastAccessTime(); t != nil && time.Since(t.AsTime()) < 75*time.Second {
+			return true
 		}
 	}
+	return false
 }
 
-// interactive reads a line, shows the streamed reply, until Ctrl-D.
-func (a *app) interactive(ctx context.Context, send func(string) (channels.Reply, error)) error {
-	fmt.Fprintln(a.stdout, "🐈 nanobot — type a message, Ctrl-D to quit")
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(a.stdin)
-		sc.Buffer(make([]byte, 64*1024), 1024*1024)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	for {
-		fmt.Fprint(a.stdout, "\nYou: ")
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(a.stdout)
-			return nil
-		case line, ok := <-lines:
-			if !ok {
-				fmt.Fprintln(a.stdout)
-				return nil
-			}
-			line = strings.TrimSpace(line)
-			if line == "" {
-				continue
-			}
-			if line == "exit" || line == "quit" {
-				return nil
-			}
-			fmt.Fprint(a.stdout, "🐈 ")
-			if _, err := send(line); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				fmt.Fprintln(a.stderr, "error:", oneLine(err.Error()))
-			}
+// agentLogger writes log lines to <config dir>/logs/agent.log, so neither
+// the SDK's nor the workers' messages land in the conversation.
+func agentLogger(configDir string, fallback *slog.Logger) (*slog.Logger, func()) {
+	dir := filepath.Join(configDir, "logs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fallback, func() {}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "agent.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fallback, func() {}
+	}
+	level := slog.LevelInfo
+	_ = level.UnmarshalText([]byte(envOr("NANOBOT_LOG_LEVEL", "info")))
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})), func() { f.Close() }
+}
+
+// isTerminal reports whether w is a terminal (then progress lines are dimmed).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// catchUp shows what this session said while no CLI was there: it waits for
+// a turn still running (a CLI closed mid-turn), then prints the replies that
+// found their CLI gone, from the journal.
+func (s *cliSession) catchUp(ctx context.Context) error {
+	id := protocol.TurnWorkflowID(s.key)
+	desc, err := s.r.conn.Client.DescribeWorkflowExecution(ctx, id, "")
+	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		fmt.Fprintln(s.app.stdout, "… a turn of this session is still running; its reply follows (Ctrl-C stops it)")
+		if _, err := s.wait(ctx, protocol.Inbound{SessionKey: s.key}); err != nil && !errors.Is(err, errStopped) {
+			return err
 		}
 	}
+	texts, err := activities.TakeUndelivered(ctx, s.r.workers.Store, s.key, s.route.Channel, s.route.ChatID)
+	if err != nil {
+		return fmt.Errorf("read undelivered replies of %s: %w", s.key, err)
+	}
+	for _, t := range texts {
+		fmt.Fprintf(s.app.stdout, "🐈 (while you were away) %s\n", t)
+	}
+	return nil
 }

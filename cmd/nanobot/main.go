@@ -28,7 +28,8 @@ Commands:
   gateway   run the worker (and the enabled channels) until stopped
   worker    run only the worker, to scale out against a Temporal cluster
   status    show config, workspace, provider, model and Temporal
-  version   print the version
+  pairing   list | approve CODE | deny CODE | revoke ID: who may talk to the agent
+  version   print the version (also --version)
 
 Environment:
   NANOBOT_CONFIG       config file (default ~/.nanobot/config.json)
@@ -59,6 +60,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	global.SetOutput(stderr)
 	global.Usage = func() { fmt.Fprint(stderr, usage) }
 	cfgPath := global.String("config", "", "config file")
+	showVersion := global.Bool("version", false, "print the version")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -66,15 +68,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rest := global.Args()
+	if *showVersion {
+		fmt.Fprintln(stdout, "nanobot", version)
+		return 0
+	}
 	if len(rest) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
 	a := &app{configPath: *cfgPath, stdin: stdin, stdout: stdout, stderr: stderr, log: newLogger(stderr)}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The agent handles Ctrl-C itself: the first stops the running turn.
+	sigs := []os.Signal{syscall.SIGTERM}
+	if rest[0] != "agent" {
+		sigs = append(sigs, os.Interrupt)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "status": a.status,
+		"pairing": a.pairing,
 		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]

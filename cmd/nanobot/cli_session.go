@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/workers"
+)
+
+// cliSession is one terminal talking to one session.
+type cliSession struct {
+	app        *app
+	r          *runtimeEnv
+	cli        *channels.CLI
+	thin       atomic.Bool // the gateway's workers run the turns; this process only delivers
+	queue      string
+	route      protocol.Route
+	key        string
+	log        *slog.Logger
+	opts       workers.Options
+	interrupts chan os.Signal
+}
+
+// errStopped: the user stopped the turn with Ctrl-C.
+var errStopped = errors.New("stopped")
+
+// errQuit: a second Ctrl-C while stopping.
+var errQuit = errors.New("interrupted")
+
+// send publishes one message and waits for its turn to end.
+func (s *cliSession) send(ctx context.Context, text string) (channels.Reply, error) {
+	msg := protocol.Inbound{ID: randomID(), SessionKey: s.key, Route: s.route, Content: text, SentAt: time.Now()}
+	stopReply, err := s.r.bus.Publish(ctx, msg)
+	if err != nil {
+		return channels.Reply{}, err
+	}
+	if stopReply != "" {
+		fmt.Fprintln(s.cli.Out, stopReply)
+		return channels.Reply{Text: stopReply}, nil
+	}
+	return s.wait(ctx, msg)
+}
+
+// wait follows the session's turn until it ends: it shows progress (a thin
+// client asks the turn for it), prints the reply when it comes, and turns
+// the first Ctrl-C into /stop and the second into leaving.
+func (s *cliSession) wait(ctx context.Context, msg protocol.Inbound) (channels.Reply, error) {
+	id := protocol.TurnWorkflowID(s.key)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() { ended <- s.r.conn.Client.GetWorkflow(wctx, id, "").Get(wctx, nil) }()
+	var progress <-chan time.Time
+	if s.thin.Load() {
+		t := time.NewTicker(300 * time.Millisecond)
+		defer t.Stop()
+		progress = t.C
+		go s.ensureWorker(wctx)
+	}
+	shownHints, stopping := 0, false
+	var last *channels.Reply // a message tool send that stood in for the reply
+	for {
+		select {
+		case reply := <-s.cli.Replies():
+			if reply.StopReason == channels.KindMessage && reply.SessionKey == s.key {
+				last = &reply
+			}
+			if msg.ID != "" && slices.Contains(reply.MessageIDs, msg.ID) {
+				if !s.thin.Load() {
+					s.awaitClose(ctx, ended) // its last workflow task needs this process's worker
+				}
+				return reply, nil
+			}
+		case err := <-ended:
+			return s.ended(ctx, msg, err, last, stopping)
+		case <-progress:
+			shownHints = s.showHints(wctx, id, shownHints)
+		case <-s.interrupts:
+			if stopping {
+				fmt.Fprintln(s.cli.Out)
+				return channels.Reply{}, errQuit
+			}
+			stopping = true
+			fmt.Fprintln(s.cli.Out, "\n[stopping… press Ctrl-C again to quit]")
+			if _, err := s.r.bus.Stop(ctx, s.key); err != nil {
+				fmt.Fprintln(s.app.stderr, "stop:", oneLine(err.Error()))
+			}
+		case <-ctx.Done():
+			return channels.Reply{}, ctx.Err()
+		}
+	}
+}
+
+// ended handles the end of the turn's run: its reply is at most a moment
+// behind; a stopped turn says so; a turn whose reply the message tool gave ends quietly.
+func (s *cliSession) ended(ctx context.Context, msg protocol.Inbound, err error, last *channels.Reply, stopping bool) (channels.Reply, error) {
+	if err != nil && ctx.Err() == nil {
+		if temporal.IsCanceledError(err) || stopping {
+			s.cli.EndTurn()
+			fmt.Fprintln(s.cli.Out, "Stopped 1 task(s).")
+			return channels.Reply{Text: "Stopped 1 task(s)."}, errStopped
+		}
+		return channels.Reply{}, fmt.Errorf("turn %s failed: %w", protocol.TurnWorkflowID(s.key), err)
+	}
+	if msg.ID == "" {
+		return channels.Reply{}, nil // catching up: the reply went where it was going
+	}
+	timeout := time.After(2 * time.Second)
+	for {
+		select {
+		case reply := <-s.cli.Replies():
+			if slices.Contains(reply.MessageIDs, msg.ID) {
+				return reply, nil
+			}
+		case <-timeout:
+			if last != nil {
+				s.cli.EndTurn()
+				return *last, nil // the message tool answered; the final reply was not sent twice
+			}
+			return channels.Reply{}, errors.New("the turn finished but its reply was not delivered")
+		}
+	}
+}
+
+// awaitClose stays until the run closes, briefly.
+func (s *cliSession) awaitClose(ctx context.Context, ended <-chan error) {
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+	case <-ctx.Done():
+	}
+}
+
+// showHints asks the running turn for its tool progress and prints the new lines.
+func (s *cliSession) showHints(ctx context.Context, id string, shown int) int {
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := s.r.conn.Client.QueryWorkflow(qctx, id, "", protocol.QueryState)
+	if err != nil {
+		s.log.Debug("progress query failed", "workflow", id, "error", err)
+		return shown
+	}
+	var st protocol.TurnState
+	if v.Get(&st) != nil {
+		return shown
+	}
+	if len(st.Hints) < shown {
+		shown = 0 // a new run of the session
+	}
+	for _, h := range st.Hints[shown:] {
+		s.cli.Hint(h)
+	}
+	return len(st.Hints)
+}
+
+// ensureWorker starts turn and model workers here when the worker that
+// looked alive does not answer (it stopped within the last minute).
+func (s *cliSession) ensureWorker(ctx context.Context) {
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := s.r.conn.Client.QueryWorkflow(qctx, protocol.TurnWorkflowID(s.key), "", protocol.QueryState)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	if !s.thin.CompareAndSwap(true, false) {
+		return
+	}
+	s.log.Warn("no worker answered the turn; running turns in this process", "error", err)
+	set, err := workers.Start(s.r.conn.Client, workers.Options{
+		Config: s.r.cfg, Streams: s.r.hub, Log: s.log, Turns: true, Models: true, Channels: s.opts.Channels,
+	})
+	if err != nil {
+		s.log.Error("starting workers failed", "error", err)
+		return
+	}
+	s.r.addWorkers(set)
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/activities"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/pairing"
+)
+
+// pairing manages who may talk to the agent from a chat app: list the
+// pending codes and approved senders, approve or deny a code, revoke a sender.
+func (a *app) pairing(_ context.Context, args []string) error {
+	fs := a.flags("pairing")
+	fs.Usage = func() {
+		fmt.Fprintln(a.stderr, "usage: nanobot pairing list | approve CODE | deny CODE | revoke ID")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	verb := "list"
+	if len(rest) > 0 {
+		verb = rest[0]
+	}
+	switch {
+	case verb == "list" && len(rest) <= 1:
+	case (verb == "approve" || verb == "deny" || verb == "revoke") && len(rest) == 2:
+	default:
+		return usageError{fmt.Errorf("pairing: want list | approve CODE | deny CODE | revoke ID")}
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	store := pairing.NewStore(config.ConfigDir(cfg.Path))
+	out := activities.PairingCommand(store, strings.Join(rest, " "))
+	if strings.HasPrefix(out, "Cannot ") || strings.HasPrefix(out, "No approved sender") {
+		return errors.New(out)
+	}
+	fmt.Fprintln(a.stdout, out)
+	return nil
+}

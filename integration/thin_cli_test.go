@@ -1,0 +1,210 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/pairing"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startNanobot runs a long-lived nanobot command in the background.
+func startNanobot(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(testenv.NanobotBin(t), args...)
+	cmd.Env = env
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+	})
+	return cmd, &stdout, &stderr
+}
+
+// startGateway runs `nanobot gateway` and waits until it serves turns.
+func startGateway(t *testing.T, dev *testenv.DevServer, env []string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	cmd, out, errOut := startNanobot(t, env, "gateway")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "Press Ctrl-C to stop.") }, time.Minute, 50*time.Millisecond,
+		"gateway did not start:\n%s\n%s", out, errOut)
+	// Its workers poll a moment after the banner; a CLI started before would not see them.
+	require.Eventually(t, func() bool {
+		resp, err := dev.Client.DescribeTaskQueue(context.Background(), protocol.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		return err == nil && len(resp.GetPollers()) > 0
+	}, 30*time.Second, 50*time.Millisecond)
+	return cmd, out, errOut
+}
+
+func agentLog(t *testing.T, h *testenv.Home) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(h.ConfigPath), "logs", "agent.log"))
+	require.NoError(t, err)
+	return string(data)
+}
+
+// TestAgentIsAThinClientWhenAGatewayRuns: with a gateway serving the
+// namespace, `agent -m` runs only its delivery queue; the gateway runs the
+// turn, and the CLI still shows the tool progress (asked of the turn).
+func TestAgentIsAThinClientWhenAGatewayRuns(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New(
+		modeltest.ToolCalls(modeltest.Call{ID: "c1", Name: "exec", Args: `{"command":"sleep 1; echo done"}`}),
+		modeltest.Text("All done."),
+	)
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr, "NANOBOT_LOG_LEVEL=info")
+	_, _, gwErr := startGateway(t, dev, env)
+
+	out, errOut, code := runNanobot(t, env, "agent", "-m", "run it")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "↳ exec sleep 1; echo done\nAll done.\n", out)
+	require.Empty(t, errOut, "no SDK or worker log line reaches the terminal")
+	log := agentLog(t, home)
+	require.Contains(t, log, "thin_client=true")
+	require.NotContains(t, log, "model replied", "the model was called by the gateway, not by the CLI")
+	require.Contains(t, gwErr.String(), "model replied")
+}
+
+// TestClosedCLILosesNothing: a CLI killed mid-turn leaves the turn running
+// on the gateway; its reply finds the CLI gone, is given up quietly, and the
+// next CLI of that session shows it first, from the journal.
+func TestClosedCLILosesNothing(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New(
+		modeltest.Block().Text("The long answer."),
+		modeltest.Text("And the next one."),
+	)
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr)
+	_, gwOut, gwErr := startGateway(t, dev, env)
+
+	first, _, _ := startNanobot(t, env, "agent", "-m", "think hard")
+	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 50*time.Millisecond)
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_, _ = first.Process.Wait()
+	model.Release()
+
+	out, errOut, code := runNanobot(t, env, "agent", "-m", "and then?")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "🐈 (while you were away) The long answer.\n")
+	require.True(t, strings.HasSuffix(out, "And the next one.\n"), out)
+	require.Less(t, strings.Index(out, "The long answer."), strings.Index(out, "And the next one."))
+	require.Equal(t, 2, model.Count())
+	for _, s := range []string{gwOut.String(), gwErr.String(), errOut} {
+		require.NotContains(t, s, "delivery failed")
+		require.NotContains(t, s, "ERROR")
+	}
+
+	// Shown once: a third CLI has nothing to catch up on.
+	model.Script(modeltest.Text("Third."))
+	out, errOut, code = runNanobot(t, env, "agent", "-m", "third")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "Third.\n", out)
+}
+
+// TestCtrlCStopsTheTurnThenQuits: the first Ctrl-C stops the running turn
+// (its work so far is saved) and the prompt comes back; Ctrl-C at the prompt quits.
+func TestCtrlCStopsTheTurnThenQuits(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New(modeltest.Block().Text("never shown"))
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	cmd := exec.Command(testenv.NanobotBin(t), "agent")
+	cmd.Env = home.Env(dev.Addr)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	var out, errOut syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+
+	_, err = io.WriteString(stdin, "a long task\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 50*time.Millisecond, "%s\n%s", &out, &errOut)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "Stopped 1 task(s).") }, 30*time.Second, 50*time.Millisecond,
+		"%s\n%s", &out, &errOut)
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "You: ") == 2 }, 10*time.Second, 50*time.Millisecond,
+		"the prompt comes back: %s", &out)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "%s\n%s", &out, &errOut)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Ctrl-C at the prompt did not quit:\n%s\n%s", &out, &errOut)
+	}
+	_, msgs := sessionLines(t, home, "cli:direct")
+	require.Equal(t, "a long task", msgs[0].Content)
+	require.Equal(t, "Error: Task interrupted before a response was generated.", msgs[len(msgs)-1].Content)
+}
+
+func TestPairingCommand(t *testing.T) {
+	home := testenv.NewHome(t, "http://127.0.0.1:1/v1", nil)
+	store := pairing.NewStore(filepath.Dir(home.ConfigPath))
+	code, _, err := store.Request("telegram", "77|carol", "77")
+	require.NoError(t, err)
+	env := home.Env("127.0.0.1:1")
+
+	out, errOut, code2 := runNanobot(t, env, "pairing", "list")
+	require.Equal(t, 0, code2, errOut)
+	require.Contains(t, out, code+"  telegram:77|carol (chat 77)")
+
+	out, errOut, code2 = runNanobot(t, env, "pairing", "approve", code)
+	require.Equal(t, 0, code2, errOut)
+	require.Contains(t, out, "Approved telegram:77|carol")
+	ok, err := store.IsApproved("telegram", "77")
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	_, errOut, code2 = runNanobot(t, env, "pairing", "approve", code)
+	require.Equal(t, 1, code2)
+	require.Contains(t, errOut, "Cannot approve")
+
+	out, errOut, code2 = runNanobot(t, env, "pairing", "revoke", "carol")
+	require.Equal(t, 0, code2, errOut)
+	require.Contains(t, out, "Revoked 1")
+
+	_, errOut, code2 = runNanobot(t, env, "pairing", "approve")
+	require.Equal(t, 2, code2)
+	require.Contains(t, errOut, "want list | approve CODE")
+}
