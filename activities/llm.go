@@ -72,6 +72,10 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, End: true})
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			// The worker is stopping (or the turn was stopped): another attempt, elsewhere, must ask again.
+			return protocol.LLMCallResult{}, temporal.NewApplicationError("model call interrupted: "+ctx.Err().Error(), protocol.ErrProviderRetryable)
+		}
 		return protocol.LLMCallResult{}, modelError(err)
 	}
 	calls, dropped := wellFormedCalls(resp.ToolCalls)

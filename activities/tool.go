@@ -73,6 +73,11 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		stop := startHeartbeats(ctx, in.Heartbeat)
 		result = a.Tools.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
 		stop()
+		if ctx.Err() != nil {
+			// Stopped (/stop, or the worker is going away): a cut-short result is no
+			// result. A retry reruns a read-only tool and reports a side effect as unknown.
+			return protocol.ToolCallResult{}, temporal.NewApplicationError("tool call interrupted: "+ctx.Err().Error(), "ToolInterrupted")
+		}
 	}
 	text := tools.ApplyResultBudget(env, call.Function.Name, result.Text, a.MaxToolResultChars)
 	msg := chat.Message{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -22,6 +23,21 @@ import (
 type Bus struct {
 	Client   client.Client
 	Settings protocol.Settings
+
+	mu sync.RWMutex // guards Settings once the bus is in use
+}
+
+// SetSettings changes the settings new turns start with (a reloaded config).
+func (b *Bus) SetSettings(s protocol.Settings) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.Settings = s
+}
+
+func (b *Bus) settings() protocol.Settings {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.Settings
 }
 
 // Publish delivers one inbound message. A /stop for a running turn cancels
@@ -48,7 +64,7 @@ func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 	}
 	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
 		SessionKeyAttribute.ValueSet(msg.SessionKey), ChannelAttribute.ValueSet(msg.Route.Channel))
-	in := protocol.TurnInput{SessionKey: msg.SessionKey, Settings: b.Settings}
+	in := protocol.TurnInput{SessionKey: msg.SessionKey, Settings: b.settings()}
 	_, err := b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)
 	var invalid *serviceerror.InvalidArgument
 	if errors.As(err, &invalid) && strings.Contains(strings.ToLower(invalid.Error()), "search attribute") {

@@ -57,7 +57,7 @@ func (m *configModels) reload(cfg *config.Config) bool {
 
 // watchConfig reloads the config file when it changes, until ctx ends. A
 // broken file is reported and the last good config stays.
-func (m *configModels) watchConfig(ctx context.Context, every time.Duration, log *slog.Logger) {
+func (m *configModels) watchConfig(ctx context.Context, every time.Duration, log *slog.Logger, onReload func(*config.Config)) {
 	path := m.Config().Path
 	last := modTime(path)
 	t := time.NewTicker(every)
@@ -79,6 +79,9 @@ func (m *configModels) watchConfig(ctx context.Context, every time.Duration, log
 			continue
 		}
 		log.Info("config reloaded", "path", path, "model_clients_rebuilt", m.reload(cfg))
+		if onReload != nil {
+			onReload(cfg)
+		}
 	}
 }
 

@@ -61,7 +61,7 @@ func TestWatchConfigPicksUpChangesAndKeepsLastGood(t *testing.T) {
 	m := newConfigModels(cfg, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go m.watchConfig(ctx, 10*time.Millisecond, slogDiscard())
+	go m.watchConfig(ctx, 10*time.Millisecond, slogDiscard(), nil)
 
 	time.Sleep(20 * time.Millisecond)
 	writeConfig(t, path, "ws-new", "key-1")

@@ -39,6 +39,10 @@ type Options struct {
 	Channels       *channels.Manager
 	Streams        *channels.StreamHub
 	Log            *slog.Logger
+	// OnReload is told of each config the watcher loads (the gateway's banner, new turns' settings).
+	OnReload func(*config.Config)
+	// StopTimeout bounds how long running activities may finish when the process stops.
+	StopTimeout time.Duration
 }
 
 // Set is the running workers of one process.
@@ -109,10 +113,10 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if models, ok := acts.Models.(*configModels); ok && opts.Config.Exists {
 		ctx, cancel := context.WithCancel(context.Background())
 		set.stopWatch = cancel
-		go models.watchConfig(ctx, 2*time.Second, opts.Log)
+		go models.watchConfig(ctx, 2*time.Second, opts.Log, opts.OnReload)
 	}
 	if opts.Turns {
-		w := worker.New(c, protocol.TaskQueue, worker.Options{})
+		w := worker.New(c, protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout})
 		w.RegisterWorkflowWithOptions(workflows.TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
 		w.RegisterWorkflowWithOptions(workflows.MessageWorkflow, workflow.RegisterOptions{Name: protocol.MessageWorkflowName})
 		reg := func(fn any, name string) { w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
@@ -127,12 +131,12 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		set.workers = append(set.workers, w)
 	}
 	if opts.Models {
-		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests()})
+		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout})
 		w.RegisterActivityWithOptions(acts.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
 		set.workers = append(set.workers, w)
 	}
 	for _, q := range opts.DeliveryQueues {
-		w := worker.New(c, q, worker.Options{})
+		w := worker.New(c, q, worker.Options{WorkerStopTimeout: opts.StopTimeout})
 		w.RegisterActivityWithOptions(acts.Deliver, activity.RegisterOptions{Name: protocol.ActivityDeliver})
 		set.workers = append(set.workers, w)
 	}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -57,7 +60,11 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	for _, c := range built.list {
 		mgr.Add(c)
 	}
-	r, err := a.startRuntime(ctx, cfg, workers.Options{Turns: true, Models: true, DeliveryQueues: built.queues, Channels: mgr})
+	reloaded := make(chan *config.Config, 4)
+	r, err := a.startRuntime(ctx, cfg, workers.Options{
+		Turns: true, Models: true, DeliveryQueues: built.queues, Channels: mgr,
+		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c },
+	})
 	if err != nil {
 		return err
 	}
@@ -70,12 +77,54 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		a.log.Error("channel failed to start", "error", err)
 	}
 	a.banner(name, r, cfg, mgr)
-	<-ctx.Done()
+	for running := true; running; {
+		select {
+		case <-ctx.Done():
+			running = false
+		case next := <-reloaded:
+			r.bus.SetSettings(workers.Settings(next))
+			a.reloadBanner(cfg, next)
+			cfg = next
+		}
+	}
 	fmt.Fprintln(a.stdout, "stopping…")
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	mgr.Stop(stopCtx) // intake first; running activities finish as the workers stop
 	return nil
+}
+
+// stopTimeout is how long running activities may finish when the process
+// stops (NANOBOT_STOP_TIMEOUT_S, default 20); the rest resume on the next start.
+func stopTimeout() time.Duration {
+	n, err := strconv.Atoi(os.Getenv("NANOBOT_STOP_TIMEOUT_S"))
+	if err != nil || n < 0 {
+		n = 20
+	}
+	return time.Duration(n) * time.Second
+}
+
+// reloadBanner tells what a reloaded config changed for new turns, and what
+// needs a restart.
+func (a *app) reloadBanner(old, next *config.Config) {
+	fmt.Fprintf(a.stdout, "config reloaded: %s\n", next.Path)
+	if o, n := old.ActiveModel().Model, next.ActiveModel().Model; o != n {
+		fmt.Fprintf(a.stdout, "Model:    %s (was %s) for new turns\n", n, o)
+	}
+	if o, n := old.Agents.Defaults.WorkspacePath(), next.Agents.Defaults.WorkspacePath(); o != n {
+		fmt.Fprintf(a.stdout, "! workspace changed to %s: restart the gateway to use it\n", n)
+	}
+	if channelsChanged(old, next) {
+		fmt.Fprintln(a.stdout, "! channel settings changed: restart the gateway to apply them")
+	}
+}
+
+func channelsChanged(old, next *config.Config) bool {
+	a, _ := json.Marshal(old.Channels)
+	b, _ := json.Marshal(next.Channels)
+	x, _ := json.Marshal(old.API)
+	y, _ := json.Marshal(next.API)
+	return string(a) != string(b) || string(x) != string(y)
 }
 
 // banner tells what this process runs and where to look.
