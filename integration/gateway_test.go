@@ -78,7 +78,9 @@ func TestGatewayBannerFollowsConfigReloads(t *testing.T) {
 	require.NoError(t, os.WriteFile(home.ConfigPath, data, 0o600))
 	later := time.Now().Add(2 * time.Second)
 	require.NoError(t, os.Chtimes(home.ConfigPath, later, later))
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "Model:    better-model (was test-model) for new turns") },
+	require.Eventually(t, func() bool {
+		return strings.Contains(out.String(), "Model:    better-model (was test-model) for new turns")
+	},
 		30*time.Second, 100*time.Millisecond, out.String())
 	require.Contains(t, out.String(), "channel settings changed: restart the gateway")
 
