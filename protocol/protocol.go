@@ -201,6 +201,8 @@ type LLMCallInput struct {
 	Settings Settings `json:"settings"`
 	// Route is where the turn's message came from: streamed deltas go there.
 	Route Route `json:"route"`
+	// Tools limits the tools offered to the model (nil = all): a subagent's allow-list.
+	Tools []string `json:"tools,omitempty"`
 }
 
 // Recovery modes of a model call: each adds one transient instruction
@@ -259,6 +261,9 @@ type ToolCallInput struct {
 	Heartbeat time.Duration `json:"heartbeat"`
 	// Route is the turn's origin: the message tool's default target, where progress is shown.
 	Route Route `json:"route"`
+	// Tools is the allow-list the call must be in (nil = all); a subagent's runs
+	// are also confined to the workspace.
+	Tools []string `json:"tools,omitempty"`
 }
 
 // ToolCallResult is a tool's outcome; its full text stays in the journal.

@@ -35,7 +35,7 @@ func (t *turn) deliver(ctx workflow.Context) {
 		if !r.Deliverable() {
 			continue
 		}
-		if t.originAnswered && t.final.StopReason != protocol.StopCommand && r.SameChat(t.msg.Route) {
+		if t.run.originAnswered && t.run.final.StopReason != protocol.StopCommand && r.SameChat(t.msg.Route) {
 			continue // the message tool already answered this chat in this turn
 		}
 		found := false
@@ -48,7 +48,7 @@ func (t *turn) deliver(ctx workflow.Context) {
 		if !found {
 			ins = append(ins, protocol.DeliverInput{
 				SessionKey: t.in.SessionKey, Turn: t.id, Route: r, MessageIDs: []string{m.ID},
-				Text: t.final.Text, EntryID: t.final.EntryID, StopReason: t.final.StopReason,
+				Text: t.run.final.Text, EntryID: t.run.final.EntryID, StopReason: t.run.final.StopReason,
 			})
 		}
 	}
@@ -100,7 +100,7 @@ func (t *turn) deliverV0(ctx workflow.Context, msgs []protocol.Inbound) {
 	for _, q := range queues {
 		in := protocol.DeliverInput{
 			SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route,
-			MessageIDs: byQueue[q], Text: t.final.Text, EntryID: t.final.EntryID, StopReason: t.final.StopReason,
+			MessageIDs: byQueue[q], Text: t.run.final.Text, EntryID: t.run.final.EntryID, StopReason: t.run.final.StopReason,
 		}
 		in.Route.Queue = q
 		futures = append(futures, workflow.ExecuteActivity(deliverCtx(ctx, in.Route), protocol.ActivityDeliver, in))

@@ -17,7 +17,9 @@ const (
 	ModelErrorFallback = "Sorry, I encountered an error calling the AI model."
 	ArrearsText        = "The AI provider rejected the request because the API key is out of quota or the account is in arrears. Please top up / check the billing status of your API key and try again."
 	EmptyFinalText     = "I completed the tool steps but couldn't produce a final answer. Please try again or narrow the task."
-	maxIterationsText  = "I reached the maximum number of tool call iterations (%d) without completing the task. You can try breaking the task into smaller steps."
+	// NoFinalResponseText ends a subagent that spent its iterations without an answer.
+	NoFinalResponseText = "Task completed but no final response was generated."
+	maxIterationsText   = "I reached the maximum number of tool call iterations (%d) without completing the task. You can try breaking the task into smaller steps."
 )
 
 // nanobot's runner limits.
@@ -28,10 +30,48 @@ const (
 	maxInjectionCycles    = 5
 )
 
+// loopHost is what the model ⇄ tools loop needs from the workflow running
+// it (a turn, a subagent): its rules for this run, an inbox of messages that
+// arrived meanwhile, and a say in what an answer means.
+type loopHost interface {
+	loopConfig() loopConfig
+	// waiting is how many messages wait in the inbox.
+	waiting() int
+	// injectWaiting journals up to max waiting messages as injection cycle
+	// `cycle`; false when it could not (they stay for the next turn).
+	injectWaiting(ctx workflow.Context, cycle, max int) bool
+	// onAnswer shows an answer before injected messages continue the loop.
+	onAnswer(ctx workflow.Context)
+	// continueAsNew carries the loop into a fresh run when history grew long.
+	continueAsNew(ctx workflow.Context) error
+}
+
+// loopConfig fixes who the loop speaks for and by which rules, for one run.
+type loopConfig struct {
+	SessionKey string
+	Turn       string
+	Route      protocol.Route
+	Settings   protocol.Settings
+	// Tools limits the tools the model is offered and may run (nil = all).
+	Tools []string
+	// NoFinalize: at the iteration limit, stop with the text instead of one
+	// last call without tools (nanobot's subagents).
+	NoFinalize bool
+	// V1 runs nanobot's recovery rules; false replays runs recorded before them.
+	V1 bool
+}
+
 // runner is the model ⇄ tools loop of the RUN state.
 type runner struct {
-	t *turn
+	host loopHost
+	cfg  loopConfig
 	protocol.RunnerState
+	// final is what the loop will say and why it stopped.
+	final reply
+	// hints are the progress lines of the tools started, for the state query.
+	hints []string
+	// originAnswered: the message tool sent to the origin chat during this turn.
+	originAnswered bool
 }
 
 // toolFinishReasons are the finish reasons under which nanobot runs tool calls.
@@ -41,14 +81,19 @@ var toolFinishReasons = map[string]bool{"tool_calls": true, "function_call": tru
 var blankTerminal = map[string]bool{"refusal": true, "content_filter": true, "error": true}
 
 func (r *runner) execute(ctx workflow.Context) (Event, error) {
-	if !r.t.v1 {
+	r.cfg = r.host.loopConfig()
+	if !r.cfg.V1 {
 		return r.executeV0(ctx)
 	}
-	s := r.t.in.Settings
+	s := r.cfg.Settings
 	mode := ""
 	for {
 		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() {
-			return "", r.t.continueTurn(ctx)
+			return "", r.host.continueAsNew(ctx)
+		}
+		if r.Iteration >= s.MaxIterations && r.cfg.NoFinalize {
+			r.final = reply{Text: NoFinalResponseText, StopReason: protocol.StopMaxIterations}
+			return EvOK, nil
 		}
 		if r.Iteration >= s.MaxIterations && mode != protocol.ModeFinalize {
 			r.inject(ctx) // nanobot drains the queue before finalizing
@@ -63,7 +108,7 @@ func (r *runner) execute(ctx workflow.Context) (Event, error) {
 			if temporal.IsCanceledError(err) {
 				return "", err
 			}
-			r.t.final = reply{Text: modelErrorText(err, s), StopReason: protocol.StopError}
+			r.final = reply{Text: modelErrorText(err, s), StopReason: protocol.StopError}
 			if mode != protocol.ModeFinalize && r.inject(ctx) {
 				mode = ""
 				continue
@@ -71,9 +116,9 @@ func (r *runner) execute(ctx workflow.Context) (Event, error) {
 			return EvOK, nil
 		}
 		if mode == protocol.ModeFinalize {
-			r.t.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopMaxIterations}
+			r.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopMaxIterations}
 			if res.ContentChars == 0 {
-				r.t.final = reply{Text: fmt.Sprintf(maxIterationsText, s.MaxIterations), StopReason: protocol.StopMaxIterations}
+				r.final = reply{Text: fmt.Sprintf(maxIterationsText, s.MaxIterations), StopReason: protocol.StopMaxIterations}
 			}
 			return EvOK, nil
 		}
@@ -110,7 +155,7 @@ func (r *runner) decide(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 		return protocol.ModeEmptyRetry, false, nil
 	case res.ContentChars == 0 && len(r.Segments) == 0:
 		if blankTerminal[res.FinishReason] || r.EmptyRetries >= maxEmptyRetries {
-			r.t.final = reply{Text: EmptyFinalText, StopReason: protocol.StopEmptyFinal}
+			r.final = reply{Text: EmptyFinalText, StopReason: protocol.StopEmptyFinal}
 			if r.inject(ctx) {
 				return "", false, nil
 			}
@@ -131,12 +176,12 @@ func (r *runner) answer(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 	if len(r.Segments) > 0 && res.FinishReason != "length" {
 		r.Segments = append(r.Segments, res.EntryID)
 	}
-	r.t.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted}
+	r.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted}
 	if len(r.Segments) > 1 {
 		return "", true, nil // a continued reply is joined by SAVE before anyone sees it
 	}
 	if r.pendingInjections() {
-		r.t.deliver(ctx)
+		r.host.onAnswer(ctx)
 		r.inject(ctx)
 		r.EmptyRetries, r.Segments = 0, nil
 		return "", false, nil
@@ -145,33 +190,26 @@ func (r *runner) answer(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 }
 
 func (r *runner) pendingInjections() bool {
-	return r.InjectionCycles < maxInjectionCycles && len(r.t.pending) > 0
+	return r.InjectionCycles < maxInjectionCycles && r.host.waiting() > 0
 }
 
-// inject journals up to three waiting messages as one user message; at
-// most five times per turn. It reports whether it injected anything.
+// inject has the host journal up to three waiting messages as one user
+// message; at most five times per turn. It reports whether it injected anything.
 func (r *runner) inject(ctx workflow.Context) bool {
 	if !r.pendingInjections() {
 		return false
 	}
-	n := min(len(r.t.pending), maxInjectionsPerDrain)
-	batch := r.t.pending[:n]
 	r.InjectionCycles++
-	in := protocol.InjectInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Cycle: r.InjectionCycles, Messages: batch}
-	summary := fmt.Sprintf("inject %d message(s)", n)
-	if err := workflow.ExecuteLocalActivity(localCtx(ctx, summary), protocol.ActivityInject, in).Get(ctx, nil); err != nil {
-		workflow.GetLogger(ctx).Error("injecting messages failed; they start the next turn", "error", err)
-		return false
-	}
-	r.t.answered = append(r.t.answered, batch...)
-	r.t.pending = r.t.pending[n:]
-	return true
+	return r.host.injectWaiting(ctx, r.InjectionCycles, maxInjectionsPerDrain)
 }
 
 func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCallResult, error) {
-	s := r.t.in.Settings
+	s := r.cfg.Settings
 	r.Calls++
-	in := protocol.LLMCallInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.Iteration, Call: r.Calls, Mode: mode, Settings: s, Route: r.t.msg.Route}
+	in := protocol.LLMCallInput{
+		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, Call: r.Calls, Mode: mode,
+		Settings: s, Route: r.cfg.Route, Tools: r.cfg.Tools,
+	}
 	summary := fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)
 	if mode != "" {
 		summary += " (" + mode + ")"
@@ -220,7 +258,7 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 				}
 				return fmt.Errorf("tool %s (%s): %w", calls[i+k].Name, calls[i+k].ID, err)
 			}
-			r.t.originAnswered = r.t.originAnswered || out.AnsweredOrigin
+			r.originAnswered = r.originAnswered || out.AnsweredOrigin
 		}
 		i = j
 	}
@@ -228,9 +266,9 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 }
 
 func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) workflow.Future {
-	s := r.t.in.Settings
+	s := r.cfg.Settings
 	if c.Hint != "" {
-		r.t.hints = append(r.t.hints, c.Hint)
+		r.hints = append(r.hints, c.Hint)
 	}
 	opts := workflow.ActivityOptions{
 		TaskQueue:           protocol.TaskQueue,
@@ -240,24 +278,10 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 		Summary:             fmt.Sprintf("tool %s(%s)", c.Name, c.ArgsPreview),
 	}
 	in := protocol.ToolCallInput{
-		SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
-		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.t.msg.Route,
+		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
+		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Tools: r.cfg.Tools,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
-}
-
-// continueTurn carries the turn into a fresh run when history grew long.
-func (t *turn) continueTurn(ctx workflow.Context) error {
-	_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
-	t.drainSignals()
-	next := protocol.TurnInput{
-		SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending,
-		Resume: &protocol.TurnResume{
-			Turn: t.id, Message: t.msg, Answered: t.answered, Delivered: t.delivered,
-			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace, OriginAnswered: t.originAnswered,
-		},
-	}
-	return workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)
 }
 
 // modelErrorText is what the user is told when the model could not answer.

@@ -12,22 +12,22 @@ import (
 // executeV0 is the runner of runs recorded before runnerV1: kept so those
 // runs replay unchanged.
 func (r *runner) executeV0(ctx workflow.Context) (Event, error) {
-	s := r.t.in.Settings
+	s := r.cfg.Settings
 	for {
 		if r.Iteration >= s.MaxIterations {
-			r.t.final = reply{Text: fmt.Sprintf(maxIterationsText, s.MaxIterations), StopReason: protocol.StopMaxIterations}
+			r.final = reply{Text: fmt.Sprintf(maxIterationsText, s.MaxIterations), StopReason: protocol.StopMaxIterations}
 			return EvOK, nil
 		}
 		r.Iteration++
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("RUN iteration %d/%d", r.Iteration, s.MaxIterations))
-		in := protocol.LLMCallInput{SessionKey: r.t.in.SessionKey, Turn: r.t.id, Iteration: r.Iteration, Settings: s}
+		in := protocol.LLMCallInput{SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, Settings: s}
 		var res protocol.LLMCallResult
 		err := workflow.ExecuteActivity(llmCtx(ctx, s, fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)), protocol.ActivityLLMCall, in).Get(ctx, &res)
 		if err != nil {
 			if temporal.IsCanceledError(err) {
 				return "", err
 			}
-			r.t.final = reply{Text: modelErrorText(err, s), StopReason: protocol.StopError}
+			r.final = reply{Text: modelErrorText(err, s), StopReason: protocol.StopError}
 			return EvOK, nil
 		}
 		if len(res.ToolCalls) > 0 && toolFinishReasons[res.FinishReason] {
@@ -36,7 +36,7 @@ func (r *runner) executeV0(ctx workflow.Context) (Event, error) {
 			}
 			continue
 		}
-		r.t.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted}
+		r.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted}
 		return EvOK, nil
 	}
 }

@@ -40,7 +40,7 @@ func (t *turn) command(ctx workflow.Context) (Event, error) {
 		t.busy = true
 		return EvDispatch, nil
 	}
-	t.final = reply{Text: res.Reply, EntryID: res.EntryID, StopReason: protocol.StopCommand}
+	t.run.final = reply{Text: res.Reply, EntryID: res.EntryID, StopReason: protocol.StopCommand}
 	t.deliver(ctx)
 	return EvShortcut, nil
 }
@@ -53,15 +53,15 @@ func (t *turn) build(ctx workflow.Context) (Event, error) {
 
 func (t *turn) save(ctx workflow.Context) (Event, error) {
 	in := protocol.SaveInput{
-		StepInput: t.step(), StopReason: t.final.StopReason, FinalEntry: t.final.EntryID,
+		StepInput: t.step(), StopReason: t.run.final.StopReason, FinalEntry: t.run.final.EntryID,
 		LatencyMS: workflow.Now(ctx).Sub(t.started).Milliseconds(),
 		Segments:  t.run.Segments, PromptTokens: t.run.PromptTokens, CompletionTokens: t.run.CompletionTokens,
 	}
-	if t.final.EntryID == "" {
-		in.Reply = t.final.Text
+	if t.run.final.EntryID == "" {
+		in.Reply = t.run.final.Text
 	}
 	if len(t.run.Segments) > 1 {
-		t.final.EntryID = "final" // SAVE joins the continued reply into one message
+		t.run.final.EntryID = "final" // SAVE joins the continued reply into one message
 	}
 	// Errors are shown to the user but only a placeholder enters history.
 	err := workflow.ExecuteLocalActivity(localCtx(ctx, "save"), protocol.ActivitySave, in).Get(ctx, nil)

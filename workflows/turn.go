@@ -4,6 +4,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -74,10 +75,6 @@ type turn struct {
 	busy      bool // past COMMAND: slash commands run inline
 	m         machine
 	run       runner
-	final     reply
-	// originAnswered: the message tool sent to the origin chat during this turn.
-	originAnswered bool
-	hints          []string // progress lines of the tools started, for the state query
 }
 
 // reply is what the turn will say and why it stopped.
@@ -97,7 +94,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 		pending: append([]protocol.Inbound(nil), in.Carry...),
 		started: workflow.Now(ctx),
 	}
-	t.run = runner{t: t}
+	t.run = runner{host: t}
 	t.m = machine{table: TurnTable, handlers: map[State]handler{
 		Restore: t.restore, Compact: t.compact, Command: t.command,
 		Build: t.build, Run: t.run.execute, Save: t.save, Respond: t.respond,
@@ -109,7 +106,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	if r := in.Resume; r != nil {
 		t.id, t.msg, t.answered, t.delivered, t.started = r.Turn, r.Message, r.Answered, r.Delivered, r.Started
 		t.run.RunnerState, t.m.trace, t.busy, start = r.Runner, r.Trace, true, Run
-		t.originAnswered = r.OriginAnswered
+		t.run.originAnswered = r.OriginAnswered
 	} else if !t.takeFirstMessage(ctx) {
 		return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: "no_message"}, nil
 	}
@@ -198,7 +195,7 @@ func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
 	}
 	return &protocol.TurnResult{
 		SessionKey: t.in.SessionKey, MessageIDs: ids,
-		ReplyPreview: chat.Preview(t.final.Text, protocol.PreviewBytes), StopReason: t.final.StopReason,
+		ReplyPreview: chat.Preview(t.run.final.Text, protocol.PreviewBytes), StopReason: t.run.final.StopReason,
 		Iterations: t.run.Iteration, Trace: t.m.trace,
 	}, nil
 }
@@ -232,10 +229,50 @@ func (t *turn) carryLeftovers(ctx workflow.Context) error {
 func (t *turn) state() (protocol.TurnState, error) {
 	return protocol.TurnState{
 		SessionKey: t.in.SessionKey, State: string(t.m.current),
-		Iteration: t.run.Iteration, Trace: t.m.trace, Hints: t.hints,
+		Iteration: t.run.Iteration, Trace: t.m.trace, Hints: t.run.hints,
 	}, nil
 }
 
 func (t *turn) step() protocol.StepInput {
 	return protocol.StepInput{SessionKey: t.in.SessionKey, Turn: t.id, Message: t.msg, Settings: t.in.Settings}
+}
+
+// The turn is the runner's host: its inbox is the session's signal channel.
+
+func (t *turn) loopConfig() loopConfig {
+	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1}
+}
+
+func (t *turn) waiting() int { return len(t.pending) }
+
+// injectWaiting journals up to max waiting messages as one user message.
+func (t *turn) injectWaiting(ctx workflow.Context, cycle, max int) bool {
+	n := min(len(t.pending), max)
+	batch := t.pending[:n]
+	in := protocol.InjectInput{SessionKey: t.in.SessionKey, Turn: t.id, Cycle: cycle, Messages: batch}
+	summary := fmt.Sprintf("inject %d message(s)", n)
+	if err := workflow.ExecuteLocalActivity(localCtx(ctx, summary), protocol.ActivityInject, in).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Error("injecting messages failed; they start the next turn", "error", err)
+		return false
+	}
+	t.answered = append(t.answered, batch...)
+	t.pending = t.pending[n:]
+	return true
+}
+
+// onAnswer delivers an answer before the injected messages are taken up.
+func (t *turn) onAnswer(ctx workflow.Context) { t.deliver(ctx) }
+
+// continueAsNew carries the turn into a fresh run when history grew long.
+func (t *turn) continueAsNew(ctx workflow.Context) error {
+	_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
+	t.drainSignals()
+	next := protocol.TurnInput{
+		SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending,
+		Resume: &protocol.TurnResume{
+			Turn: t.id, Message: t.msg, Answered: t.answered, Delivered: t.delivered,
+			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace, OriginAnswered: t.run.originAnswered,
+		},
+	}
+	return workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)
 }
