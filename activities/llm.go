@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"path"
 	"errors"
 	"fmt"
 	"strconv"
@@ -129,7 +130,7 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 	}
 	if !in.NoTools && !noTools && a.Tools != nil {
 		a.refreshTools(ctx)
-		req.Tools = a.Tools.Definitions()
+		req.Tools = allowedDefinitions(a.Tools.Definitions(), in.Tools)
 	}
 	return req, nil
 }
@@ -212,4 +213,31 @@ func wellFormedCalls(calls []chat.ToolCall) ([]chat.ToolCall, int) {
 		out = append(out, c)
 	}
 	return out, len(calls) - len(out)
+}
+
+// allowedDefinitions keeps the tools an allow-list names (nil keeps all);
+// entries may be patterns ("mcp_*").
+func allowedDefinitions(defs []chat.ToolDefinition, allow []string) []chat.ToolDefinition {
+	if allow == nil {
+		return defs
+	}
+	var out []chat.ToolDefinition
+	for _, d := range defs {
+		if toolAllowed(allow, d.Name) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func toolAllowed(allow []string, name string) bool {
+	if allow == nil {
+		return true
+	}
+	for _, pattern := range allow {
+		if ok, _ := path.Match(pattern, name); ok {
+			return true
+		}
+	}
+	return false
 }

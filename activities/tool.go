@@ -48,8 +48,11 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	}
 	var result tools.Result
 	env := tools.Env{
-		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace,
+		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace || in.Tools != nil,
 		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route,
+	}
+	if !toolAllowed(in.Tools, call.Function.Name) {
+		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: Tool '%s' is not available here (allowed: %s)", call.Function.Name, strings.Join(in.Tools, ", ")), false)
 	}
 	tool, known := a.Tools.Get(call.Function.Name)
 	if !known {
@@ -79,6 +82,14 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 			return protocol.ToolCallResult{}, temporal.NewApplicationError("tool call interrupted: "+ctx.Err().Error(), "ToolInterrupted")
 		}
 	}
+	return a.journalToolResult(ctx, in, call, result, unknown)
+}
+
+// journalToolResult writes a call's result (within the result budget) into
+// the journal and returns what the workflow sees of it.
+func (a *Activities) journalToolResult(ctx context.Context, in protocol.ToolCallInput, call chat.ToolCall, result tools.Result, unknown bool) (protocol.ToolCallResult, error) {
+	env := tools.Env{Workspace: a.Workspace, SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID}
+	entry := toolEntryID(in.CallID)
 	text := tools.ApplyResultBudget(env, call.Function.Name, result.Text, a.MaxToolResultChars)
 	msg := chat.Message{
 		Role: chat.RoleTool, ToolCallID: in.CallID, Name: call.Function.Name, Content: text,
