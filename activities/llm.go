@@ -2,9 +2,9 @@ package activities
 
 import (
 	"context"
-	"path"
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"time"
