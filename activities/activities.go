@@ -47,6 +47,9 @@ type Activities struct {
 	MaxToolResultChars  int
 	// Config is the worker's current config (it may be reloaded).
 	Config func() *config.Config
+	// Temporal starts and lists workflows (subagents, announcements); nil
+	// in a process without a client.
+	Temporal channels.WorkflowClient
 	// RefreshTools, when set, brings external tools (MCP) into Tools: it
 	// connects lazily and must not fail the turn when a server is down.
 	RefreshTools func(ctx context.Context)

@@ -10,12 +10,23 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
+
+// WorkflowLister lists workflows by a visibility query.
+type WorkflowLister interface {
+	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+}
+
+// WorkflowClient is the part of the Temporal client the agent's activities use.
+type WorkflowClient interface {
+	client.Client
+}
 
 // Bus hands inbound messages to the session's turn workflow: a message
 // either starts a turn or joins the running one (SignalWithStart), which
@@ -82,8 +93,8 @@ func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 
 // Search attributes of a turn, so the UI can list a session's or a channel's turns.
 var (
-	SessionKeyAttribute = temporal.NewSearchAttributeKeyKeyword("NanobotSessionKey")
-	ChannelAttribute    = temporal.NewSearchAttributeKeyKeyword("NanobotChannel")
+	SessionKeyAttribute = protocol.SessionKeyAttribute
+	ChannelAttribute    = protocol.ChannelAttribute
 )
 
 // Stop cancels the session's running turn; it returns how many it stopped.

@@ -68,7 +68,9 @@ type Inbound struct {
 	Media    []string          `json:"media,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Group is true for a message in a group chat (false: a direct message).
-	Group  bool      `json:"group,omitempty"`
+	Group bool `json:"group,omitempty"`
+	// Kind is "" for a person's message, else who speaks (KindSubagent, …).
+	Kind   string    `json:"kind,omitempty"`
 	SentAt time.Time `json:"sent_at"`
 }
 

@@ -23,6 +23,8 @@ type BuiltinOptions struct {
 
 	// MessageSender, when set, registers the message tool.
 	MessageSender MessageSender
+	// Spawn registers the spawn tool (the turn workflow runs its calls).
+	Spawn bool
 }
 
 // RegisterBuiltins registers the built-in tools the options enable. It
@@ -59,6 +61,9 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 	}
 	if opts.MessageSender != nil {
 		tools = append(tools, NewMessageTool(opts.MessageSender))
+	}
+	if opts.Spawn {
+		tools = append(tools, SpawnTool{})
 	}
 	for i, t := range tools {
 		if err := r.TryRegister(t); err != nil {

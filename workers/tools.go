@@ -35,6 +35,7 @@ func newRegistry(cfg *config.Config, sender tools.MessageSender) (*tools.Registr
 	reg := tools.NewRegistry()
 	opts := builtinOptions(cfg.Tools)
 	opts.MessageSender = sender
+	opts.Spawn = sender != nil // subagents need Temporal, as messages do
 	if err := tools.RegisterBuiltins(reg, opts); err != nil {
 		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
 	}

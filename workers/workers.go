@@ -78,7 +78,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		}
 	}
 	models := newConfigModels(cfg, log)
-	return &activities.Activities{
+	acts := &activities.Activities{
 		RefreshTools: refresh, Config: models.Config,
 		Store: store, Tools: reg, Models: models,
 		Prompt:  prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName},
@@ -86,7 +86,11 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
-	}, pool, nil
+	}
+	if c != nil {
+		acts.Temporal = c
+	}
+	return acts, pool, nil
 }
 
 // MaxConcurrentRequests is nanobot's NANOBOT_MAX_CONCURRENT_REQUESTS (default 3).
@@ -119,6 +123,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		w := worker.New(c, protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout})
 		w.RegisterWorkflowWithOptions(workflows.TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
 		w.RegisterWorkflowWithOptions(workflows.MessageWorkflow, workflow.RegisterOptions{Name: protocol.MessageWorkflowName})
+		w.RegisterWorkflowWithOptions(workflows.SubagentWorkflow, workflow.RegisterOptions{Name: protocol.SubagentWorkflowName})
 		reg := func(fn any, name string) { w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
 		reg(acts.Restore, protocol.ActivityRestore)
 		reg(acts.Compact, protocol.ActivityCompact)
@@ -127,6 +132,10 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		reg(acts.Save, protocol.ActivitySave)
 		reg(acts.Inject, protocol.ActivityInject)
 		reg(acts.MarkUndelivered, protocol.ActivityMarkUndelivered)
+		reg(acts.PrepareSpawn, protocol.ActivityPrepareSpawn)
+		reg(acts.ToolResult, protocol.ActivityToolResult)
+		reg(acts.SubagentBuild, protocol.ActivitySubagentBuild)
+		reg(acts.Announce, protocol.ActivityAnnounce)
 		reg(acts.ToolCall, protocol.ActivityTool)
 		set.workers = append(set.workers, w)
 	}

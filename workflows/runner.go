@@ -270,6 +270,9 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	if c.Hint != "" {
 		r.hints = append(r.hints, c.Hint)
 	}
+	if sp, ok := r.host.(spawner); ok && c.Name == "spawn" && toolAllowed(r.cfg.Tools, c.Name) {
+		return sp.spawn(ctx, c, llmEntry)
+	}
 	opts := workflow.ActivityOptions{
 		TaskQueue:           protocol.TaskQueue,
 		StartToCloseTimeout: s.ToolTimeout,
@@ -300,4 +303,16 @@ func modelErrorText(err error, s protocol.Settings) string {
 		return fmt.Sprintf("Error calling LLM: timed out after %ds", int(s.LLMTimeout.Seconds()))
 	}
 	return ModelErrorFallback
+}
+
+func toolAllowed(allow []string, name string) bool {
+	if allow == nil {
+		return true
+	}
+	for _, a := range allow {
+		if a == name {
+			return true
+		}
+	}
+	return false
 }

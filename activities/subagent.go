@@ -1,0 +1,203 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tools"
+)
+
+// announceResultChars bounds the result a subagent announces into its
+// origin session (it travels in a signal, so in the origin's history).
+const announceResultChars = 8000
+
+// spawnArgs reads a spawn call's arguments from the journal.
+func (a *Activities) spawnArgs(ctx context.Context, ref protocol.SpawnRef) (task, label string, wait bool, err error) {
+	sess, err := a.load(ctx, ref.SessionKey)
+	if err != nil {
+		return "", "", false, err
+	}
+	call, ok := findCall(sess, protocol.ToolCallInput{Turn: ref.Turn, CallID: ref.CallID, LLMEntry: ref.LLMEntry})
+	if !ok {
+		return "", "", false, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("spawn call %s is not in the journal of turn %s", ref.CallID, ref.Turn), ErrJournal, nil)
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(call.Function.Arguments), &args); err != nil {
+		return "", "", false, nil // reported to the model as a bad argument
+	}
+	task = strings.TrimSpace(tools.StringArg(args, "task"))
+	label = strings.TrimSpace(tools.StringArg(args, "label"))
+	if label == "" {
+		label = chat.Cut(strings.Join(strings.Fields(task), " "), 30)
+	}
+	wait, _ = args["wait"].(bool)
+	return task, label, wait, nil
+}
+
+// PrepareSpawn checks a spawn call before its subagent starts: a task, and
+// room under maxConcurrentSubagents for the origin session.
+func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (protocol.PrepareSpawnResult, error) {
+	task, label, wait, err := a.spawnArgs(ctx, ref)
+	if err != nil {
+		return protocol.PrepareSpawnResult{}, err
+	}
+	res := protocol.PrepareSpawnResult{Label: label, Wait: wait}
+	if task == "" {
+		res.Refused = "Error: Invalid parameters for tool 'spawn': task is required"
+		return res, nil
+	}
+	if a.Temporal == nil {
+		res.Refused = "Error: subagents are not available in this context"
+		return res, nil
+	}
+	limit := 1
+	if a.Config != nil && a.Config().Agents.Defaults.MaxConcurrentSubagents > 0 {
+		limit = a.Config().Agents.Defaults.MaxConcurrentSubagents
+	}
+	running, err := RunningSubagents(ctx, a.Temporal, ref.SessionKey)
+	if err != nil {
+		return res, fmt.Errorf("count running subagents of %s: %w", ref.SessionKey, err)
+	}
+	if len(running) >= limit {
+		res.Refused = fmt.Sprintf("Error: %d subagent(s) already running for this conversation (maxConcurrentSubagents is %d); "+
+			"wait for one to report back, or do this task yourself.", len(running), limit)
+	}
+	return res, nil
+}
+
+// RunningSubagents lists the workflow IDs of a session's running subagents.
+func RunningSubagents(ctx context.Context, c channels.WorkflowLister, sessionKey string) ([]string, error) {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND NanobotSessionKey = '%s'",
+		protocol.SubagentWorkflowName, strings.ReplaceAll(sessionKey, "'", "\\'"))
+	var ids []string
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, NextPageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range resp.GetExecutions() {
+			ids = append(ids, e.GetExecution().GetWorkflowId())
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return ids, nil
+		}
+	}
+}
+
+// ToolResult journals a result the workflow produced for a call (spawn).
+func (a *Activities) ToolResult(ctx context.Context, in protocol.ToolResultInput) (protocol.ToolCallResult, error) {
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return protocol.ToolCallResult{}, err
+	}
+	if i := sess.Find(in.Turn, toolEntryID(in.CallID)); i >= 0 {
+		res := toolResult(sess.Messages[i].Content, in.IsError)
+		res.FromJournal = true
+		return res, nil
+	}
+	tc := protocol.ToolCallInput{SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Name: in.Name}
+	call := chat.ToolCall{ID: in.CallID, Type: "function", Function: chat.FunctionCall{Name: in.Name}}
+	return a.journalToolResult(ctx, tc, call, tools.Result{Text: in.Text, IsError: in.IsError}, false)
+}
+
+// SubagentBuild starts a subagent's conversation: its system prompt and,
+// as the user message, the task from the spawn call in the parent's journal.
+func (a *Activities) SubagentBuild(ctx context.Context, in protocol.SubagentInput) error {
+	task, _, _, err := a.spawnArgs(ctx, in.Spawn)
+	if err != nil {
+		return err
+	}
+	key, turn := protocol.SubagentSessionKey(in.ID), "subagent-"+in.ID
+	if _, err := a.Store.TurnData(ctx, key, turn, "system"); err != nil {
+		if err := a.Store.PutTurnData(ctx, key, turn, "system", []byte(prompt.SubagentPrompt(a.Workspace, in.Label))); err != nil {
+			return fmt.Errorf("save subagent prompt: %w", err)
+		}
+	}
+	user := chat.Message{Role: chat.RoleUser, Content: task, Turn: turn, EntryID: "user"}
+	if _, err := a.Store.Append(ctx, key, user); err != nil {
+		return fmt.Errorf("journal subagent task: %w", err)
+	}
+	return nil
+}
+
+// Announce tells the origin session what a subagent did: a message that
+// starts a turn there, or joins the running one.
+func (a *Activities) Announce(ctx context.Context, in protocol.AnnounceInput) error {
+	if a.Temporal == nil {
+		return temporal.NewNonRetryableApplicationError("no Temporal client to announce with", protocol.ErrConfig, nil)
+	}
+	sub := in.Subagent
+	key := protocol.SubagentSessionKey(sub.ID)
+	sess, err := a.load(ctx, key)
+	if err != nil {
+		return err
+	}
+	task, _, _, err := a.spawnArgs(ctx, sub.Spawn)
+	if err != nil {
+		return err
+	}
+	result := in.Text
+	if in.FinalEntry != "" {
+		if i := sess.Find(in.Turn, in.FinalEntry); i >= 0 {
+			result = sess.Messages[i].Content
+		}
+	}
+	content := AnnounceText(sub, task, result, in.StopReason, sess, in.Turn)
+	bus := &channels.Bus{Client: a.Temporal, Settings: sub.Settings}
+	msg := protocol.Inbound{
+		ID: "subagent-" + sub.ID, SessionKey: sub.OriginKey, Route: sub.Origin, Content: content,
+		Kind: protocol.KindSubagent, SentAt: time.Now(),
+	}
+	if _, err := bus.Publish(ctx, msg); err != nil {
+		return fmt.Errorf("announce subagent %s into %s: %w", sub.ID, sub.OriginKey, err)
+	}
+	return nil
+}
+
+// AnnounceText is the message a subagent's result arrives as: its task, its
+// answer, or, when it failed, the steps it completed and what stopped it.
+func AnnounceText(sub protocol.SubagentInput, task, result, stopReason string, sess *session.Session, turn string) string {
+	status := "completed"
+	failed := stopReason == protocol.StopError || stopReason == protocol.StopMaxIterations
+	if failed {
+		status = "failed"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[Subagent '%s' %s] (id: %s)\n\nTask: %s\n\n", sub.Label, status, sub.ID, chat.Cut(task, 500))
+	if !failed {
+		fmt.Fprintf(&b, "Result:\n%s\n\n", chat.Cut(result, announceResultChars))
+	} else {
+		b.WriteString("Completed steps:\n")
+		steps := 0
+		for _, m := range sess.Messages {
+			if m.Turn != turn || m.Role != chat.RoleTool {
+				continue
+			}
+			steps++
+			ok := "ok"
+			if strings.HasPrefix(m.Content, "Error") {
+				ok = "error"
+			}
+			fmt.Fprintf(&b, "- %s (%s)\n", m.Name, ok)
+		}
+		if steps == 0 {
+			b.WriteString("- none\n")
+		}
+		fmt.Fprintf(&b, "Failure: %s\n\n", chat.Cut(result, 2000))
+	}
+	b.WriteString("Summarize this naturally for the user. Keep it brief. Do not mention technical details like \"subagent\" or task IDs.")
+	return b.String()
+}

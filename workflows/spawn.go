@@ -1,0 +1,90 @@
+package workflows
+
+import (
+	"fmt"
+	"hash/fnv"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// spawner is a host that runs spawn calls itself: a subagent is a child
+// workflow, which only workflow code can start.
+type spawner interface {
+	spawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) workflow.Future
+}
+
+// subagentID names a subagent after the call that spawned it, so a replayed
+// or retried turn finds the same child instead of starting a second.
+func subagentID(turn, callID string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(turn + "/" + callID))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// spawn runs one spawn call: checks it, starts the subagent (which outlives
+// this turn), and journals the tool result; with wait=true the result is
+// the subagent's answer.
+func (t *turn) spawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) workflow.Future {
+	f, set := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		res, err := t.runSpawn(ctx, c, llmEntry)
+		set.Set(res, err)
+	})
+	return f
+}
+
+func (t *turn) runSpawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) (protocol.ToolCallResult, error) {
+	ref := protocol.SpawnRef{SessionKey: t.in.SessionKey, Turn: t.id, LLMEntry: llmEntry, CallID: c.ID}
+	var prep protocol.PrepareSpawnResult
+	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "prepare spawn"), protocol.ActivityPrepareSpawn, ref).Get(ctx, &prep); err != nil {
+		return protocol.ToolCallResult{}, err
+	}
+	if prep.Refused != "" {
+		return t.toolResult(ctx, c, prep.Refused, true)
+	}
+	id := subagentID(t.id, c.ID)
+	in := protocol.SubagentInput{
+		ID: id, Label: prep.Label, Spawn: ref, OriginKey: t.in.SessionKey, Origin: t.msg.Route,
+		Settings: t.in.Settings, Wait: prep.Wait,
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            protocol.SubagentWorkflowID(id),
+		TaskQueue:             protocol.TaskQueue,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		StaticSummary:         fmt.Sprintf("subagent [%s] of %s", prep.Label, t.in.SessionKey),
+		Memo:                  map[string]any{"label": prep.Label, "origin": t.in.SessionKey, "kind": "subagent"},
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			protocol.SessionKeyAttribute.ValueSet(t.in.SessionKey), protocol.ChannelAttribute.ValueSet(t.msg.Route.Channel)),
+	})
+	child := workflow.ExecuteChildWorkflow(cctx, protocol.SubagentWorkflowName, in)
+	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		if temporal.IsCanceledError(err) {
+			return protocol.ToolCallResult{}, err
+		}
+		return t.toolResult(ctx, c, "Error: the subagent could not start: "+err.Error(), true)
+	}
+	if !prep.Wait {
+		return t.toolResult(ctx, c, fmt.Sprintf("Subagent [%s] started (id: %s). I'll notify you when it completes.", prep.Label, id), false)
+	}
+	var res protocol.SubagentResult
+	if err := child.Get(ctx, &res); err != nil {
+		if temporal.IsCanceledError(err) {
+			return protocol.ToolCallResult{}, err
+		}
+		return t.toolResult(ctx, c, fmt.Sprintf("Error: subagent [%s] failed: %v", prep.Label, err), true)
+	}
+	return t.toolResult(ctx, c, res.ResultPreview, res.StopReason == protocol.StopError)
+}
+
+// toolResult journals a result the workflow produced for a call.
+func (t *turn) toolResult(ctx workflow.Context, c protocol.ToolCallRef, text string, isError bool) (protocol.ToolCallResult, error) {
+	in := protocol.ToolResultInput{SessionKey: t.in.SessionKey, Turn: t.id, CallID: c.ID, Name: c.Name, Text: text, IsError: isError}
+	var res protocol.ToolCallResult
+	err := workflow.ExecuteLocalActivity(localCtx(ctx, "result of "+c.Name), protocol.ActivityToolResult, in).Get(ctx, &res)
+	return res, err
+}
