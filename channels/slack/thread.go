@@ -57,4 +57,3 @@ func (c *Channel) withThreadContext(ctx context.Context, e event, text, botID st
 	}
 	return "Slack thread context before this mention:\n" + strings.Join(lines, "\n") + "\n\nCurrent message:\n" + text
 }
-
