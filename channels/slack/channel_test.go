@@ -333,3 +333,30 @@ func TestToolHintsOffDrawsNoHints(t *testing.T) {
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, []string{"Done.", "after"}, []string{h.peer.Posts()[0].Text, h.peer.Posts()[1].Text})
 }
+
+func TestMessageToolTargetsByName(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.AddChannel("C0GENERAL", "general")
+	h.peer.AddUser("U0BOB", "bob", "Bobby")
+	ctx := context.Background()
+	send := func(chat string) error {
+		return h.ch.Send(ctx, channels.Reply{Route: protocol.Route{Channel: "slack", ChatID: chat, ThreadID: "1.000001"},
+			Turn: "turn-1/call-" + chat, Text: "to " + chat, StopReason: channels.KindMessage})
+	}
+	for _, chat := range []string{"#general", "<#C0GENERAL|general>", "C0GENERAL", "@bobby", "<@U0BOB>", "U0BOB", "bob"} {
+		require.NoError(t, send(chat), chat)
+	}
+	var got []string
+	for _, p := range h.peer.Posts() {
+		got = append(got, p.Channel+" "+p.ThreadTS+" "+p.Text)
+	}
+	require.Equal(t, []string{
+		"C0GENERAL  to #general", "C0GENERAL  to <#C0GENERAL|general>", "C0GENERAL 1.000001 to C0GENERAL",
+		"DU0BOB  to @bobby", "DU0BOB  to <@U0BOB>", "DU0BOB  to U0BOB", "DU0BOB  to bob",
+	}, got, "a named chat gets its id and loses a thread that cannot be there")
+	err := send("#nowhere")
+	var se *channels.SendError
+	require.ErrorAs(t, err, &se)
+	require.True(t, se.Permanent)
+	require.Contains(t, err.Error(), `"#nowhere" is neither a channel the bot is in nor a user`)
+}

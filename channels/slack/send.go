@@ -75,15 +75,23 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 		c.finishReactions(ctx, r)
 		return nil
 	}
+	route := r.Route
+	to, err := c.resolveTarget(ctx, route.ChatID)
+	if err != nil {
+		return err
+	}
+	if to != route.ChatID { // a chat named by the message tool: its thread cannot be there
+		route.ChatID, route.ThreadID = to, ""
+	}
 	final := r.StopReason != channels.KindMessage && r.StopReason != channels.KindSystem
 	var st *streamed
 	if final && r.Turn != "" {
 		st = c.streams.finish(r.Turn, r.Route)
 	}
-	if err := c.postParts(ctx, r, d, st); err != nil {
+	if err := c.postParts(ctx, r, route, d, st); err != nil {
 		return err
 	}
-	if err := c.uploadMedia(ctx, r, d); err != nil {
+	if err := c.uploadMedia(ctx, r, route, d); err != nil {
 		return err
 	}
 	d.complete = true
@@ -93,7 +101,7 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 
 // postParts posts (or, for the first, updates the streamed message with)
 // the parts not posted yet.
-func (c *Channel) postParts(ctx context.Context, r channels.Reply, d *delivery, st *streamed) error {
+func (c *Channel) postParts(ctx context.Context, r channels.Reply, route protocol.Route, d *delivery, st *streamed) error {
 	text := strings.TrimSpace(r.Text)
 	if text == "" {
 		if len(r.Media) > 0 || (st != nil && st.ts != "") {
@@ -104,7 +112,7 @@ func (c *Channel) postParts(ctx context.Context, r channels.Reply, d *delivery, 
 	parts := Split(ToMrkdwn(text), MaxMessageLen)
 	for i := len(d.parts); i < len(parts); i++ {
 		if i == 0 && st != nil && st.ts != "" && st.open {
-			err := c.update(ctx, r.Route.ChatID, st.ts, parts[0])
+			err := c.update(ctx, route.ChatID, st.ts, parts[0])
 			if err == nil {
 				d.parts = append(d.parts, st.ts)
 				continue
@@ -114,7 +122,7 @@ func (c *Channel) postParts(ctx context.Context, r channels.Reply, d *delivery, 
 			}
 			// The streamed message was deleted or can no longer be edited: post the reply instead.
 		}
-		ts, err := c.post(ctx, r.Route, parts[i])
+		ts, err := c.post(ctx, route, parts[i])
 		if err != nil {
 			return sendError("chat.postMessage", err)
 		}
@@ -150,14 +158,14 @@ func (c *Channel) update(ctx context.Context, chatID, ts, text string) error {
 // uploadMedia uploads the reply's files in its thread. A URL is posted as
 // a link (Slack unfurls it); a file that is not there is named in the
 // thread rather than failing the whole reply.
-func (c *Channel) uploadMedia(ctx context.Context, r channels.Reply, d *delivery) error {
+func (c *Channel) uploadMedia(ctx context.Context, r channels.Reply, route protocol.Route, d *delivery) error {
 	for i := d.uploaded; i < len(r.Media); i++ {
 		m := r.Media[i]
 		var err error
 		if strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://") {
-			_, err = c.post(ctx, r.Route, "<"+escapeURL(m)+">")
+			_, err = c.post(ctx, route, "<"+escapeURL(m)+">")
 		} else {
-			err = c.upload(ctx, r.Route, c.mediaPath(m))
+			err = c.upload(ctx, route, c.mediaPath(m))
 		}
 		if err != nil {
 			var local *fileError
@@ -165,7 +173,7 @@ func (c *Channel) uploadMedia(ctx context.Context, r channels.Reply, d *delivery
 				return se
 			}
 			c.log.Warn("slack file not sent", "file", m, "error", err)
-			if _, err := c.post(ctx, r.Route, "_(file not sent: "+escapeText(filepath.Base(m))+")_"); err != nil {
+			if _, err := c.post(ctx, route, "_(file not sent: "+escapeText(filepath.Base(m))+")_"); err != nil {
 				return sendError("chat.postMessage", err)
 			}
 		}

@@ -44,6 +44,7 @@ type Channel struct {
 	mu      sync.Mutex
 	botID   string
 	botName string
+	targets map[string]string // chat names the message tool used, resolved
 	team    string
 	publish channels.Publish
 	queue   chan request
@@ -86,6 +87,7 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 		threadsRead: newSeenSet(10_000),
 		sent:        newOutbox(4096),
 		queue:       make(chan request, 256),
+		targets:     map[string]string{},
 	}
 	c.streams = newStreams(c)
 	c.sock = socketmode.New(api, socketmode.OptionLog(slogWriter{log}))

@@ -70,6 +70,8 @@ type Peer struct {
 	done        []Upload
 	ping        time.Duration
 	seq         int
+	channels    []map[string]any
+	users       []map[string]any
 }
 
 // New starts the server on 127.0.0.1; it stops when the test ends.
@@ -89,6 +91,9 @@ func New(t testing.TB) *Peer {
 		c.Handle("/peer-upload/", p.uploadContent)
 		c.Handle("/files.completeUploadExternal", p.completeUpload)
 		c.Handle("/peer-files/", p.download)
+		c.Handle("/conversations.open", p.conversationsOpen)
+		c.Handle("/conversations.list", p.conversationsList)
+		c.Handle("/users.list", p.usersList)
 	})
 	p.srv.Start()
 	go p.readAcks()
@@ -242,6 +247,41 @@ func (p *Peer) ServeFile(name, content string) string {
 	defer p.mu.Unlock()
 	p.files[name] = content
 	return p.APIURL() + "peer-files/" + url.PathEscape(name)
+}
+
+// AddChannel makes conversations.list show a channel.
+func (p *Peer) AddChannel(id, name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.channels = append(p.channels, map[string]any{"id": id, "name": name, "is_channel": true})
+}
+
+// AddUser makes users.list show a user; conversations.open opens DM "D"+id for anyone.
+func (p *Peer) AddUser(id, name, displayName string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.users = append(p.users, map[string]any{"id": id, "name": name, "profile": map[string]any{"display_name": displayName}})
+}
+
+func (p *Peer) conversationsOpen(w http.ResponseWriter, r *http.Request) {
+	users := form(r).Get("users")
+	if users == "" {
+		writeJSON(w, map[string]any{"ok": false, "error": "users_list_not_supplied"})
+		return
+	}
+	writeJSON(w, map[string]any{"ok": true, "channel": map[string]any{"id": "D" + strings.Split(users, ",")[0]}})
+}
+
+func (p *Peer) conversationsList(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	writeJSON(w, map[string]any{"ok": true, "channels": p.channels, "response_metadata": map[string]any{"next_cursor": ""}})
+}
+
+func (p *Peer) usersList(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	writeJSON(w, map[string]any{"ok": true, "members": p.users, "response_metadata": map[string]any{"next_cursor": ""}})
 }
 
 // readAcks drains slacktest's feed of what the bot sent on its socket
