@@ -36,6 +36,7 @@ type stream struct {
 	text     string // the segment's Markdown so far
 	ts       string // the message showing the segment
 	drawn    string // the mrkdwn last drawn there
+	dirty    bool   // text changed since it was last drawn
 	ended    bool   // the segment's model call ended
 	toolsRan bool   // tools ran after the segment: the final reply comes in a new message
 	hints    []string
@@ -92,7 +93,7 @@ func (s *streams) event(ev channels.StreamEvent) {
 	st.touched = time.Now()
 	switch {
 	case ev.Reset:
-		st.text, st.ended = "", false // a retried model call draws its segment again
+		st.text, st.ended, st.dirty = "", false, true // a retried model call draws its segment again
 	case ev.End:
 		st.ended = true
 	case ev.ToolHint != "":
@@ -107,7 +108,7 @@ func (s *streams) event(ev channels.StreamEvent) {
 			st.hints, st.hintTS, st.hintsN = nil, "", 0
 			st.toolsRan = false
 		}
-		st.ended = false
+		st.ended, st.dirty = false, true
 		st.text += ev.Delta
 	}
 }
@@ -179,7 +180,7 @@ func (s *streams) due(now time.Time) []*stream {
 		if st.done || st.failed || now.Before(st.hold) || now.Sub(st.last) < streamInterval {
 			continue
 		}
-		if render(st.text) != st.drawn && visible(st.text) != "" || len(st.hints) > st.hintsN {
+		if st.dirty || len(st.hints) > st.hintsN {
 			out = append(out, st)
 		}
 	}
@@ -197,10 +198,12 @@ func (s *streams) draw(ctx context.Context, st *stream) {
 		s.mu.Unlock()
 		return
 	}
-	seg, text, ts, drawn := st.seg, render(st.text), st.ts, st.drawn
+	seg, raw, ts, drawn := st.seg, st.text, st.ts, st.drawn
 	hints, hintTS, hintsN := append([]string(nil), st.hints...), st.hintTS, st.hintsN
 	route := st.route
+	st.dirty = false
 	s.mu.Unlock()
+	text := render(raw) // outside the lock: SendDelta must not wait on it
 
 	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -218,6 +221,9 @@ func (s *streams) draw(ctx context.Context, st *stream) {
 				st.ts = newTS
 			}
 			st.drawn = text
+		}
+		if err != nil && st.seg == seg {
+			st.dirty = true // draw it again after the pause
 		}
 		s.mu.Unlock()
 	}
