@@ -105,6 +105,7 @@ func TestSlackGatewayEndToEnd(t *testing.T) {
 
 	model.Script(modeltest.Text("**Four**, of course."))
 	mention := slackpeer.AppMention(channel, alice, first, "", "<@"+slackpeer.BotUserID+"> what is 2+2?")
+	sent := time.Now()
 	peer.Push("env-1", "Ev0001", 0, mention)
 	var reply slackpeer.Message
 	require.Eventually(t, func() bool {
@@ -117,6 +118,7 @@ func TestSlackGatewayEndToEnd(t *testing.T) {
 		return shown == "*Four*, of course."
 	}, 60*time.Second, 50*time.Millisecond, "no threaded reply")
 	waitDone(t, peer, channel, first)
+	t.Logf("mention to delivered reply: %v", time.Since(sent).Round(time.Millisecond))
 	require.Contains(t, peer.Reactions(), slackpeer.Reaction{Op: "add", Name: "eyes", Channel: channel, TS: first})
 	require.Contains(t, peer.Reactions(), slackpeer.Reaction{Op: "remove", Name: "eyes", Channel: channel, TS: first})
 
