@@ -61,8 +61,8 @@ func startSlackGateway(t *testing.T, env []string) *slackLogBuffer {
 	return logs
 }
 
-// threadPosts are the bot's posts in one thread.
-func threadPosts(p *slackpeer.Peer, channel, thread string) []slackpeer.Message {
+// slackThreadPosts are the bot's posts in one thread.
+func slackThreadPosts(p *slackpeer.Peer, channel, thread string) []slackpeer.Message {
 	var out []slackpeer.Message
 	for _, m := range p.Posts() {
 		if m.Channel == channel && m.ThreadTS == thread {
@@ -109,7 +109,7 @@ func TestSlackGatewayEndToEnd(t *testing.T) {
 	peer.Push("env-1", "Ev0001", 0, mention)
 	var reply slackpeer.Message
 	require.Eventually(t, func() bool {
-		posts := threadPosts(peer, channel, first)
+		posts := slackThreadPosts(peer, channel, first)
 		if len(posts) != 1 {
 			return false
 		}
@@ -117,7 +117,7 @@ func TestSlackGatewayEndToEnd(t *testing.T) {
 		shown, _ := peer.Shown(channel, reply.TS)
 		return shown == "*Four*, of course."
 	}, 60*time.Second, 50*time.Millisecond, "no threaded reply")
-	waitDone(t, peer, channel, first)
+	waitSlackDone(t, peer, channel, first)
 	t.Logf("mention to delivered reply: %v", time.Since(sent).Round(time.Millisecond))
 	require.Contains(t, peer.Reactions(), slackpeer.Reaction{Op: "add", Name: "eyes", Channel: channel, TS: first})
 	require.Contains(t, peer.Reactions(), slackpeer.Reaction{Op: "remove", Name: "eyes", Channel: channel, TS: first})
@@ -137,22 +137,22 @@ func TestSlackGatewayEndToEnd(t *testing.T) {
 	model.Script(modeltest.Text("Yes, still four.").ChunkDelay(700 * time.Millisecond))
 	peer.Push("env-4", "Ev0003", 0, slackpeer.AppMention(channel, alice, second, first, "<@"+slackpeer.BotUserID+"> sure?"))
 	require.Eventually(t, func() bool {
-		posts := threadPosts(peer, channel, first)
+		posts := slackThreadPosts(peer, channel, first)
 		if len(posts) < 2 {
 			return false
 		}
 		shown, _ := peer.Shown(channel, posts[1].TS)
 		return shown == "Yes, still four."
 	}, 60*time.Second, 50*time.Millisecond, "no reply to the follow-up")
-	waitDone(t, peer, channel, second) // the final reply was delivered, not only streamed
+	waitSlackDone(t, peer, channel, second) // the final reply was delivered, not only streamed
 
-	streamed := threadPosts(peer, channel, first)[1]
+	streamed := slackThreadPosts(peer, channel, first)[1]
 	require.NotEqual(t, "Yes, still four.", streamed.Text, "the stream posted the start of the reply…")
 	require.True(t, strings.HasPrefix("Yes, still four.", streamed.Text), "posted %q", streamed.Text)
 	// …and the final reply edited that message rather than posting another.
 	require.Equal(t, 2, model.Count(), "the model was asked once per message: redeliveries and chatter never reached it")
-	require.Len(t, threadPosts(peer, channel, first), 2, "one post per answered message")
-	require.Empty(t, threadPosts(peer, channel, chatter))
+	require.Len(t, slackThreadPosts(peer, channel, first), 2, "one post per answered message")
+	require.Empty(t, slackThreadPosts(peer, channel, chatter))
 	require.Equal(t, []string{"env-1", "env-1", "env-2", "env-3", "env-4"}, peer.Acks(), "every envelope acknowledged")
 
 	_, msgs := sessionLines(t, home, "slack:"+channel)
@@ -164,8 +164,8 @@ func TestSlackGatewayEndToEnd(t *testing.T) {
 	}, slackRoles(msgs))
 }
 
-// waitDone waits for the done reaction the final reply puts on the message it answers.
-func waitDone(t *testing.T, peer *slackpeer.Peer, channel, ts string) {
+// waitSlackDone waits for the done reaction the final reply puts on the message it answers.
+func waitSlackDone(t *testing.T, peer *slackpeer.Peer, channel, ts string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, r := range peer.Reactions() {
