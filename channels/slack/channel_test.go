@@ -1,0 +1,362 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/slack/slackpeer"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+const peerBot = slackpeer.BotUserID
+
+// harness is the channel connected to a slackpeer, publishing into a list.
+type harness struct {
+	t    *testing.T
+	peer *slackpeer.Peer
+	ch   *Channel
+
+	mu     sync.Mutex
+	got    []protocol.Inbound
+	refuse bool
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func startHarness(t *testing.T, mod func(*config.Config)) *harness {
+	t.Helper()
+	peer := slackpeer.New(t)
+	cfg := config.Default()
+	s := &cfg.Channels.Slack
+	s.Enabled, s.BotToken, s.AppToken, s.APIBase, s.AllowFrom = true, "xoxb-test", "xapp-test", peer.APIURL(), []string{"*"}
+	if mod != nil {
+		mod(cfg)
+	}
+	logs := &lockedBuffer{}
+	ch, err := New(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(),
+		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	require.NoError(t, err)
+	h := &harness{t: t, peer: peer, ch: ch}
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, ch.Start(ctx, h.publish))
+	t.Cleanup(func() {
+		stopCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		require.NoError(t, ch.Stop(stopCtx))
+		cancel()
+		if t.Failed() {
+			t.Logf("channel log:\n%s", logs.String())
+		}
+	})
+	require.Eventually(t, func() bool { return peer.Connections() == 1 }, 10*time.Second, 10*time.Millisecond)
+	peer.Hello()
+	return h
+}
+
+func (h *harness) publish(_ context.Context, msg protocol.Inbound) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refuse {
+		return channels.ErrRefused
+	}
+	h.got = append(h.got, msg)
+	return nil
+}
+
+func (h *harness) published() []protocol.Inbound {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]protocol.Inbound(nil), h.got...)
+}
+
+// waitPublished waits until n messages were published and returns them.
+func (h *harness) waitPublished(n int) []protocol.Inbound {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool { return len(h.published()) >= n }, 10*time.Second, 10*time.Millisecond,
+		"expected %d published messages", n)
+	return h.published()
+}
+
+func TestMentionBecomesThreadedInbound(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "1700000000.000100", "", "<@"+peerBot+"> what is 2 &lt; 3?"))
+	got := h.waitPublished(1)[0]
+	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "1700000000.000100", SenderID: "U1"}, got.Route)
+	require.Equal(t, "what is 2 < 3?", got.Content)
+	require.True(t, got.Group)
+	require.Empty(t, got.SessionKey, "a top-level mention uses the channel's session (the manager names it)")
+	require.Equal(t, messageID("C1", "1700000000.000100"), got.ID)
+	require.Contains(t, h.peer.Reactions(), slackpeer.Reaction{Op: "add", Name: "eyes", Channel: "C1", TS: "1700000000.000100"})
+}
+
+func TestRedeliveredEventIsTakenInOnce(t *testing.T) {
+	h := startHarness(t, nil)
+	ev := slackpeer.AppMention("C1", "U1", "1700000000.000100", "", "<@"+peerBot+"> hello")
+	h.peer.Push("env-1", "Ev1", 0, ev)
+	h.waitPublished(1)
+	h.peer.Push("env-1", "Ev1", 0, ev) // the same envelope again
+	h.peer.Push("env-2", "Ev1", 1, ev) // Slack's redelivery: new envelope, same event
+	// Slack's message copy of the mention, a different event for the same message:
+	h.peer.Push("env-3", "Ev2", 0, slackpeer.MessageEvent("C1", "channel", "U1", "1700000000.000100", "", "<@"+peerBot+"> hello"))
+	h.peer.Push("env-4", "Ev3", 0, slackpeer.AppMention("C1", "U1", "1700000000.000200", "", "<@"+peerBot+"> next"))
+	got := h.waitPublished(2)
+	require.Len(t, got, 2, "one message per Slack message")
+	require.Equal(t, "next", got[1].Content)
+	require.Equal(t, []string{"env-1", "env-1", "env-2", "env-3", "env-4"}, h.peer.Acks(), "every envelope acknowledged")
+}
+
+func TestThreadMessageGetsThreadSessionAndContext(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.SetReplies("C1", "100.000001",
+		map[string]any{"type": "message", "user": "U2", "ts": "100.000001", "text": "the build is red &amp; nobody knows why"},
+		map[string]any{"type": "message", "user": peerBot, "ts": "100.000002", "text": "I can look"},
+		map[string]any{"type": "message", "subtype": "channel_join", "user": "U3", "ts": "100.000003", "text": "joined"},
+		map[string]any{"type": "message", "user": "U1", "ts": "100.000009", "text": "<@" + peerBot + "> why?"},
+	)
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "100.000009", "100.000001", "<@"+peerBot+"> why?"))
+	got := h.waitPublished(1)[0]
+	require.Equal(t, "slack:C1:100.000001", got.SessionKey)
+	require.Equal(t, "100.000001", got.Route.ThreadID)
+	require.Equal(t, "Slack thread context before this mention:\n"+
+		"- <@U2>: the build is red & nobody knows why\n"+
+		"- bot: I can look\n\n"+
+		"Current message:\nwhy?", got.Content)
+
+	h.peer.Push("env-2", "Ev2", 0, slackpeer.AppMention("C1", "U1", "100.000010", "100.000001", "<@"+peerBot+"> and now?"))
+	require.Equal(t, "and now?", h.waitPublished(2)[1].Content, "the thread's context is given once")
+}
+
+func TestDirectMessages(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
+	got := h.waitPublished(1)[0]
+	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "D1", SenderID: "U1"}, got.Route, "a top-level DM is answered at top level")
+	require.False(t, got.Group)
+	require.Equal(t, "hello there", got.Content)
+}
+
+func TestDirectMessagesDisabledAndPlainChannelMessagesIgnored(t *testing.T) {
+	h := startHarness(t, func(c *config.Config) { c.Channels.Slack.DM.Enabled = false })
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
+	h.peer.Push("env-2", "Ev2", 0, slackpeer.MessageEvent("C1", "channel", "U1", "200.000002", "", "chatter"))
+	h.peer.Push("env-3", "Ev3", 0, slackpeer.AppMention("C1", "U1", "200.000003", "", "<@"+peerBot+"> ping"))
+	got := h.waitPublished(1)
+	require.Len(t, got, 1)
+	require.Equal(t, "ping", got[0].Content, "only the mention got through")
+}
+
+func TestMalformedEnvelopesAreAcknowledgedAndDropped(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.PushAcked("bad-1", `{"type":"events_api","envelope_id":"bad-1","payload":"not an object"}`)
+	h.peer.PushAcked("bad-2", `{"type":"events_api","envelope_id":"bad-2","payload":{"type":"event_callback","event_id":"EvX","event":{"type":"message","channel":"D1","user":"U1","ts":"1.2","text":42}}}`)
+	h.peer.PushAcked("bad-3", `{"type":"events_api","envelope_id":"bad-3","payload":{"type":"event_callback","event":{"type":"app_mention"}}}`)
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "300.000001", "", "still alive?"))
+	got := h.waitPublished(1)
+	require.Len(t, got, 1)
+	require.Equal(t, "still alive?", got[0].Content)
+}
+
+func TestRefusedMessageLosesItsReaction(t *testing.T) {
+	h := startHarness(t, nil)
+	h.mu.Lock()
+	h.refuse = true
+	h.mu.Unlock()
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U9", "400.000001", "", "let me in"))
+	require.Eventually(t, func() bool {
+		return len(h.peer.Reactions()) == 2
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, []slackpeer.Reaction{
+		{Op: "add", Name: "eyes", Channel: "D1", TS: "400.000001"},
+		{Op: "remove", Name: "eyes", Channel: "D1", TS: "400.000001"},
+	}, h.peer.Reactions())
+}
+
+func TestSharedFileIsDownloadedIntoTheWorkspace(t *testing.T) {
+	h := startHarness(t, nil)
+	url := h.peer.ServeFile("notes.txt", "buy milk")
+	ev := slackpeer.MessageEvent("D1", "im", "U1", "500.000001", "", "read this")
+	ev["subtype"] = "file_share"
+	ev["files"] = []map[string]any{
+		{"id": "F1", "name": "notes.txt", "mimetype": "text/plain", "size": 8, "url_private_download": url},
+		{"id": "F2", "name": "gone.png", "mimetype": "image/png", "size": 8, "url_private_download": h.peer.APIURL() + "peer-files/gone.png"},
+	}
+	h.peer.Push("env-1", "Ev1", 0, ev)
+	got := h.waitPublished(1)[0]
+	require.Len(t, got.Media, 1)
+	data, err := os.ReadFile(got.Media[0])
+	require.NoError(t, err)
+	require.Equal(t, "buy milk", string(data))
+	require.Equal(t, filepath.Join(h.ch.workspace, "media", "slack", "F1_notes.txt"), got.Media[0])
+	require.True(t, strings.HasPrefix(got.Content, "read this\n[file: notes.txt]\n[image: gone.png: download failed;"), got.Content)
+}
+
+func reply(turn, chat, thread, text string, ids ...string) channels.Reply {
+	return channels.Reply{Route: protocol.Route{Channel: "slack", ChatID: chat, ThreadID: thread}, Turn: turn,
+		Text: text, MessageIDs: ids, StopReason: protocol.StopCompleted}
+}
+
+func TestSendPostsMrkdwnInTheThreadOnceAndSwapsReactions(t *testing.T) {
+	h := startHarness(t, nil)
+	ctx := context.Background()
+	r := reply("turn-1", "C1", "600.000001", "**Four**, see [docs](https://e.com)", messageID("C1", "600.000001"))
+	require.NoError(t, h.ch.Send(ctx, r))
+	require.NoError(t, h.ch.Send(ctx, r), "a retried delivery")
+	r2 := r
+	r2.Route.SenderID, r2.MessageIDs = "U2", []string{messageID("C1", "600.000002")}
+	require.NoError(t, h.ch.Send(ctx, r2), "the same reply for a second message in the thread")
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) >= 1 }, 10*time.Second, 10*time.Millisecond)
+	// A later post proves no second copy is on its way.
+	require.NoError(t, h.ch.Send(ctx, reply("turn-2", "C1", "600.000001", "next")))
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) >= 2 }, 10*time.Second, 10*time.Millisecond)
+	posts := h.peer.Posts()
+	require.Len(t, posts, 2)
+	require.Equal(t, slackpeer.Message{Channel: "C1", TS: posts[0].TS, ThreadTS: "600.000001", Text: "*Four*, see <https://e.com|docs>"}, posts[0])
+	require.Equal(t, "next", posts[1].Text)
+	reactions := h.peer.Reactions()
+	require.Contains(t, reactions, slackpeer.Reaction{Op: "remove", Name: "eyes", Channel: "C1", TS: "600.000001"})
+	require.Contains(t, reactions, slackpeer.Reaction{Op: "add", Name: "white_check_mark", Channel: "C1", TS: "600.000001"})
+	require.Contains(t, reactions, slackpeer.Reaction{Op: "add", Name: "white_check_mark", Channel: "C1", TS: "600.000002"})
+}
+
+func TestSendSplitsLongReplies(t *testing.T) {
+	h := startHarness(t, nil)
+	long := strings.Repeat("a sentence of words. ", 2500) // 52 500 chars
+	require.NoError(t, h.ch.Send(context.Background(), reply("turn-1", "C1", "", long)))
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	posts := h.peer.Posts()
+	require.LessOrEqual(t, len([]rune(posts[0].Text)), MaxMessageLen)
+	require.Equal(t, strings.Fields(long), strings.Fields(posts[0].Text+" "+posts[1].Text))
+}
+
+func TestSendUploadsMediaInTheThread(t *testing.T) {
+	h := startHarness(t, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(h.ch.workspace, "chart.csv"), []byte("a,b\n1,2\n"), 0o644))
+	r := reply("turn-1", "C1", "700.000001", "here it is")
+	r.Media = []string{"chart.csv", "missing.png"}
+	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.Equal(t, []slackpeer.Upload{{Name: "chart.csv", Content: "a,b\n1,2\n", Channel: "C1", ThreadTS: "700.000001"}}, h.peer.Uploads())
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, "_(file not sent: missing.png)_", h.peer.Posts()[1].Text)
+}
+
+func streamEvents(h *harness, turn string, route protocol.Route, evs ...channels.StreamEvent) {
+	for _, ev := range evs {
+		ev.Turn, ev.Route = turn, route
+		h.ch.SendDelta(context.Background(), ev)
+	}
+}
+
+func TestStreamPostsThenEditsAndTheFinalReplyEditsIt(t *testing.T) {
+	h := startHarness(t, nil)
+	route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "800.000001"}
+	streamEvents(h, "turn-1", route, channels.StreamEvent{Delta: "Hello"})
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	first := h.peer.Posts()[0]
+	require.Equal(t, slackpeer.Message{Channel: "C1", TS: first.TS, ThreadTS: "800.000001", Text: "Hello"}, first)
+	streamEvents(h, "turn-1", route, channels.StreamEvent{Delta: " **world**"})
+	require.Eventually(t, func() bool {
+		shown, _ := h.peer.Shown("C1", first.TS)
+		return shown == "Hello *world*"
+	}, 10*time.Second, 10*time.Millisecond, "edited at most a second later")
+	streamEvents(h, "turn-1", route, channels.StreamEvent{End: true})
+
+	require.NoError(t, h.ch.Send(context.Background(), reply("turn-1", "C1", "800.000001", "Hello **world**!")))
+	shown, _ := h.peer.Shown("C1", first.TS)
+	require.Equal(t, "Hello *world*!", shown, "the final reply edits the streamed message")
+	require.NoError(t, h.ch.Send(context.Background(), reply("turn-2", "C1", "800.000001", "later")))
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, "later", h.peer.Posts()[1].Text, "no second copy of the streamed reply was posted")
+}
+
+func TestStreamWithToolsPutsHintsAndTheAnswerInTheirOwnMessages(t *testing.T) {
+	h := startHarness(t, nil)
+	route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "900.000001"}
+	streamEvents(h, "turn-1", route, channels.StreamEvent{Delta: "Let me look."}, channels.StreamEvent{End: true})
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	streamEvents(h, "turn-1", route, channels.StreamEvent{ToolHint: "read_file README.md"}, channels.StreamEvent{ToolHint: "exec ls"})
+	require.Eventually(t, func() bool {
+		posts := h.peer.Posts()
+		if len(posts) < 2 {
+			return false
+		}
+		shown, _ := h.peer.Shown("C1", posts[1].TS)
+		return shown == "↳ `read_file README.md`\n↳ `exec ls`"
+	}, 10*time.Second, 10*time.Millisecond)
+	streamEvents(h, "turn-1", route, channels.StreamEvent{Delta: "It says hi."}, channels.StreamEvent{Reset: true},
+		channels.StreamEvent{Delta: "It says hello."})
+	require.Eventually(t, func() bool {
+		posts := h.peer.Posts()
+		return len(posts) == 3 && posts[2].Text == "It says hello."
+	}, 10*time.Second, 10*time.Millisecond, "the answer after the tools is a new message; the reset dropped the retried text")
+	answer := h.peer.Posts()[2]
+	require.NoError(t, h.ch.Send(context.Background(), reply("turn-1", "C1", "900.000001", "It says hello.")))
+	shown, _ := h.peer.Shown("C1", answer.TS)
+	require.Equal(t, "It says hello.", shown)
+	first, _ := h.peer.Shown("C1", h.peer.Posts()[0].TS)
+	require.Equal(t, "Let me look.", first, "the text before the tools stays")
+	require.Len(t, h.peer.Posts(), 3)
+}
+
+func TestToolHintsOffDrawsNoHints(t *testing.T) {
+	h := startHarness(t, func(c *config.Config) { c.Channels.SendToolHints = false })
+	route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "950.000001"}
+	streamEvents(h, "turn-1", route, channels.StreamEvent{ToolHint: "exec ls"}, channels.StreamEvent{Delta: "Done."})
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, h.ch.Send(context.Background(), reply("turn-1", "C1", "950.000001", "Done.")))
+	require.NoError(t, h.ch.Send(context.Background(), reply("turn-2", "C1", "950.000001", "after")))
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, []string{"Done.", "after"}, []string{h.peer.Posts()[0].Text, h.peer.Posts()[1].Text})
+}
+
+func TestMessageToolTargetsByName(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.AddChannel("C0GENERAL", "general")
+	h.peer.AddUser("U0BOB", "bob", "Bobby")
+	ctx := context.Background()
+	send := func(chat string) error {
+		return h.ch.Send(ctx, channels.Reply{Route: protocol.Route{Channel: "slack", ChatID: chat, ThreadID: "1.000001"},
+			Turn: "turn-1/call-" + chat, Text: "to " + chat, StopReason: channels.KindMessage})
+	}
+	for _, chat := range []string{"#general", "<#C0GENERAL|general>", "C0GENERAL", "@bobby", "<@U0BOB>", "U0BOB", "bob"} {
+		require.NoError(t, send(chat), chat)
+	}
+	var got []string
+	for _, p := range h.peer.Posts() {
+		got = append(got, p.Channel+" "+p.ThreadTS+" "+p.Text)
+	}
+	require.Equal(t, []string{
+		"C0GENERAL  to #general", "C0GENERAL  to <#C0GENERAL|general>", "C0GENERAL 1.000001 to C0GENERAL",
+		"DU0BOB  to @bobby", "DU0BOB  to <@U0BOB>", "DU0BOB  to U0BOB", "DU0BOB  to bob",
+	}, got, "a named chat gets its id and loses a thread that cannot be there")
+	err := send("#nowhere")
+	var se *channels.SendError
+	require.ErrorAs(t, err, &se)
+	require.True(t, se.Permanent)
+	require.Contains(t, err.Error(), `"#nowhere" is neither a channel the bot is in nor a user`)
+}

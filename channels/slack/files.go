@@ -1,0 +1,95 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// maxDownload bounds a file taken from Slack into the workspace.
+const maxDownload = 20 << 20
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// download saves a file shared with a message into <workspace>/media/slack
+// and returns its path and the marker the model reads ("[image: x.png]");
+// a file it cannot fetch becomes a marker saying why, as in nanobot.
+func (c *Channel) download(ctx context.Context, f file) (string, string) {
+	name := f.Name
+	if name == "" {
+		name = f.Title
+	}
+	if name == "" {
+		name = f.ID
+	}
+	if name == "" {
+		name = "slack-file"
+	}
+	kind := "file"
+	if strings.HasPrefix(f.Mimetype, "image/") {
+		kind = "image"
+	}
+	url := f.URLPrivateDownload
+	if url == "" {
+		url = f.URLPrivate
+	}
+	fail := func(reason string) (string, string) {
+		return "", fmt.Sprintf("[%s: %s: %s; not available to nanobot. Check the Slack app's files:read scope.]", kind, name, reason)
+	}
+	if url == "" || c.workspace == "" {
+		return fail("no download url")
+	}
+	if f.Size > maxDownload {
+		return fail("larger than 20 MB")
+	}
+	path, err := c.fetch(ctx, url, f.ID+"_"+name)
+	if err != nil {
+		c.log.Warn("slack file not downloaded", "file", f.ID, "error", err)
+		return fail("download failed")
+	}
+	return path, fmt.Sprintf("[%s: %s]", kind, name)
+}
+
+func (c *Channel) fetch(ctx context.Context, url, name string) (string, error) {
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(dctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.BotToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %s", resp.Status)
+	}
+	if strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "text/html") {
+		return "", errors.New("got a web page instead of the file (missing files:read scope?)")
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxDownload {
+		return "", errors.New("larger than 20 MB")
+	}
+	dir := filepath.Join(c.workspace, "media", "slack")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, unsafeName.ReplaceAllString(name, "_"))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}

@@ -1,0 +1,293 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// request is one Events API envelope, acknowledged, waiting to be handled.
+type request struct {
+	envelopeID string
+	retry      int
+	payload    json.RawMessage
+}
+
+// callback is the Events API payload of an envelope.
+type callback struct {
+	EventID string `json:"event_id"`
+	Event   event  `json:"event"`
+}
+
+// receive reads the Socket Mode events. Every envelope is acknowledged at
+// once (Slack redelivers what is not acknowledged within 3 s); events are
+// then handled in order by handleQueue, so a slow publish never delays an ack.
+func (c *Channel) receive(ctx context.Context) {
+	for {
+		var ev socketmode.Event
+		select {
+		case <-ctx.Done():
+			return
+		case ev = <-c.sock.Events:
+		}
+		switch ev.Type {
+		case socketmode.EventTypeConnecting:
+			c.log.Debug("slack socket mode connecting")
+		case socketmode.EventTypeConnected:
+			c.log.Info("slack socket mode connected")
+			if c.bot() == "" {
+				actx, cancel := context.WithTimeout(ctx, 15*time.Second)
+				if err := c.identify(actx); err != nil {
+					c.log.Warn("slack auth.test failed", "error", err)
+				}
+				cancel()
+			}
+		case socketmode.EventTypeHello:
+			c.log.Debug("slack socket mode hello")
+		case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
+			c.log.Warn("slack socket mode error", "event", string(ev.Type), "detail", fmt.Sprintf("%+v", ev.Data))
+		case socketmode.EventTypeInvalidAuth:
+			c.log.Error("Slack refused channels.slack.appToken")
+		case socketmode.EventTypeErrorBadMessage:
+			// A frame slack-go could not parse: still acknowledge an envelope
+			// in it, or Slack would redeliver what we can never read.
+			if bad, ok := ev.Data.(*socketmode.ErrorBadMessage); ok {
+				if id := envelopeIDOf(bad.Message); id != "" {
+					c.ack(ctx, id)
+					c.log.Warn("slack envelope could not be read; acknowledged and dropped", "envelope", id, "error", bad.Cause)
+				} else {
+					c.log.Debug("slack frame ignored", "error", bad.Cause)
+				}
+			}
+		case socketmode.EventTypeEventsAPI:
+			if ev.Request == nil {
+				continue
+			}
+			c.ack(ctx, ev.Request.EnvelopeID)
+			select {
+			case c.queue <- request{envelopeID: ev.Request.EnvelopeID, retry: ev.Request.RetryAttempt, payload: ev.Request.Payload}:
+			case <-ctx.Done():
+				return
+			}
+		default:
+			// Slash commands and interactions are not used: acknowledge so Slack stops asking.
+			if ev.Request != nil && ev.Request.EnvelopeID != "" {
+				c.ack(ctx, ev.Request.EnvelopeID)
+				c.log.Debug("slack request acknowledged and ignored", "type", string(ev.Type))
+			}
+		}
+	}
+}
+
+func (c *Channel) ack(ctx context.Context, envelopeID string) {
+	if envelopeID == "" {
+		return
+	}
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.sock.AckCtx(actx, envelopeID, nil); err != nil {
+		c.log.Warn("slack envelope not acknowledged", "envelope", envelopeID, "error", err)
+	}
+}
+
+func envelopeIDOf(raw json.RawMessage) string {
+	var env struct {
+		EnvelopeID string `json:"envelope_id"`
+	}
+	if json.Unmarshal(raw, &env) != nil {
+		return ""
+	}
+	return env.EnvelopeID
+}
+
+func (c *Channel) handleQueue(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case req := <-c.queue:
+			c.handle(ctx, req)
+		}
+	}
+}
+
+// handle takes one event in: de-duplicated, checked against nanobot's
+// rules, turned into an inbound message and published.
+func (c *Channel) handle(ctx context.Context, req request) {
+	var cb callback
+	if err := json.Unmarshal(req.payload, &cb); err != nil {
+		c.log.Warn("slack event payload not understood; dropped", "envelope", req.envelopeID, "error", err)
+		return
+	}
+	e := cb.Event
+	if c.seen.add(keyOf("envelope:", req.envelopeID), keyOf("event:", cb.EventID)) {
+		c.log.Info("slack event redelivered; already taken in", "event_id", cb.EventID, "envelope", req.envelopeID, "retry", req.retry)
+		return
+	}
+	botID := c.bot()
+	if why := c.policy.decide(e, botID); why != "" {
+		c.log.Debug("slack event skipped", "why", why, "type", e.Type, "channel", e.Channel, "user", e.User)
+		return
+	}
+	// The same message can arrive as two events (message and app_mention) or be redelivered.
+	if e.TS != "" && c.seen.add("message:"+e.Channel+":"+e.TS) {
+		c.log.Info("slack message already taken in", "channel", e.Channel, "ts", e.TS)
+		return
+	}
+	msg, ok := c.inbound(ctx, e, botID)
+	if !ok {
+		return
+	}
+	c.react(ctx, "reactions.add", e.Channel, e.TS, c.cfg.ReactEmoji, true)
+	err := c.publishWithRetry(ctx, msg)
+	if err == nil {
+		return
+	}
+	c.react(ctx, "reactions.remove", e.Channel, e.TS, c.cfg.ReactEmoji, false)
+	if errors.Is(err, channels.ErrRefused) {
+		return // the manager logged who was refused
+	}
+	c.log.Error("slack message could not be handed to the agent", "channel", e.Channel, "ts", e.TS, "user", e.User, "error", err)
+}
+
+// inbound builds the message the agent gets. ok is false when nothing is left to say.
+func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.Inbound, bool) {
+	text := cleanText(e.Text, botID)
+	replyThread, sessionThread := c.policy.threadOf(e)
+	var media, markers []string
+	for _, f := range e.Files {
+		path, marker := c.download(ctx, f)
+		if path != "" {
+			media = append(media, path)
+		}
+		markers = append(markers, marker)
+	}
+	content := text
+	if !strings.HasPrefix(strings.TrimSpace(text), "/") {
+		content = c.withThreadContext(ctx, e, text, botID)
+	}
+	if len(markers) > 0 {
+		content = strings.TrimSpace(strings.Join(append([]string{content}, markers...), "\n"))
+	}
+	if content == "" && len(media) == 0 {
+		return protocol.Inbound{}, false
+	}
+	msg := protocol.Inbound{
+		ID: messageID(e.Channel, e.TS),
+		Route: protocol.Route{
+			Channel: Name, ChatID: e.Channel, ThreadID: replyThread, SenderID: e.User,
+		},
+		Content: content,
+		Media:   media,
+		Group:   !e.isDM(),
+		SentAt:  tsTime(e.TS),
+		Metadata: map[string]string{
+			"slack_ts": e.TS, "slack_thread_ts": e.ThreadTS, "slack_channel_type": e.ChannelType, "slack_event": e.Type,
+		},
+	}
+	if sessionThread != "" && !c.unified {
+		msg.SessionKey = protocol.SessionKey(Name, e.Channel+":"+sessionThread)
+	}
+	return msg, true
+}
+
+// publishWithRetry hands the message to the manager, retrying a while if
+// Temporal is unreachable: the envelope is already acknowledged, so this
+// is the message's only chance.
+func (c *Channel) publishWithRetry(ctx context.Context, msg protocol.Inbound) error {
+	c.mu.Lock()
+	publish := c.publish
+	c.mu.Unlock()
+	delay := time.Second
+	for attempt := 1; ; attempt++ {
+		err := publish(ctx, msg)
+		if err == nil || errors.Is(err, channels.ErrRefused) || attempt == 5 || ctx.Err() != nil {
+			return err
+		}
+		c.log.Warn("slack message not delivered to its turn yet; retrying", "attempt", attempt, "error", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+// react adds or removes a reaction, best effort: a missing emoji or a
+// reaction already there must not stop a reply.
+func (c *Channel) react(ctx context.Context, op, channel, ts, emoji string, add bool) {
+	if emoji == "" || channel == "" || ts == "" {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ref := slack.NewRefToMessage(channel, ts)
+	var err error
+	if add {
+		err = c.api.AddReactionContext(rctx, emoji, ref)
+	} else {
+		err = c.api.RemoveReactionContext(rctx, emoji, ref)
+	}
+	if err != nil {
+		c.log.Debug("slack reaction failed", "op", op, "emoji", emoji, "channel", channel, "ts", ts, "error", err)
+	}
+}
+
+var entityUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
+
+// cleanText strips the bot's mention (as nanobot does) and undoes Slack's
+// escaping of &, < and >, so the model reads what the user typed.
+func cleanText(text, botID string) string {
+	if botID != "" {
+		m := mentionOf(botID)
+		for strings.Contains(text, m) {
+			i := strings.Index(text, m)
+			rest := strings.TrimLeft(text[i+len(m):], " \t\n")
+			text = text[:i] + rest
+		}
+	}
+	return strings.TrimSpace(entityUnescaper.Replace(text))
+}
+
+// keyOf is a de-duplication key, or "" (no key) when the id is missing.
+func keyOf(kind, id string) string {
+	if id == "" {
+		return ""
+	}
+	return kind + id
+}
+
+// messageID names an inbound message by its Slack channel and ts, so a
+// reply can find the message to react to.
+func messageID(channel, ts string) string { return "slack:" + channel + ":" + ts }
+
+func parseMessageID(id string) (channel, ts string, ok bool) {
+	rest, found := strings.CutPrefix(id, "slack:")
+	if !found {
+		return "", "", false
+	}
+	channel, ts, ok = strings.Cut(rest, ":")
+	return channel, ts, ok && channel != "" && ts != ""
+}
+
+// tsTime reads a Slack ts ("1700000000.000100") as a time; now if it is not one.
+func tsTime(ts string) time.Time {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil || s <= 0 {
+		return time.Now()
+	}
+	us, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	return time.Unix(s, us*1000)
+}

@@ -1,0 +1,141 @@
+package slack
+
+import (
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+)
+
+// event is the part of a Slack message or app_mention event the channel reads.
+type event struct {
+	Type        string `json:"type"`
+	Subtype     string `json:"subtype"`
+	User        string `json:"user"`
+	BotID       string `json:"bot_id"`
+	Text        string `json:"text"`
+	TS          string `json:"ts"`
+	ThreadTS    string `json:"thread_ts"`
+	Channel     string `json:"channel"`
+	ChannelType string `json:"channel_type"`
+	ClientMsgID string `json:"client_msg_id"`
+	Files       []file `json:"files"`
+}
+
+// file is a file shared with a message.
+type file struct {
+	ID                 string `json:"id"`
+	Name               string `json:"name"`
+	Title              string `json:"title"`
+	Mimetype           string `json:"mimetype"`
+	Size               int64  `json:"size"`
+	URLPrivate         string `json:"url_private"`
+	URLPrivateDownload string `json:"url_private_download"`
+}
+
+// isDM tells a direct message from one in a channel, a private channel
+// or a group DM. app_mention events carry no channel_type: they only
+// happen in channels.
+func (e event) isDM() bool {
+	if e.ChannelType != "" {
+		return e.ChannelType == "im"
+	}
+	return e.Type == "message" && strings.HasPrefix(e.Channel, "D")
+}
+
+func mentionOf(botID string) string { return "<@" + botID + ">" }
+
+// mentions tells whether the event addresses the bot.
+func (e event) mentions(botID string) bool {
+	return e.Type == "app_mention" || (botID != "" && strings.Contains(e.Text, mentionOf(botID)))
+}
+
+// policy holds nanobot's rules for which Slack messages the bot answers.
+type policy struct {
+	cfg config.Slack
+}
+
+// Decisions about an event; "" means take it in.
+const (
+	skipNotMessage  = "not a message"
+	skipSubtype     = "edited, deleted or bot message"
+	skipOwn         = "the bot's own message"
+	skipIncomplete  = "no sender or channel"
+	skipMentionDup  = "a mention: taken from its app_mention event"
+	skipDMDisabled  = "direct messages are disabled (channels.slack.dm.enabled)"
+	skipChannel     = "channel not in channels.slack.groupAllowFrom"
+	skipNoMention   = "no mention of the bot (channels.slack.groupPolicy)"
+	skipGroupPolicy = "unknown channels.slack.groupPolicy"
+)
+
+// decide applies nanobot's rules: user messages only (file shares
+// included), never the bot's own; in channels the groupPolicy ("open": all,
+// "mention": mentions only, "allowlist": listed channels, mentions only
+// with groupRequireMention); DMs unless dm.enabled is false. Who may talk at
+// all (allowFrom, pairing) is the manager's check, after this one.
+func (p policy) decide(e event, botID string) string {
+	switch {
+	case e.Type != "message" && e.Type != "app_mention":
+		return skipNotMessage
+	case e.Subtype != "" && e.Subtype != "file_share":
+		return skipSubtype
+	case e.User == "" || e.Channel == "":
+		return skipIncomplete
+	case botID != "" && e.User == botID:
+		return skipOwn
+	}
+	if e.isDM() {
+		if !p.cfg.DM.Enabled {
+			return skipDMDisabled
+		}
+		return ""
+	}
+	// Slack sends a mention in a channel twice, as message and as app_mention.
+	if e.Type == "message" && botID != "" && strings.Contains(e.Text, mentionOf(botID)) {
+		return skipMentionDup
+	}
+	switch p.cfg.GroupPolicy {
+	case "open":
+		return ""
+	case "mention", "":
+		if !e.mentions(botID) {
+			return skipNoMention
+		}
+		return ""
+	case "allowlist":
+		if !channels.AllowFrom(p.cfg.GroupAllowFrom).Allows(e.Channel) {
+			return skipChannel
+		}
+		if p.cfg.GroupRequireMention && !e.mentions(botID) {
+			return skipNoMention
+		}
+		return ""
+	default:
+		return skipGroupPolicy
+	}
+}
+
+// allows is the channel's allowFrom for the manager's check: allowFrom,
+// plus dm.allowFrom when direct messages are on an allowlist (nanobot lets
+// those senders DM the bot). Anyone else comes in through pairing.
+func (p policy) allows(sender string) bool {
+	if channels.AllowFrom(p.cfg.AllowFrom).Allows(sender) {
+		return true
+	}
+	return p.cfg.DM.Policy == "allowlist" && channels.AllowFrom(p.cfg.DM.AllowFrom).Allows(sender)
+}
+
+// threadOf returns the thread a reply goes in and the thread that names
+// the session, as nanobot does: a message in a thread is answered there
+// and has the thread's own session; with replyInThread a top-level message
+// in a channel is answered in a new thread under it (its session stays
+// the channel's). Top-level DMs are answered at top level.
+func (p policy) threadOf(e event) (replyThread, sessionThread string) {
+	if e.ThreadTS != "" {
+		return e.ThreadTS, e.ThreadTS
+	}
+	if p.cfg.ReplyInThread && !e.isDM() {
+		return e.TS, ""
+	}
+	return "", ""
+}

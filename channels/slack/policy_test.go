@@ -1,0 +1,132 @@
+package slack
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/nanobot-durable/nanobot/config"
+)
+
+const bot = "UBOT"
+
+func slackCfg(mod func(*config.Slack)) config.Slack {
+	c := config.Default().Channels.Slack
+	if mod != nil {
+		mod(&c)
+	}
+	return c
+}
+
+func TestPolicyDecide(t *testing.T) {
+	mention := event{Type: "app_mention", User: "U1", Channel: "C1", TS: "1.1", Text: "<@UBOT> hi"}
+	plain := event{Type: "message", ChannelType: "channel", User: "U1", Channel: "C1", TS: "1.2", Text: "hi all"}
+	msgMention := event{Type: "message", ChannelType: "channel", User: "U1", Channel: "C1", TS: "1.1", Text: "<@UBOT> hi"}
+	dm := event{Type: "message", ChannelType: "im", User: "U1", Channel: "D1", TS: "1.3", Text: "hello"}
+	dmNoType := event{Type: "message", User: "U1", Channel: "D9", TS: "1.3", Text: "hello"}
+	withSub := func(e event, sub string) event { e.Subtype = sub; return e }
+	withUser := func(e event, u string) event { e.User = u; return e }
+	withText := func(e event, s string) event { e.Text = s; return e }
+
+	open := slackCfg(func(c *config.Slack) { c.GroupPolicy = "open" })
+	allow := slackCfg(func(c *config.Slack) { c.GroupPolicy = "allowlist"; c.GroupAllowFrom = []string{"C1"} })
+	allowMention := slackCfg(func(c *config.Slack) {
+		c.GroupPolicy, c.GroupAllowFrom, c.GroupRequireMention = "allowlist", []string{"C1"}, true
+	})
+	noDM := slackCfg(func(c *config.Slack) { c.DM.Enabled = false })
+
+	cases := []struct {
+		name string
+		cfg  config.Slack
+		ev   event
+		want string
+	}{
+		{"mention answered by default", slackCfg(nil), mention, ""},
+		{"plain channel message ignored by default (mention policy)", slackCfg(nil), plain, skipNoMention},
+		{"message copy of a mention left to app_mention", slackCfg(nil), msgMention, skipMentionDup},
+		{"open answers plain channel messages", open, plain, ""},
+		{"open still leaves the message copy of a mention", open, msgMention, skipMentionDup},
+		{"allowlist answers listed channel", allow, plain, ""},
+		{"allowlist ignores other channels", allow, func() event { e := plain; e.Channel = "C2"; return e }(), skipChannel},
+		{"allowlist with requireMention ignores plain", allowMention, plain, skipNoMention},
+		{"allowlist with requireMention answers mentions", allowMention, mention, ""},
+		{"unknown policy answers nothing", slackCfg(func(c *config.Slack) { c.GroupPolicy = "everyone" }), mention, skipGroupPolicy},
+		{"DM answered", slackCfg(nil), dm, ""},
+		{"DM recognised by its D channel", slackCfg(nil), dmNoType, ""},
+		{"DM mentioning the bot still answered (no app_mention in DMs)", slackCfg(nil), withText(dm, "<@UBOT> hi"), ""},
+		{"DMs disabled", noDM, dm, skipDMDisabled},
+		{"file share is a user message", slackCfg(nil), withSub(dm, "file_share"), ""},
+		{"edits ignored", slackCfg(nil), withSub(dm, "message_changed"), skipSubtype},
+		{"bot messages ignored", slackCfg(nil), withSub(plain, "bot_message"), skipSubtype},
+		{"own messages ignored", slackCfg(nil), withUser(dm, bot), skipOwn},
+		{"no sender", slackCfg(nil), withUser(dm, ""), skipIncomplete},
+		{"other event types", slackCfg(nil), event{Type: "reaction_added", User: "U1", Channel: "C1"}, skipNotMessage},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, policy{cfg: c.cfg}.decide(c.ev, bot))
+		})
+	}
+}
+
+func TestPolicyAllows(t *testing.T) {
+	p := policy{cfg: slackCfg(func(c *config.Slack) { c.AllowFrom = []string{"U1"} })}
+	assert.True(t, p.allows("U1"))
+	assert.False(t, p.allows("U2"))
+	assert.False(t, policy{cfg: slackCfg(nil)}.allows("U1"), "no allowFrom: pairing only")
+	assert.True(t, policy{cfg: slackCfg(func(c *config.Slack) { c.AllowFrom = []string{"*"} })}.allows("anyone"))
+	dmList := policy{cfg: slackCfg(func(c *config.Slack) { c.DM.Policy, c.DM.AllowFrom = "allowlist", []string{"U7"} })}
+	assert.True(t, dmList.allows("U7"), "dm.allowFrom lets its senders in")
+	assert.False(t, dmList.allows("U8"))
+	dmOpen := policy{cfg: slackCfg(func(c *config.Slack) { c.DM.AllowFrom = []string{"U7"} })}
+	assert.False(t, dmOpen.allows("U7"), "dm.allowFrom counts only with policy allowlist")
+}
+
+func TestPolicyThreads(t *testing.T) {
+	p := policy{cfg: slackCfg(nil)}
+	top := event{Type: "app_mention", Channel: "C1", TS: "100.1"}
+	inThread := event{Type: "app_mention", Channel: "C1", TS: "100.5", ThreadTS: "100.1"}
+	dm := event{Type: "message", ChannelType: "im", Channel: "D1", TS: "200.1"}
+	dmThread := event{Type: "message", ChannelType: "im", Channel: "D1", TS: "200.5", ThreadTS: "200.1"}
+
+	reply, sess := p.threadOf(top)
+	assert.Equal(t, []string{"100.1", ""}, []string{reply, sess}, "top-level mention: answered in a new thread, channel session")
+	reply, sess = p.threadOf(inThread)
+	assert.Equal(t, []string{"100.1", "100.1"}, []string{reply, sess}, "in a thread: answered there, thread session")
+	reply, sess = p.threadOf(dm)
+	assert.Equal(t, []string{"", ""}, []string{reply, sess}, "top-level DM: answered at top level")
+	reply, sess = p.threadOf(dmThread)
+	assert.Equal(t, []string{"200.1", "200.1"}, []string{reply, sess}, "a thread in a DM is honoured")
+
+	flat := policy{cfg: slackCfg(func(c *config.Slack) { c.ReplyInThread = false })}
+	reply, sess = flat.threadOf(top)
+	assert.Equal(t, []string{"", ""}, []string{reply, sess}, "replyInThread false: answered in the channel")
+}
+
+func TestCleanText(t *testing.T) {
+	assert.Equal(t, "what is 2 < 3 & 4 > 1?", cleanText("<@UBOT> what is 2 &lt; 3 &amp; 4 &gt; 1?", bot))
+	assert.Equal(t, "hi <@U2>", cleanText("hi <@UBOT> <@U2>", bot))
+	assert.Equal(t, "", cleanText("<@UBOT>", bot))
+	assert.Equal(t, "<@UBOT> hi", cleanText("<@UBOT> hi", ""), "bot unknown: nothing stripped")
+}
+
+func TestSeenSetForgetsOldest(t *testing.T) {
+	s := newSeenSet(3)
+	assert.False(t, s.add("a", "b"))
+	assert.True(t, s.add("a"))
+	assert.False(t, s.add("c", "d")) // "a" is forgotten
+	assert.False(t, s.has("a"))
+	assert.True(t, s.has("d"))
+	assert.False(t, s.add("", ""), "empty keys are not keys")
+}
+
+func TestMessageIDRoundTrip(t *testing.T) {
+	ch, ts, ok := parseMessageID(messageID("C1", "1700000000.000100"))
+	assert.True(t, ok)
+	assert.Equal(t, "C1", ch)
+	assert.Equal(t, "1700000000.000100", ts)
+	_, _, ok = parseMessageID("cli-123")
+	assert.False(t, ok)
+	assert.Equal(t, int64(1700000000), tsTime("1700000000.000100").Unix())
+	assert.Equal(t, 100000, tsTime("1700000000.000100").Nanosecond())
+}

@@ -1,0 +1,207 @@
+// Package slack is the Slack channel: Socket Mode in (DMs, app mentions,
+// channel messages as groupPolicy allows), the Web API out (replies in the
+// thread, mrkdwn, streaming by chat.update, the reactEmoji/doneEmoji
+// reactions), with nanobot's channels.slack config.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "slack"
+
+// Channel is one Slack app connection (a bot token and an app token).
+type Channel struct {
+	cfg       config.Slack
+	policy    policy
+	toolHints bool
+	unified   bool
+	workspace string
+	api       *slack.Client
+	sock      *socketmode.Client
+	log       *slog.Logger
+
+	// seen are envelopes, events and messages already taken in.
+	seen *seenSet
+	// threadsRead are threads whose earlier messages were already given to the model.
+	threadsRead *seenSet
+	sent        *outbox
+	streams     *streams
+
+	mu      sync.Mutex
+	botID   string
+	botName string
+	targets map[string]string // chat names the message tool used, resolved
+	team    string
+	publish channels.Publish
+	queue   chan request
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New builds the channel from config. It does not connect: Start does.
+func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
+	s := cfg.Channels.Slack
+	if s.Mode != "" && s.Mode != "socket" {
+		return nil, fmt.Errorf("channels.slack.mode %q is not supported (only \"socket\")", s.Mode)
+	}
+	if s.BotToken == "" || s.AppToken == "" {
+		return nil, errors.New("channels.slack needs botToken and appToken")
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("channel", Name)
+	opts := []slack.Option{slack.OptionAppLevelToken(s.AppToken)}
+	if s.APIBase != "" {
+		base := s.APIBase
+		if !strings.HasSuffix(base, "/") {
+			base += "/"
+		}
+		opts = append(opts, slack.OptionAPIURL(base))
+	}
+	api := slack.New(s.BotToken, opts...)
+	c := &Channel{
+		cfg:         s,
+		policy:      policy{cfg: s},
+		toolHints:   cfg.Channels.SendToolHints,
+		unified:     cfg.Agents.Defaults.UnifiedSession,
+		workspace:   deps.Workspace,
+		api:         api,
+		log:         log,
+		seen:        newSeenSet(10_000),
+		threadsRead: newSeenSet(10_000),
+		sent:        newOutbox(4096),
+		queue:       make(chan request, 256),
+		targets:     map[string]string{},
+	}
+	c.streams = newStreams(c)
+	c.sock = socketmode.New(api, socketmode.OptionLog(slogWriter{log}))
+	return c, nil
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// IsAllowed implements channels.Channel: allowFrom, plus dm.allowFrom when
+// DMs are on an allowlist. Everyone else needs an approved pairing code.
+func (c *Channel) IsAllowed(senderID string) bool { return c.policy.allows(senderID) }
+
+// Describe tells the gateway's banner who the bot is.
+func (c *Channel) Describe() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	who := "bot identity unknown (auth.test failed)"
+	if c.botID != "" {
+		who = fmt.Sprintf("@%s (%s) in %s", c.botName, c.botID, c.team)
+	}
+	return "Socket Mode, " + who
+}
+
+// Start checks the bot token (auth.test), then connects Socket Mode and
+// handles events until ctx ends or Stop is called. A refused token fails
+// the start; a network error only delays it (the connection keeps retrying).
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	authCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err := c.identify(authCtx)
+	cancel()
+	if err != nil {
+		if isAuthError(err) {
+			return fmt.Errorf("slack auth.test refused channels.slack.botToken: %w", err)
+		}
+		c.log.Warn("slack auth.test failed; retrying once connected", "error", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.publish, c.cancel = publish, stop
+	c.mu.Unlock()
+	c.wg.Add(4)
+	go func() { defer c.wg.Done(); c.connect(runCtx) }()
+	go func() { defer c.wg.Done(); c.receive(runCtx) }()
+	go func() { defer c.wg.Done(); c.handleQueue(runCtx) }()
+	go func() { defer c.wg.Done(); c.streams.run(runCtx) }()
+	return nil
+}
+
+// Stop disconnects and waits (bounded by ctx) for the handlers to end.
+func (c *Channel) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	cancel := c.cancel
+	c.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("slack channel did not stop in time: %w", ctx.Err())
+	}
+}
+
+// identify asks Slack who the bot is, to recognise its mentions and its own messages.
+func (c *Channel) identify(ctx context.Context) error {
+	auth, err := c.api.AuthTestContext(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.botID, c.botName, c.team = auth.UserID, auth.User, auth.Team
+	c.mu.Unlock()
+	c.log.Info("slack bot identified", "user_id", auth.UserID, "user", auth.User, "team", auth.Team)
+	return nil
+}
+
+func (c *Channel) bot() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.botID
+}
+
+// connect runs the Socket Mode connection, reconnecting with backoff when
+// it ends (slack-go reconnects by itself; this covers the errors it gives up on).
+func (c *Channel) connect(ctx context.Context) {
+	delay := time.Second
+	for {
+		err := c.sock.RunContext(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if isAuthError(err) {
+			c.log.Error("Slack refused channels.slack.appToken (it must be an app-level token, xapp-…, with connections:write)", "error", err)
+		} else {
+			c.log.Warn("slack socket mode connection ended; reconnecting", "error", err, "in", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, time.Minute)
+	}
+}
+
+// slogWriter sends slack-go's log lines to our logger at debug level.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Output(_ int, s string) error {
+	w.log.Debug(strings.TrimSpace(s), "source", "slack-go")
+	return nil
+}

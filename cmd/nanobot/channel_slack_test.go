@@ -1,0 +1,32 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+)
+
+func TestSlackChannelIsBuiltFromConfig(t *testing.T) {
+	cfg := config.Default()
+	deps := channels.Deps{Config: cfg, ProcessQueue: "q"}
+	require.Empty(t, buildChannels(cfg, deps, nil).list, "disabled by default")
+
+	cfg.Channels.Slack.Enabled = true
+	b := buildChannels(cfg, deps, nil)
+	require.Empty(t, b.list)
+	require.Contains(t, b.warnings, "channels.slack is enabled but channels.slack.botToken and channels.slack.appToken is not set: the channel is not started")
+
+	cfg.Channels.Slack.BotToken, cfg.Channels.Slack.AppToken = "xoxb-1", "xapp-1"
+	b = buildChannels(cfg, deps, nil)
+	require.Len(t, b.list, 1)
+	require.Equal(t, "slack", b.list[0].Name())
+	require.Contains(t, b.queues, "nanobot-channel-slack", "replies wait on the shared Slack queue")
+
+	cfg.Channels.Slack.Mode = "webhook"
+	b = buildChannels(cfg, deps, nil)
+	require.Empty(t, b.list)
+	require.Contains(t, b.warnings, `channels.slack: channels.slack.mode "webhook" is not supported (only "socket"): the channel is not started`)
+}
