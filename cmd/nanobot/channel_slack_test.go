@@ -17,7 +17,7 @@ func TestSlackChannelIsBuiltFromConfig(t *testing.T) {
 	cfg.Channels.Slack.Enabled = true
 	b := buildChannels(cfg, deps, nil)
 	require.Empty(t, b.list)
-	require.Contains(t, b.warnings, "channels.slack is enabled but channels.slack.botToken and channels.slack.appToken is not set: the channel is not started")
+	require.Contains(t, b.warnings, "channels.slack is enabled but lacks channels.slack.botToken and channels.slack.appToken: the channel is not started")
 
 	cfg.Channels.Slack.BotToken, cfg.Channels.Slack.AppToken = "xoxb-1", "xapp-1"
 	b = buildChannels(cfg, deps, nil)

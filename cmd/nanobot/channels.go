@@ -49,7 +49,7 @@ func buildChannels(cfg *config.Config, deps channels.Deps, only map[string]bool)
 		}
 		if spec.missing != nil {
 			if what := spec.missing(cfg); what != "" {
-				b.warnings = append(b.warnings, fmt.Sprintf("channels.%s is enabled but %s is not set: the channel is not started", spec.name, what))
+				b.warnings = append(b.warnings, fmt.Sprintf("channels.%s is enabled but lacks %s: the channel is not started", spec.name, what))
 				continue
 			}
 		}
