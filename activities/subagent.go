@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -66,7 +65,7 @@ func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (p
 	if a.Config != nil && a.Config().Agents.Defaults.MaxConcurrentSubagents > 0 {
 		limit = a.Config().Agents.Defaults.MaxConcurrentSubagents
 	}
-	running, err := RunningSubagents(ctx, a.Temporal, ref.SessionKey)
+	running, err := channels.RunningSubagents(ctx, a.Temporal, ref.SessionKey)
 	if err != nil {
 		return res, fmt.Errorf("count running subagents of %s: %w", ref.SessionKey, err)
 	}
@@ -75,26 +74,6 @@ func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (p
 			"wait for one to report back, or do this task yourself.", len(running), limit)
 	}
 	return res, nil
-}
-
-// RunningSubagents lists the workflow IDs of a session's running subagents.
-func RunningSubagents(ctx context.Context, c channels.WorkflowLister, sessionKey string) ([]string, error) {
-	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND NanobotSessionKey = '%s'",
-		protocol.SubagentWorkflowName, strings.ReplaceAll(sessionKey, "'", "\\'"))
-	var ids []string
-	var token []byte
-	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, NextPageToken: token})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range resp.GetExecutions() {
-			ids = append(ids, e.GetExecution().GetWorkflowId())
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return ids, nil
-		}
-	}
 }
 
 // ToolResult journals a result the workflow produced for a call (spawn).

@@ -97,24 +97,34 @@ var (
 	ChannelAttribute    = protocol.ChannelAttribute
 )
 
-// Stop cancels the session's running turn; it returns how many it stopped.
+// Stop cancels the session's running turn and its subagents; it returns
+// how many it stopped.
 func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {
+	stopped := 0
 	id := protocol.TurnWorkflowID(sessionKey)
 	desc, err := b.Client.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound
-	if errors.As(err, &notFound) {
-		return 0, nil
-	}
-	if err != nil {
+	switch {
+	case errors.As(err, &notFound):
+	case err != nil:
 		return 0, fmt.Errorf("describe %s: %w", id, err)
+	case desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		if err := b.Client.CancelWorkflow(ctx, id, ""); err != nil {
+			return 0, fmt.Errorf("cancel %s: %w", id, err)
+		}
+		stopped++
 	}
-	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return 0, nil
+	subs, err := RunningSubagents(ctx, b.Client, sessionKey)
+	if err != nil {
+		return stopped, fmt.Errorf("list subagents of %s: %w", sessionKey, err)
 	}
-	if err := b.Client.CancelWorkflow(ctx, id, ""); err != nil {
-		return 0, fmt.Errorf("cancel %s: %w", id, err)
+	for _, sub := range subs {
+		if err := b.Client.CancelWorkflow(ctx, sub, ""); err != nil && !errors.As(err, &notFound) {
+			return stopped, fmt.Errorf("cancel %s: %w", sub, err)
+		}
+		stopped++
 	}
-	return 1, nil
+	return stopped, nil
 }
 
 func isStop(text string) bool {
@@ -125,4 +135,24 @@ func isStop(text string) bool {
 func firstLine(s string, n int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return chat.Preview(s, n)
+}
+
+// RunningSubagents lists the workflow IDs of a session's running subagents.
+func RunningSubagents(ctx context.Context, c WorkflowLister, sessionKey string) ([]string, error) {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND NanobotSessionKey = '%s'",
+		protocol.SubagentWorkflowName, strings.ReplaceAll(sessionKey, "'", "\\'"))
+	var ids []string
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, NextPageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range resp.GetExecutions() {
+			ids = append(ids, e.GetExecution().GetWorkflowId())
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return ids, nil
+		}
+	}
 }
