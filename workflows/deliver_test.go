@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -149,4 +151,25 @@ func TestRouteWithoutAProcessGetsNoDelivery(t *testing.T) {
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:script"})
 	require.NoError(t, env.GetWorkflowError())
 	require.Empty(t, d.ins)
+}
+
+// A message that arrives while the reply is being delivered must start the
+// next turn, not vanish with a run that ends. (The test environment gives the
+// signal a workflow task of its own; the race with the run's last task is
+// hit at the wire by integration/TestAPIBackToBackRequestsOfOneSession.)
+func TestMessageDuringDeliveryIsCarriedOver(t *testing.T) {
+	env := newEnv(t)
+	sendAtStart(env, inbound("m1", "first"))
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("one"), nil)
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(func(_ context.Context, in protocol.DeliverInput) error {
+		env.SignalWorkflow(protocol.SignalInbound, inbound("m2", "sent as the reply arrived"))
+		return nil
+	})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can, "the run hands m2 to the next one")
+	var next protocol.TurnInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Len(t, next.Carry, 1)
+	require.Equal(t, "m2", next.Carry[0].ID)
 }

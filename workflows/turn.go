@@ -54,6 +54,10 @@ const (
 	// to the origin chat stands in for the final reply there.
 	versionRoute                  = "route"
 	routeV1      workflow.Version = 1
+	// versionInbox: messages stay in the signal channel until a drain takes
+	// them; a receiver blocked in Receive could hold one while the run ended.
+	versionInbox                  = "inbox"
+	inboxV1      workflow.Version = 1
 )
 
 // waitForFirstMessage bounds how long a run started without a message lives.
@@ -65,6 +69,7 @@ type turn struct {
 	id        string
 	v1        bool
 	vRoute    bool
+	vInbox    bool
 	msg       protocol.Inbound
 	answered  []protocol.Inbound
 	delivered int // answered[:delivered] already got a reply
@@ -112,6 +117,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	}
 	t.v1 = workflow.GetVersion(ctx, versionRunner, workflow.DefaultVersion, runnerV1) >= runnerV1
 	t.vRoute = workflow.GetVersion(ctx, versionRoute, workflow.DefaultVersion, routeV1) >= routeV1
+	t.vInbox = workflow.GetVersion(ctx, versionInbox, workflow.DefaultVersion, inboxV1) >= inboxV1
 	if t.v1 {
 		workflow.Go(ctx, t.receive)
 	}
@@ -153,8 +159,19 @@ func (t *turn) takeFirstMessage(ctx workflow.Context) bool {
 func (t *turn) receive(ctx workflow.Context) {
 	for {
 		var msg protocol.Inbound
-		t.inbound.Receive(ctx, &msg)
-		t.accept(ctx, msg)
+		if !t.vInbox {
+			t.inbound.Receive(ctx, &msg)
+			t.accept(ctx, msg)
+			continue
+		}
+		// Waiting on the length, not in Receive, leaves a message in the
+		// channel until this goroutine runs: a run that ends first drains it.
+		if err := workflow.Await(ctx, func() bool { return t.inbound.Len() > 0 }); err != nil {
+			return
+		}
+		for t.inbound.ReceiveAsync(&msg) {
+			t.accept(ctx, msg)
+		}
 	}
 }
 
