@@ -130,7 +130,7 @@ func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 // Stop implements channels.Channel: waiting requests are answered 503
 // (their turns go on; the replies stay in the journal), then the server closes.
 func (c *Channel) Stop(ctx context.Context) error {
-	c.waiters.failAll(serverError(http.StatusServiceUnavailable, "The server is shutting down"))
+	c.waiters.close(serverError(http.StatusServiceUnavailable, "The server is shutting down"))
 	c.mu.Lock()
 	srv := c.srv
 	c.mu.Unlock()

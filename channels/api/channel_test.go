@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -342,6 +343,15 @@ func TestStopAnswersWaitingRequests503(t *testing.T) {
 	r := wait(t, res)
 	require.Equal(t, http.StatusServiceUnavailable, r.status)
 	require.JSONEq(t, `{"error":{"message":"The server is shutting down","type":"server_error","code":503}}`, r.body)
+
+	// A request that slipped in as the server stopped is refused, not published.
+	rec := httptest.NewRecorder()
+	c.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(hello)))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	p.mu.Lock()
+	require.Len(t, p.msgs, 1)
+	p.mu.Unlock()
+	require.Zero(t, c.waiters.count())
 }
 
 func TestAPIKeyGuardsAllButHealth(t *testing.T) {

@@ -75,10 +75,7 @@ func (c *Channel) authorize(r *http.Request) *apiError {
 }
 
 func (c *Channel) models(w http.ResponseWriter) {
-	body, _ := json.Marshal(map[string]any{
-		"object": "list",
-		"data":   []any{map[string]any{"id": c.model, "object": "model", "created": 0, "owned_by": "nanobot"}},
-	})
+	body, _ := json.Marshal(modelList{Object: "list", Data: []modelEntry{{ID: c.model, Object: "model", OwnedBy: "nanobot"}}})
 	writeJSON(w, http.StatusOK, body)
 }
 
@@ -122,6 +119,10 @@ func (c *Channel) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	defer deadline.Stop()
 	wt := c.waiters.add(msgID, chatID, req.Stream)
 	defer c.waiters.remove(wt)
+	if done := c.waiters.outcome(wt); done != nil {
+		writeError(w, *done.err) // the server is stopping: nothing is published
+		return
+	}
 	msg := protocol.Inbound{
 		ID: msgID, Content: req.Text, Media: media, SentAt: time.Now(),
 		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID, Queue: c.queue},
@@ -185,14 +186,49 @@ func (c *Channel) respond(w http.ResponseWriter, sse *sseWriter, wt *waiter, o o
 		}
 		return
 	}
-	body, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-" + newID(6), "object": "chat.completion", "created": time.Now().Unix(), "model": c.model,
-		"choices": []any{map[string]any{
-			"index": 0, "message": map[string]any{"role": "assistant", "content": o.reply}, "finish_reason": "stop",
-		}},
-		"usage": map[string]any{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+	body, _ := json.Marshal(completion{
+		ID: "chatcmpl-" + newID(6), Object: "chat.completion", Created: time.Now().Unix(), Model: c.model,
+		Choices: []completionChoice{{Message: completionMessage{Role: "assistant", Content: o.reply}, FinishReason: "stop"}},
 	})
 	writeJSON(w, http.StatusOK, body)
+}
+
+// completion is a chat.completion body. Token usage is not known here (a
+// turn may make several model calls): it is reported as 0, as nanobot does.
+type completion struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+type completionChoice struct {
+	Index        int               `json:"index"`
+	Message      completionMessage `json:"message"`
+	FinishReason string            `json:"finish_reason"`
+}
+
+type completionMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type modelList struct {
+	Object string       `json:"object"`
+	Data   []modelEntry `json:"data"`
+}
+
+type modelEntry struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
 }
 
 // saveImages writes inline images into <workspace>/media/api, where the

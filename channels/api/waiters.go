@@ -36,6 +36,8 @@ type waiters struct {
 	// answered a request, so further sends of that turn are not taken for
 	// the answer to the next request.
 	answeredBy map[string]string
+	// closed is the error every request gets once the server stops.
+	closed *apiError
 }
 
 func newWaiters() *waiters {
@@ -48,6 +50,10 @@ func (ws *waiters) add(msgID, chat string, stream bool) *waiter {
 	w := &waiter{msgID: msgID, chat: chat, stream: stream, wake: make(chan struct{}, 1)}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	if ws.closed != nil {
+		w.done = &outcome{err: ws.closed}
+		return w
+	}
 	ws.byID[msgID] = w
 	ws.byChat[chat] = append(ws.byChat[chat], w)
 	return w
@@ -165,10 +171,11 @@ func (ws *waiters) fail(w *waiter, e apiError) {
 	ws.finish(w, outcome{err: &e})
 }
 
-// failAll ends every waiting request with an error.
-func (ws *waiters) failAll(e apiError) {
+// close ends every waiting request, and every later one, with an error.
+func (ws *waiters) close(e apiError) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.closed = &e
 	for _, w := range ws.byID {
 		ws.finish(w, outcome{err: &e})
 	}
