@@ -26,7 +26,7 @@ import (
 	"github.com/nanobot-durable/nanobot/session"
 )
 
-const apiKey = "sekret-key"
+const apiTestKey = "sekret-key"
 
 // apiServer is a running `nanobot serve`.
 type apiServer struct {
@@ -97,23 +97,23 @@ func (s *apiServer) raw(t *testing.T, method, path, auth, body string) (int, str
 	return resp.StatusCode, string(b)
 }
 
-// turnClosed waits until the session's turn workflow (and any run it
+// apiTurnClosed waits until the session's turn workflow (and any run it
 // continued as) has closed. Requests of one session are sent only after
 // it: a message signalled while a run completes can be lost by the turn
 // workflow today (see TestAPIBackToBackRequestsOfOneSession).
-func turnClosed(t *testing.T, dev *testenv.DevServer, sessionKey string) {
+func apiTurnClosed(t *testing.T, dev *testenv.DevServer, sessionKey string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID(sessionKey), "").Get(ctx, nil))
 }
 
-func userMessage(text string) []openai.ChatCompletionMessage {
+func apiUserMessage(text string) []openai.ChatCompletionMessage {
 	return []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: text}}
 }
 
-// readStream joins a go-openai stream's content and checks each chunk's shape.
-func readStream(t *testing.T, stream *openai.ChatCompletionStream) string {
+// apiReadStream joins a go-openai stream's content and checks each chunk's shape.
+func apiReadStream(t *testing.T, stream *openai.ChatCompletionStream) string {
 	t.Helper()
 	defer stream.Close()
 	var text strings.Builder
@@ -164,15 +164,17 @@ func TestAPIServeWithGoOpenAI(t *testing.T) {
 		modeltest.Text("Your name is Ada."),
 		modeltest.Text(retried).Abort(), // the connection drops after the text: the model call is retried
 		modeltest.Text(retried),
+		modeltest.ToolCalls(modeltest.Call{ID: "msg1", Name: "message", Args: `{"content":"progress: halfway"}`}),
+		modeltest.Text("done"),
 	)
 	defer model.Close()
-	s := startServe(t, dev, model, map[string]any{"apiKey": apiKey, "timeout": 60})
-	client := s.client(apiKey)
+	s := startServe(t, dev, model, map[string]any{"apiKey": apiTestKey, "timeout": 60})
+	client := s.client(apiTestKey)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	t.Run("plain completion", func(t *testing.T) {
-		resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "test-model", Messages: userMessage("hello")})
+		resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "test-model", Messages: apiUserMessage("hello")})
 		require.NoError(t, err)
 		require.Equal(t, "chat.completion", resp.Object)
 		require.Equal(t, "test-model", resp.Model)
@@ -187,24 +189,24 @@ func TestAPIServeWithGoOpenAI(t *testing.T) {
 	})
 
 	t.Run("streamed completion", func(t *testing.T) {
-		turnClosed(t, dev, "api:default")
-		stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Messages: userMessage("stream it"), Stream: true})
+		apiTurnClosed(t, dev, "api:default")
+		stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Messages: apiUserMessage("stream it"), Stream: true})
 		require.NoError(t, err)
-		require.Equal(t, streamed, readStream(t, stream))
+		require.Equal(t, streamed, apiReadStream(t, stream))
 		require.Equal(t, 2, model.Count())
 	})
 
 	t.Run("session_id keeps a conversation", func(t *testing.T) {
 		ask := func(text string) string {
 			body, _ := json.Marshal(map[string]any{"session_id": "ada", "messages": []any{map[string]any{"role": "user", "content": text}}})
-			status, out := s.raw(t, "POST", "/v1/chat/completions", "Bearer "+apiKey, string(body))
+			status, out := s.raw(t, "POST", "/v1/chat/completions", "Bearer "+apiTestKey, string(body))
 			require.Equal(t, http.StatusOK, status, out)
 			var resp openai.ChatCompletionResponse
 			require.NoError(t, json.Unmarshal([]byte(out), &resp))
 			return resp.Choices[0].Message.Content
 		}
 		require.Equal(t, "Nice to meet you, Ada.", ask("My name is Ada."))
-		turnClosed(t, dev, "api:ada")
+		apiTurnClosed(t, dev, "api:ada")
 		require.Equal(t, "Your name is Ada.", ask("What is my name?"))
 		second := model.Requests()[3].Messages
 		var history []string
@@ -218,25 +220,25 @@ func TestAPIServeWithGoOpenAI(t *testing.T) {
 	})
 
 	t.Run("a retried model call streams its text once", func(t *testing.T) {
-		turnClosed(t, dev, "api:default")
-		stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Messages: userMessage("try twice"), Stream: true})
+		apiTurnClosed(t, dev, "api:default")
+		stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Messages: apiUserMessage("try twice"), Stream: true})
 		require.NoError(t, err)
-		require.Equal(t, retried, readStream(t, stream))
+		require.Equal(t, retried, apiReadStream(t, stream))
 		require.Equal(t, 6, model.Count(), "the model was asked twice for this answer")
 	})
 
 	t.Run("400: two user messages, a wrong model", func(t *testing.T) {
-		status, body := s.raw(t, "POST", "/v1/chat/completions", "Bearer "+apiKey,
+		status, body := s.raw(t, "POST", "/v1/chat/completions", "Bearer "+apiTestKey,
 			`{"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`)
 		require.Equal(t, http.StatusBadRequest, status)
 		require.JSONEq(t, `{"error":{"message":"Only a single user message is supported","type":"invalid_request_error","code":400}}`, body)
 
-		status, body = s.raw(t, "POST", "/v1/chat/completions", "Bearer "+apiKey,
+		status, body = s.raw(t, "POST", "/v1/chat/completions", "Bearer "+apiTestKey,
 			`{"model":"gpt-4o","messages":[{"role":"user","content":"a"}]}`)
 		require.Equal(t, http.StatusBadRequest, status)
 		require.JSONEq(t, `{"error":{"message":"Only configured model 'test-model' is available","type":"invalid_request_error","code":400}}`, body)
 
-		_, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "gpt-4o", Messages: userMessage("a")})
+		_, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "gpt-4o", Messages: apiUserMessage("a")})
 		var apiErr *openai.APIError
 		require.ErrorAs(t, err, &apiErr)
 		require.Equal(t, http.StatusBadRequest, apiErr.HTTPStatusCode)
@@ -268,11 +270,24 @@ func TestAPIServeWithGoOpenAI(t *testing.T) {
 	})
 
 	t.Run("404 on an unknown route", func(t *testing.T) {
-		status, body := s.raw(t, "POST", "/v1/completions", "Bearer "+apiKey, `{}`)
+		status, body := s.raw(t, "POST", "/v1/completions", "Bearer "+apiTestKey, `{}`)
 		require.Equal(t, http.StatusNotFound, status)
 		require.JSONEq(t, `{"error":{"message":"Invalid URL (POST /v1/completions)","type":"invalid_request_error","code":404}}`, body)
 	})
-	require.Equal(t, 6, model.Count())
+
+	t.Run("a message tool send to the chat answers the request", func(t *testing.T) {
+		// The turn does not deliver its final reply to a chat the message tool
+		// already answered (nanobot's rule), so the send is the request's answer.
+		status, body := s.raw(t, "POST", "/v1/chat/completions", "Bearer "+apiTestKey,
+			`{"session_id":"tool","messages":[{"role":"user","content":"work and report"}]}`)
+		require.Equal(t, http.StatusOK, status, body)
+		require.Contains(t, body, `"content":"progress: halfway"`)
+		apiTurnClosed(t, dev, "api:tool")
+		_, msgs, err := apiJournal(s.home, "api:tool")
+		require.NoError(t, err)
+		require.Equal(t, "done", msgs[len(msgs)-1].Content, "the turn went on to its final answer, journaled")
+	})
+	require.Equal(t, 8, model.Count())
 }
 
 // TestAPIServeTimesOut504 blocks the model past api.timeout: the request
@@ -295,17 +310,17 @@ func TestAPIServeTimesOut504(t *testing.T) {
 
 	model.Release()
 	require.Eventually(t, func() bool {
-		_, msgs, err := readSession(s.home, "api:slow")
+		_, msgs, err := apiJournal(s.home, "api:slow")
 		return err == nil && len(msgs) == 2 && msgs[1].Content == "finally"
 	}, time.Minute, 50*time.Millisecond, "the timed-out turn finished and was journaled")
-	turnClosed(t, dev, "api:slow")
+	apiTurnClosed(t, dev, "api:slow")
 	status, body = ask("and now?")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, `"content":"next answer"`)
 }
 
-// readSession loads a session's journal without failing while it is not written yet.
-func readSession(h *testenv.Home, key string) (*session.Session, []chat.Message, error) {
+// apiJournal loads a session's journal without failing while it is not written yet.
+func apiJournal(h *testenv.Home, key string) (*session.Session, []chat.Message, error) {
 	store, err := session.NewJSONLStore(session.SessionsDir(filepath.Dir(h.ConfigPath), h.Workspace), nil)
 	if err != nil {
 		return nil, nil, err
@@ -338,7 +353,7 @@ func TestAPIBackToBackRequestsOfOneSession(t *testing.T) {
 	s := startServe(t, dev, model, map[string]any{"timeout": 15})
 	client := s.client("")
 	for i := 0; i < 10; i++ {
-		resp, err := client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Messages: userMessage("message " + strconv.Itoa(i))})
+		resp, err := client.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Messages: apiUserMessage("message " + strconv.Itoa(i))})
 		require.NoError(t, err, "request %d", i)
 		require.Equal(t, "reply "+strconv.Itoa(i), resp.Choices[0].Message.Content)
 	}
