@@ -27,6 +27,7 @@ Commands:
   agent     talk to the agent: -m "text" for one turn, or an interactive prompt
   gateway   run the worker (and the enabled channels) until stopped
   worker    run only the worker, to scale out against a Temporal cluster
+  serve     run the worker and the OpenAI-compatible API (api.host:api.port)
   status    show config, workspace, provider, model and Temporal
   pairing   list | approve CODE | deny CODE | revoke ID: who may talk to the agent
   version   print the version (also --version)
@@ -85,7 +86,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
 	cmds := map[string]func(context.Context, []string) error{
-		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "status": a.status,
+		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
 		"pairing": a.pairing,
 		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
