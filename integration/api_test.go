@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -333,17 +332,11 @@ func apiJournal(h *testenv.Home, key string) (*session.Session, []chat.Message, 
 }
 
 // TestAPIBackToBackRequestsOfOneSession sends a session's next request as
-// soon as the previous reply arrives, as any client does. The turn workflow
-// loses that message when its signal lands while the run is delivering:
-// the SDK hands the signal to the blocked Receive of the receive goroutine,
-// the main coroutine's drainSignals (ReceiveAsync) finds the channel empty
-// and the run completes before that goroutine appends the message to
-// pending. The request then times out. Skipped until workflows/turn.go is
-// fixed (e.g. receive with Await(Len()>0)+ReceiveAsync, behind GetVersion).
+// soon as the previous reply arrives, as any client does. Its signal lands
+// while the run is delivering; before the "inbox" version of the turn the
+// receive goroutine held it in a blocked Receive while the run completed,
+// and the request timed out.
 func TestAPIBackToBackRequestsOfOneSession(t *testing.T) {
-	if os.Getenv("NANOBOT_KNOWN_BUGS") != "signal-at-finish" {
-		t.Skip("known turn-workflow bug: a signal at run completion is lost; run with NANOBOT_KNOWN_BUGS=signal-at-finish")
-	}
 	dev := testenv.StartDevServer(t)
 	model := modeltest.New()
 	for i := 0; i < 10; i++ {

@@ -73,6 +73,9 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	mgr.Pairing = pairing.NewStore(config.ConfigDir(cfg.Path))
 	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
 	for _, err := range mgr.Start(ctx, r.hub) {
+		if len(only) > 0 {
+			return err // `serve` exists to serve its channel
+		}
 		fmt.Fprintln(a.stdout, "! "+err.Error())
 		a.log.Error("channel failed to start", "error", err)
 	}
