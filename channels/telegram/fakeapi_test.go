@@ -1,0 +1,126 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// call is one Bot API request the fake server received.
+type call struct {
+	Method string
+	Form   map[string]string
+}
+
+// fakeAPI is a Bot API server at the wire for what the emulator cannot
+// do (429s, refusals, HTML parse errors). It reads only URL-encoded forms,
+// like telegram-test-api, so it also checks the transport's encoding.
+type fakeAPI struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu     sync.Mutex
+	calls  []call
+	nextID int
+	// answer, when set, may answer a call itself (status, body); ok=false
+	// gives the default answer.
+	answer func(c call, n int) (status int, body string, ok bool)
+}
+
+func newFakeAPI(t *testing.T) *fakeAPI {
+	f := &fakeAPI{t: t, nextID: 100}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
+		http.Error(w, `{"message":"multipart bodies are not read here"}`, http.StatusInternalServerError)
+		return
+	}
+	require.NoError(f.t, r.ParseForm())
+	method := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+	c := call{Method: method, Form: map[string]string{}}
+	for k := range r.PostForm {
+		c.Form[k] = r.PostForm.Get(k)
+	}
+	f.mu.Lock()
+	f.calls = append(f.calls, c)
+	n := 0
+	for _, prev := range f.calls {
+		if prev.Method == method {
+			n++
+		}
+	}
+	answer := f.answer
+	f.nextID++
+	id := f.nextID
+	f.mu.Unlock()
+	if answer != nil {
+		if status, body, ok := answer(c, n); ok {
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(body))
+			return
+		}
+	}
+	var result any = true
+	switch method {
+	case "getMe":
+		result = map[string]any{"id": 666, "is_bot": true, "username": "NanoBot", "first_name": "Nano"}
+	case "getUpdates":
+		result = []any{}
+	case "sendMessage", "editMessageText", "sendPhoto", "sendDocument":
+		result = map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": 42, "type": "private"}}
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
+}
+
+// sent returns the calls of the given methods, in order.
+func (f *fakeAPI) sent(methods ...string) []call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []call
+	for _, c := range f.calls {
+		for _, m := range methods {
+			if c.Method == m {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// startChannel runs a channel against the fake server.
+func startChannel(t *testing.T, f *fakeAPI, edit func(*config.Config)) *Channel {
+	cfg := config.Default()
+	cfg.Channels.Telegram.Enabled = true
+	cfg.Channels.Telegram.Token = "123:abc"
+	cfg.Channels.Telegram.APIBase = f.srv.URL
+	cfg.Channels.Telegram.StreamEditInterval = 0.1
+	cfg.Channels.Telegram.AllowFrom = []string{"*"}
+	if edit != nil {
+		edit(cfg)
+	}
+	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, c.Start(ctx, func(context.Context, protocol.Inbound) error { return nil }))
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, c.Stop(context.Background()))
+	})
+	return c
+}
+
+var dm = protocol.Route{Channel: Name, ChatID: "42", SenderID: "42|alice"}
