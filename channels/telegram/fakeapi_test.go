@@ -45,6 +45,13 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 }
 
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/file/") {
+		f.mu.Lock()
+		f.calls = append(f.calls, call{Method: "download", Form: map[string]string{"path": r.URL.Path}})
+		f.mu.Unlock()
+		_, _ = w.Write([]byte("file bytes of " + r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]))
+		return
+	}
 	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
 		http.Error(w, `{"message":"multipart bodies are not read here"}`, http.StatusInternalServerError)
 		return
@@ -80,6 +87,8 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		result = map[string]any{"id": 666, "is_bot": true, "username": "NanoBot", "first_name": "Nano"}
 	case "getUpdates":
 		result = []any{}
+	case "getFile":
+		result = map[string]any{"file_id": c.Form["file_id"], "file_unique_id": "u-" + c.Form["file_id"], "file_size": 20, "file_path": "photos/" + c.Form["file_id"] + ".jpg"}
 	case "sendMessage", "editMessageText", "sendPhoto", "sendDocument":
 		result = map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": 42, "type": "private"}}
 	}
@@ -124,3 +133,23 @@ func startChannel(t *testing.T, f *fakeAPI, edit func(*config.Config)) *Channel 
 }
 
 var dm = protocol.Route{Channel: Name, ChatID: "42", SenderID: "42|alice"}
+
+// capture records what the channel publishes.
+type capture struct {
+	mu   sync.Mutex
+	msgs []protocol.Inbound
+	err  error
+}
+
+func (p *capture) publish(_ context.Context, in protocol.Inbound) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, in)
+	return p.err
+}
+
+func (p *capture) got() []protocol.Inbound {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]protocol.Inbound(nil), p.msgs...)
+}

@@ -33,11 +33,13 @@ func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, upd *models.Update) 
 	if !ok {
 		return
 	}
-	if name, _, isCmd := protocol.ParseCommand(in.Content); isCmd && name == "/start" && c.admitted(in.Route.SenderID) {
+	admitted := c.admitted(in.Route.SenderID)
+	name, _, isCmd := protocol.ParseCommand(in.Content)
+	if isCmd && name == "/start" && admitted {
 		c.greet(ctx, in, msg.From)
 		return
 	}
-	if c.admitted(in.Route.SenderID) {
+	if admitted {
 		in.Media = c.downloadMedia(ctx, msg)
 		in.Content = withMediaNote(in.Content, msg, len(in.Media) > 0)
 	} else if att, ok := attachmentOf(msg); ok && in.Content == "" {
@@ -46,18 +48,22 @@ func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, upd *models.Update) 
 	if strings.TrimSpace(in.Content) == "" && len(in.Media) == 0 {
 		return // a sticker, a poll, a service message: nothing to answer
 	}
+	// Typing starts before the message is handed over, so even a reply that
+	// comes back at once (a command) finds it to stop.
+	waits := admitted && !(isCmd && name == "/stop")
+	if waits {
+		c.startTyping(in.Route, msg.ID)
+	}
 	err := c.publish(ctx, in)
+	if err != nil && waits {
+		c.stopTyping(in.Route)
+	}
 	switch {
 	case errors.Is(err, channels.ErrRefused):
-		return // the manager logged it and, in a DM, offered pairing
+		// the manager logged it and, in a DM, offered pairing
 	case err != nil:
 		c.log.Error("telegram message not delivered to the agent", "chat", in.Route.ChatID, "sender", in.Route.SenderID, "error", err)
-		return
 	}
-	if name, _, isCmd := protocol.ParseCommand(in.Content); isCmd && name == "/stop" {
-		return // answered at once; nothing to wait for
-	}
-	c.startTyping(in.Route, msg.ID)
 }
 
 // inbound builds the agent's message from a Telegram message, or reports

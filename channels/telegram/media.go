@@ -76,6 +76,9 @@ func (c *Channel) download(ctx context.Context, att attachment) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("getFile: %w", err)
 	}
+	if att.uniqueID == "" {
+		att.uniqueID = f.FileUniqueID
+	}
 	if f.FileSize > maxDownload {
 		return "", fmt.Errorf("file of %d bytes is over the Bot API's %d-byte download limit", f.FileSize, maxDownload)
 	}
