@@ -52,15 +52,25 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("file bytes of " + r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]))
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
-		http.Error(w, `{"message":"multipart bodies are not read here"}`, http.StatusInternalServerError)
-		return
-	}
-	require.NoError(f.t, r.ParseForm())
 	method := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 	c := call{Method: method, Form: map[string]string{}}
-	for k := range r.PostForm {
-		c.Form[k] = r.PostForm.Get(k)
+	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
+		// only an upload may come as multipart; the file's name is recorded
+		if err := r.ParseMultipartForm(1 << 20); err != nil || len(r.MultipartForm.File) == 0 {
+			http.Error(w, `{"message":"multipart without a file"}`, http.StatusInternalServerError)
+			return
+		}
+		for field, files := range r.MultipartForm.File {
+			c.Form[field] = "upload:" + files[0].Filename
+		}
+		for k, v := range r.MultipartForm.Value {
+			c.Form[k] = v[0]
+		}
+	} else {
+		require.NoError(f.t, r.ParseForm())
+		for k := range r.PostForm {
+			c.Form[k] = r.PostForm.Get(k)
+		}
 	}
 	f.mu.Lock()
 	f.calls = append(f.calls, c)

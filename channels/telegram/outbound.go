@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -158,8 +159,8 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref strin
 	} else {
 		_, err = c.bot.SendDocument(ctx, &bot.SendDocumentParams{ChatID: route.ChatID, MessageThreadID: threadID(route), Document: file, ReplyParameters: c.replyTo(route)})
 	}
-	if err == nil || retryable(err) {
-		return err
+	if err == nil || !serverRefused(err) {
+		return err // a rate limit or the network: worth another attempt
 	}
 	c.log.Warn("telegram refused an attachment", "file", ref, "error", err)
 	_, err = c.sendText(ctx, route, "[Failed to send: "+name+"]", false)
@@ -206,10 +207,14 @@ func sendError(err error) error {
 	return err
 }
 
-// retryable reports an error worth another attempt (a rate limit, the network).
-func retryable(err error) bool {
-	se, ok := sendError(err).(*channels.SendError)
-	return !ok || !se.Permanent
+// serverRefused reports an error the server answered with, other than a
+// rate limit: a file it will not take is shown as a line of text, as
+// nanobot does, instead of failing the whole reply again and again.
+func serverRefused(err error) bool {
+	var tooMany *bot.TooManyRequestsError
+	var netErr *url.Error
+	return !errors.As(err, &tooMany) && !errors.As(err, &netErr) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 func isParseError(err error) bool {

@@ -2,6 +2,8 @@ package telegram
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -140,4 +142,32 @@ func TestPollingIsPaced(t *testing.T) {
 	n := len(f.sent("getUpdates"))
 	require.GreaterOrEqual(t, n, 2)
 	require.LessOrEqual(t, n, 4, "a server that answers getUpdates at once gets about two calls a second")
+}
+
+// TestSendMedia: a workspace image goes as an uploaded photo, another file
+// as a document, before the text; a file the server refuses becomes a
+// "[Failed to send: name]" line and the reply still goes out.
+func TestSendMedia(t *testing.T) {
+	f := newFakeAPI(t)
+	f.answer = func(c call, n int) (int, string, bool) {
+		if c.Method == "sendDocument" {
+			return 500, `{"message":"API method 'sendDocument' is not supported."}`, true
+		}
+		return 0, "", false
+	}
+	c := startChannel(t, f, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(c.workspace, "chart.png"), []byte("png"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(c.workspace, "report.pdf"), []byte("pdf"), 0o644))
+	r := channels.Reply{Route: dm, Turn: "t", Text: "Here you go.", Media: []string{"chart.png", filepath.Join(c.workspace, "report.pdf")}}
+	require.NoError(t, c.Send(context.Background(), r))
+
+	photos := f.sent("sendPhoto")
+	require.Len(t, photos, 1)
+	require.Equal(t, "upload:chart.png", photos[0].Form["photo"])
+	require.Equal(t, "42", photos[0].Form["chat_id"])
+	require.Len(t, f.sent("sendDocument"), 1)
+	texts := f.sent("sendMessage")
+	require.Len(t, texts, 2)
+	require.Equal(t, "[Failed to send: report.pdf]", texts[0].Form["text"])
+	require.Equal(t, "Here you go.", texts[1].Form["text"])
 }
