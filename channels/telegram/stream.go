@@ -201,8 +201,9 @@ func (c *Channel) paint(cs *chatStream) {
 }
 
 // takeStream waits for the chat's drawing to finish and hands the final
-// reply the message its turn streamed last (0 if none), with what that
-// message shows; the turn's segments are forgotten.
+// reply the message of the turn's last model call (0 if that call drew
+// nothing, or a tool hint came after it), with what that message shows;
+// the turn's segments are forgotten.
 func (c *Channel) takeStream(route protocol.Route, turn string) (int, string) {
 	key := chatKey(route)
 	deadline := time.After(streamWait)
@@ -233,7 +234,8 @@ wait:
 			keep = append(keep, s)
 			continue
 		}
-		if !s.hint && s.msgID != 0 {
+		msgID, shown = 0, "" // only the turn's last drawing can become the reply:
+		if !s.hint && s.msgID != 0 { // text drawn before a tool hint stays as it is
 			msgID, shown = s.msgID, s.shown
 		}
 	}

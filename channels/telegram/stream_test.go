@@ -110,3 +110,25 @@ func TestToolHintsOffAndStreamingOff(t *testing.T) {
 	require.Len(t, sent, 1, "only the final reply")
 	require.Equal(t, "whole", sent[0].Form["text"])
 }
+
+// TestFinalReplyAfterAToolHintIsANewMessage: when the last thing drawn is
+// a tool hint (the final model call streamed nothing), the text drawn
+// before it stays and the reply comes as a new message below the hint.
+func TestFinalReplyAfterAToolHintIsANewMessage(t *testing.T) {
+	f := newFakeAPI(t)
+	c := startChannel(t, f, nil)
+	e := ev("turn-4", 1)
+	e.Delta = "Let me check."
+	c.SendDelta(context.Background(), e)
+	hint := ev("turn-4", 1)
+	hint.ToolHint = "exec ls"
+	c.SendDelta(context.Background(), hint)
+	eventually(t, func() bool { return len(f.sent("sendMessage")) == 2 }, "text and hint drawn")
+	require.NoError(t, c.Send(context.Background(), channels.Reply{Route: dm, Turn: "turn-4", Text: "Two files."}))
+	sent := f.sent("sendMessage")
+	require.Len(t, sent, 3)
+	require.Equal(t, "Two files.", sent[2].Form["text"])
+	for _, e := range f.sent("editMessageText") {
+		require.NotEqual(t, "Two files.", e.Form["text"], "the drawn text is not overwritten")
+	}
+}
