@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -97,4 +98,21 @@ func balanced(s string) error {
 		return fmt.Errorf("unclosed %v", stack)
 	}
 	return nil
+}
+
+// FuzzToHTML: no input makes tags Telegram cannot parse (go test runs the
+// seeds; go test -fuzz=FuzzToHTML explores).
+func FuzzToHTML(f *testing.F) {
+	for _, s := range []string{"**a *b** c*", "```go\nx\n", "[a](https://x) _b_ ~~c~~ `d`", "> q\n- l\n1. o\n# h", "| a | b |\n|---|---|\n| c | d |"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, md string) {
+		out := ToHTML(md)
+		if err := balanced(out); err != nil {
+			t.Fatalf("%q → %q: %v", md, out, err)
+		}
+		if utf8.ValidString(md) && !utf8.ValidString(out) {
+			t.Fatalf("%q → invalid UTF-8 %q", md, out)
+		}
+	})
 }
