@@ -234,7 +234,7 @@ wait:
 			keep = append(keep, s)
 			continue
 		}
-		msgID, shown = 0, "" // only the turn's last drawing can become the reply:
+		msgID, shown = 0, ""         // only the turn's last drawing can become the reply:
 		if !s.hint && s.msgID != 0 { // text drawn before a tool hint stays as it is
 			msgID, shown = s.msgID, s.shown
 		}
