@@ -234,8 +234,9 @@ wait:
 			keep = append(keep, s)
 			continue
 		}
-		msgID, shown = 0, ""         // only the turn's last drawing can become the reply:
-		if !s.hint && s.msgID != 0 { // text drawn before a tool hint stays as it is
+		// only the turn's last drawing can become the reply: text drawn before a tool hint stays
+		msgID, shown = 0, ""
+		if !s.hint && s.msgID != 0 {
 			msgID, shown = s.msgID, s.shown
 		}
 	}
