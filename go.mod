@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/chzyer/readline v1.5.1
+	github.com/go-telegram/bot v1.19.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

@@ -69,6 +69,13 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 	}
 	started := time.Now()
 	resp, err := model.Provider.Chat(ctx, req, onDelta)
+	if err != nil && providers.RefusesImages(err) {
+		if stripped, ok := withoutImages(req.Messages); ok {
+			a.log().Warn("the model takes no images; asking again with them as text", "session", in.SessionKey, "model", in.Settings.Model, "error", err)
+			req.Messages = stripped
+			resp, err = model.Provider.Chat(ctx, req, onDelta)
+		}
+	}
 	if req.Stream {
 		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, End: true})
 	}
@@ -111,8 +118,13 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 	msgs := make([]chat.Message, 0, len(history)+1)
 	msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: string(system)})
 	for _, m := range history {
-		if m.Turn == in.Turn && m.EntryID == "user" && len(m.ContentParts) == 0 {
-			m.Content += "\n\n" + prompt.RuntimeContext(in.Route.Channel, in.Route.ChatID)
+		if m.Turn == in.Turn && m.EntryID == "user" {
+			rc := prompt.RuntimeContext(in.Route.Channel, in.Route.ChatID)
+			if len(m.ContentParts) == 0 {
+				m.Content += "\n\n" + rc
+			} else {
+				m.ContentParts = withTextPart(m.ContentParts, rc)
+			}
 		}
 		msgs = append(msgs, m)
 	}

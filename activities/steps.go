@@ -137,7 +137,8 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 			return protocol.BuildResult{}, fmt.Errorf("save system prompt: %w", err)
 		}
 	}
-	user := chat.Message{Role: chat.RoleUser, Content: in.Message.Content, Turn: in.Turn, EntryID: "user"}
+	user := chat.Message{Role: chat.RoleUser, Turn: in.Turn, EntryID: "user"}
+	user.Content, user.ContentParts = userContent(in.Message.Content, in.Message.Media)
 	if _, err := a.Store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}

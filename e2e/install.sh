@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs the npm-published MCP servers the Go tests in ../mcp run against
+# Installs the npm-published peers the Go tests run against (the MCP servers
+# for ../mcp and ../integration, telegram-test-api for the Telegram tests)
 # into e2e/node_modules (repo-local), at the exact versions in package.json.
 # No lock file: npm lock files may record registry URLs, which this repo must
 # not name; the exact versions in package.json pin the servers themselves.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
-  echo "e2e/install.sh: node and npm are needed for the MCP e2e tests (Node.js >= 18)" >&2
+  echo "e2e/install.sh: node and npm are needed for the e2e peers (Node.js >= 18)" >&2
   exit 1
 fi
 
@@ -18,7 +19,7 @@ if node -e '
     try { have = require(`./node_modules/${name}/package.json`).version; } catch { process.exit(1); }
     if (have !== version) process.exit(1);
   }' 2>/dev/null; then
-  echo "e2e/install.sh: MCP servers already installed in $(pwd)/node_modules"
+  echo "e2e/install.sh: e2e peers already installed in $(pwd)/node_modules"
   exit 0
 fi
 
@@ -29,4 +30,8 @@ for bin in mcp-server-everything mcp-server-filesystem; do
     exit 1
   fi
 done
-echo "e2e/install.sh: MCP servers installed in $(pwd)/node_modules"
+if ! node -e 'require("./node_modules/telegram-test-api")' 2>/dev/null; then
+  echo "e2e/install.sh: telegram-test-api missing after npm install" >&2
+  exit 1
+fi
+echo "e2e/install.sh: e2e peers installed in $(pwd)/node_modules"

@@ -1,0 +1,164 @@
+package telegram
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+)
+
+// maxDownload is the Bot API's own limit on files a bot may download.
+const maxDownload = 20 << 20
+
+// attachment is the file a message carries, if any.
+type attachment struct {
+	kind     string // "image" or "file", as the model reads it
+	fileID   string
+	uniqueID string
+	name     string
+}
+
+func attachmentOf(msg *models.Message) (attachment, bool) {
+	switch {
+	case len(msg.Photo) > 0:
+		p := msg.Photo[len(msg.Photo)-1] // the largest size
+		return attachment{"image", p.FileID, p.FileUniqueID, ""}, true
+	case msg.Document != nil:
+		d := msg.Document
+		kind := "file"
+		if strings.HasPrefix(d.MimeType, "image/") {
+			kind = "image"
+		}
+		return attachment{kind, d.FileID, d.FileUniqueID, d.FileName}, true
+	case msg.Video != nil:
+		return attachment{"file", msg.Video.FileID, msg.Video.FileUniqueID, msg.Video.FileName}, true
+	case msg.Audio != nil:
+		return attachment{"file", msg.Audio.FileID, msg.Audio.FileUniqueID, msg.Audio.FileName}, true
+	case msg.Voice != nil:
+		return attachment{"file", msg.Voice.FileID, msg.Voice.FileUniqueID, "voice.ogg"}, true
+	case msg.Animation != nil:
+		return attachment{"file", msg.Animation.FileID, msg.Animation.FileUniqueID, msg.Animation.FileName}, true
+	}
+	return attachment{}, false
+}
+
+// downloadMedia saves the message's file into <workspace>/media and returns
+// its path; nil when there is none or it could not be fetched (the text
+// then says so).
+func (c *Channel) downloadMedia(ctx context.Context, msg *models.Message) []string {
+	att, ok := attachmentOf(msg)
+	if !ok {
+		return nil
+	}
+	p, err := c.download(ctx, att)
+	if err != nil {
+		c.log.Warn("telegram file not downloaded", "chat", msg.Chat.ID, "kind", att.kind, "error", err)
+		return nil
+	}
+	return []string{p}
+}
+
+func (c *Channel) download(ctx context.Context, att attachment) (string, error) {
+	if c.workspace == "" {
+		return "", fmt.Errorf("no workspace to save files in")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
+	defer cancel()
+	f, err := c.bot.GetFile(cctx, &bot.GetFileParams{FileID: att.fileID})
+	if err != nil {
+		return "", fmt.Errorf("getFile: %w", err)
+	}
+	if att.uniqueID == "" {
+		att.uniqueID = f.FileUniqueID
+	}
+	if f.FileSize > maxDownload {
+		return "", fmt.Errorf("file of %d bytes is over the Bot API's %d-byte download limit", f.FileSize, maxDownload)
+	}
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, c.bot.FileDownloadLink(f), nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.http.client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("download: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("download: HTTP %d", resp.StatusCode)
+	}
+	dir := filepath.Join(c.workspace, "media")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	dest := filepath.Join(dir, mediaName(att, f.FilePath))
+	tmp, err := os.CreateTemp(dir, ".download-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxDownload+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("save %s: %w", dest, err)
+	}
+	if n > maxDownload {
+		return "", fmt.Errorf("file is over the %d-byte download limit", maxDownload)
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return "", err
+	}
+	return dest, nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// mediaName is a file name that cannot leave media/ and does not collide:
+// Telegram's unique file id, then the sender's file name or the server's extension.
+func mediaName(att attachment, serverPath string) string {
+	id := unsafeName.ReplaceAllString(att.uniqueID, "")
+	if id == "" {
+		id = unsafeName.ReplaceAllString(att.fileID, "")
+		if len(id) > 24 {
+			id = id[:24]
+		}
+	}
+	name := strings.Trim(unsafeName.ReplaceAllString(att.name, "_"), "._")
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	switch {
+	case name != "":
+		return "telegram-" + id + "-" + name
+	case att.kind == "image" && path.Ext(serverPath) == "":
+		return "telegram-" + id + ".jpg"
+	default:
+		ext := unsafeName.ReplaceAllString(path.Ext(serverPath), "")
+		if len(ext) > 10 {
+			ext = ""
+		}
+		return "telegram-" + id + ext
+	}
+}
+
+// withMediaNote tells the model about a file it will not get (too big, failed).
+func withMediaNote(text string, msg *models.Message, downloaded bool) string {
+	att, ok := attachmentOf(msg)
+	if !ok || downloaded {
+		return text
+	}
+	note := "[" + att.kind + ": download failed]"
+	if strings.TrimSpace(text) == "" {
+		return note
+	}
+	return text + "\n" + note
+}

@@ -1,0 +1,199 @@
+// Package telegram is the Telegram channel: long polling through the Bot API
+// (go-telegram/bot), access through the channel manager, replies rendered
+// from Markdown to Telegram HTML, streamed by editing one message.
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/pairing"
+)
+
+// Name is the channel's name in routes, session keys and config.
+const Name = "telegram"
+
+// Timing of the connection.
+const (
+	// pollTimeout is how long Telegram may hold a getUpdates call open.
+	pollTimeout = 30 * time.Second
+	// minPoll spaces getUpdates calls a server answers at once.
+	minPoll = 500 * time.Millisecond
+	// callTimeout bounds one Bot API call made outside a delivery.
+	callTimeout = 30 * time.Second
+	// stopTimeout bounds how long Stop waits for polling to end.
+	stopTimeout = 10 * time.Second
+)
+
+// Channel is a Telegram bot connection.
+type Channel struct {
+	cfg       config.Telegram
+	shared    config.Channels
+	workspace string
+	apiBase   string
+	log       *slog.Logger
+	// pairing tells /start whom to greet; the manager does the real gating.
+	pairing *pairing.Store
+	http    *transport
+
+	bot     *bot.Bot
+	me      *models.User
+	publish channels.Publish
+	runCtx  context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+
+	seen    *recentIDs
+	warned  sync.Map // Bot API method → logged once
+	mu      sync.Mutex
+	streams map[string]*chatStream // by chat (and topic)
+	typing  map[string]context.CancelFunc
+	sends   *sendLog
+}
+
+// New builds the channel from the gateway's config; it connects in Start.
+func New(deps channels.Deps) (*Channel, error) {
+	if deps.Config == nil {
+		return nil, errors.New("telegram: no config")
+	}
+	cfg := deps.Config.Channels.Telegram
+	if strings.TrimSpace(cfg.Token) == "" {
+		return nil, errors.New("channels.telegram.token is not set")
+	}
+	if cfg.Mode != "" && cfg.Mode != "polling" {
+		return nil, fmt.Errorf("channels.telegram.mode %q is not supported by this build: use \"polling\"", cfg.Mode)
+	}
+	if cfg.StreamEditInterval < 0.1 {
+		cfg.StreamEditInterval = 0.1 // nanobot's floor
+	}
+	base := strings.TrimRight(strings.TrimSpace(cfg.APIBase), "/")
+	if base == "" {
+		base = "https://api.telegram.org"
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("channels.telegram.apiBase %q is not an http(s) URL", cfg.APIBase)
+	}
+	hc := &http.Client{Timeout: pollTimeout + 15*time.Second}
+	if p := strings.TrimSpace(cfg.Proxy); p != "" {
+		pu, err := url.Parse(p)
+		if err != nil {
+			return nil, fmt.Errorf("channels.telegram.proxy: %w", err)
+		}
+		hc.Transport = &http.Transport{Proxy: http.ProxyURL(pu)}
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Channel{
+		cfg: cfg, shared: deps.Config.Channels, workspace: deps.Workspace, apiBase: base,
+		log: log.With("channel", Name), http: &transport{client: hc, minPoll: minPoll},
+		seen: newRecentIDs(4096), streams: map[string]*chatStream{}, typing: map[string]context.CancelFunc{},
+		sends: newSendLog(512),
+	}
+	if deps.Config.Path != "" {
+		c.pairing = pairing.NewStore(config.ConfigDir(deps.Config.Path))
+	}
+	return c, nil
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// IsAllowed implements channels.Channel: nanobot's allowFrom ("*", an id,
+// a username, or "id|username").
+func (c *Channel) IsAllowed(senderID string) bool {
+	return channels.AllowFrom(c.cfg.AllowFrom).Allows(senderID)
+}
+
+// Describe tells the gateway banner which bot this is.
+func (c *Channel) Describe() string {
+	if c.me == nil {
+		return "not connected"
+	}
+	return fmt.Sprintf("@%s (polling %s)", c.me.Username, c.apiBase)
+}
+
+// Start implements channels.Channel: it checks the token with getMe, then
+// polls for updates until ctx ends or Stop is called.
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	b, err := bot.New(c.cfg.Token,
+		bot.WithServerURL(c.apiBase),
+		bot.WithHTTPClient(pollTimeout, c.http),
+		bot.WithSkipGetMe(),
+		bot.WithNotAsyncHandlers(), // one update at a time: a chat's messages keep their order
+		bot.WithAllowedUpdates(bot.AllowedUpdates{"message"}),
+		bot.WithDefaultHandler(c.onUpdate),
+		bot.WithErrorsHandler(func(err error) { c.log.Warn("telegram polling error", "error", err) }),
+	)
+	if err != nil {
+		return fmt.Errorf("telegram: %w", err)
+	}
+	getMeCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	me, err := b.GetMe(getMeCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("telegram getMe at %s (is the token right?): %w", c.apiBase, err)
+	}
+	c.bot, c.me, c.publish = b, me, publish
+	c.runCtx, c.cancel = context.WithCancel(ctx)
+	c.done = make(chan struct{})
+	go func() {
+		defer close(c.done)
+		b.Start(c.runCtx)
+	}()
+	c.log.Info("telegram bot connected", "bot", "@"+me.Username, "api", c.apiBase)
+	return nil
+}
+
+// Stop implements channels.Channel: polling ends; replies being drawn stop.
+func (c *Channel) Stop(ctx context.Context) error {
+	if c.cancel == nil {
+		return nil
+	}
+	c.cancel()
+	c.mu.Lock()
+	for key, stop := range c.typing {
+		stop()
+		delete(c.typing, key)
+	}
+	c.mu.Unlock()
+	wait, cancel := context.WithTimeout(ctx, stopTimeout)
+	defer cancel()
+	select {
+	case <-c.done:
+		return nil
+	case <-wait.Done():
+		return errors.New("telegram polling did not stop in time")
+	}
+}
+
+// warnOnce logs a failed best-effort call (typing, reactions) the first
+// time that method fails: a server without it must not flood the log.
+func (c *Channel) warnOnce(method string, err error) {
+	if _, seen := c.warned.LoadOrStore(method, true); seen {
+		return
+	}
+	c.log.Warn("telegram "+method+" failed; replies still go out (logged once)", "error", err)
+}
+
+// callCtx bounds a Bot API call made on the channel's own behalf.
+func (c *Channel) callCtx() (context.Context, context.CancelFunc) {
+	parent := c.runCtx
+	if parent == nil {
+		parent = context.Background()
+	}
+	return context.WithTimeout(parent, callTimeout)
+}

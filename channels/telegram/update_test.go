@@ -1,0 +1,82 @@
+package telegram
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-telegram/bot/models"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+)
+
+var alice = &models.User{ID: 42, Username: "alice", FirstName: "Alice"}
+
+func photoUpdate(id int64, from *models.User) *models.Update {
+	return &models.Update{ID: id, Message: &models.Message{
+		ID: int(id), From: from, Chat: models.Chat{ID: from.ID, Type: models.ChatTypePrivate},
+		Caption: "what is this?", Photo: []models.PhotoSize{{FileID: "small"}, {FileID: "big"}},
+	}}
+}
+
+// TestPhotoIsDownloadedIntoMediaAndPublishedOnce: the largest size is
+// fetched into <workspace>/media and handed on as Inbound.Media; the
+// same update again (a server that ignores offset) is not published twice.
+func TestPhotoIsDownloadedIntoMediaAndPublishedOnce(t *testing.T) {
+	f := newFakeAPI(t)
+	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"alice"} })
+	p := &capture{}
+	c.publish = p.publish
+
+	c.onUpdate(context.Background(), nil, photoUpdate(7, alice))
+	c.onUpdate(context.Background(), nil, photoUpdate(7, alice))
+	got := p.got()
+	require.Len(t, got, 1)
+	in := got[0]
+	require.Equal(t, "what is this?", in.Content)
+	require.Equal(t, "42|alice", in.Route.SenderID)
+	require.Len(t, in.Media, 1)
+	require.Equal(t, filepath.Join(c.workspace, "media", "telegram-u-big.jpg"), in.Media[0])
+	data, err := os.ReadFile(in.Media[0])
+	require.NoError(t, err)
+	require.Equal(t, "file bytes of big.jpg", string(data))
+	require.Equal(t, "big", f.sent("getFile")[0].Form["file_id"], "the largest size")
+}
+
+// TestStrangersFilesAreNotFetched: a sender the manager will refuse gets
+// no download; the message still goes to the manager (for a pairing code).
+func TestStrangersFilesAreNotFetched(t *testing.T) {
+	f := newFakeAPI(t)
+	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"someone-else"} })
+	p := &capture{err: channels.ErrRefused}
+	c.publish = p.publish
+	up := photoUpdate(8, alice)
+	up.Message.Caption = ""
+	c.onUpdate(context.Background(), nil, up)
+	got := p.got()
+	require.Len(t, got, 1)
+	require.Equal(t, "[image]", got[0].Content)
+	require.Empty(t, got[0].Media)
+	require.Empty(t, f.sent("getFile", "download"))
+	require.Empty(t, f.sent("sendChatAction"), "no typing for a refused message")
+}
+
+// TestStartIsGreetedWithoutTheAgent: /start from an allowed user is
+// answered by the channel with nanobot's greeting.
+func TestStartIsGreetedWithoutTheAgent(t *testing.T) {
+	f := newFakeAPI(t)
+	c := startChannel(t, f, nil)
+	p := &capture{}
+	c.publish = p.publish
+	c.onUpdate(context.Background(), nil, &models.Update{ID: 1, Message: &models.Message{
+		ID: 1, From: alice, Chat: models.Chat{ID: 42, Type: models.ChatTypePrivate}, Text: "/start",
+	}})
+	require.Empty(t, p.got())
+	sent := f.sent("sendMessage")
+	require.Len(t, sent, 1)
+	require.True(t, strings.HasPrefix(sent[0].Form["text"], "👋 Hi Alice! I'm nanobot."))
+}
