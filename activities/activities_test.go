@@ -169,7 +169,7 @@ func TestCommands(t *testing.T) {
 	for _, m := range sess.Messages {
 		require.True(t, m.Command, "command rows are marked _command")
 	}
-	require.Empty(t, sess.History(0), "command rows stay out of model history")
+	require.Empty(t, sess.History(0, nil), "command rows stay out of model history")
 
 	res, err := a.Command(ctx, step("tz", "/new"))
 	require.NoError(t, err)

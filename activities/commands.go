@@ -12,6 +12,7 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tokens"
 )
 
 // slashCommand is one built-in command handled without the model.
@@ -158,17 +159,18 @@ func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ str
 	if err != nil {
 		return "", err
 	}
-	tokens := 0
-	for _, m := range sess.History(0) {
-		tokens += session.EstimateTokens(m)
+	count := tokens.For(in.Settings.Model)
+	n := 0
+	for _, m := range sess.History(0, nil) {
+		n += count.Message(m)
 	}
 	prompt, completion := sessionUsage(sess)
 	running := "none"
 	if in.Running != "" {
 		running = in.Running
 	}
-	return fmt.Sprintf("Model: %s\nSession: %s (%d messages)\nTokens used: %d in, %d out\nContext: ~%d of %d tokens\nRunning task: %s",
-		in.Settings.Model, in.SessionKey, len(sess.Messages), prompt, completion, tokens, inputBudget(in.Settings), running), nil
+	return fmt.Sprintf("Model: %s\nSession: %s (%d messages)\nTokens used: %d in, %d out\nContext: %d of %d tokens (%s)\nRunning task: %s",
+		in.Settings.Model, in.SessionKey, len(sess.Messages), prompt, completion, n, inputBudget(in.Settings), count.Encoding(), running), nil
 }
 
 // sessionUsage reads the token totals SAVE keeps in the session's metadata.

@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tokens"
 )
 
 // keptTurnData is how many turns' system prompts a session keeps on disk.
@@ -39,8 +40,9 @@ func (a *Activities) Restore(ctx context.Context, in protocol.StepInput) (protoc
 		}
 		res.ClosedPending = closeInterrupted(s, in.Turn)
 		res.Messages = len(s.Messages)
-		for _, m := range s.History(0) {
-			res.EstimatedTokens += session.EstimateTokens(m)
+		count := tokens.For(in.Settings.Model)
+		for _, m := range s.History(0, nil) {
+			res.EstimatedTokens += count.Message(m)
 		}
 		return nil
 	})
@@ -111,12 +113,13 @@ func (a *Activities) Compact(ctx context.Context, in protocol.StepInput) (protoc
 	if err != nil {
 		return protocol.CompactResult{}, err
 	}
-	tokens := 0
-	for _, m := range sess.History(0) {
-		tokens += session.EstimateTokens(m)
+	count := tokens.For(in.Settings.Model)
+	n := 0
+	for _, m := range sess.History(0, nil) {
+		n += count.Message(m)
 	}
 	budget := inputBudget(in.Settings)
-	return protocol.CompactResult{Note: fmt.Sprintf("%d of %d tokens", tokens, budget)}, nil
+	return protocol.CompactResult{Note: fmt.Sprintf("%d of %d tokens", n, budget)}, nil
 }
 
 // inputBudget is nanobot's (context window − max tokens − 1024), with a floor
@@ -145,7 +148,7 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 	if err != nil {
 		return protocol.BuildResult{}, err
 	}
-	return protocol.BuildResult{SystemPromptChars: len(system), HistoryMessages: len(sess.History(inputBudget(in.Settings)))}, nil
+	return protocol.BuildResult{SystemPromptChars: len(system), HistoryMessages: len(sess.History(inputBudget(in.Settings), tokens.For(in.Settings.Model).Message))}, nil
 }
 
 // Save closes the turn in the journal with nanobot's _save_turn rules:
