@@ -12,7 +12,7 @@ import (
 // Counts published in OpenAI's "How to count tokens with tiktoken" cookbook.
 func TestKnownCounts(t *testing.T) {
 	cases := []struct {
-		text         string
+		text          string
 		cl100k, o200k int
 	}{
 		{"tiktoken is great!", 6, 6},
