@@ -157,6 +157,7 @@ func TestCommands(t *testing.T) {
 		{"/stop", "No active task to stop.", true},
 		{"/help@nanobot_bot", "🐈 nanobot commands:", true},
 		{"/history", "No messages in this session yet.", true},
+		{"/skill", "✓ memory (built-in, always on) — ", true},
 	}
 	for i, tc := range cases {
 		res, err := a.Command(ctx, step("t"+string(rune('a'+i)), tc.text))

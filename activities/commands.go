@@ -34,6 +34,7 @@ func init() {
 		{name: "/status", help: "Show model, tokens and the running task", run: (*Activities).cmdStatus, persist: true},
 		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Activities).cmdHistory, persist: true},
 		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Activities).cmdModel, persist: true},
+		{name: "/skill", help: "List skills (use one with $name in a message)", run: (*Activities).cmdSkill, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
 }

@@ -131,7 +131,11 @@ func inputBudget(s protocol.Settings) int {
 // Build journals the user's message and fixes the turn's system prompt, so
 // every model call of the turn (and every retry) reads the same bytes.
 func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol.BuildResult, error) {
-	system, err := a.Prompt.SystemPrompt(in.Message.Route.Channel)
+	before, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return protocol.BuildResult{}, err
+	}
+	system, err := a.systemPrompt(in, before)
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("build system prompt: %w", err)
 	}

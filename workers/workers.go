@@ -77,7 +77,8 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	return &activities.Activities{
 		RefreshTools: refresh, Config: models.Config,
 		Store: store, Tools: reg, Models: models,
-		Prompt:  prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName},
+		Prompt: prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName,
+			DisabledSkills: func() []string { return models.Config().Agents.Defaults.DisabledSkills }},
 		Streams: hub, Channels: mgr, Workspace: workspace,
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
