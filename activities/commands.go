@@ -114,28 +114,37 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// cmdNew archives what was not consolidated yet into memory/history.jsonl
-// (nanobot's raw archive), then clears the session.
+// ArchiveFailedReply is nanobot's answer when /new could not archive.
+const ArchiveFailedReply = "Memory archival failed, session not cleared."
+
+// cmdNew clears the session once everything in it is archived. The
+// workflow has the model summarize it first (a Consolidate activity); what
+// is still unarchived here (that failed, or an older run) is archived raw.
+// If even that fails, the session is kept.
 func (a *Activities) cmdNew(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	failed := false
 	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
-		var unarchived []chat.Message
-		for _, m := range s.Messages[min(s.LastConsolidated, len(s.Messages)):] {
-			if !m.Command {
-				unarchived = append(unarchived, m)
-			}
-		}
+		unarchived := archivable(s.Messages[min(s.LastConsolidated, len(s.Messages)):])
 		if len(unarchived) > 0 {
-			e := memory.Entry{Content: memory.RawArchive(unarchived), SessionKey: in.SessionKey}
+			e := memory.Entry{Content: memory.RawArchive(unarchived), SessionKey: in.SessionKey, ID: in.Turn + "/new/raw"}
 			if _, err := memory.Append(a.Workspace, e); err != nil {
-				return fmt.Errorf("archive session before /new: %w", err)
+				a.log().Error("archiving before /new failed; the session is kept", "session", in.SessionKey, "error", err)
+				failed = true
+				return nil
 			}
 		}
 		s.Messages = nil
 		s.LastConsolidated = 0
+		delete(s.Metadata, summaryKey)
+		delete(s.Metadata, pendingKey)
+		delete(s.Metadata, doneKey)
 		return nil
 	})
 	if err != nil {
 		return "", err
+	}
+	if failed {
+		return ArchiveFailedReply, nil
 	}
 	return "New session started.", nil
 }

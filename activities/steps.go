@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,15 +41,28 @@ func (a *Activities) Restore(ctx context.Context, in protocol.StepInput) (protoc
 		}
 		res.ClosedPending = closeInterrupted(s, in.Turn)
 		res.Messages = len(s.Messages)
-		count := tokens.For(in.Settings.Model)
-		for _, m := range s.History(0, nil) {
-			res.EstimatedTokens += count.Message(m)
-		}
 		return nil
 	})
 	if err != nil {
 		return res, fmt.Errorf("restore session %s: %w", in.SessionKey, err)
 	}
+	// The prompt this turn would send, for the workflow's consolidation decision.
+	s := in.Settings
+	if res.Model != "" {
+		s.Model = res.Model
+		s.MaxTokens = cmp.Or(res.MaxTokens, s.MaxTokens)
+		s.ContextWindowTokens = cmp.Or(res.ContextWindowTokens, s.ContextWindowTokens)
+	}
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return res, err
+	}
+	step := in
+	step.Settings = s
+	if res.EstimatedTokens, err = a.promptTokens(step, sess, in.Message.Content); err != nil {
+		return res, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
+	}
+	res.Budget = inputBudget(s)
 	return res, nil
 }
 
@@ -164,37 +178,53 @@ func (a *Activities) Save(ctx context.Context, in protocol.SaveInput) error {
 	if err := a.Store.PruneTurnData(ctx, in.SessionKey, keptTurnData); err != nil {
 		a.log().Warn("pruning old turn data failed", "session", in.SessionKey, "error", err)
 	}
-	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
-		now := time.Now().Format(session.TimeLayout)
-		if in.StopReason == protocol.StopCancelled {
-			closeTurn(s, in.Turn)
+	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error { return a.saveTurn(s, in) })
+}
+
+// Measure tells how big the session's next prompt is, so after SAVE the
+// workflow can consolidate at once rather than make the next turn wait.
+func (a *Activities) Measure(ctx context.Context, in protocol.StepInput) (protocol.MeasureResult, error) {
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return protocol.MeasureResult{}, err
+	}
+	n, err := a.promptTokens(in, sess, "")
+	if err != nil {
+		return protocol.MeasureResult{}, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
+	}
+	return protocol.MeasureResult{PromptTokens: n, Budget: inputBudget(in.Settings)}, nil
+}
+
+func (a *Activities) saveTurn(s *session.Session, in protocol.SaveInput) error {
+	now := time.Now().Format(session.TimeLayout)
+	if in.StopReason == protocol.StopCancelled {
+		closeTurn(s, in.Turn)
+	}
+	if len(in.Segments) > 1 && s.Find(in.Turn, "final") < 0 {
+		joinSegments(s, in.Turn, in.Segments)
+		in.FinalEntry = "final"
+	}
+	if in.FinalEntry == "" && in.StopReason != protocol.StopCancelled && s.Find(in.Turn, "final") < 0 {
+		text := in.Reply
+		if in.StopReason == protocol.StopError {
+			text = ModelErrorPlaceholder
 		}
-		if len(in.Segments) > 1 && s.Find(in.Turn, "final") < 0 {
-			joinSegments(s, in.Turn, in.Segments)
-			in.FinalEntry = "final"
-		}
-		if in.FinalEntry == "" && in.StopReason != protocol.StopCancelled && s.Find(in.Turn, "final") < 0 {
-			text := in.Reply
-			if in.StopReason == protocol.StopError {
-				text = ModelErrorPlaceholder
-			}
-			s.Messages = append(s.Messages, chat.Message{
-				Role: chat.RoleAssistant, Content: text, Turn: in.Turn, EntryID: "final", Timestamp: now,
-			})
-		}
-		cleanToolResults(s, in.Turn)
-		orderToolResults(s, in.Turn)
-		replaceInlineImages(s, in.Turn)
-		entry := in.FinalEntry
-		if entry == "" {
-			entry = "final"
-		}
-		if i := s.Find(in.Turn, entry); i >= 0 && in.LatencyMS > 0 {
-			s.Messages[i].LatencyMS = in.LatencyMS
-		}
-		addUsage(s, in.Turn, in.PromptTokens, in.CompletionTokens)
-		return nil
-	})
+		s.Messages = append(s.Messages, chat.Message{
+			Role: chat.RoleAssistant, Content: text, Turn: in.Turn, EntryID: "final", Timestamp: now,
+		})
+	}
+	cleanToolResults(s, in.Turn)
+	orderToolResults(s, in.Turn)
+	replaceInlineImages(s, in.Turn)
+	entry := in.FinalEntry
+	if entry == "" {
+		entry = "final"
+	}
+	if i := s.Find(in.Turn, entry); i >= 0 && in.LatencyMS > 0 {
+		s.Messages[i].LatencyMS = in.LatencyMS
+	}
+	addUsage(s, in.Turn, in.PromptTokens, in.CompletionTokens)
+	return nil
 }
 
 // joinSegments replaces the pieces of a continued reply by one message.

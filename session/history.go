@@ -66,3 +66,13 @@ func (s *Session) History(budget int, count Counter) []chat.Message {
 	}
 	return out
 }
+
+// ReplayFloor is where History starts regardless of last_consolidated: the
+// last recentFloor messages, moved back to a user message.
+func ReplayFloor(msgs []chat.Message) int {
+	start := max(len(msgs)-recentFloor, 0)
+	for start > 0 && msgs[start].Role != chat.RoleUser {
+		start--
+	}
+	return start
+}

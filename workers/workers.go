@@ -125,11 +125,13 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		reg(acts.Inject, protocol.ActivityInject)
 		reg(acts.MarkUndelivered, protocol.ActivityMarkUndelivered)
 		reg(acts.ToolCall, protocol.ActivityTool)
+		registerUpkeep(w, acts)
 		set.workers = append(set.workers, w)
 	}
 	if opts.Models {
 		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests()})
 		w.RegisterActivityWithOptions(acts.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
+		w.RegisterActivityWithOptions(acts.Consolidate, activity.RegisterOptions{Name: protocol.ActivityConsolidate})
 		set.workers = append(set.workers, w)
 	}
 	for _, q := range opts.DeliveryQueues {

@@ -77,6 +77,7 @@ type turn struct {
 	final     reply
 	// originAnswered: the message tool sent to the origin chat during this turn.
 	originAnswered bool
+	mem            memoryState
 }
 
 // reply is what the turn will say and why it stopped.
@@ -114,6 +115,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	}
 	t.v1 = workflow.GetVersion(ctx, versionRunner, workflow.DefaultVersion, runnerV1) >= runnerV1
 	t.vRoute = workflow.GetVersion(ctx, versionRoute, workflow.DefaultVersion, routeV1) >= routeV1
+	t.mem.enabled = workflow.GetVersion(ctx, versionMemory, workflow.DefaultVersion, memoryV1) >= memoryV1
 	if t.v1 {
 		workflow.Go(ctx, t.receive)
 	}
