@@ -8,6 +8,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
@@ -51,6 +54,18 @@ type Activities struct {
 	// connects lazily and must not fail the turn when a server is down.
 	RefreshTools func(ctx context.Context)
 	Log          *slog.Logger
+	// DreamTools is Dream's confined tool set, used by dream:* sessions.
+	DreamTools *tools.Registry
+	// Client starts Dream for /dream and sees which turns run (idle compaction).
+	Client client.Client
+}
+
+// toolsFor is the tool set of a session: Dream's runs get their confined one.
+func (a *Activities) toolsFor(sessionKey string) *tools.Registry {
+	if strings.HasPrefix(sessionKey, DreamSessionPrefix) && a.DreamTools != nil {
+		return a.DreamTools
+	}
+	return a.Tools
 }
 
 func (a *Activities) refreshTools(ctx context.Context) {

@@ -35,6 +35,9 @@ func init() {
 		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Activities).cmdHistory, persist: true},
 		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Activities).cmdModel, persist: true},
 		{name: "/skill", help: "List skills (use one with $name in a message)", run: (*Activities).cmdSkill, persist: true},
+		{name: "/dream", help: "Tidy memory now (Dream)", run: (*Activities).cmdDream, persist: true},
+		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Activities).cmdDreamLog, persist: true},
+		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Activities).cmdDreamRestore, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
 }

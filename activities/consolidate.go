@@ -263,8 +263,8 @@ func (a *Activities) promptTokens(in protocol.StepInput, sess *session.Session, 
 	if extra != "" {
 		n += count.Message(chat.Message{Role: chat.RoleUser, Content: extra + "\n\n" + prompt.RuntimeContext(in.Message.Route.Channel, in.Message.Route.ChatID)})
 	}
-	if a.Tools != nil {
-		n += count.Tools(a.Tools.Definitions())
+	if reg := a.toolsFor(in.SessionKey); reg != nil {
+		n += count.Tools(reg.Definitions())
 	}
 	return n, nil
 }

@@ -113,9 +113,11 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 	count := tokens.For(in.Settings.Model)
 	var defs []chat.ToolDefinition
 	_, quiet := recoveryPrompt(in.Mode, nil)
-	if !in.NoTools && !quiet && a.Tools != nil {
-		a.refreshTools(ctx)
-		defs = a.Tools.Definitions()
+	if reg := a.toolsFor(in.SessionKey); !in.NoTools && !quiet && reg != nil {
+		if reg == a.Tools {
+			a.refreshTools(ctx)
+		}
+		defs = reg.Definitions()
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
@@ -147,8 +149,8 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 	}
 	for _, tc := range m.ToolCalls {
 		ref := protocol.ToolCallRef{ID: tc.ID, Name: tc.Function.Name, ArgsPreview: chat.Preview(tc.Function.Arguments, 120)}
-		if a.Tools != nil {
-			if t, ok := a.Tools.Get(tc.Function.Name); ok {
+		if reg := a.toolsFor(in.SessionKey); reg != nil {
+			if t, ok := reg.Get(tc.Function.Name); ok {
 				ref.ConcurrencySafe = t.Flags().ConcurrencySafe()
 			}
 		}

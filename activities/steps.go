@@ -149,7 +149,12 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 	if err != nil {
 		return protocol.BuildResult{}, err
 	}
+	content := in.Message.Content
 	system, err := a.systemPrompt(in, before)
+	if strings.HasPrefix(in.SessionKey, DreamSessionPrefix) {
+		system = DreamSystemPrompt
+		content, err = a.dreamPrompt(in.Message)
+	}
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("build system prompt: %w", err)
 	}
@@ -158,7 +163,7 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 			return protocol.BuildResult{}, fmt.Errorf("save system prompt: %w", err)
 		}
 	}
-	user := chat.Message{Role: chat.RoleUser, Content: in.Message.Content, Turn: in.Turn, EntryID: "user"}
+	user := chat.Message{Role: chat.RoleUser, Content: content, Turn: in.Turn, EntryID: "user"}
 	if _, err := a.Store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}

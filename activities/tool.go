@@ -51,10 +51,11 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace,
 		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route,
 	}
-	tool, known := a.Tools.Get(call.Function.Name)
-	if !known {
+	reg := a.toolsFor(in.SessionKey)
+	tool, known := reg.Get(call.Function.Name)
+	if !known && reg == a.Tools {
 		a.refreshTools(ctx) // an MCP tool this worker has not connected yet
-		tool, known = a.Tools.Get(call.Function.Name)
+		tool, known = reg.Get(call.Function.Name)
 	}
 	claimed := true
 	if known && tool.Flags().SideEffects {
@@ -69,7 +70,7 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
 			Iteration: in.Iteration, ToolHint: tools.Hint(call.Function.Name, call.Function.Arguments, a.toolHintMax())})
 		stop := startHeartbeats(ctx, in.Heartbeat)
-		result = a.Tools.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
+		result = reg.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
 		stop()
 	}
 	text := tools.ApplyResultBudget(env, call.Function.Name, result.Text, a.MaxToolResultChars)

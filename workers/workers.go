@@ -83,6 +83,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
+		DreamTools:          tools.NewDreamRegistry(), Client: c,
 	}, pool, nil
 }
 

@@ -32,7 +32,7 @@ func (t *turn) noteRestore(res protocol.RestoreResult) {
 
 // consolidateBeforeTurn archives old turns when the prompt reached the budget.
 func (t *turn) consolidateBeforeTurn(ctx workflow.Context) {
-	if !t.mem.enabled || t.mem.budget <= 0 || t.mem.promptTokens < t.mem.budget {
+	if !t.mem.enabled || isDreamSession(t.in.SessionKey) || t.mem.budget <= 0 || t.mem.promptTokens < t.mem.budget {
 		return
 	}
 	t.consolidate(ctx, protocol.ConsolidateBudget, t.mem.budget)
