@@ -135,13 +135,19 @@ func (a *Activities) FinishDream(ctx context.Context, in protocol.FinishDreamInp
 		return res, fmt.Errorf("commit memory after Dream: %w", err)
 	}
 	a.pruneDreamSessions(ctx)
+	var shown []string // the cursor always moves: say what Dream itself changed
+	for _, f := range res.Changed {
+		if f != "memory/.dream_cursor" {
+			shown = append(shown, f)
+		}
+	}
 	switch {
 	case !in.Completed:
 		res.Text = "Dream stopped before it finished; nothing was marked processed."
-	case len(res.Changed) == 0:
+	case len(shown) == 0:
 		res.Text = fmt.Sprintf("Dream read %d history entries; memory unchanged.", res.Entries)
 	default:
-		res.Text = fmt.Sprintf("Dream read %d history entries and updated %s (commit %s).", res.Entries, strings.Join(res.Changed, ", "), res.Commit[:7])
+		res.Text = fmt.Sprintf("Dream read %d history entries and updated %s (commit %s).", res.Entries, strings.Join(shown, ", "), res.Commit[:7])
 	}
 	if reply := strings.TrimSpace(in.Reply); reply != "" && in.Completed {
 		res.Text += "\n" + chat.Preview(reply, 500)
