@@ -72,4 +72,3 @@ func NewDreamRegistry() *Registry {
 	}
 	return r
 }
-
