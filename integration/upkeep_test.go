@@ -116,4 +116,3 @@ func idleRunSkipped(t *testing.T, r *memoryRig, key string) bool {
 	}
 	return false
 }
-

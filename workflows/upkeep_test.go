@@ -18,7 +18,9 @@ func upkeepEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.RegisterWorkflowWithOptions(DreamWorkflow, workflow.RegisterOptions{Name: protocol.DreamWorkflowName})
 	env.RegisterWorkflowWithOptions(IdleCompactWorkflow, workflow.RegisterOptions{Name: protocol.IdleCompactWorkflowName})
 	for name, fn := range map[string]any{
-		protocol.ActivityPrepareDream: func(context.Context, protocol.DreamInput) (protocol.DreamPlan, error) { return protocol.DreamPlan{}, nil },
+		protocol.ActivityPrepareDream: func(context.Context, protocol.DreamInput) (protocol.DreamPlan, error) {
+			return protocol.DreamPlan{}, nil
+		},
 		protocol.ActivityFinishDream: func(context.Context, protocol.FinishDreamInput) (protocol.DreamResult, error) {
 			return protocol.DreamResult{}, nil
 		},
