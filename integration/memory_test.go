@@ -213,6 +213,7 @@ func TestMemoryLastsTwoHundredTurns(t *testing.T) {
 	require.NoError(t, err)
 	before = len(entries)
 	r.say(t, "long", "/new")
+	testenv.RecordHistory(t, r.dev.Client, "turn/cli:long", "", "memory_new_archives")
 	entries, err = memory.Read(r.home.Workspace)
 	require.NoError(t, err)
 	require.Equal(t, before+1, len(entries), "/new archived the rest")
@@ -227,6 +228,7 @@ func TestMemoryLastsTwoHundredTurns(t *testing.T) {
 	r.say(t, "long", "/dream")
 	var dream protocol.DreamResult
 	r.waitWorkflow(t, activities.DreamManualID, &dream)
+	testenv.RecordHistory(t, r.dev.Client, activities.DreamManualID, "", "dream_run")
 	require.Equal(t, min(20, len(entries)), dream.Entries)
 	require.Equal(t, []string{"memory/.dream_cursor", "memory/MEMORY.md"}, dream.Changed)
 	got, err := os.ReadFile(memory.MemoryPath(r.home.Workspace))
