@@ -6,7 +6,7 @@ DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name g
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet
+.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet memory-200
 
 all: build
 
@@ -41,6 +41,10 @@ test: build
 e2e: build
 	bash e2e/install.sh
 	NANOBOT_E2E=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -run 'E2E|EndToEnd' ./mcp/ ./integration/
+
+## memory-200: the 200-turn conversation in a 4000-token window; prints prompt tokens per turn
+memory-200: build
+	NANOBOT_MEMORY_TURNS=200 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -v -run 'TestMemoryLastsTwoHundredTurns' ./integration/
 
 ## bench: benchmarks, side by side in one run
 bench: build

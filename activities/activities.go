@@ -8,6 +8,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
@@ -47,13 +50,23 @@ type Activities struct {
 	MaxToolResultChars  int
 	// Config is the worker's current config (it may be reloaded).
 	Config func() *config.Config
-	// Temporal starts and lists workflows (subagents, announcements); nil
-	// in a process without a client.
-	Temporal channels.WorkflowClient
 	// RefreshTools, when set, brings external tools (MCP) into Tools: it
 	// connects lazily and must not fail the turn when a server is down.
 	RefreshTools func(ctx context.Context)
 	Log          *slog.Logger
+	// DreamTools is Dream's confined tool set, used by dream:* sessions.
+	DreamTools *tools.Registry
+	// Client talks to Temporal: Dream for /dream, running turns (idle
+	// compaction), subagents and their announcements. Nil without one.
+	Client client.Client
+}
+
+// toolsFor is the tool set of a session: Dream's runs get their confined one.
+func (a *Activities) toolsFor(sessionKey string) *tools.Registry {
+	if strings.HasPrefix(sessionKey, DreamSessionPrefix) && a.DreamTools != nil {
+		return a.DreamTools
+	}
+	return a.Tools
 }
 
 func (a *Activities) refreshTools(ctx context.Context) {

@@ -157,6 +157,7 @@ func TestCommands(t *testing.T) {
 		{"/stop", "No active task to stop.", true},
 		{"/help@nanobot_bot", "nanobot commands:\n/new", true},
 		{"/history", "No messages in this session yet.", true},
+		{"/skill", "✓ memory (built-in, always on) — ", true},
 	}
 	for i, tc := range cases {
 		res, err := a.Command(ctx, step("t"+string(rune('a'+i)), tc.text))
@@ -169,7 +170,7 @@ func TestCommands(t *testing.T) {
 	for _, m := range sess.Messages {
 		require.True(t, m.Command, "command rows are marked _command")
 	}
-	require.Empty(t, sess.History(0), "command rows stay out of model history")
+	require.Empty(t, sess.History(0, nil), "command rows stay out of model history")
 
 	res, err := a.Command(ctx, step("tz", "/new"))
 	require.NoError(t, err)

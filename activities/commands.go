@@ -12,6 +12,7 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tokens"
 )
 
 // slashCommand is one built-in command handled without the model.
@@ -33,6 +34,10 @@ func init() {
 		{name: "/status", help: "Show model, tokens and the running task", run: (*Activities).cmdStatus, persist: true},
 		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Activities).cmdHistory, persist: true},
 		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Activities).cmdModel, persist: true},
+		{name: "/skill", help: "List skills (use one with $name in a message)", run: (*Activities).cmdSkill, persist: true},
+		{name: "/dream", help: "Tidy memory now (Dream)", run: (*Activities).cmdDream, persist: true},
+		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Activities).cmdDreamLog, persist: true},
+		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Activities).cmdDreamRestore, persist: true},
 		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Activities).cmdPairing, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
@@ -113,28 +118,37 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// cmdNew archives what was not consolidated yet into memory/history.jsonl
-// (nanobot's raw archive), then clears the session.
+// ArchiveFailedReply is nanobot's answer when /new could not archive.
+const ArchiveFailedReply = "Memory archival failed, session not cleared."
+
+// cmdNew clears the session once everything in it is archived. The
+// workflow has the model summarize it first (a Consolidate activity); what
+// is still unarchived here (that failed, or an older run) is archived raw.
+// If even that fails, the session is kept.
 func (a *Activities) cmdNew(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	failed := false
 	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
-		var unarchived []chat.Message
-		for _, m := range s.Messages[min(s.LastConsolidated, len(s.Messages)):] {
-			if !m.Command {
-				unarchived = append(unarchived, m)
-			}
-		}
+		unarchived := archivable(s.Messages[min(s.LastConsolidated, len(s.Messages)):])
 		if len(unarchived) > 0 {
-			e := memory.Entry{Content: memory.RawArchive(unarchived), SessionKey: in.SessionKey}
+			e := memory.Entry{Content: memory.RawArchive(unarchived), SessionKey: in.SessionKey, ID: in.Turn + "/new/raw"}
 			if _, err := memory.Append(a.Workspace, e); err != nil {
-				return fmt.Errorf("archive session before /new: %w", err)
+				a.log().Error("archiving before /new failed; the session is kept", "session", in.SessionKey, "error", err)
+				failed = true
+				return nil
 			}
 		}
 		s.Messages = nil
 		s.LastConsolidated = 0
+		delete(s.Metadata, summaryKey)
+		delete(s.Metadata, pendingKey)
+		delete(s.Metadata, doneKey)
 		return nil
 	})
 	if err != nil {
 		return "", err
+	}
+	if failed {
+		return ArchiveFailedReply, nil
 	}
 	return "New session started.", nil
 }
@@ -159,17 +173,18 @@ func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ str
 	if err != nil {
 		return "", err
 	}
-	tokens := 0
-	for _, m := range sess.History(0) {
-		tokens += session.EstimateTokens(m)
+	count := tokens.For(in.Settings.Model)
+	n := 0
+	for _, m := range sess.History(0, nil) {
+		n += count.Message(m)
 	}
 	prompt, completion := sessionUsage(sess)
 	running := "none"
 	if in.Running != "" {
 		running = in.Running
 	}
-	return fmt.Sprintf("Model: %s\nSession: %s (%d messages, as /history lists them; %d journal entries with tool calls and commands)\nTokens used: %d in, %d out\nContext: ~%d of %d tokens\nRunning task: %s",
-		in.Settings.Model, in.SessionKey, len(conversation(sess)), len(sess.Messages), prompt, completion, tokens, inputBudget(in.Settings), running), nil
+	return fmt.Sprintf("Model: %s\nSession: %s (%d messages, as /history lists them; %d journal entries with tool calls and commands)\nTokens used: %d in, %d out\nContext: %d of %d tokens (%s)\nRunning task: %s",
+		in.Settings.Model, in.SessionKey, len(conversation(sess)), len(sess.Messages), prompt, completion, n, inputBudget(in.Settings), count.Encoding(), running), nil
 }
 
 // sessionUsage reads the token totals SAVE keeps in the session's metadata.

@@ -19,8 +19,12 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tokens"
 	"github.com/nanobot-durable/nanobot/tools"
 )
+
+// minHistoryBudget is what history keeps even when tools eat the budget.
+const minHistoryBudget = 256
 
 // llmEntryID names the journal entry of one model call.
 func llmEntryID(call int) string { return "llm-" + strconv.Itoa(call) }
@@ -101,6 +105,11 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 		res.Model = resp.Model // the model that answered: a fallback shows here
 	}
 	res.PromptTokens, res.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+	if res.PromptTokens == 0 && res.CompletionTokens == 0 { // the provider reported no usage: count it
+		count := tokens.For(in.Settings.Model)
+		res.PromptTokens = count.Messages(req.Messages) + count.Tools(req.Tools)
+		res.CompletionTokens = count.Message(msg) - count.Message(chat.Message{Role: msg.Role})
+	}
 	a.log().Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", res.Model,
 		"provider", resp.Provider, "fell_back", resp.FellBack,
 		"tool_calls", len(msg.ToolCalls), "finish", resp.FinishReason, "chars", len(msg.Content))
@@ -114,7 +123,18 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 	if err != nil {
 		return providers.Request{}, fmt.Errorf("turn %s has no system prompt (BUILD did not run?): %w", in.Turn, err)
 	}
-	history := sess.History(inputBudget(in.Settings))
+	count := tokens.For(in.Settings.Model)
+	var defs []chat.ToolDefinition
+	_, quiet := recoveryPrompt(in.Mode, nil)
+	if reg := a.toolsFor(in.SessionKey); !in.NoTools && !quiet && reg != nil {
+		if reg == a.Tools {
+			a.refreshTools(ctx)
+		}
+		defs = allowedDefinitions(reg.Definitions(), in.Tools)
+	}
+	// The tool definitions travel with every request: they come out of the budget.
+	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
+	history := sess.History(budget, count.Message)
 	msgs := make([]chat.Message, 0, len(history)+1)
 	msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: string(system)})
 	for _, m := range history {
@@ -128,23 +148,16 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 		}
 		msgs = append(msgs, m)
 	}
-	prompt, noTools := recoveryPrompt(in.Mode, msgs)
-	if prompt != "" {
+	if prompt, _ := recoveryPrompt(in.Mode, msgs); prompt != "" {
 		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: prompt})
 	}
 	msgs = governance.Prepare(msgs, governance.Options{
-		Budget:             inputBudget(in.Settings),
-		MaxToolResultChars: a.MaxToolResultChars,
+		Budget: budget, MaxToolResultChars: a.MaxToolResultChars, Count: count.Message,
 	})
-	req := providers.Request{
+	return providers.Request{
 		Model: model.APIModel, Messages: msgs, MaxTokens: in.Settings.MaxTokens,
-		Temperature: model.Temperature, Stream: in.Settings.Stream,
-	}
-	if !in.NoTools && !noTools && a.Tools != nil {
-		a.refreshTools(ctx)
-		req.Tools = allowedDefinitions(a.Tools.Definitions(), in.Tools)
-	}
-	return req, nil
+		Temperature: model.Temperature, Stream: in.Settings.Stream, Tools: defs,
+	}, nil
 }
 
 func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {
@@ -157,8 +170,8 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 			ID: tc.ID, Name: tc.Function.Name, ArgsPreview: chat.Preview(tc.Function.Arguments, 120),
 			Hint: tools.Hint(tc.Function.Name, tc.Function.Arguments, a.toolHintMax()),
 		}
-		if a.Tools != nil {
-			if t, ok := a.Tools.Get(tc.Function.Name); ok {
+		if reg := a.toolsFor(in.SessionKey); reg != nil {
+			if t, ok := reg.Get(tc.Function.Name); ok {
 				ref.ConcurrencySafe = t.Flags().ConcurrencySafe()
 			}
 		}

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tokens"
 )
 
 // keptTurnData is how many turns' system prompts a session keeps on disk.
@@ -39,14 +41,28 @@ func (a *Activities) Restore(ctx context.Context, in protocol.StepInput) (protoc
 		}
 		res.ClosedPending = closeInterrupted(s, in.Turn)
 		res.Messages = len(s.Messages)
-		for _, m := range s.History(0) {
-			res.EstimatedTokens += session.EstimateTokens(m)
-		}
 		return nil
 	})
 	if err != nil {
 		return res, fmt.Errorf("restore session %s: %w", in.SessionKey, err)
 	}
+	// The prompt this turn would send, for the workflow's consolidation decision.
+	s := in.Settings
+	if res.Model != "" {
+		s.Model = res.Model
+		s.MaxTokens = cmp.Or(res.MaxTokens, s.MaxTokens)
+		s.ContextWindowTokens = cmp.Or(res.ContextWindowTokens, s.ContextWindowTokens)
+	}
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return res, err
+	}
+	step := in
+	step.Settings = s
+	if res.EstimatedTokens, err = a.promptTokens(step, sess, in.Message.Content); err != nil {
+		return res, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
+	}
+	res.Budget = inputBudget(s)
 	return res, nil
 }
 
@@ -111,12 +127,13 @@ func (a *Activities) Compact(ctx context.Context, in protocol.StepInput) (protoc
 	if err != nil {
 		return protocol.CompactResult{}, err
 	}
-	tokens := 0
-	for _, m := range sess.History(0) {
-		tokens += session.EstimateTokens(m)
+	count := tokens.For(in.Settings.Model)
+	n := 0
+	for _, m := range sess.History(0, nil) {
+		n += count.Message(m)
 	}
 	budget := inputBudget(in.Settings)
-	return protocol.CompactResult{Note: fmt.Sprintf("%d of %d tokens", tokens, budget)}, nil
+	return protocol.CompactResult{Note: fmt.Sprintf("%d of %d tokens", n, budget)}, nil
 }
 
 // inputBudget is nanobot's (context window − max tokens − 1024), with a floor
@@ -128,7 +145,16 @@ func inputBudget(s protocol.Settings) int {
 // Build journals the user's message and fixes the turn's system prompt, so
 // every model call of the turn (and every retry) reads the same bytes.
 func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol.BuildResult, error) {
-	system, err := a.Prompt.SystemPrompt(in.Message.Route.Channel)
+	before, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return protocol.BuildResult{}, err
+	}
+	content := in.Message.Content
+	system, err := a.systemPrompt(in, before)
+	if strings.HasPrefix(in.SessionKey, DreamSessionPrefix) {
+		system = DreamSystemPrompt
+		content, err = a.dreamPrompt(in.Message)
+	}
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("build system prompt: %w", err)
 	}
@@ -138,7 +164,7 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 		}
 	}
 	user := chat.Message{Role: chat.RoleUser, Turn: in.Turn, EntryID: "user"}
-	user.Content, user.ContentParts = userContent(in.Message.Content, in.Message.Media)
+	user.Content, user.ContentParts = userContent(content, in.Message.Media)
 	if _, err := a.Store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}
@@ -146,7 +172,7 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 	if err != nil {
 		return protocol.BuildResult{}, err
 	}
-	return protocol.BuildResult{SystemPromptChars: len(system), HistoryMessages: len(sess.History(inputBudget(in.Settings)))}, nil
+	return protocol.BuildResult{SystemPromptChars: len(system), HistoryMessages: len(sess.History(inputBudget(in.Settings), tokens.For(in.Settings.Model).Message))}, nil
 }
 
 // Save closes the turn in the journal with nanobot's _save_turn rules:
@@ -158,37 +184,53 @@ func (a *Activities) Save(ctx context.Context, in protocol.SaveInput) error {
 	if err := a.Store.PruneTurnData(ctx, in.SessionKey, keptTurnData); err != nil {
 		a.log().Warn("pruning old turn data failed", "session", in.SessionKey, "error", err)
 	}
-	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
-		now := time.Now().Format(session.TimeLayout)
-		if in.StopReason == protocol.StopCancelled {
-			closeTurn(s, in.Turn)
+	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error { return a.saveTurn(s, in) })
+}
+
+// Measure tells how big the session's next prompt is, so after SAVE the
+// workflow can consolidate at once rather than make the next turn wait.
+func (a *Activities) Measure(ctx context.Context, in protocol.StepInput) (protocol.MeasureResult, error) {
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return protocol.MeasureResult{}, err
+	}
+	n, err := a.promptTokens(in, sess, "")
+	if err != nil {
+		return protocol.MeasureResult{}, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
+	}
+	return protocol.MeasureResult{PromptTokens: n, Budget: inputBudget(in.Settings)}, nil
+}
+
+func (a *Activities) saveTurn(s *session.Session, in protocol.SaveInput) error {
+	now := time.Now().Format(session.TimeLayout)
+	if in.StopReason == protocol.StopCancelled {
+		closeTurn(s, in.Turn)
+	}
+	if len(in.Segments) > 1 && s.Find(in.Turn, "final") < 0 {
+		joinSegments(s, in.Turn, in.Segments)
+		in.FinalEntry = "final"
+	}
+	if in.FinalEntry == "" && in.StopReason != protocol.StopCancelled && s.Find(in.Turn, "final") < 0 {
+		text := in.Reply
+		if in.StopReason == protocol.StopError {
+			text = ModelErrorPlaceholder
 		}
-		if len(in.Segments) > 1 && s.Find(in.Turn, "final") < 0 {
-			joinSegments(s, in.Turn, in.Segments)
-			in.FinalEntry = "final"
-		}
-		if in.FinalEntry == "" && in.StopReason != protocol.StopCancelled && s.Find(in.Turn, "final") < 0 {
-			text := in.Reply
-			if in.StopReason == protocol.StopError {
-				text = ModelErrorPlaceholder
-			}
-			s.Messages = append(s.Messages, chat.Message{
-				Role: chat.RoleAssistant, Content: text, Turn: in.Turn, EntryID: "final", Timestamp: now,
-			})
-		}
-		cleanToolResults(s, in.Turn)
-		orderToolResults(s, in.Turn)
-		replaceInlineImages(s, in.Turn)
-		entry := in.FinalEntry
-		if entry == "" {
-			entry = "final"
-		}
-		if i := s.Find(in.Turn, entry); i >= 0 && in.LatencyMS > 0 {
-			s.Messages[i].LatencyMS = in.LatencyMS
-		}
-		addUsage(s, in.Turn, in.PromptTokens, in.CompletionTokens)
-		return nil
-	})
+		s.Messages = append(s.Messages, chat.Message{
+			Role: chat.RoleAssistant, Content: text, Turn: in.Turn, EntryID: "final", Timestamp: now,
+		})
+	}
+	cleanToolResults(s, in.Turn)
+	orderToolResults(s, in.Turn)
+	replaceInlineImages(s, in.Turn)
+	entry := in.FinalEntry
+	if entry == "" {
+		entry = "final"
+	}
+	if i := s.Find(in.Turn, entry); i >= 0 && in.LatencyMS > 0 {
+		s.Messages[i].LatencyMS = in.LatencyMS
+	}
+	addUsage(s, in.Turn, in.PromptTokens, in.CompletionTokens)
+	return nil
 }
 
 // joinSegments replaces the pieces of a continued reply by one message.

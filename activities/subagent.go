@@ -57,7 +57,7 @@ func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (p
 		res.Refused = "Error: Invalid parameters for tool 'spawn': task is required"
 		return res, nil
 	}
-	if a.Temporal == nil {
+	if a.Client == nil {
 		res.Refused = "Error: subagents are not available in this context"
 		return res, nil
 	}
@@ -65,7 +65,7 @@ func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (p
 	if a.Config != nil && a.Config().Agents.Defaults.MaxConcurrentSubagents > 0 {
 		limit = a.Config().Agents.Defaults.MaxConcurrentSubagents
 	}
-	running, err := channels.RunningSubagents(ctx, a.Temporal, ref.SessionKey)
+	running, err := channels.RunningSubagents(ctx, a.Client, ref.SessionKey)
 	if err != nil {
 		return res, fmt.Errorf("count running subagents of %s: %w", ref.SessionKey, err)
 	}
@@ -115,7 +115,7 @@ func (a *Activities) SubagentBuild(ctx context.Context, in protocol.SubagentInpu
 // Announce tells the origin session what a subagent did: a message that
 // starts a turn there, or joins the running one.
 func (a *Activities) Announce(ctx context.Context, in protocol.AnnounceInput) error {
-	if a.Temporal == nil {
+	if a.Client == nil {
 		return temporal.NewNonRetryableApplicationError("no Temporal client to announce with", protocol.ErrConfig, nil)
 	}
 	sub := in.Subagent
@@ -135,7 +135,7 @@ func (a *Activities) Announce(ctx context.Context, in protocol.AnnounceInput) er
 		}
 	}
 	content := AnnounceText(sub, task, result, in.StopReason, sess, in.Turn)
-	bus := &channels.Bus{Client: a.Temporal, Settings: sub.Settings}
+	bus := &channels.Bus{Client: a.Client, Settings: sub.Settings}
 	msg := protocol.Inbound{
 		ID: "subagent-" + sub.ID, SessionKey: sub.OriginKey, Route: sub.Origin, Content: content,
 		Kind: protocol.KindSubagent, SentAt: time.Now(),

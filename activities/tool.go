@@ -54,10 +54,11 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	if !toolAllowed(in.Tools, call.Function.Name) {
 		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: Tool '%s' is not available here (allowed: %s)", call.Function.Name, strings.Join(in.Tools, ", ")), false)
 	}
-	tool, known := a.Tools.Get(call.Function.Name)
-	if !known {
+	reg := a.toolsFor(in.SessionKey)
+	tool, known := reg.Get(call.Function.Name)
+	if !known && reg == a.Tools {
 		a.refreshTools(ctx) // an MCP tool this worker has not connected yet
-		tool, known = a.Tools.Get(call.Function.Name)
+		tool, known = reg.Get(call.Function.Name)
 	}
 	claimed := true
 	if known && tool.Flags().SideEffects {
@@ -74,7 +75,7 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 				Iteration: in.Iteration, ToolHint: hint})
 		}
 		stop := startHeartbeats(ctx, in.Heartbeat)
-		result = a.Tools.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
+		result = reg.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
 		stop()
 		if ctx.Err() != nil {
 			// Stopped (/stop, or the worker is going away): a cut-short result is no

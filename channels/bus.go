@@ -23,11 +23,6 @@ type WorkflowLister interface {
 	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 }
 
-// WorkflowClient is the part of the Temporal client the agent's activities use.
-type WorkflowClient interface {
-	client.Client
-}
-
 // Bus hands inbound messages to the session's turn workflow: a message
 // either starts a turn or joins the running one (SignalWithStart), which
 // serializes each session and runs sessions in parallel without locks.

@@ -9,8 +9,8 @@ import (
 
 // microcompact replaces big results of compactable tools, oldest first,
 // until the messages fit in 0.85 × budget; it does nothing when they fit.
-func microcompact(msgs []chat.Message, budget int) []chat.Message {
-	total := Tokens(msgs)
+func microcompact(msgs []chat.Message, budget int, count session.Counter) []chat.Message {
+	total := Tokens(msgs, count)
 	if total <= budget {
 		return msgs
 	}
@@ -23,17 +23,17 @@ func microcompact(msgs []chat.Message, budget int) []chat.Message {
 		if m.Role != chat.RoleTool || len(m.Content) < MicrocompactMinChars || !CompactableTools[m.Name] {
 			continue
 		}
-		before := session.EstimateTokens(m)
+		before := count(m)
 		msgs[i].Content = fmt.Sprintf(compactedTextFormat, m.Name)
-		total -= before - session.EstimateTokens(msgs[i])
+		total -= before - count(msgs[i])
 	}
 	return msgs
 }
 
 // snipHistory keeps the system messages and the newest messages that fit,
 // starting at a user message; it does nothing when everything fits.
-func snipHistory(msgs []chat.Message, budget int) []chat.Message {
-	if Tokens(msgs) <= budget {
+func snipHistory(msgs []chat.Message, budget int, count session.Counter) []chat.Message {
+	if Tokens(msgs, count) <= budget {
 		return msgs
 	}
 	var system, rest []chat.Message
@@ -44,10 +44,10 @@ func snipHistory(msgs []chat.Message, budget int) []chat.Message {
 			rest = append(rest, m)
 		}
 	}
-	left := budget - Tokens(system)
+	left := budget - Tokens(system, count)
 	start := len(rest)
-	for start > 0 && left-session.EstimateTokens(rest[start-1]) >= 0 {
-		left -= session.EstimateTokens(rest[start-1])
+	for start > 0 && left-count(rest[start-1]) >= 0 {
+		left -= count(rest[start-1])
 		start--
 	}
 	for start < len(rest) && rest[start].Role != chat.RoleUser {

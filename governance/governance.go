@@ -8,6 +8,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tokens"
 )
 
 // nanobot's constants.
@@ -33,6 +34,8 @@ type Options struct {
 	Budget int
 	// MaxToolResultChars caps one tool result (0 = no cap).
 	MaxToolResultChars int
+	// Count counts a message's tokens; nil counts with the default encoding.
+	Count session.Counter
 }
 
 // Budget is nanobot's input budget for a model call.
@@ -49,18 +52,25 @@ func Prepare(msgs []chat.Message, opts Options) []chat.Message {
 	out = backfillMissingResults(out)
 	out = capToolResults(out, opts.MaxToolResultChars)
 	if opts.Budget > 0 {
-		out = microcompact(out, opts.Budget)
-		out = snipHistory(out, opts.Budget)
+		count := opts.Count
+		if count == nil {
+			count = tokens.For("").Message
+		}
+		out = microcompact(out, opts.Budget, count)
+		out = snipHistory(out, opts.Budget, count)
 	}
 	out = dropOrphanResults(out)
 	return backfillMissingResults(out)
 }
 
-// Tokens estimates the size of messages.
-func Tokens(msgs []chat.Message) int {
+// Tokens counts messages with count (nil: the default encoding).
+func Tokens(msgs []chat.Message, count session.Counter) int {
+	if count == nil {
+		count = tokens.For("").Message
+	}
 	n := 0
 	for _, m := range msgs {
-		n += session.EstimateTokens(m)
+		n += count(m)
 	}
 	return n
 }

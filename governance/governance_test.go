@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/tokens"
 )
 
 func sys(s string) chat.Message  { return chat.Message{Role: chat.RoleSystem, Content: s} }
@@ -76,15 +77,25 @@ func TestPrepareRules(t *testing.T) {
 	}
 }
 
+// quarterChars keeps these cases about governance, not the tokenizer:
+// repeated filler letters would compress to a few BPE tokens.
+func quarterChars(m chat.Message) int {
+	n := len(m.Content)
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Function.Name) + len(tc.Function.Arguments) + 16
+	}
+	return n/4 + 4
+}
+
 func TestMicrocompactOldestFirstToTarget(t *testing.T) {
 	big := strings.Repeat("y", 4000) // ~1000 tokens each
 	msgs := []chat.Message{sys("s"), user("q"), calls("a"), result("a", big), calls("b"), result("b", big), calls("c"), result("c", big), asst("ok")}
 	budget := 2000
-	out := Prepare(msgs, Options{Budget: budget})
+	out := Prepare(msgs, Options{Budget: budget, Count: quarterChars})
 	require.Equal(t, fmt.Sprintf(compactedTextFormat, "read_file"), out[3].Content, "the oldest result goes first")
 	require.Equal(t, fmt.Sprintf(compactedTextFormat, "read_file"), out[5].Content)
 	require.Equal(t, big, out[7].Content, "compaction stops once under 0.85 × budget")
-	require.LessOrEqual(t, Tokens(out), int(float64(budget)*InflightCompactTarget))
+	require.LessOrEqual(t, Tokens(out, quarterChars), int(float64(budget)*InflightCompactTarget))
 	require.Equal(t, big, msgs[3].Content, "the input is not modified")
 }
 
@@ -93,7 +104,7 @@ func TestMicrocompactSkipsSmallAndUncompactable(t *testing.T) {
 	other := chat.Message{Role: chat.RoleTool, ToolCallID: "w", Name: "write_file", Content: strings.Repeat("w", 4000)}
 	w := chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "w", Function: chat.FunctionCall{Name: "write_file"}}}}
 	msgs := []chat.Message{user("q"), calls("a"), result("a", small), w, other}
-	out := microcompact(append([]chat.Message(nil), msgs...), 10)
+	out := microcompact(append([]chat.Message(nil), msgs...), 10, quarterChars)
 	require.Equal(t, small, out[2].Content)
 	require.Equal(t, other.Content, out[4].Content)
 }
@@ -101,16 +112,16 @@ func TestMicrocompactSkipsSmallAndUncompactable(t *testing.T) {
 func TestSnipKeepsSystemAndNewestFromAUserMessage(t *testing.T) {
 	long := strings.Repeat("h", 400) // ~100 tokens
 	msgs := []chat.Message{sys("system"), user(long), asst(long), user(long), asst(long), user("latest"), asst("reply")}
-	out := Prepare(msgs, Options{Budget: 230})
+	out := Prepare(msgs, Options{Budget: 230, Count: quarterChars})
 	require.Equal(t, []string{"system:system", "user:hhhhhhhhhhhh", "assistant:hhhhhhhhhhhh", "user:latest", "assistant:reply"}, shape(out))
-	out = Prepare(msgs, Options{Budget: 30})
+	out = Prepare(msgs, Options{Budget: 30, Count: quarterChars})
 	require.Equal(t, []string{"system:system", "user:latest", "assistant:reply"}, shape(out))
 }
 
 func TestSnipThenRepairsToolPairs(t *testing.T) {
 	long := strings.Repeat("h", 800)
 	msgs := []chat.Message{sys("s"), user("old"), calls("a"), result("a", "r"), asst(long), user("new"), calls("b"), result("b", "r2")}
-	out := Prepare(msgs, Options{Budget: 60})
+	out := Prepare(msgs, Options{Budget: 60, Count: quarterChars})
 	require.Equal(t, []string{"system:s", "user:new", "assistant+b", "tool#b:r2"}, shape(out))
 }
 
@@ -137,7 +148,7 @@ func FuzzPrepareKeepsToolPairsValid(f *testing.F) {
 				msgs = append(msgs, sys("s"))
 			}
 		}
-		out := Prepare(msgs, Options{Budget: 200, MaxToolResultChars: 300})
+		out := Prepare(msgs, Options{Budget: 200, MaxToolResultChars: 300, Count: quarterChars})
 		open := map[string]bool{}
 		for i, m := range out {
 			switch m.Role {
@@ -164,4 +175,20 @@ func FuzzPrepareKeepsToolPairsValid(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Chinese text is about a token per character: a byte guess keeps too much
+// history and the request overflows; the tokenizer's count does not.
+func TestSnipCountsChineseWithTheTokenizer(t *testing.T) {
+	zh := strings.Repeat("我们今天去公园散步，然后一起吃晚饭。", 6)
+	var msgs []chat.Message
+	msgs = append(msgs, sys("system"))
+	for i := 0; i < 10; i++ {
+		msgs = append(msgs, user(zh), asst(zh))
+	}
+	msgs = append(msgs, user("最后一个问题"))
+	budget := 600
+	out := Prepare(msgs, Options{Budget: budget})
+	require.LessOrEqual(t, Tokens(out, tokens.For("").Message), budget)
+	require.Greater(t, len(out), 2, "it still keeps what fits")
 }

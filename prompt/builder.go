@@ -1,20 +1,20 @@
 // Package prompt builds what the model sees besides the conversation: the
-// system prompt from the workspace files and the runtime-context block.
+// system prompt, an ordered list of sections in nanobot's order, and the
+// runtime-context block appended to the user's message.
+//
+// The system prompt is byte-identical across turns while its sources do not
+// change (providers cache prompts by prefix); facts that change every turn
+// go into the runtime context, which is never journaled.
 package prompt
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 
-	"github.com/nanobot-durable/nanobot/templates"
+	"github.com/nanobot-durable/nanobot/skills"
 )
-
-// BootstrapFiles are read from the workspace root, in this order (nanobot's list).
-var BootstrapFiles = []string{"AGENTS.md", "SOUL.md", "USER.md"}
 
 // sectionSeparator joins the system prompt's sections, as nanobot does.
 const sectionSeparator = "\n\n---\n\n"
@@ -23,68 +23,89 @@ const sectionSeparator = "\n\n---\n\n"
 type Builder struct {
 	Workspace string
 	BotName   string
+	// DisabledSkills returns agents.defaults.disabledSkills (the config may be reloaded).
+	DisabledSkills func() []string
+}
+
+// Request is what a system prompt depends on besides the workspace files.
+type Request struct {
+	Channel    string
+	SessionKey string
+	// Message is the user's text: "$skill-name" in it activates that skill for the turn.
+	Message string
+	// Budget is the turn's input budget; Recent History takes at most a quarter of it.
+	Budget int
+	// Summary is the session's archived summary (from consolidation or idle
+	// compaction); SummaryCursor is its history entry, left out of Recent History.
+	Summary       string
+	SummaryCursor int
+	// Count counts tokens (nil: four bytes a token).
+	Count func(string) int
+}
+
+func (r Request) count(s string) int {
+	if r.Count == nil {
+		return len(s)/4 + 1
+	}
+	return r.Count(s)
+}
+
+// env is what the sections of one build share.
+type env struct {
+	b      Builder
+	r      Request
+	skills []skills.Skill
+}
+
+// section renders one part of the system prompt; "" leaves it out.
+type section struct {
+	name   string
+	render func(e *env) (string, error)
+}
+
+// sections is the system prompt, in nanobot's order.
+var sections = []section{
+	{"identity", identity},
+	{"bootstrap", bootstrap},
+	{"tool contract", toolContract},
+	{"memory", longTermMemory},
+	{"active skills", activeSkills},
+	{"skills", skillsSummary},
+	{"recent history", recentHistory},
+	{"archived summary", archivedSummary},
 }
 
 // SystemPrompt reads the workspace and returns the system prompt.
-func (b Builder) SystemPrompt(channel string) (string, error) {
-	sections := []string{b.identity(channel)}
-	for _, name := range BootstrapFiles {
-		text, err := b.readIfCustom(name)
-		if err != nil {
-			return "", err
-		}
-		if text != "" {
-			sections = append(sections, "## "+name+"\n\n"+text)
-		}
+func (b Builder) SystemPrompt(r Request) (string, error) {
+	var disabled []string
+	if b.DisabledSkills != nil {
+		disabled = b.DisabledSkills()
 	}
-	memory, err := readOptional(filepath.Join(b.Workspace, "memory", "MEMORY.md"))
+	list, err := skills.Loader{Workspace: b.Workspace, Disabled: disabled}.List()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("system prompt: %w", err)
 	}
-	if strings.TrimSpace(memory) != "" {
-		sections = append(sections, "# Memory\n\n## Long-term Memory\n"+strings.TrimSpace(memory))
+	e := &env{b: b, r: r, skills: list}
+	var parts []string
+	for _, s := range sections {
+		text, err := s.render(e)
+		if err != nil {
+			return "", fmt.Errorf("system prompt section %s: %w", s.name, err)
+		}
+		if text = strings.TrimSpace(text); text != "" {
+			parts = append(parts, text)
+		}
 	}
-	return strings.Join(sections, sectionSeparator), nil
+	return strings.Join(parts, sectionSeparator), nil
 }
 
-func (b Builder) identity(channel string) string {
-	name := b.BotName
-	if name == "" {
-		name = "nanobot"
+// Skills lists the workspace's skills as the prompt sees them (for /skill).
+func (b Builder) Skills() ([]skills.Skill, error) {
+	var disabled []string
+	if b.DisabledSkills != nil {
+		disabled = b.DisabledSkills()
 	}
-	var s strings.Builder
-	fmt.Fprintf(&s, "# %s 🐈\n\nYou are %s, a helpful AI assistant.\n\n", name, name)
-	fmt.Fprintf(&s, "## Runtime\n%s %s, Go %s\n\n", runtime.GOOS, runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"))
-	fmt.Fprintf(&s, "## Workspace\nYour workspace is at: %s\n", b.Workspace)
-	fmt.Fprintf(&s, "- Long-term memory: %s\n", filepath.Join(b.Workspace, "memory", "MEMORY.md"))
-	fmt.Fprintf(&s, "- Custom skills: %s/{skill-name}/SKILL.md\n", filepath.Join(b.Workspace, "skills"))
-	if hint := formatHint(channel); hint != "" {
-		fmt.Fprintf(&s, "\n## Output format\n%s\n", hint)
-	}
-	return strings.TrimRight(s.String(), "\n")
-}
-
-func formatHint(channel string) string {
-	switch channel {
-	case "cli":
-		return "Your reply is shown in a terminal: plain text or light Markdown."
-	case "telegram", "slack":
-		return "Your reply is shown in a chat app: keep it short; Markdown is converted."
-	}
-	return ""
-}
-
-// readIfCustom returns a bootstrap file's text, or "" when it is missing or
-// still identical to the template (nanobot skips untouched templates).
-func (b Builder) readIfCustom(name string) (string, error) {
-	text, err := readOptional(filepath.Join(b.Workspace, name))
-	if err != nil || text == "" {
-		return "", err
-	}
-	if tpl, err := templates.Read(name); err == nil && strings.TrimSpace(tpl) == strings.TrimSpace(text) {
-		return "", nil
-	}
-	return strings.TrimSpace(text), nil
+	return skills.Loader{Workspace: b.Workspace, Disabled: disabled}.List()
 }
 
 func readOptional(path string) (string, error) {

@@ -61,6 +61,8 @@ type Settings struct {
 	LLMHeartbeat        time.Duration `json:"llm_heartbeat"`
 	LLMMaxAttempts      int32         `json:"llm_max_attempts"`
 	ToolTimeout         time.Duration `json:"tool_timeout"`
+	// ConsolidationRatio: consolidation archives until the prompt is at most budget × this.
+	ConsolidationRatio float64 `json:"consolidation_ratio,omitempty"`
 }
 
 // TurnInput starts a run of TurnWorkflow.
@@ -149,6 +151,8 @@ type RestoreResult struct {
 	ClosedPending       bool   `json:"closed_pending"` // an unanswered earlier turn got the interruption note
 	SkippedLines        int    `json:"skipped_lines"`
 	EstimatedTokens     int    `json:"estimated_tokens"`
+	// Budget is the input budget EstimatedTokens is held against.
+	Budget int `json:"budget,omitempty"`
 }
 
 // CompactResult tells what COMPACT did.
@@ -335,6 +339,9 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.ToolTimeout <= 0 {
 		s.ToolTimeout = 11 * time.Minute
+	}
+	if s.ConsolidationRatio <= 0 || s.ConsolidationRatio >= 1 {
+		s.ConsolidationRatio = 0.5
 	}
 	return s
 }

@@ -7,21 +7,15 @@ import (
 // recentFloor is how many recent messages replay even when consolidated.
 const recentFloor = 8
 
-// EstimateTokens is a cheap, stable token estimate (about 4 chars a token).
-func EstimateTokens(m chat.Message) int {
-	n := len(m.Content) + len(m.ReasoningContent)
-	for _, tc := range m.ToolCalls {
-		n += len(tc.Function.Name) + len(tc.Function.Arguments) + 16
-	}
-	return n/4 + 4
-}
+// Counter counts one message's tokens (tokens.Counter.Message).
+type Counter func(chat.Message) int
 
 // History returns the messages to replay to the model, following nanobot's
 // get_history: from last_consolidated (but never fewer than the recent
 // floor), starting at a user message, without command rows or empty
-// assistant messages, trimmed from the oldest end to fit budget tokens
-// (budget <= 0: no trimming).
-func (s *Session) History(budget int) []chat.Message {
+// assistant messages, trimmed from the oldest end to fit budget tokens as
+// count counts them (budget <= 0: no trimming, count may be nil).
+func (s *Session) History(budget int, count Counter) []chat.Message {
 	msgs := s.Messages
 	start := len(msgs) - recentFloor
 	if start < 0 {
@@ -51,7 +45,7 @@ func (s *Session) History(budget int) []chat.Message {
 	}
 	total := 0
 	for _, m := range out {
-		total += EstimateTokens(m)
+		total += count(m)
 	}
 	// Drop whole user-led exchanges from the front; the newest user message always stays.
 	for total > budget {
@@ -66,9 +60,19 @@ func (s *Session) History(budget int) []chat.Message {
 			break
 		}
 		for _, m := range out[:next] {
-			total -= EstimateTokens(m)
+			total -= count(m)
 		}
 		out = out[next:]
 	}
 	return out
+}
+
+// ReplayFloor is where History starts regardless of last_consolidated: the
+// last recentFloor messages, moved back to a user message.
+func ReplayFloor(msgs []chat.Message) int {
+	start := max(len(msgs)-recentFloor, 0)
+	for start > 0 && msgs[start].Role != chat.RoleUser {
+		start--
+	}
+	return start
 }

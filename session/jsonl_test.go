@@ -160,7 +160,7 @@ func TestHistoryRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Session{Messages: tc.msgs, LastConsolidated: tc.lc}
 			var got []string
-			for _, m := range s.History(tc.budget) {
+			for _, m := range s.History(tc.budget, func(m chat.Message) int { return len(m.Content)/4 + 4 }) {
 				got = append(got, m.Content)
 			}
 			require.Equal(t, tc.want, got)

@@ -20,6 +20,7 @@ func Settings(cfg *config.Config) protocol.Settings {
 		Stream:              envBool("NANOBOT_STREAM", true),
 		LLMTimeout:          envSeconds("NANOBOT_LLM_TIMEOUT_S", 300),
 		LLMHeartbeat:        envSeconds("NANOBOT_LLM_HEARTBEAT_TIMEOUT_S", 30),
+		ConsolidationRatio:  cfg.Agents.Defaults.ConsolidationRatio,
 	}
 	if s.LLMTimeout == 0 {
 		s.LLMTimeout = 24 * time.Hour // nanobot: 0 disables the limit

@@ -81,14 +81,13 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	acts := &activities.Activities{
 		RefreshTools: refresh, Config: models.Config,
 		Store: store, Tools: reg, Models: models,
-		Prompt:  prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName},
+		Prompt: prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName,
+			DisabledSkills: func() []string { return models.Config().Agents.Defaults.DisabledSkills }},
 		Streams: hub, Channels: mgr, Workspace: workspace,
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
-	}
-	if c != nil {
-		acts.Temporal = c
+		DreamTools:          tools.NewDreamRegistry(), Client: c,
 	}
 	return acts, pool, nil
 }
@@ -137,11 +136,13 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		reg(acts.SubagentBuild, protocol.ActivitySubagentBuild)
 		reg(acts.Announce, protocol.ActivityAnnounce)
 		reg(acts.ToolCall, protocol.ActivityTool)
+		registerUpkeep(w, acts)
 		set.workers = append(set.workers, w)
 	}
 	if opts.Models {
 		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout})
 		w.RegisterActivityWithOptions(acts.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
+		w.RegisterActivityWithOptions(acts.Consolidate, activity.RegisterOptions{Name: protocol.ActivityConsolidate})
 		set.workers = append(set.workers, w)
 	}
 	for _, q := range opts.DeliveryQueues {

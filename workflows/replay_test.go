@@ -23,6 +23,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
+			r.RegisterWorkflowWithOptions(DreamWorkflow, workflow.RegisterOptions{Name: protocol.DreamWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}

@@ -22,16 +22,21 @@ func (t *turn) restore(ctx workflow.Context) (Event, error) {
 			t.in.Settings.ContextWindowTokens = res.ContextWindowTokens
 		}
 	}
+	t.noteRestore(res)
 	return EvOK, err
 }
 
 func (t *turn) compact(ctx workflow.Context) (Event, error) {
 	var res protocol.CompactResult
 	err := workflow.ExecuteLocalActivity(localCtx(ctx, "compact"), protocol.ActivityCompact, t.step()).Get(ctx, &res)
+	if err == nil {
+		t.consolidateBeforeTurn(ctx)
+	}
 	return EvOK, err
 }
 
 func (t *turn) command(ctx workflow.Context) (Event, error) {
+	t.consolidateBeforeNew(ctx)
 	var res protocol.CommandResult
 	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "command"), protocol.ActivityCommand, t.step()).Get(ctx, &res); err != nil {
 		return "", err
@@ -70,6 +75,7 @@ func (t *turn) save(ctx workflow.Context) (Event, error) {
 
 func (t *turn) respond(ctx workflow.Context) (Event, error) {
 	t.deliver(ctx)
+	t.consolidateAfterSave(ctx)
 	return EvOK, nil
 }
 

@@ -80,6 +80,7 @@ type turn struct {
 	busy      bool // past COMMAND: slash commands run inline
 	m         machine
 	run       runner
+	mem       memoryState
 }
 
 // reply is what the turn will say and why it stopped.
@@ -118,6 +119,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	t.v1 = workflow.GetVersion(ctx, versionRunner, workflow.DefaultVersion, runnerV1) >= runnerV1
 	t.vRoute = workflow.GetVersion(ctx, versionRoute, workflow.DefaultVersion, routeV1) >= routeV1
 	t.vInbox = workflow.GetVersion(ctx, versionInbox, workflow.DefaultVersion, inboxV1) >= inboxV1
+	t.mem.enabled = workflow.GetVersion(ctx, versionMemory, workflow.DefaultVersion, memoryV1) >= memoryV1
 	if t.v1 {
 		workflow.Go(ctx, t.receive)
 	}

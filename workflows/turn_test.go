@@ -35,6 +35,12 @@ func stubLLM(context.Context, protocol.LLMCallInput) (protocol.LLMCallResult, er
 func stubTool(context.Context, protocol.ToolCallInput) (protocol.ToolCallResult, error) {
 	return protocol.ToolCallResult{}, errors.New("not mocked")
 }
+func stubMeasure(context.Context, protocol.StepInput) (protocol.MeasureResult, error) {
+	return protocol.MeasureResult{}, nil
+}
+func stubConsolidate(context.Context, protocol.ConsolidateInput) (protocol.ConsolidateResult, error) {
+	return protocol.ConsolidateResult{}, errors.New("not mocked")
+}
 func stubDeliver(context.Context, protocol.DeliverInput) error { return nil }
 func stubInject(context.Context, protocol.InjectInput) error   { return nil }
 func stubMark(context.Context, protocol.DeliverInput) error    { return nil }
@@ -48,6 +54,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		protocol.ActivityCommand: stubCommand, protocol.ActivityBuild: stubBuild, protocol.ActivitySave: stubSave,
 		protocol.ActivityLLMCall: stubLLM, protocol.ActivityTool: stubTool, protocol.ActivityDeliver: stubDeliver,
 		protocol.ActivityInject: stubInject, protocol.ActivityMarkUndelivered: stubMark,
+		protocol.ActivityMeasure: stubMeasure, protocol.ActivityConsolidate: stubConsolidate,
 	} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

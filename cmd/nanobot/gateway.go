@@ -69,6 +69,10 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		return err
 	}
 	defer r.Close()
+	if err := a.ensureUpkeep(ctx, name, r, cfg); err != nil {
+		fmt.Fprintln(a.stdout, "! "+err.Error())
+		a.log.Warn("memory schedules", "error", err)
+	}
 	mgr.Bus, mgr.Log = r.bus, a.log
 	mgr.Pairing = pairing.NewStore(config.ConfigDir(cfg.Path))
 	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
@@ -155,4 +159,13 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 		}
 	}
 	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
+}
+
+// ensureUpkeep registers the dream and idle-compact schedules from the
+// config; the gateway owns them, plain workers leave them alone.
+func (a *app) ensureUpkeep(ctx context.Context, name string, r *runtimeEnv, cfg *config.Config) error {
+	if name != "gateway" {
+		return nil
+	}
+	return workers.EnsureUpkeep(ctx, r.conn.Client, cfg)
 }

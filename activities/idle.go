@@ -1,0 +1,80 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/session"
+)
+
+// IdleSessions lists sessions idle longer than in.IdleAfter with more than
+// in.Keep messages not yet archived. Sessions whose turn is running are
+// reported as skipped; Dream's own sessions are never compacted.
+func (a *Activities) IdleSessions(ctx context.Context, in protocol.IdleSessionsInput) (protocol.IdleCompactResult, error) {
+	var res protocol.IdleCompactResult
+	lister, ok := a.Store.(session.Lister)
+	if !ok {
+		return res, errors.New("idle compaction: the session store cannot list sessions")
+	}
+	all, err := lister.Sessions()
+	if err != nil {
+		return res, err
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Key < all[j].Key })
+	now := time.Now()
+	for _, info := range all {
+		if strings.HasPrefix(info.Key, DreamSessionPrefix) || now.Sub(info.Modified) < in.IdleAfter {
+			continue
+		}
+		sess, err := a.load(ctx, info.Key)
+		if err != nil {
+			a.log().Warn("idle compaction: unreadable session skipped", "session", info.Key, "error", err)
+			continue
+		}
+		if len(archivable(sess.Messages[min(sess.LastConsolidated, len(sess.Messages)):])) <= in.Keep {
+			continue
+		}
+		busy, err := a.turnRunning(ctx, info.Key)
+		if err != nil {
+			return res, err
+		}
+		if busy {
+			res.Skipped = append(res.Skipped, info.Key)
+			continue
+		}
+		res.Compacted = append(res.Compacted, info.Key)
+	}
+	return res, nil
+}
+
+// turnRunning asks Temporal whether the session's turn workflow is running.
+func (a *Activities) turnRunning(ctx context.Context, key string) (bool, error) {
+	if a.Client == nil {
+		return false, nil
+	}
+	desc, err := a.Client.DescribeWorkflowExecution(ctx, protocol.TurnWorkflowID(key), "")
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+}
+
+func readFileOptional(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
+}

@@ -1,0 +1,71 @@
+package session
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Info is a stored session as listed, without reading its messages.
+type Info struct {
+	Key string
+	// Modified is when the session file last changed (appends do not touch
+	// the metadata line's updated_at).
+	Modified time.Time
+}
+
+// Lister is a store that can list and remove whole sessions (idle
+// compaction and Dream's bookkeeping need it).
+type Lister interface {
+	Sessions() ([]Info, error)
+	Delete(key string) error
+}
+
+// Sessions lists every session file of the store.
+func (s *JSONLStore) Sessions() ([]Info, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions in %s: %w", s.dir, err)
+	}
+	var out []Info
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() {
+			continue
+		}
+		key, err := base64.RawURLEncoding.DecodeString(name)
+		if err != nil {
+			continue // not one of ours
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out = append(out, Info{Key: string(key), Modified: info.ModTime()})
+	}
+	return out, nil
+}
+
+// Delete removes a session with its turn data and lock file.
+func (s *JSONLStore) Delete(key string) error {
+	unlock, err := s.lock(key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s.mu.Lock()
+	delete(s.cache, key)
+	s.mu.Unlock()
+	for _, p := range []string{s.Path(key), s.turnDir(key)} {
+		if err := os.RemoveAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete session %s: %w", key, err)
+		}
+	}
+	_ = os.Remove(filepath.Clean(s.Path(key) + ".lock"))
+	return nil
+}

@@ -1,0 +1,38 @@
+package workers
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+func TestUpkeepSchedulesFollowTheConfig(t *testing.T) {
+	cfg := config.Default()
+	on, off := UpkeepSchedules(cfg)
+	require.Empty(t, off)
+	require.Len(t, on, 2)
+	require.Equal(t, DreamScheduleID, on[0].ID)
+	require.Equal(t, 2*time.Hour, on[0].Every)
+	require.Equal(t, IdleCompactScheduleID, on[1].ID)
+	require.Equal(t, time.Minute, on[1].Every)
+	require.Equal(t, 15*time.Minute, on[1].Args[0].(protocol.IdleCompactInput).IdleAfter)
+
+	cfg.Agents.Defaults.Dream = config.Dream{Enabled: true, IntervalH: 2, Cron: "0 3 * * *", ModelOverride: "cheap-model"}
+	cfg.Agents.Defaults.Timezone = "Asia/Shanghai"
+	cfg.Agents.Defaults.IdleCompactAfterMinutes = 0
+	on, off = UpkeepSchedules(cfg)
+	require.Equal(t, []string{IdleCompactScheduleID}, off, "0 minutes turns idle compaction off")
+	require.Len(t, on, 1)
+	require.Equal(t, "0 3 * * *", on[0].Cron, "dream.cron wins over intervalH")
+	require.Zero(t, on[0].Every)
+	require.Equal(t, "Asia/Shanghai", on[0].TimeZone)
+	require.Equal(t, "cheap-model", on[0].Args[0].(protocol.DreamInput).Settings.Model)
+
+	cfg.Agents.Defaults.Dream.Enabled = false
+	_, off = UpkeepSchedules(cfg)
+	require.Equal(t, []string{DreamScheduleID, IdleCompactScheduleID}, off)
+}
