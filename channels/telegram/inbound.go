@@ -2,8 +2,12 @@ package telegram
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +17,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/nanobot-durable/nanobot/atomicfile"
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -22,9 +27,14 @@ const startText = "👋 Hi %s! I'm nanobot.\n\nSend me a message and I'll respon
 
 // onUpdate handles one update from getUpdates.
 func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, upd *models.Update) {
-	if upd == nil || !c.seen.Add(upd.ID) {
-		return // a server that ignores offset sends updates again
+	if upd == nil || c.seen.Has(upd.ID) {
+		return // a server that ignores offset, or a restart, sends updates again
 	}
+	defer c.seen.Add(upd.ID) // once handled: a restart does not hand it to the agent again
+	c.handle(ctx, upd)
+}
+
+func (c *Channel) handle(ctx context.Context, upd *models.Update) {
 	msg := upd.Message
 	if msg == nil || msg.From == nil || (c.me != nil && msg.From.ID == c.me.ID) {
 		return
@@ -54,7 +64,7 @@ func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, upd *models.Update) 
 	if waits {
 		c.startTyping(in.Route, msg.ID)
 	}
-	err := c.publish(ctx, in)
+	err := c.publishRetrying(ctx, in)
 	if err != nil && waits {
 		c.stopTyping(in.Route)
 	}
@@ -65,6 +75,29 @@ func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, upd *models.Update) 
 		c.log.Error("telegram message not delivered to the agent", "chat", in.Route.ChatID, "sender", in.Route.SenderID, "error", err)
 	}
 }
+
+// publishRetrying hands the message over, retrying while the agent cannot
+// take it (Temporal restarting): Telegram will not send it again.
+func (c *Channel) publishRetrying(ctx context.Context, in protocol.Inbound) error {
+	wait := time.Second
+	deadline := time.Now().Add(publishPatience)
+	for {
+		err := c.publish(ctx, in)
+		if err == nil || errors.Is(err, channels.ErrRefused) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		c.log.Warn("the agent did not take a telegram message; retrying", "chat", in.Route.ChatID, "in", wait, "error", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// publishPatience bounds how long one message is retried before it is given up (and logged).
+const publishPatience = 10 * time.Minute
 
 // inbound builds the agent's message from a Telegram message, or reports
 // that the message is not for the bot (a group message that does not
@@ -229,14 +262,66 @@ type recentIDs struct {
 	n     int
 	order []int64
 	set   map[int64]bool
+	// path keeps the set across restarts ("" = memory only).
+	path string
+	log  *slog.Logger
 }
 
 func newRecentIDs(n int) *recentIDs { return &recentIDs{n: n, set: map[int64]bool{}} }
 
-// Add records id and reports whether it is new.
+// loadRecentIDs is a set kept in path: updates handled before a restart
+// stay handled. An unreadable file starts an empty set (and says so).
+func loadRecentIDs(n int, path string, log *slog.Logger) *recentIDs {
+	r := newRecentIDs(n)
+	r.path, r.log = path, log
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) && log != nil {
+			log.Warn("cannot read handled telegram updates; starting afresh", "path", path, "error", err)
+		}
+		return r
+	}
+	var ids []int64
+	if err := json.Unmarshal(data, &ids); err != nil {
+		if log != nil {
+			log.Warn("handled telegram updates file is broken; starting afresh", "path", path, "error", err)
+		}
+		return r
+	}
+	for _, id := range ids {
+		r.add(id)
+	}
+	return r
+}
+
+// Has reports whether id was handled.
+func (r *recentIDs) Has(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.set[id]
+}
+
+// Add records id, saves the set, and reports whether id was new.
 func (r *recentIDs) Add(id int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.add(id) {
+		return false
+	}
+	if r.path != "" {
+		data, _ := json.Marshal(r.order)
+		err := os.MkdirAll(filepath.Dir(r.path), 0o700)
+		if err == nil {
+			err = atomicfile.Write(r.path, data, 0o600)
+		}
+		if err != nil && r.log != nil {
+			r.log.Warn("cannot save handled telegram updates", "path", r.path, "error", err)
+		}
+	}
+	return true
+}
+
+func (r *recentIDs) add(id int64) bool {
 	if r.set[id] {
 		return false
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -104,7 +105,9 @@ func New(deps channels.Deps) (*Channel, error) {
 		sends: newSendLog(512),
 	}
 	if deps.Config.Path != "" {
-		c.pairing = pairing.NewStore(config.ConfigDir(deps.Config.Path))
+		dir := config.ConfigDir(deps.Config.Path)
+		c.pairing = pairing.NewStore(dir)
+		c.seen = loadRecentIDs(1024, filepath.Join(dir, "channels", "telegram-updates.json"), c.log)
 	}
 	return c, nil
 }

@@ -80,3 +80,19 @@ func TestStartIsGreetedWithoutTheAgent(t *testing.T) {
 	require.Len(t, sent, 1)
 	require.True(t, strings.HasPrefix(sent[0].Form["text"], "👋 Hi Alice! I'm nanobot."))
 }
+
+func TestHandledUpdatesSurviveARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "channels", "telegram-updates.json")
+	first := loadRecentIDs(3, path, nil)
+	for _, id := range []int64{10, 11, 12, 13} {
+		require.True(t, first.Add(id))
+	}
+	require.False(t, first.Add(12))
+	again := loadRecentIDs(3, path, nil)
+	require.False(t, again.Has(10), "only the newest n are kept")
+	for _, id := range []int64{11, 12, 13} {
+		require.True(t, again.Has(id), "update %d was handled before the restart", id)
+	}
+	require.NoError(t, os.WriteFile(path, []byte("{broken"), 0o600))
+	require.False(t, loadRecentIDs(3, path, nil).Has(12), "a broken file starts afresh")
+}
