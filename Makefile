@@ -33,7 +33,7 @@ run: build
 ## (and the tests against real npm MCP servers when npm is present)
 test: build
 	@if command -v npm >/dev/null 2>&1; then bash e2e/install.sh; \
-	else echo "WARNING: npm not found: tests against the real npm MCP servers are SKIPPED (install Node.js, then run make e2e)"; fi
+	else echo "WARNING: npm not found: tests against the real npm peers (MCP servers, telegram-test-api) are SKIPPED (install Node.js, then run make e2e)"; fi
 	cd cmd/temporal-dev && $(GO) test -trimpath ./...
 	NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 15m ./...
 
