@@ -39,6 +39,7 @@ func init() {
 		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Activities).cmdDreamLog, persist: true},
 		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Activities).cmdDreamRestore, persist: true},
 		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Activities).cmdPairing, persist: true},
+		{name: "/goal", help: "Set a sustained goal the agent works on until it is done (/goal <task>)", hasArgs: true, run: cmdGoal, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
 }
@@ -48,6 +49,9 @@ func (a *Activities) Command(ctx context.Context, in protocol.StepInput) (protoc
 	name, args, ok := protocol.ParseCommand(in.Message.Content)
 	if !ok {
 		return protocol.CommandResult{}, nil
+	}
+	if name == "/goal" && args != "" {
+		return protocol.CommandResult{Goal: true}, nil // a sustained goal: the model takes it
 	}
 	var cmd *slashCommand
 	for i := range commands {
@@ -183,8 +187,15 @@ func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ str
 	if in.Running != "" {
 		running = in.Running
 	}
-	return fmt.Sprintf("Model: %s\nSession: %s (%d messages, as /history lists them; %d journal entries with tool calls and commands)\nTokens used: %d in, %d out\nContext: %d of %d tokens (%s)\nRunning task: %s",
-		in.Settings.Model, in.SessionKey, len(conversation(sess)), len(sess.Messages), prompt, completion, n, inputBudget(in.Settings), count.Encoding(), running), nil
+	goal := "none"
+	if g := GoalOf(sess); g != nil {
+		goal = fmt.Sprintf("%s (%s)", goalLabel(g), g.Status)
+		if g.Reason != "" {
+			goal += ": " + g.Reason
+		}
+	}
+	return fmt.Sprintf("Model: %s\nSession: %s (%d messages, as /history lists them; %d journal entries with tool calls and commands)\nTokens used: %d in, %d out\nContext: %d of %d tokens (%s)\nRunning task: %s\nGoal: %s",
+		in.Settings.Model, in.SessionKey, len(conversation(sess)), len(sess.Messages), prompt, completion, n, inputBudget(in.Settings), count.Encoding(), running, goal), nil
 }
 
 // sessionUsage reads the token totals SAVE keeps in the session's metadata.

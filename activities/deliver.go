@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -29,6 +30,7 @@ func (a *Activities) Deliver(ctx context.Context, in protocol.DeliverInput) erro
 		text = sess.Messages[i].Content
 	}
 	r := channels.Reply{
+		ID:    in.Turn + "#" + in.EntryID + "#" + strings.Join(in.MessageIDs, ","),
 		Route: in.Route, SessionKey: in.SessionKey, Turn: in.Turn,
 		MessageIDs: in.MessageIDs, Text: text, Media: in.Media, StopReason: in.StopReason,
 	}

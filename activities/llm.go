@@ -47,6 +47,7 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 	}
 	if i := sess.Find(in.Turn, entry); i >= 0 {
 		res := a.resultFrom(sess.Messages[i], in)
+		res.GoalActive = goalIsActive(sess)
 		res.FromJournal = true
 		return res, nil
 	}
@@ -100,6 +101,7 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 		return protocol.LLMCallResult{}, fmt.Errorf("journal model reply: %w", err)
 	}
 	res := a.resultFrom(msg, in)
+	res.GoalActive = goalIsActive(sess)
 	res.DroppedCalls = dropped
 	if resp.Model != "" {
 		res.Model = resp.Model // the model that answered: a fallback shows here
@@ -130,7 +132,7 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 		if reg == a.Tools {
 			a.refreshTools(ctx)
 		}
-		defs = allowedDefinitions(reg.Definitions(), in.Tools)
+		defs = goalDefinitions(allowedDefinitions(reg.Definitions(), in.Tools), in.Goal, goalIsActive(sess))
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
@@ -265,4 +267,17 @@ func toolAllowed(allow []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// goalDefinitions offers create_goal only on a /goal turn, and update_goal
+// only while there is a goal to end or change.
+func goalDefinitions(defs []chat.ToolDefinition, goalTurn, active bool) []chat.ToolDefinition {
+	out := defs[:0:0]
+	for _, d := range defs {
+		if (d.Name == "create_goal" && !goalTurn) || (d.Name == "update_goal" && !goalTurn && !active) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }

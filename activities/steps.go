@@ -164,7 +164,7 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 		}
 	}
 	user := chat.Message{Role: chat.RoleUser, Turn: in.Turn, EntryID: "user"}
-	user.Content, user.ContentParts = userContent(content, in.Message.Media)
+	user.Content, user.ContentParts = userContent(goalTurnContent(content), in.Message.Media)
 	if _, err := a.Store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}
@@ -328,6 +328,9 @@ func addUsage(s *session.Session, turn string, prompt, completion int) {
 // Inject journals messages that arrived during the turn as one user
 // message (consecutive messages merged with a blank line, as nanobot does).
 func (a *Activities) Inject(ctx context.Context, in protocol.InjectInput) error {
+	if in.GoalContinue {
+		return a.injectGoalContinue(ctx, in)
+	}
 	texts := make([]string, 0, len(in.Messages))
 	for _, m := range in.Messages {
 		texts = append(texts, m.Content)

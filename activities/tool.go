@@ -51,6 +51,9 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace || in.Tools != nil,
 		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route,
 	}
+	if call.Function.Name == "create_goal" && !in.Goal {
+		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: create_goal is only available after the user sets a goal with /goal"), false)
+	}
 	if !toolAllowed(in.Tools, call.Function.Name) {
 		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: Tool '%s' is not available here (allowed: %s)", call.Function.Name, strings.Join(in.Tools, ", ")), false)
 	}

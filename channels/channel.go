@@ -13,6 +13,10 @@ import (
 // Reply is a message on its way to a chat: a turn's answer, a command's
 // reply, or a message tool send.
 type Reply struct {
+	// ID names this delivery: a retried delivery has the same ID, two
+	// deliveries of one turn (an answer before injected messages, a goal's
+	// rounds) differ. Channels dedupe retries by it.
+	ID         string
 	Route      protocol.Route
 	SessionKey string
 	Turn       string

@@ -22,13 +22,13 @@ type CLI struct {
 	// Plain leaves out the ANSI codes that dim progress lines (output is not a terminal).
 	Plain bool
 
-	mu       sync.Mutex
-	segment  strings.Builder // what was drawn for the current model call
-	drawn    bool            // something of the current reply is on screen
-	ended    bool            // the segment's model call finished
-	dim      bool            // reasoning is being drawn
-	replies  chan Reply
-	lastTurn string
+	mu      sync.Mutex
+	segment strings.Builder // what was drawn for the current model call
+	drawn   bool            // something of the current reply is on screen
+	ended   bool            // the segment's model call finished
+	dim     bool            // reasoning is being drawn
+	replies chan Reply
+	lastID  string // the last reply shown: a retried delivery prints nothing
 	// atLineStart: the cursor is at the start of a line (after a hint).
 	atLineStart bool
 }
@@ -117,7 +117,11 @@ func (c *CLI) Hint(text string) {
 // showed exactly that text; a retried delivery of the same turn prints nothing.
 func (c *CLI) Send(_ context.Context, r Reply) error {
 	c.mu.Lock()
-	if (r.Turn == "" || r.Turn != c.lastTurn) && !(c.QuietErrors && r.StopReason == "error") {
+	id := r.ID
+	if id == "" {
+		id = r.Turn
+	}
+	if (id == "" || id != c.lastID) && !(c.QuietErrors && r.StopReason == "error") {
 		shown := strings.TrimSpace(providers.StripThink(c.segment.String()))
 		if shown != "" && shown == strings.TrimSpace(r.Text) {
 			fmt.Fprintln(c.Out)
@@ -127,7 +131,7 @@ func (c *CLI) Send(_ context.Context, r Reply) error {
 			}
 			fmt.Fprintln(c.Out, r.Text)
 		}
-		c.lastTurn = r.Turn
+		c.lastID = id
 	}
 	c.segment.Reset()
 	c.drawn, c.ended = false, false

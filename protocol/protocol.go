@@ -86,6 +86,8 @@ type TurnResume struct {
 	Trace     []TraceEntry `json:"trace"`
 	// OriginAnswered: the message tool already answered the origin chat.
 	OriginAnswered bool `json:"origin_answered,omitempty"`
+	// Goal: the turn is a /goal turn.
+	Goal bool `json:"goal,omitempty"`
 }
 
 // RunnerState is the runner loop's counters.
@@ -99,6 +101,8 @@ type RunnerState struct {
 	InjectionCycles  int      `json:"injection_cycles"`
 	PromptTokens     int      `json:"prompt_tokens"`
 	CompletionTokens int      `json:"completion_tokens"`
+	// GoalContinuations counts the prompts to go on with an active goal.
+	GoalContinuations int `json:"goal_continuations,omitempty"`
 }
 
 // TraceEntry records one state of a turn.
@@ -168,6 +172,8 @@ type CommandResult struct {
 	Reply   string `json:"reply,omitempty"` // at most PreviewBytes; the full text is EntryID's
 	// EntryID is the journaled reply (commands kept in the session), for delivery.
 	EntryID string `json:"entry_id,omitempty"`
+	// Goal: a /goal message; the turn goes to the model, which may create the goal.
+	Goal bool `json:"goal,omitempty"`
 }
 
 // BuildResult tells what BUILD prepared.
@@ -207,6 +213,8 @@ type LLMCallInput struct {
 	Route Route `json:"route"`
 	// Tools limits the tools offered to the model (nil = all): a subagent's allow-list.
 	Tools []string `json:"tools,omitempty"`
+	// Goal: a /goal turn, where create_goal is offered.
+	Goal bool `json:"goal,omitempty"`
 }
 
 // Recovery modes of a model call: each adds one transient instruction
@@ -224,6 +232,8 @@ type InjectInput struct {
 	Turn       string    `json:"turn"`
 	Cycle      int       `json:"cycle"`
 	Messages   []Inbound `json:"messages"`
+	// GoalContinue journals the prompt to go on with the session's active goal instead.
+	GoalContinue bool `json:"goal_continue,omitempty"`
 }
 
 // ToolCallRef is a tool call as the workflow sees it.
@@ -250,6 +260,8 @@ type LLMCallResult struct {
 	PromptTokens     int           `json:"prompt_tokens"`
 	CompletionTokens int           `json:"completion_tokens"`
 	FromJournal      bool          `json:"from_journal"` // a retry found the reply already journaled
+	// GoalActive: the session has an active sustained goal; a final answer is followed by a prompt to go on.
+	GoalActive bool `json:"goal_active,omitempty"`
 }
 
 // ToolCallInput asks to run one tool call that the journal holds.
@@ -268,6 +280,8 @@ type ToolCallInput struct {
 	// Tools is the allow-list the call must be in (nil = all); a subagent's runs
 	// are also confined to the workspace.
 	Tools []string `json:"tools,omitempty"`
+	// Goal: a /goal turn, where create_goal may run.
+	Goal bool `json:"goal,omitempty"`
 }
 
 // ToolCallResult is a tool's outcome; its full text stays in the journal.

@@ -25,6 +25,8 @@ type BuiltinOptions struct {
 	MessageSender MessageSender
 	// Spawn registers the spawn tool (the turn workflow runs its calls).
 	Spawn bool
+	// Goals, when set, registers create_goal and update_goal.
+	Goals GoalStore
 }
 
 // RegisterBuiltins registers the built-in tools the options enable. It
@@ -64,6 +66,9 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 	}
 	if opts.Spawn {
 		tools = append(tools, SpawnTool{})
+	}
+	if opts.Goals != nil {
+		tools = append(tools, CreateGoalTool{opts.Goals}, UpdateGoalTool{opts.Goals})
 	}
 	for i, t := range tools {
 		if err := r.TryRegister(t); err != nil {

@@ -67,7 +67,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	if c != nil {
 		sender = &messageSender{client: c}
 	}
-	reg, err := newRegistry(cfg, sender)
+	reg, err := newRegistry(cfg, sender, activities.GoalStore{Store: store})
 	if err != nil {
 		return nil, nil, err
 	}

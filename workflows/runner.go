@@ -28,6 +28,10 @@ const (
 	maxLengthRecoveries   = 3
 	maxInjectionsPerDrain = 3
 	maxInjectionCycles    = 5
+	// maxGoalContinuations bounds the prompts to go on with a sustained goal in one turn.
+	maxGoalContinuations = 12
+	// goalModelTimeout: a goal turn's model calls have no wall-clock limit (nanobot), in practice a day.
+	goalModelTimeout = 24 * time.Hour
 )
 
 // loopHost is what the model ⇄ tools loop needs from the workflow running
@@ -44,6 +48,8 @@ type loopHost interface {
 	onAnswer(ctx workflow.Context)
 	// continueAsNew carries the loop into a fresh run when history grew long.
 	continueAsNew(ctx workflow.Context) error
+	// progress shows an answer the loop goes on from (a sustained goal's round).
+	progress(ctx workflow.Context)
 }
 
 // loopConfig fixes who the loop speaks for and by which rules, for one run.
@@ -59,6 +65,8 @@ type loopConfig struct {
 	NoFinalize bool
 	// V1 runs nanobot's recovery rules; false replays runs recorded before them.
 	V1 bool
+	// Goal: a /goal turn (create_goal offered, no wall-clock limit on model calls).
+	Goal bool
 }
 
 // runner is the model ⇄ tools loop of the RUN state.
@@ -186,7 +194,24 @@ func (r *runner) answer(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 		r.EmptyRetries, r.Segments = 0, nil
 		return "", false, nil
 	}
+	if res.GoalActive && r.GoalContinuations < maxGoalContinuations && r.continueGoal(ctx) {
+		r.EmptyRetries, r.Segments = 0, nil
+		return "", false, nil
+	}
 	return "", true, nil
+}
+
+// continueGoal shows the answer and journals the prompt to go on with the
+// session's active goal; false when that prompt could not be journaled.
+func (r *runner) continueGoal(ctx workflow.Context) bool {
+	r.GoalContinuations++
+	r.host.progress(ctx)
+	in := protocol.InjectInput{SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Cycle: r.GoalContinuations, GoalContinue: true}
+	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "continue the goal"), protocol.ActivityInject, in).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Error("journaling the goal prompt failed; the turn ends here", "error", err)
+		return false
+	}
+	return true
 }
 
 func (r *runner) pendingInjections() bool {
@@ -205,10 +230,13 @@ func (r *runner) inject(ctx workflow.Context) bool {
 
 func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCallResult, error) {
 	s := r.cfg.Settings
+	if r.cfg.Goal {
+		s.LLMTimeout = goalModelTimeout
+	}
 	r.Calls++
 	in := protocol.LLMCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, Call: r.Calls, Mode: mode,
-		Settings: s, Route: r.cfg.Route, Tools: r.cfg.Tools,
+		Settings: s, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal,
 	}
 	summary := fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)
 	if mode != "" {
@@ -282,7 +310,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	}
 	in := protocol.ToolCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
-		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Tools: r.cfg.Tools,
+		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
 }

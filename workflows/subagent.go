@@ -148,6 +148,7 @@ func (s *subagent) loopConfig() loopConfig {
 func (s *subagent) waiting() int                                  { return 0 }
 func (s *subagent) injectWaiting(workflow.Context, int, int) bool { return false }
 func (s *subagent) onAnswer(workflow.Context)                     {}
+func (s *subagent) progress(workflow.Context)                     {}
 
 func (s *subagent) continueAsNew(ctx workflow.Context) error {
 	next := s.in

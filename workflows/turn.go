@@ -81,6 +81,7 @@ type turn struct {
 	m         machine
 	run       runner
 	mem       memoryState
+	goalTurn  bool // a /goal turn
 }
 
 // reply is what the turn will say and why it stopped.
@@ -112,7 +113,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	if r := in.Resume; r != nil {
 		t.id, t.msg, t.answered, t.delivered, t.started = r.Turn, r.Message, r.Answered, r.Delivered, r.Started
 		t.run.RunnerState, t.m.trace, t.busy, start = r.Runner, r.Trace, true, Run
-		t.run.originAnswered = r.OriginAnswered
+		t.run.originAnswered, t.goalTurn = r.OriginAnswered, r.Goal
 	} else if !t.takeFirstMessage(ctx) {
 		return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: "no_message"}, nil
 	}
@@ -259,7 +260,7 @@ func (t *turn) step() protocol.StepInput {
 // The turn is the runner's host: its inbox is the session's signal channel.
 
 func (t *turn) loopConfig() loopConfig {
-	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1}
+	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1, Goal: t.goalTurn}
 }
 
 func (t *turn) waiting() int { return len(t.pending) }
@@ -282,6 +283,31 @@ func (t *turn) injectWaiting(ctx workflow.Context, cycle, max int) bool {
 // onAnswer delivers an answer before the injected messages are taken up.
 func (t *turn) onAnswer(ctx workflow.Context) { t.deliver(ctx) }
 
+// progress shows a sustained goal's round to every chat the turn answers;
+// the turn's final reply still goes out at RESPOND.
+func (t *turn) progress(ctx workflow.Context) {
+	var ins []protocol.DeliverInput
+	for _, m := range t.answered {
+		if !m.Route.Deliverable() || hasRoute(ins, m.Route) {
+			continue
+		}
+		ins = append(ins, protocol.DeliverInput{
+			SessionKey: t.in.SessionKey, Turn: t.id, Route: m.Route,
+			Text: t.run.final.Text, EntryID: t.run.final.EntryID, StopReason: protocol.StopCompleted,
+		})
+	}
+	t.deliverTo(ctx, ins)
+}
+
+func hasRoute(ins []protocol.DeliverInput, r protocol.Route) bool {
+	for _, in := range ins {
+		if in.Route == r {
+			return true
+		}
+	}
+	return false
+}
+
 // continueAsNew carries the turn into a fresh run when history grew long.
 func (t *turn) continueAsNew(ctx workflow.Context) error {
 	_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
@@ -290,7 +316,7 @@ func (t *turn) continueAsNew(ctx workflow.Context) error {
 		SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending,
 		Resume: &protocol.TurnResume{
 			Turn: t.id, Message: t.msg, Answered: t.answered, Delivered: t.delivered,
-			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace, OriginAnswered: t.run.originAnswered,
+			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace, OriginAnswered: t.run.originAnswered, Goal: t.goalTurn,
 		},
 	}
 	return workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)

@@ -49,13 +49,17 @@ func (o *outbox) get(id string) *delivery {
 	return d
 }
 
-// replyID names a reply: one turn's reply to one chat (thread). A
-// reply with no turn (a pairing code, /stop) is sent every time.
+// replyID names a reply: one delivery to one chat (thread). A reply with
+// no identity (a pairing code, /stop) is sent every time.
 func replyID(r channels.Reply) string {
-	if r.Turn == "" {
+	id := r.ID
+	if id == "" {
+		id = r.Turn
+	}
+	if id == "" {
 		return ""
 	}
-	return r.Turn + "\x00" + r.Route.ChatID + "\x00" + r.Route.ThreadID
+	return id + "\x00" + r.Route.ChatID + "\x00" + r.Route.ThreadID
 }
 
 // Send implements channels.Channel: the reply as mrkdwn in the route's

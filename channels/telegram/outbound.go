@@ -232,10 +232,14 @@ func isNotModified(err error) bool {
 // replyKey names one reply to one chat: "" for replies that are never
 // retried (pairing codes, greetings).
 func replyKey(r channels.Reply) string {
-	if r.Turn == "" {
+	id := r.ID
+	if id == "" {
+		id = r.Turn
+	}
+	if id == "" {
 		return ""
 	}
-	return r.Turn + "|" + r.Route.ChatID + "|" + r.Route.ThreadID
+	return id + "|" + r.Route.ChatID + "|" + r.Route.ThreadID
 }
 
 // sendRecord is how far one reply got.
