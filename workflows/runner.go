@@ -246,6 +246,7 @@ func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCall
 	err := workflow.ExecuteActivity(llmCtx(ctx, s, summary), protocol.ActivityLLMCall, in).Get(ctx, &res)
 	r.PromptTokens += res.PromptTokens
 	r.CompletionTokens += res.CompletionTokens
+	r.CachedTokens += res.CachedTokens
 	return &res, err
 }
 
