@@ -30,6 +30,7 @@ Commands:
   serve     run the worker and the OpenAI-compatible API (api.host:api.port)
   status    show config, workspace, provider, model and Temporal
   pairing   list | approve CODE | deny CODE | revoke ID: who may talk to the agent
+  turn      list | show <session|workflow id>: what a turn did, state by state
   usage     token usage by day and model, and by session (--days N, --json)
   version   print the version (also --version)
 
@@ -88,7 +89,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
-		"pairing": a.pairing, "usage": a.usageCmd,
+		"pairing": a.pairing, "usage": a.usageCmd, "turn": a.turn,
 		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]
