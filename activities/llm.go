@@ -40,7 +40,13 @@ func callNumber(in protocol.LLMCallInput) int {
 
 // LLMCall runs one model iteration. The prompt is rebuilt from the journal;
 // a reply that is already journaled is returned without asking the model.
+// What goes back to the workflow has the configured secrets masked.
 func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+	res, err := a.llmCall(ctx, in)
+	return a.redactLLM(res), a.redactError(err)
+}
+
+func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
 	entry := llmEntryID(callNumber(in))
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
@@ -188,7 +194,8 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 	for _, tc := range m.ToolCalls {
 		ref := protocol.ToolCallRef{
 			ID: tc.ID, Name: tc.Function.Name, ArgsPreview: chat.Preview(tc.Function.Arguments, 120),
-			Hint: tools.Hint(tc.Function.Name, tc.Function.Arguments, a.toolHintMax()),
+			Hint:    tools.Hint(tc.Function.Name, tc.Function.Arguments, a.toolHintMax()),
+			Summary: toolSummaryArg(tc.Function.Arguments),
 		}
 		if reg := a.toolsFor(in.SessionKey); reg != nil {
 			if t, ok := reg.Get(tc.Function.Name); ok {
@@ -198,6 +205,16 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 		res.ToolCalls = append(res.ToolCalls, ref)
 	}
 	return res
+}
+
+// toolSummaryArg is the argument that says most about a call, for the
+// activity's summary in the Web UI ("path=README.md").
+func toolSummaryArg(argsJSON string) string {
+	k, v := tools.KeyArg(argsJSON)
+	if k == "" {
+		return ""
+	}
+	return k + "=" + chat.Preview(strings.Join(strings.Fields(v), " "), 80)
 }
 
 // modelError turns a provider failure into a typed activity error: the

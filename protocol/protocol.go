@@ -246,6 +246,8 @@ type ToolCallRef struct {
 	ConcurrencySafe bool `json:"concurrency_safe,omitempty"`
 	// Hint is the progress line shown while the call runs ("read_file README.md").
 	Hint string `json:"hint,omitempty"`
+	// Summary is the key argument for the Web UI ("path=README.md").
+	Summary string `json:"summary,omitempty"`
 }
 
 // LLMCallResult is one model reply; its full text stays in the journal.
