@@ -42,7 +42,11 @@ func callNumber(in protocol.LLMCallInput) int {
 // a reply that is already journaled is returned without asking the model.
 // What goes back to the workflow has the configured secrets masked.
 func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+	started := time.Now()
 	res, err := a.llmCall(ctx, in)
+	if m := metricsOf(ctx); m != nil {
+		countModelCall(m, in.Settings.Model, res, err, time.Since(started))
+	}
 	return a.redactLLM(res), a.redactError(err)
 }
 

@@ -30,6 +30,9 @@ func toolEntryID(callID string) string { return "tool-" + callID }
 // Its preview and errors have the configured secrets masked.
 func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
 	res, err := a.toolCall(ctx, in)
+	if m := metricsOf(ctx); m != nil {
+		countToolCall(m, in.Name, res, err)
+	}
 	res.Preview = a.redact(res.Preview)
 	return res, a.redactError(err)
 }

@@ -252,6 +252,7 @@ func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCall
 	}
 	var res protocol.LLMCallResult
 	err := workflow.ExecuteActivity(llmCtx(ctx, s, summary), protocol.ActivityLLMCall, in).Get(ctx, &res)
+	workflow.GetMetricsHandler(ctx).Counter(protocol.MetricIterations).Inc(1)
 	r.lastCall = callOutcome(summary, &res, err)
 	if res.Model != "" {
 		r.lastModel = res.Model

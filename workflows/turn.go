@@ -212,6 +212,7 @@ func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
 	if workflow.GetVersion(ctx, versionMemo, workflow.DefaultVersion, memoV1) >= memoV1 {
 		t.setMemo(ctx)
 	}
+	countTurn(ctx, t.run.final.StopReason)
 	if err := t.carryLeftovers(ctx); err != nil {
 		return nil, err
 	}
@@ -224,6 +225,11 @@ func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
 		ReplyPreview: chat.Preview(t.run.final.Text, protocol.PreviewBytes), StopReason: t.run.final.StopReason,
 		Iterations: t.run.Iteration, Trace: t.m.trace,
 	}, nil
+}
+
+// countTurn counts a finished turn by how it stopped (not on replay).
+func countTurn(ctx workflow.Context, stopReason string) {
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"stop_reason": stopReason}).Counter(protocol.MetricTurns).Inc(1)
 }
 
 // setMemo shows the turn's outcome in the Web UI's list and `nanobot turn list`.
@@ -251,6 +257,7 @@ func (t *turn) cancelled(ctx workflow.Context, cause error) error {
 	if err := workflow.ExecuteLocalActivity(localCtx(dctx, "save after stop"), protocol.ActivitySave, in).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Error("saving a stopped turn failed", "session", t.in.SessionKey, "error", err)
 	}
+	countTurn(dctx, protocol.StopCancelled)
 	_ = workflow.Await(dctx, func() bool { return t.inflight == 0 })
 	if err := t.carryLeftovers(dctx); err != nil {
 		return err
