@@ -18,6 +18,7 @@ import (
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
+	"github.com/nanobot-durable/nanobot/usage"
 )
 
 // Model is a provider ready to call, with the model ID it expects.
@@ -59,6 +60,8 @@ type Activities struct {
 	// Client talks to Temporal: Dream for /dream, running turns (idle
 	// compaction), subagents and their announcements. Nil without one.
 	Client client.Client
+	// Usage records every model call's tokens (nil: not recorded).
+	Usage *usage.Store
 }
 
 // toolsFor is the tool set of a session: Dream's runs get their confined one.

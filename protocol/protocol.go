@@ -101,6 +101,7 @@ type RunnerState struct {
 	InjectionCycles  int      `json:"injection_cycles"`
 	PromptTokens     int      `json:"prompt_tokens"`
 	CompletionTokens int      `json:"completion_tokens"`
+	CachedTokens     int      `json:"cached_tokens,omitempty"`
 	// GoalContinuations counts the prompts to go on with an active goal.
 	GoalContinuations int `json:"goal_continuations,omitempty"`
 }
@@ -245,6 +246,8 @@ type ToolCallRef struct {
 	ConcurrencySafe bool `json:"concurrency_safe,omitempty"`
 	// Hint is the progress line shown while the call runs ("read_file README.md").
 	Hint string `json:"hint,omitempty"`
+	// Summary is the key argument for the Web UI ("path=README.md").
+	Summary string `json:"summary,omitempty"`
 }
 
 // LLMCallResult is one model reply; its full text stays in the journal.
@@ -259,7 +262,9 @@ type LLMCallResult struct {
 	Model            string        `json:"model"`
 	PromptTokens     int           `json:"prompt_tokens"`
 	CompletionTokens int           `json:"completion_tokens"`
-	FromJournal      bool          `json:"from_journal"` // a retry found the reply already journaled
+	// CachedTokens is the part of PromptTokens the provider served from its cache.
+	CachedTokens int  `json:"cached_tokens,omitempty"`
+	FromJournal  bool `json:"from_journal"` // a retry found the reply already journaled
 	// GoalActive: the session has an active sustained goal; a final answer is followed by a prompt to go on.
 	GoalActive bool `json:"goal_active,omitempty"`
 }

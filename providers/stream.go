@@ -85,7 +85,7 @@ func (a *streamAcc) add(raw []byte) error {
 		a.model = chunk.Model
 	}
 	if u := chunk.Usage; u != nil {
-		a.usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+		a.usage = usageOf(*u)
 	}
 	if len(chunk.Choices) == 0 {
 		return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
+	"github.com/nanobot-durable/nanobot/usage"
 	"github.com/nanobot-durable/nanobot/workflows"
 )
 
@@ -88,6 +89,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
+		Usage: usage.Open(usage.Path(config.ConfigDir(cfg.Path))),
 	}
 	return acts, pool, nil
 }

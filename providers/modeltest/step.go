@@ -41,6 +41,9 @@ type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	Details          *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details,omitempty"`
 }
 
 // Text answers with assistant text.
@@ -80,6 +83,20 @@ func (s Step) Finish(reason string) Step { s.finish = reason; return s }
 // Usage sets the reported token usage (the total is their sum).
 func (s Step) Usage(prompt, completion int) Step {
 	s.usage = &usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	return s
+}
+
+// Cached reports that cached of the prompt tokens came from the provider's cache
+// (prompt_tokens_details.cached_tokens); chain it after Usage.
+func (s Step) Cached(cached int) Step {
+	u := usage{}
+	if s.usage != nil {
+		u = *s.usage
+	}
+	u.Details = &struct {
+		CachedTokens int `json:"cached_tokens"`
+	}{cached}
+	s.usage = &u
 	return s
 }
 
