@@ -351,7 +351,7 @@ func (s Settings) WithDefaults() Settings {
 		s.LLMTimeout = 300 * time.Second
 	}
 	if s.LLMHeartbeat <= 0 {
-		s.LLMHeartbeat = 30 * time.Second
+		s.LLMHeartbeat = 10 * time.Second
 	}
 	if s.LLMMaxAttempts <= 0 {
 		s.LLMMaxAttempts = 5

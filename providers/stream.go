@@ -48,7 +48,11 @@ func (c *OpenAICompatible) stream(ctx context.Context, creq openai.ChatCompletio
 			return nil, failure(ctx, st, err)
 		}
 		if err := acc.add(raw); err != nil {
-			return nil, failure(ctx, st, fmt.Errorf("decode stream chunk: %w", err))
+			e := failure(ctx, st, fmt.Errorf("decode stream chunk: %w", err))
+			if e.Kind == "" {
+				e.Kind, e.Class = KindMalformed, ClassRetryable
+			}
+			return nil, e
 		}
 	}
 	return acc.response(), nil

@@ -35,6 +35,7 @@ type Step struct {
 	delay      time.Duration
 	chunkDelay time.Duration
 	abort      bool
+	malformed  bool
 }
 
 type usage struct {
@@ -135,6 +136,10 @@ func (s Step) ChunkDelay(d time.Duration) Step { s.chunkDelay = d; return s }
 // Abort drops the connection after the content chunks (streaming) or before
 // the body (non-streaming), like a crashed server.
 func (s Step) Abort() Step { s.abort = true; return s }
+
+// Malformed answers 200 with a body that is not valid JSON (a broken SSE
+// event when streaming), like a proxy that mangled the reply.
+func Malformed() Step { return Step{malformed: true} }
 
 func (s Step) finishReason() string {
 	switch {
