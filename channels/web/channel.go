@@ -32,9 +32,10 @@ const senderID = "web"
 // delivery queue, so a reply finished while no gateway ran reaches the
 // next one; the page itself rebuilds a conversation from the journal.
 type Channel struct {
-	addr  string
-	token string
-	store *session.JSONLStore
+	addr        string
+	token       string
+	sessionsDir string
+	store       *session.JSONLStore // opened at Start
 	log   *slog.Logger
 
 	clients *clients
@@ -65,13 +66,10 @@ func New(deps channels.Deps) (*Channel, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	store, err := session.NewJSONLStore(session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), log)
-	if err != nil {
-		return nil, fmt.Errorf("web: open the sessions: %w", err)
-	}
 	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	return &Channel{
-		addr: addr, token: cfg.Token, store: store, log: log.With("channel", Name),
+		addr: addr, token: cfg.Token, log: log.With("channel", Name),
+		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace),
 		clients: newClients(), url: "http://" + addr + "/",
 	}, nil
 }
@@ -105,6 +103,11 @@ func (c *Channel) Describe() string { return c.URL() }
 
 // Start implements channels.Channel: it listens, then serves in the background.
 func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
+	store, err := session.NewJSONLStore(c.sessionsDir, c.log)
+	if err != nil {
+		return fmt.Errorf("open the sessions: %w", err)
+	}
+	c.store = store
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
