@@ -36,7 +36,7 @@ type Channel struct {
 	token       string
 	sessionsDir string
 	store       *session.JSONLStore // opened at Start
-	log   *slog.Logger
+	log         *slog.Logger
 
 	clients *clients
 
@@ -70,7 +70,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	return &Channel{
 		addr: addr, token: cfg.Token, log: log.With("channel", Name),
 		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace),
-		clients: newClients(), url: "http://" + addr + "/",
+		clients:     newClients(), url: "http://" + addr + "/",
 	}, nil
 }
 
