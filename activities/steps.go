@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -338,6 +339,9 @@ func (a *Activities) Inject(ctx context.Context, in protocol.InjectInput) error 
 	msg := chat.Message{Role: chat.RoleUser, Content: strings.Join(texts, "\n\n"), Turn: in.Turn, EntryID: fmt.Sprintf("inject-%d", in.Cycle)}
 	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
 		return fmt.Errorf("journal injected messages: %w", err)
+	}
+	for _, m := range in.Messages { // a chat page marks its queued message as taken in
+		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: m.Route, Turn: in.Turn, Injected: []string{m.ID}})
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ type StreamEvent struct {
 	Reset bool
 	// End marks the end of one model call's stream.
 	End bool
+	// Injected names messages that joined the running turn (a mid-turn injection).
+	Injected []string
 }
 
 // StreamHub fans stream events out to subscribers inside this process.

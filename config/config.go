@@ -185,6 +185,12 @@ func (c *Config) validate(src string) error {
 			return err
 		}
 	}
+	if w := c.Channels.Web; w.Port < 0 || w.Port > 65535 {
+		return &Error{Source: src, Key: "channels.web.port", Msg: fmt.Sprintf("%d is not a TCP port (0–65535)", w.Port)}
+	}
+	if strings.TrimSpace(c.Channels.Web.Host) == "" {
+		return &Error{Source: src, Key: "channels.web.host", Msg: "empty: use 127.0.0.1 (this machine only) or an address to listen on"}
+	}
 	return nil
 }
 

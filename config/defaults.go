@@ -102,6 +102,7 @@ func defaultChannels() Channels {
 			GroupAllowFrom:       []string{},
 			DM:                   SlackDM{Enabled: true, Policy: "open", AllowFrom: []string{}},
 		},
+		Web: Web{Host: "127.0.0.1", Port: 18790},
 	}
 }
 

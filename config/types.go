@@ -112,6 +112,7 @@ type Channels struct {
 	SendMaxRetries int      `json:"sendMaxRetries"`
 	Telegram       Telegram `json:"telegram"`
 	Slack          Slack    `json:"slack"`
+	Web            Web      `json:"web"`
 
 	// Other keeps unknown channel blocks (discord, feishu, …) verbatim, keyed as written.
 	Other map[string]json.RawMessage `json:"-" config:"rest"`
@@ -172,6 +173,25 @@ type SlackDM struct {
 	Enabled   bool     `json:"enabled"`
 	Policy    string   `json:"policy"` // "open" | "allowlist"
 	AllowFrom []string `json:"allowFrom"`
+}
+
+// Web is channels.web: the chat page the gateway serves.
+type Web struct {
+	// Enabled unset means on when the gateway runs on a local Temporal
+	// (TEMPORAL_ADDRESS unset), off against an external cluster.
+	Enabled *bool  `json:"enabled,omitempty"`
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	// Token, when set, is required by every request (Bearer header, ?token= or the page's cookie).
+	Token string `json:"token"`
+}
+
+// EnabledOr tells whether the web chat runs, given the default for this process.
+func (w Web) EnabledOr(def bool) bool {
+	if w.Enabled == nil {
+		return def
+	}
+	return *w.Enabled
 }
 
 // API is the OpenAI-compatible HTTP server of `nanobot serve`.

@@ -11,6 +11,8 @@ import (
 
 func TestSlackChannelIsBuiltFromConfig(t *testing.T) {
 	cfg := config.Default()
+	off := false
+	cfg.Channels.Web.Enabled = &off
 	deps := channels.Deps{Config: cfg, ProcessQueue: "q"}
 	require.Empty(t, buildChannels(cfg, deps, nil).list, "disabled by default")
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/web"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/metrics"
 	"github.com/nanobot-durable/nanobot/pairing"
@@ -85,6 +86,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	mgr.Bus, mgr.Log = r.bus, a.log
 	mgr.Pairing = pairing.NewStore(config.ConfigDir(cfg.Path))
 	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
+	useTemporal(mgr, r)
 	for _, err := range mgr.Start(ctx, r.hub) {
 		if len(only) > 0 {
 			return err // `serve` exists to serve its channel
@@ -169,6 +171,11 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 	if r.conn.UIURL != "" {
 		fmt.Fprintf(a.stdout, "Web UI:   %s\n", r.conn.UIURL)
 	}
+	if c, ok := mgr.Get(web.Name); ok {
+		if d, ok := c.(Describer); ok {
+			fmt.Fprintf(a.stdout, "Chat:     %s\n", d.Describe())
+		}
+	}
 	names := mgr.Names()
 	if len(names) > 0 {
 		fmt.Fprintf(a.stdout, "Channels: %v\n", names)
@@ -176,6 +183,9 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 		fmt.Fprintln(a.stdout, "Channels: none enabled (talk to it with `nanobot agent`)")
 	}
 	for _, n := range names {
+		if n == web.Name {
+			continue // printed as Chat: above
+		}
 		if c, ok := mgr.Get(n); ok {
 			if d, ok := c.(Describer); ok {
 				fmt.Fprintf(a.stdout, "  %s: %s\n", n, d.Describe())

@@ -1,0 +1,188 @@
+// Package web is the chat page the gateway serves: one embedded page at /,
+// JSON endpoints for input and history, and Server-Sent Events for the
+// reply as it streams. Conversations are the sessions web:<chat id>.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/session"
+)
+
+// Name is the channel's name, in routes and session keys (web:<chat>).
+const Name = "web"
+
+// senderID is who page messages come from: the token is the gate, not the sender.
+const senderID = "web"
+
+// Channel serves the page. Its replies come through the channel's shared
+// delivery queue, so a reply finished while no gateway ran reaches the
+// next one; the page itself rebuilds a conversation from the journal.
+type Channel struct {
+	addr        string
+	token       string
+	sessionsDir string
+	store       *session.JSONLStore // opened at Start
+	log         *slog.Logger
+
+	clients *clients
+
+	mu      sync.Mutex
+	publish channels.Publish
+	srv     *http.Server
+	url     string
+	turns   Turns
+	uiURL   string
+	ns      string
+}
+
+// New builds the web channel from channels.web.
+func New(deps channels.Deps) (*Channel, error) {
+	if deps.Config == nil {
+		return nil, errors.New("web: no config")
+	}
+	cfg := deps.Config.Channels.Web
+	host := cfg.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return nil, fmt.Errorf("channels.web.port %d is not a TCP port", cfg.Port)
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
+	return &Channel{
+		addr: addr, token: cfg.Token, log: log.With("channel", Name),
+		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace),
+		clients:     newClients(), url: "http://" + addr + "/",
+	}, nil
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// IsAllowed implements channels.Channel: the token (or the loopback bind) is the gate.
+func (c *Channel) IsAllowed(string) bool { return true }
+
+// UseTemporal lets the page show where a running turn is and link each
+// turn to the Temporal Web UI (uiURL "" = no links).
+func (c *Channel) UseTemporal(t Turns, uiURL, namespace string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.turns, c.uiURL, c.ns = t, strings.TrimSuffix(uiURL, "/"), namespace
+}
+
+// URL is where the page is, with the token when one is set.
+func (c *Channel) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token != "" {
+		return c.url + "?token=" + c.token
+	}
+	return c.url
+}
+
+// Describe tells the banner where the chat is.
+func (c *Channel) Describe() string { return c.URL() }
+
+// Start implements channels.Channel: it listens, then serves in the background.
+func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
+	store, err := session.NewJSONLStore(c.sessionsDir, c.log)
+	if err != nil {
+		return fmt.Errorf("open the sessions: %w", err)
+	}
+	c.store = store
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.addr, err)
+	}
+	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second}
+	c.mu.Lock()
+	c.publish, c.srv = publish, srv
+	c.url = "http://" + ln.Addr().String() + "/"
+	c.mu.Unlock()
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && c.token == "" && !tcp.IP.IsLoopback() {
+		c.log.Warn("the web chat listens beyond this machine without channels.web.token: anyone who reaches it talks to the agent", "addr", ln.Addr().String())
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			c.log.Error("web chat server stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// Stop implements channels.Channel: open streams end (pages reconnect to
+// the next gateway and reload from the journal), then the server closes.
+func (c *Channel) Stop(ctx context.Context) error {
+	c.clients.closeAll()
+	c.mu.Lock()
+	srv := c.srv
+	c.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("stop the web chat server: %w", err)
+	}
+	return nil
+}
+
+// Send implements channels.Channel: the reply goes to every page open on
+// its chat. A page that is closed finds it in the journal when it opens.
+func (c *Channel) Send(_ context.Context, r channels.Reply) error {
+	if r.ID != "" && !c.clients.firstDelivery(r.ID) {
+		return nil // a retried delivery already shown
+	}
+	c.clients.broadcast(r.Route.ChatID, event{Name: "reply", Data: replyEvent{
+		ID: r.ID, Turn: r.Turn, Text: r.Text, MessageIDs: r.MessageIDs, Kind: r.StopReason, Media: r.Media,
+	}})
+	return nil
+}
+
+// SendDelta implements channels.Streamer: deltas, resets, tool hints and
+// injections are drawn on the pages open on the chat.
+func (c *Channel) SendDelta(_ context.Context, ev channels.StreamEvent) {
+	s := streamEvent{Turn: ev.Turn, Iteration: ev.Iteration}
+	var name string
+	switch {
+	case ev.Reset:
+		name = "reset"
+	case len(ev.Injected) > 0:
+		name, s.IDs = "injected", ev.Injected
+	case ev.ToolHint != "":
+		name, s.Text = "hint", ev.ToolHint
+	case ev.End:
+		name = "end"
+	case ev.Delta != "":
+		name, s.Text = "delta", ev.Delta
+	default:
+		return // reasoning alone is not drawn
+	}
+	c.clients.broadcast(ev.Route.ChatID, event{Name: name, Data: s})
+}
+
+func newID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+var _ channels.Streamer = (*Channel)(nil)

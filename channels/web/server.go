@@ -1,0 +1,317 @@
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+//go:embed static
+var static embed.FS
+
+// cookieName carries the token for the page's own requests once it is opened with ?token=.
+const cookieName = "nanobot_web_token"
+
+// maxBody bounds a request body; a message is text.
+const maxBody = 1 << 20
+
+// keepAlive is how often an idle event stream gets a comment.
+const keepAlive = 15 * time.Second
+
+// chatIDs are what the page makes for a new session; nothing else gets in a key.
+var chatIDs = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ServeHTTP routes the page and its API. With a token set every request
+// needs it: "Authorization: Bearer", ?token=, or the cookie the page got.
+func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !c.authorized(w, r) {
+		writeError(w, http.StatusUnauthorized, "this chat needs its token: open the URL the gateway printed (…/?token=…)")
+		return
+	}
+	switch r.URL.Path {
+	case "/", "/index.html", "/chat.js", "/chat.css":
+		if allow(w, r, http.MethodGet) {
+			c.asset(w, r)
+		}
+	case "/api/info":
+		if allow(w, r, http.MethodGet) {
+			c.info(w)
+		}
+	case "/api/sessions":
+		if allow(w, r, http.MethodGet) {
+			c.listSessions(w, r)
+		}
+	case "/api/history":
+		if allow(w, r, http.MethodGet) {
+			c.showHistory(w, r)
+		}
+	case "/api/events":
+		if allow(w, r, http.MethodGet) {
+			c.events(w, r)
+		}
+	case "/api/send":
+		if allow(w, r, http.MethodPost) {
+			c.send(w, r, "")
+		}
+	case "/api/stop":
+		if allow(w, r, http.MethodPost) {
+			c.send(w, r, "/stop")
+		}
+	default:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no %s %s here", r.Method, r.URL.Path))
+	}
+}
+
+// authorized checks the token; a page opened with a good ?token= gets a
+// cookie, so its scripts, styles and event stream carry it.
+func (c *Channel) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if c.token == "" {
+		return true
+	}
+	if scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && c.tokenIs(strings.TrimSpace(key)) {
+		return true
+	}
+	if q := r.URL.Query().Get("token"); q != "" && c.tokenIs(q) {
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		return true
+	}
+	if ck, err := r.Cookie(cookieName); err == nil && c.tokenIs(ck.Value) {
+		return true
+	}
+	return false
+}
+
+func (c *Channel) tokenIs(s string) bool {
+	return subtle.ConstantTimeCompare([]byte(s), []byte(c.token)) == 1
+}
+
+func allow(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method || (method == http.MethodGet && r.Method == http.MethodHead) {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s (use %s)", r.Method, r.URL.Path, method))
+	return false
+}
+
+func (c *Channel) asset(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/")
+	if name == "" {
+		name = "index.html"
+	}
+	b, err := fs.ReadFile(static, "static/"+name)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "no "+name)
+		return
+	}
+	types := map[string]string{".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	w.Header().Set("Content-Type", types[name[strings.LastIndex(name, "."):]])
+	w.Header().Set("Cache-Control", "no-cache")
+	// The page runs only its own script and style: nothing the model writes can load or run anything.
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(b)
+}
+
+// info tells the page how to link a turn to the Temporal Web UI.
+func (c *Channel) info(w http.ResponseWriter) {
+	c.mu.Lock()
+	ui, ns := c.uiURL, c.ns
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]string{"temporal_ui": ui, "namespace": ns})
+}
+
+func (c *Channel) listSessions(w http.ResponseWriter, r *http.Request) {
+	list, err := c.sessions(r.Context())
+	if err != nil {
+		c.log.Error("listing web sessions failed", "error", err)
+		writeError(w, http.StatusInternalServerError, "could not list the sessions: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
+}
+
+// showHistory answers a conversation from the journal, with where its turn is now.
+func (c *Channel) showHistory(w http.ResponseWriter, r *http.Request) {
+	chatID, ok := chatParam(w, r.URL.Query().Get("chat"))
+	if !ok {
+		return
+	}
+	key := protocol.SessionKey(Name, chatID)
+	items, err := c.history(r.Context(), key)
+	if err != nil {
+		c.log.Error("reading a web session failed", "session", key, "error", err)
+		writeError(w, http.StatusInternalServerError, "could not read the conversation: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"session": key, "messages": items, "turn": c.turnNow(r.Context(), key), "inspect": c.inspectBase(key),
+	})
+}
+
+// inspectBase is the Web UI address of the session's turn workflow; a run ID completes it.
+func (c *Channel) inspectBase(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.uiURL == "" {
+		return ""
+	}
+	return c.uiURL + "/namespaces/" + url.PathEscape(c.ns) + "/workflows/" + url.PathEscape(protocol.TurnWorkflowID(key)) + "/"
+}
+
+// turnNow asks where the session's turn is; not knowing is not an error for the page.
+func (c *Channel) turnNow(ctx context.Context, key string) TurnNow {
+	c.mu.Lock()
+	t := c.turns
+	c.mu.Unlock()
+	if t == nil {
+		return TurnNow{}
+	}
+	now, err := t.Now(ctx, key)
+	if err != nil {
+		c.log.Warn("could not ask where a turn is", "session", key, "error", err)
+	}
+	return now
+}
+
+// events streams a chat's turn to the page: first where the turn is now,
+// then deltas, hints, injections and replies as they come.
+func (c *Channel) events(w http.ResponseWriter, r *http.Request) {
+	chatID, ok := chatParam(w, r.URL.Query().Get("chat"))
+	if !ok {
+		return
+	}
+	cl := c.clients.add(chatID)
+	if cl == nil {
+		writeError(w, http.StatusServiceUnavailable, "the gateway is stopping")
+		return
+	}
+	defer c.clients.remove(cl)
+	s := newSSE(w)
+	if s.send(event{Name: "turn", Data: c.turnNow(r.Context(), protocol.SessionKey(Name, chatID))}) != nil {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-cl.out:
+			if s.send(ev) != nil {
+				return
+			}
+		case <-tick.C:
+			if s.comment() != nil {
+				return
+			}
+		case <-cl.gone:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// sendRequest is the body of /api/send and /api/stop.
+type sendRequest struct {
+	Chat string `json:"chat"`
+	Text string `json:"text"`
+}
+
+// send publishes a message typed in the page (or, for /api/stop, /stop).
+func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
+	if !sameOrigin(r) {
+		writeError(w, http.StatusForbidden, "cross-origin requests are refused")
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "send JSON (Content-Type: application/json): {\"chat\": \"…\", \"text\": \"…\"}")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the message is larger than %d MB", maxBody>>20))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "could not read the request: "+err.Error())
+		return
+	}
+	var req sendRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "the body is not JSON {\"chat\", \"text\"}: "+err.Error())
+		return
+	}
+	chatID, ok := chatParam(w, req.Chat)
+	if !ok {
+		return
+	}
+	text := req.Text
+	if fixed != "" {
+		text = fixed
+	}
+	if strings.TrimSpace(text) == "" {
+		writeError(w, http.StatusBadRequest, "the message is empty")
+		return
+	}
+	c.mu.Lock()
+	publish := c.publish
+	c.mu.Unlock()
+	msg := protocol.Inbound{
+		ID: "web-" + newID(8), Content: text, SentAt: time.Now(),
+		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID},
+	}
+	c.log.Info("web message", "chat", chatID, "text", chat.Preview(text, 80))
+	if err := publish(r.Context(), msg); err != nil {
+		c.log.Error("publishing a web message failed", "chat", chatID, "error", err)
+		writeError(w, http.StatusServiceUnavailable, "the agent could not take the message: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": msg.ID, "session": protocol.SessionKey(Name, chatID)})
+}
+
+// sameOrigin refuses a browser POST from another site (a page elsewhere
+// must not talk to the agent through this one's open port).
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true // not a browser's cross-origin request
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
+}
+
+func chatParam(w http.ResponseWriter, chatID string) (string, bool) {
+	if !chatIDs.MatchString(chatID) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("chat %q: want 1–64 letters, digits, '-' or '_'", chatID))
+		return "", false
+	}
+	return chatID, true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"could not encode the answer"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
