@@ -15,6 +15,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -62,6 +63,8 @@ type Activities struct {
 	Client client.Client
 	// Usage records every model call's tokens (nil: not recorded).
 	Usage *usage.Store
+	// Settings are the knobs of a turn a schedule starts (from the current config).
+	Settings func() protocol.Settings
 }
 
 // toolsFor is the tool set of a session: Dream's runs get their confined one.

@@ -161,6 +161,9 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 			a.refreshTools(ctx)
 		}
 		defs = goalDefinitions(allowedDefinitions(reg.Definitions(), in.Tools), in.Goal, goalIsActive(sess))
+		if in.Kind == protocol.KindHeartbeat {
+			defs = withoutTool(defs, "message") // nanobot suppresses it while the heartbeat runs
+		}
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
@@ -290,6 +293,16 @@ func allowedDefinitions(defs []chat.ToolDefinition, allow []string) []chat.ToolD
 	var out []chat.ToolDefinition
 	for _, d := range defs {
 		if toolAllowed(allow, d.Name) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func withoutTool(defs []chat.ToolDefinition, name string) []chat.ToolDefinition {
+	out := make([]chat.ToolDefinition, 0, len(defs))
+	for _, d := range defs {
+		if d.Name != name {
 			out = append(out, d)
 		}
 	}

@@ -60,6 +60,10 @@ func (a *Activities) toolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	env := tools.Env{
 		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace || in.Tools != nil,
 		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route,
+		Scheduled: protocol.Scheduled(in.Kind),
+	}
+	if call.Function.Name == "message" && in.Kind == protocol.KindHeartbeat {
+		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: the message tool is not available during a heartbeat run"), false)
 	}
 	if call.Function.Name == "create_goal" && !in.Goal {
 		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: create_goal is only available after the user sets a goal with /goal"), false)

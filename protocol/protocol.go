@@ -216,6 +216,8 @@ type LLMCallInput struct {
 	Tools []string `json:"tools,omitempty"`
 	// Goal: a /goal turn, where create_goal is offered.
 	Goal bool `json:"goal,omitempty"`
+	// Kind is the kind of the turn's message (KindHeartbeat: no message tool).
+	Kind string `json:"kind,omitempty"`
 }
 
 // Recovery modes of a model call: each adds one transient instruction
@@ -287,6 +289,9 @@ type ToolCallInput struct {
 	Tools []string `json:"tools,omitempty"`
 	// Goal: a /goal turn, where create_goal may run.
 	Goal bool `json:"goal,omitempty"`
+	// Kind is the kind of the turn's message: a scheduled turn may not add
+	// cron jobs, a heartbeat turn may not message anyone.
+	Kind string `json:"kind,omitempty"`
 }
 
 // ToolCallResult is a tool's outcome; its full text stays in the journal.

@@ -18,6 +18,7 @@ import (
 	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/mcp"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -68,7 +69,11 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	if c != nil {
 		sender = &messageSender{client: c}
 	}
-	reg, err := newRegistry(cfg, sender, activities.GoalStore{Store: store})
+	var jobs tools.CronJobs
+	if c != nil {
+		jobs = &cron.Service{Client: c}
+	}
+	reg, err := newRegistry(cfg, sender, activities.GoalStore{Store: store}, jobs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,6 +95,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
 		Usage: usage.Open(usage.Path(config.ConfigDir(cfg.Path))),
+		Settings: func() protocol.Settings { return Settings(models.Config()) },
 	}
 	return acts, pool, nil
 }

@@ -67,6 +67,8 @@ type loopConfig struct {
 	V1 bool
 	// Goal: a /goal turn (create_goal offered, no wall-clock limit on model calls).
 	Goal bool
+	// Kind is the kind of the message the loop answers (scheduled turns).
+	Kind string
 }
 
 // runner is the model ⇄ tools loop of the RUN state.
@@ -244,7 +246,7 @@ func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCall
 	r.Calls++
 	in := protocol.LLMCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, Call: r.Calls, Mode: mode,
-		Settings: s, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal,
+		Settings: s, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal, Kind: r.cfg.Kind,
 	}
 	summary := fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)
 	if mode != "" {
@@ -354,7 +356,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	}
 	in := protocol.ToolCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
-		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal,
+		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal, Kind: r.cfg.Kind,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
 }

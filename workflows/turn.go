@@ -290,7 +290,7 @@ func (t *turn) step() protocol.StepInput {
 // The turn is the runner's host: its inbox is the session's signal channel.
 
 func (t *turn) loopConfig() loopConfig {
-	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1, Goal: t.goalTurn}
+	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1, Goal: t.goalTurn, Kind: t.msg.Kind}
 }
 
 func (t *turn) waiting() int { return len(t.pending) }

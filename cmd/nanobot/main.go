@@ -34,6 +34,7 @@ Commands:
   turn      list | show <session|workflow id>: what a turn did, state by state
   setup-temporal  register nanobot's search attributes on an external cluster
   usage     token usage by day and model, and by session (--days N, --json)
+  cron      list | add | remove ID | run ID: jobs kept as Temporal Schedules
   version   print the version (also --version)
 
 Global flags: --config FILE, --log-format text|json (NANOBOT_LOG_FORMAT)
@@ -98,7 +99,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
-		"pairing": a.pairing, "usage": a.usageCmd, "turn": a.turn,
+		"pairing": a.pairing, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
 		"setup-temporal": a.setupTemporal,
 		"version":        func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
