@@ -94,7 +94,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
-		Usage: usage.Open(usage.Path(config.ConfigDir(cfg.Path))),
+		Usage:    usage.Open(usage.Path(config.ConfigDir(cfg.Path))),
 		Settings: func() protocol.Settings { return Settings(models.Config()) },
 	}
 	return acts, pool, nil
