@@ -62,6 +62,8 @@ func TestTurnSummariesMemoAndSearchAttributes(t *testing.T) {
 		return strings.HasPrefix(details, "RUN iteration 2/")
 	}, time.Minute, 50*time.Millisecond, "details: %q", details)
 	require.Contains(t, details, "llm #1 test-model → 1 tool call, 1.2k tokens")
+	// Release only frees a request already held: wait for the second call to arrive.
+	require.Eventually(t, func() bool { return r.model.Waiting() == 1 }, time.Minute, 20*time.Millisecond)
 	r.model.Release()
 	require.Equal(t, "listed", r.result(t, "webui").ReplyPreview)
 	testenv.RecordHistory(t, r.dev.Client, id, "", "turn_memo_summaries")

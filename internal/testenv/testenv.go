@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -108,19 +109,34 @@ type DevServer struct {
 }
 
 // StartDevServer runs temporal-dev on a free port with an in-memory
-// database; it stops when the test ends.
+// database; it stops when the test ends. A port taken between FreePort and
+// the server's bind (other test processes pick ports too) is retried on new ports.
 func StartDevServer(t testing.TB, extra ...string) *DevServer {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		s, logs, err := startDevServer(t, extra)
+		if err == nil {
+			return s
+		}
+		if attempt < 3 && strings.Contains(logs, "address already in use") {
+			t.Logf("temporal-dev: a port was taken, retrying on new ports")
+			continue
+		}
+		t.Fatalf("%v:\n%s", err, logs)
+	}
+}
+
+func startDevServer(t testing.TB, extra []string) (*DevServer, string, error) {
 	port := FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	args := append([]string{"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless", "--log-level", "error",
 		"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword"}, extra...)
 	cmd := exec.Command(DevServerBin(t), args...)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start temporal-dev: %v", err)
+		return nil, "", fmt.Errorf("start temporal-dev: %w", err)
 	}
 	s := &DevServer{Addr: addr, cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(s.done) }()
@@ -140,7 +156,7 @@ func StartDevServer(t testing.TB, extra ...string) *DevServer {
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.done:
-			t.Fatalf("temporal-dev exited early:\n%s", logs.String())
+			return nil, logs.String(), errors.New("temporal-dev exited early")
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -149,15 +165,32 @@ func StartDevServer(t testing.TB, extra ...string) *DevServer {
 			if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
 				cancel()
 				s.Client = c
-				return s
+				return s, "", nil
 			}
 			c.Close()
 		}
 		cancel()
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("temporal-dev on %s did not become healthy:\n%s", addr, logs.String())
-	return nil
+	return nil, logs.String(), fmt.Errorf("temporal-dev on %s did not become healthy", addr)
+}
+
+// lockedBuffer collects a process's output while the test may read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func quietLogger() sdklog.Logger {
