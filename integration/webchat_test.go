@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,6 +149,23 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	send("also, note this")
 	waitFor("queued while the tool runs", `document.querySelector('.tag') !== null`)
 	shot("chat-during-tool-call.png")
+	// A page opening now (or reconnecting after a restart) learns where the turn is from Temporal.
+	title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('title').textContent`))
+	require.NoError(t, err)
+	resp, err := http.Get(chatURL + "api/history?chat=" + strings.TrimPrefix(title, "web:"))
+	require.NoError(t, err)
+	var hist struct {
+		Turn struct {
+			Running bool
+			State   string
+			Hints   []string
+		}
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&hist))
+	resp.Body.Close()
+	require.True(t, hist.Turn.Running, "the turn runs its tool")
+	require.Equal(t, "RUN", hist.Turn.State)
+	require.Equal(t, []string{"exec sleep 4"}, hist.Turn.Hints)
 	waitFor("injected into the turn", `[...document.querySelectorAll('.tag.injected')].length === 1`)
 	waitFor("the turn's answer", `document.getElementById('log').textContent.includes('Done. I also saw your note.')`)
 	waitFor("progress folded", `document.querySelector('.hints details summary') !== null`)
