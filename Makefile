@@ -6,7 +6,7 @@ DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name g
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet memory-200 chromium
+.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet memory-200 chaos chromium
 
 all: build
 
@@ -49,6 +49,12 @@ e2e: build chromium
 ## memory-200: the 200-turn conversation in a 4000-token window; prints prompt tokens per turn
 memory-200: build
 	NANOBOT_MEMORY_TURNS=200 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -v -run 'TestMemoryLastsTwoHundredTurns' ./integration/
+
+## chaos: N worker SIGKILLs at random moments of multi-tool turns (make test runs 3);
+## prints kills survived, duplicate side effects, lost messages and resume times
+N ?= 50
+chaos: build
+	set -o pipefail; NANOBOT_CHAOS_KILLS=$(N) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 0 -v -run 'TestChaos' ./integration/ | grep -v '^=== '
 
 ## bench: benchmarks, side by side in one run
 bench: build

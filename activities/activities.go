@@ -15,9 +15,11 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
+	"github.com/nanobot-durable/nanobot/usage"
 )
 
 // Model is a provider ready to call, with the model ID it expects.
@@ -59,6 +61,10 @@ type Activities struct {
 	// Client talks to Temporal: Dream for /dream, running turns (idle
 	// compaction), subagents and their announcements. Nil without one.
 	Client client.Client
+	// Usage records every model call's tokens (nil: not recorded).
+	Usage *usage.Store
+	// Settings are the knobs of a turn a schedule starts (from the current config).
+	Settings func() protocol.Settings
 }
 
 // toolsFor is the tool set of a session: Dream's runs get their confined one.

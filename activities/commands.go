@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tokens"
+	"github.com/nanobot-durable/nanobot/usage"
 )
 
 // slashCommand is one built-in command handled without the model.
@@ -194,8 +195,47 @@ func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ str
 			goal += ": " + g.Reason
 		}
 	}
-	return fmt.Sprintf("Model: %s\nSession: %s (%d messages, as /history lists them; %d journal entries with tool calls and commands)\nTokens used: %d in, %d out\nContext: %d of %d tokens (%s)\nRunning task: %s\nGoal: %s",
-		in.Settings.Model, in.SessionKey, len(conversation(sess)), len(sess.Messages), prompt, completion, n, inputBudget(in.Settings), count.Encoding(), running, goal), nil
+	return fmt.Sprintf("Model: %s\nSession: %s (%d messages, as /history lists them; %d journal entries with tool calls and commands)\nTokens used: %d in, %d out\nContext: %d of %d tokens (%s)\nRunning task: %s\nGoal: %s%s",
+		in.Settings.Model, in.SessionKey, len(conversation(sess)), len(sess.Messages), prompt, completion, n, inputBudget(in.Settings), count.Encoding(), running, goal,
+		a.usageToday(in.SessionKey)), nil
+}
+
+// usageToday is /status's view of the usage file: today's tokens by model
+// and this session's (since midnight, local time).
+func (a *Activities) usageToday(sessionKey string) string {
+	if a.Usage == nil {
+		return ""
+	}
+	now := time.Now()
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	recs, _, err := a.Usage.Since(midnight)
+	if err != nil {
+		a.log().Warn("reading token usage failed", "error", err)
+		return "\nUsage today: unavailable"
+	}
+	rep := usage.Summarize(recs, midnight, now.Location())
+	if rep.Total.Calls == 0 {
+		return "\nUsage today: none"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nUsage today: %s", usageLine(rep.Total))
+	for _, r := range rep.ByDay {
+		fmt.Fprintf(&b, "\n  %s: %s", r.Model, usageLine(r.Totals))
+	}
+	for _, r := range rep.Sessions {
+		if r.Session == sessionKey {
+			fmt.Fprintf(&b, "\n  this session: %s", usageLine(r.Totals))
+		}
+	}
+	return b.String()
+}
+
+func usageLine(t usage.Totals) string {
+	s := fmt.Sprintf("%d in, %d out", t.Prompt, t.Completion)
+	if t.Cached > 0 {
+		s += fmt.Sprintf(" (%d cached)", t.Cached)
+	}
+	return s + fmt.Sprintf(", %d call(s) in %d turn(s)", t.Calls, t.Turns)
 }
 
 // sessionUsage reads the token totals SAVE keeps in the session's metadata.

@@ -21,6 +21,7 @@ import (
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tokens"
 	"github.com/nanobot-durable/nanobot/tools"
+	"github.com/nanobot-durable/nanobot/usage"
 )
 
 // minHistoryBudget is what history keeps even when tools eat the budget.
@@ -39,7 +40,17 @@ func callNumber(in protocol.LLMCallInput) int {
 
 // LLMCall runs one model iteration. The prompt is rebuilt from the journal;
 // a reply that is already journaled is returned without asking the model.
+// What goes back to the workflow has the configured secrets masked.
 func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+	started := time.Now()
+	res, err := a.llmCall(ctx, in)
+	if m := metricsOf(ctx); m != nil {
+		countModelCall(m, in.Settings.Model, res, err, time.Since(started))
+	}
+	return a.redactLLM(res), a.redactError(err)
+}
+
+func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
 	entry := llmEntryID(callNumber(in))
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
@@ -106,16 +117,33 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 	if resp.Model != "" {
 		res.Model = resp.Model // the model that answered: a fallback shows here
 	}
-	res.PromptTokens, res.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
-	if res.PromptTokens == 0 && res.CompletionTokens == 0 { // the provider reported no usage: count it
+	res.PromptTokens, res.CompletionTokens, res.CachedTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.CachedTokens
+	estimated := res.PromptTokens == 0 && res.CompletionTokens == 0
+	if estimated { // the provider reported no usage: count it
 		count := tokens.For(in.Settings.Model)
 		res.PromptTokens = count.Messages(req.Messages) + count.Tools(req.Tools)
 		res.CompletionTokens = count.Message(msg) - count.Message(chat.Message{Role: msg.Role})
 	}
+	a.recordUsage(in, entry, res, resp.Provider, estimated)
 	a.log().Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", res.Model,
 		"provider", resp.Provider, "fell_back", resp.FellBack,
 		"tool_calls", len(msg.ToolCalls), "finish", resp.FinishReason, "chars", len(msg.Content))
 	return res, nil
+}
+
+// recordUsage adds the call to the usage file. (turn, entry) is the key, so a
+// retried call is counted once; a failure to record never fails the turn.
+func (a *Activities) recordUsage(in protocol.LLMCallInput, entry string, res protocol.LLMCallResult, provider string, estimated bool) {
+	if a.Usage == nil {
+		return
+	}
+	rec := usage.Record{
+		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: entry, Model: res.Model, Provider: provider,
+		Prompt: res.PromptTokens, Completion: res.CompletionTokens, Cached: res.CachedTokens, Estimated: estimated,
+	}
+	if err := a.Usage.Add(rec); err != nil {
+		a.log().Error("recording token usage failed", "session", in.SessionKey, "error", err)
+	}
 }
 
 // request rebuilds the prompt: the turn's system prompt, the replayable
@@ -133,6 +161,9 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 			a.refreshTools(ctx)
 		}
 		defs = goalDefinitions(allowedDefinitions(reg.Definitions(), in.Tools), in.Goal, goalIsActive(sess))
+		if in.Kind == protocol.KindHeartbeat {
+			defs = withoutTool(defs, "message") // nanobot suppresses it while the heartbeat runs
+		}
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
@@ -170,7 +201,8 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 	for _, tc := range m.ToolCalls {
 		ref := protocol.ToolCallRef{
 			ID: tc.ID, Name: tc.Function.Name, ArgsPreview: chat.Preview(tc.Function.Arguments, 120),
-			Hint: tools.Hint(tc.Function.Name, tc.Function.Arguments, a.toolHintMax()),
+			Hint:    tools.Hint(tc.Function.Name, tc.Function.Arguments, a.toolHintMax()),
+			Summary: toolSummaryArg(tc.Function.Arguments),
 		}
 		if reg := a.toolsFor(in.SessionKey); reg != nil {
 			if t, ok := reg.Get(tc.Function.Name); ok {
@@ -180,6 +212,16 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 		res.ToolCalls = append(res.ToolCalls, ref)
 	}
 	return res
+}
+
+// toolSummaryArg is the argument that says most about a call, for the
+// activity's summary in the Web UI ("path=README.md").
+func toolSummaryArg(argsJSON string) string {
+	k, v := tools.KeyArg(argsJSON)
+	if k == "" {
+		return ""
+	}
+	return k + "=" + chat.Preview(strings.Join(strings.Fields(v), " "), 80)
 }
 
 // modelError turns a provider failure into a typed activity error: the
@@ -251,6 +293,16 @@ func allowedDefinitions(defs []chat.ToolDefinition, allow []string) []chat.ToolD
 	var out []chat.ToolDefinition
 	for _, d := range defs {
 		if toolAllowed(allow, d.Name) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func withoutTool(defs []chat.ToolDefinition, name string) []chat.ToolDefinition {
+	out := make([]chat.ToolDefinition, 0, len(defs))
+	for _, d := range defs {
+		if d.Name != name {
 			out = append(out, d)
 		}
 	}

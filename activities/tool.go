@@ -27,7 +27,17 @@ func toolEntryID(callID string) string { return "tool-" + callID }
 
 // ToolCall runs one tool call whose arguments the journal holds (in the
 // model's reply), and journals its result; a retry returns that result.
+// Its preview and errors have the configured secrets masked.
 func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
+	res, err := a.toolCall(ctx, in)
+	if m := metricsOf(ctx); m != nil {
+		countToolCall(m, in.Name, res, err)
+	}
+	res.Preview = a.redact(res.Preview)
+	return res, a.redactError(err)
+}
+
+func (a *Activities) toolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
 	entry := toolEntryID(in.CallID)
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
@@ -50,6 +60,10 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	env := tools.Env{
 		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace || in.Tools != nil,
 		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route,
+		Scheduled: protocol.Scheduled(in.Kind),
+	}
+	if call.Function.Name == "message" && in.Kind == protocol.KindHeartbeat {
+		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: the message tool is not available during a heartbeat run"), false)
 	}
 	if call.Function.Name == "create_goal" && !in.Goal {
 		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: create_goal is only available after the user sets a goal with /goal"), false)

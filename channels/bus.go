@@ -75,7 +75,7 @@ func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 	var invalid *serviceerror.InvalidArgument
 	if errors.As(err, &invalid) && strings.Contains(strings.ToLower(invalid.Error()), "search attribute") {
 		// A cluster without our search attributes still runs turns, just less findable.
-		slog.Warn("Temporal lacks nanobot's search attributes; starting the turn without them",
+		slog.Warn("Temporal lacks nanobot's search attributes (run nanobot setup-temporal); starting the turn without them",
 			"attributes", "NanobotSessionKey, NanobotChannel (Keyword)", "error", err)
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}
 		_, err = b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)

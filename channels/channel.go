@@ -27,6 +27,20 @@ type Reply struct {
 	StopReason string
 }
 
+// Key names one delivery to one chat (thread), for telling a retried
+// delivery from a new one; "" for replies that are never retried (a
+// pairing code, a greeting).
+func (r Reply) Key() string {
+	id := r.ID
+	if id == "" {
+		id = r.Turn
+	}
+	if id == "" {
+		return ""
+	}
+	return id + "\x00" + r.Route.ChatID + "\x00" + r.Route.ThreadID
+}
+
 // Kinds of replies, in StopReason beside nanobot's stop reasons.
 const (
 	KindMessage = "message" // a message tool send: the turn goes on

@@ -117,11 +117,8 @@ func (c *CLI) Hint(text string) {
 // showed exactly that text; a retried delivery of the same turn prints nothing.
 func (c *CLI) Send(_ context.Context, r Reply) error {
 	c.mu.Lock()
-	id := r.ID
-	if id == "" {
-		id = r.Turn
-	}
-	if (id == "" || id != c.lastID) && !(c.QuietErrors && r.StopReason == "error") {
+	key := r.Key()
+	if (key == "" || key != c.lastID) && !(c.QuietErrors && r.StopReason == "error") {
 		shown := strings.TrimSpace(providers.StripThink(c.segment.String()))
 		if shown != "" && shown == strings.TrimSpace(r.Text) {
 			fmt.Fprintln(c.Out)
@@ -131,7 +128,7 @@ func (c *CLI) Send(_ context.Context, r Reply) error {
 			}
 			fmt.Fprintln(c.Out, r.Text)
 		}
-		c.lastID = id
+		c.lastID = key
 	}
 	c.segment.Reset()
 	c.drawn, c.ended = false, false

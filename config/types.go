@@ -206,9 +206,11 @@ type API struct {
 
 // Gateway is the long-running gateway process.
 type Gateway struct {
-	Host      string    `json:"host"`
-	Port      int       `json:"port"`
-	Heartbeat Heartbeat `json:"heartbeat"`
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// MetricsPort serves Prometheus metrics on Host (127.0.0.1 when Host is empty) at /metrics; 0 = off.
+	MetricsPort int       `json:"metricsPort"`
+	Heartbeat   Heartbeat `json:"heartbeat"`
 }
 
 // Heartbeat is the gateway's periodic wake-up.

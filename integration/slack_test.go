@@ -1,11 +1,7 @@
 package integration
 
 import (
-	"bytes"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,48 +13,11 @@ import (
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 )
 
-// slackLogBuffer collects a process's output while the test reads it.
-type slackLogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *slackLogBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *slackLogBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startSlackGateway runs `nanobot gateway` until the test ends (SIGTERM, then kill).
-func startSlackGateway(t *testing.T, env []string) *slackLogBuffer {
+// startSlackGateway runs `nanobot gateway` until the test ends.
+func startSlackGateway(t *testing.T, env []string) outputs {
 	t.Helper()
-	cmd := exec.Command(testenv.NanobotBin(t), "gateway")
-	cmd.Env = env
-	logs := &slackLogBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("gateway output:\n%s", logs.String())
-		}
-	})
-	return logs
+	_, out, errOut := startNanobot(t, env, "gateway")
+	return outputs{out, errOut}
 }
 
 // slackThreadPosts are the bot's posts in one thread.

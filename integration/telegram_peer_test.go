@@ -165,36 +165,10 @@ func toString(v any) string {
 
 // startChannelGateway runs `nanobot gateway` until the test ends and waits
 // for its banner to name the channel.
-func startChannelGateway(t *testing.T, env []string, channel string) *syncBuffer {
+func startChannelGateway(t *testing.T, env []string, channel string) outputs {
 	t.Helper()
-	cmd := exec.Command(testenv.NanobotBin(t), "gateway")
-	cmd.Env = env
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(logs.String(), "  "+channel+": ") {
-		select {
-		case <-exited:
-			t.Fatalf("gateway exited:\n%s", logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway did not start %s:\n%s", channel, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return logs
+	_, out, errOut := startNanobot(t, env, "gateway")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "  "+channel+": ") }, time.Minute, 50*time.Millisecond,
+		"gateway did not start %s:\n%s\n%s", channel, out, errOut)
+	return outputs{out, errOut}
 }

@@ -40,7 +40,20 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startNanobot runs a long-lived nanobot command in the background.
+// outputs reads a process's stdout and stderr as one text (banner and logs).
+type outputs []*syncBuffer
+
+func (o outputs) String() string {
+	var b strings.Builder
+	for _, s := range o {
+		b.WriteString(s.String())
+	}
+	return b.String()
+}
+
+// startNanobot runs a long-lived nanobot command in the background; at the
+// end of the test it gets SIGTERM (then SIGKILL), and its output is shown if
+// the test failed.
 func startNanobot(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(testenv.NanobotBin(t), args...)
@@ -50,8 +63,20 @@ func startNanobot(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncB
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
+		// A test that already stopped and reaped it gets ErrProcessDone here.
+		if err := cmd.Process.Signal(syscall.SIGTERM); err == nil {
+			exited := make(chan struct{})
+			go func() { _, _ = cmd.Process.Wait(); close(exited) }()
+			select {
+			case <-exited:
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+		}
+		if t.Failed() {
+			t.Logf("nanobot %v output:\n%s\n%s", args, stdout.String(), stderr.String())
+		}
 	})
 	return cmd, &stdout, &stderr
 }

@@ -88,7 +88,9 @@ func TestWebChatAcrossAGatewayRestart(t *testing.T) {
 	sresp, err := http.Get(base + "api/sessions")
 	require.NoError(t, err)
 	defer sresp.Body.Close()
-	var list struct{ Sessions []struct{ Chat, Title string } }
+	var list struct {
+		Sessions []struct{ Chat, Title string }
+	}
 	require.NoError(t, json.NewDecoder(sresp.Body).Decode(&list))
 	require.Equal(t, "restart", list.Sessions[0].Chat)
 	require.Equal(t, "what is the answer?", list.Sessions[0].Title)

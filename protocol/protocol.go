@@ -101,6 +101,7 @@ type RunnerState struct {
 	InjectionCycles  int      `json:"injection_cycles"`
 	PromptTokens     int      `json:"prompt_tokens"`
 	CompletionTokens int      `json:"completion_tokens"`
+	CachedTokens     int      `json:"cached_tokens,omitempty"`
 	// GoalContinuations counts the prompts to go on with an active goal.
 	GoalContinuations int `json:"goal_continuations,omitempty"`
 }
@@ -215,6 +216,8 @@ type LLMCallInput struct {
 	Tools []string `json:"tools,omitempty"`
 	// Goal: a /goal turn, where create_goal is offered.
 	Goal bool `json:"goal,omitempty"`
+	// Kind is the kind of the turn's message (KindHeartbeat: no message tool).
+	Kind string `json:"kind,omitempty"`
 }
 
 // Recovery modes of a model call: each adds one transient instruction
@@ -245,6 +248,8 @@ type ToolCallRef struct {
 	ConcurrencySafe bool `json:"concurrency_safe,omitempty"`
 	// Hint is the progress line shown while the call runs ("read_file README.md").
 	Hint string `json:"hint,omitempty"`
+	// Summary is the key argument for the Web UI ("path=README.md").
+	Summary string `json:"summary,omitempty"`
 }
 
 // LLMCallResult is one model reply; its full text stays in the journal.
@@ -259,7 +264,9 @@ type LLMCallResult struct {
 	Model            string        `json:"model"`
 	PromptTokens     int           `json:"prompt_tokens"`
 	CompletionTokens int           `json:"completion_tokens"`
-	FromJournal      bool          `json:"from_journal"` // a retry found the reply already journaled
+	// CachedTokens is the part of PromptTokens the provider served from its cache.
+	CachedTokens int  `json:"cached_tokens,omitempty"`
+	FromJournal  bool `json:"from_journal"` // a retry found the reply already journaled
 	// GoalActive: the session has an active sustained goal; a final answer is followed by a prompt to go on.
 	GoalActive bool `json:"goal_active,omitempty"`
 }
@@ -282,6 +289,9 @@ type ToolCallInput struct {
 	Tools []string `json:"tools,omitempty"`
 	// Goal: a /goal turn, where create_goal may run.
 	Goal bool `json:"goal,omitempty"`
+	// Kind is the kind of the turn's message: a scheduled turn may not add
+	// cron jobs, a heartbeat turn may not message anyone.
+	Kind string `json:"kind,omitempty"`
 }
 
 // ToolCallResult is a tool's outcome; its full text stays in the journal.
@@ -346,7 +356,7 @@ func (s Settings) WithDefaults() Settings {
 		s.LLMTimeout = 300 * time.Second
 	}
 	if s.LLMHeartbeat <= 0 {
-		s.LLMHeartbeat = 30 * time.Second
+		s.LLMHeartbeat = 10 * time.Second
 	}
 	if s.LLMMaxAttempts <= 0 {
 		s.LLMMaxAttempts = 5

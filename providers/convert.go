@@ -257,7 +257,11 @@ func newToolCallID() string {
 }
 
 func usageOf(u openai.Usage) Usage {
-	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	out := Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		out.CachedTokens = d.CachedTokens
+	}
+	return out
 }
 
 // rawReasoning reads choices[0].message.reasoning, the field OpenRouter and

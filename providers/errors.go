@@ -48,7 +48,8 @@ const (
 	KindTimeout    = "timeout"
 	KindConnection = "connection"
 	KindCanceled   = "canceled"
-	KindEmpty      = "empty" // 200 with no choices
+	KindEmpty      = "empty"     // 200 with no choices
+	KindMalformed  = "malformed" // 200 whose body is not the JSON it should be: a mangled reply, worth a retry
 )
 
 // Error is a provider failure with what is known about it.
@@ -57,7 +58,7 @@ type Error struct {
 	Code       string // provider error code, e.g. "insufficient_quota"
 	Type       string // provider error type, e.g. "invalid_request_error"
 	Message    string // provider's message, or what went wrong locally
-	Kind       string // KindTimeout, KindConnection, KindCanceled, KindEmpty or ""
+	Kind       string // KindTimeout, KindConnection, KindCanceled, KindEmpty, KindMalformed or ""
 	RetryAfter time.Duration
 	Class      Class
 	Err        error
@@ -184,7 +185,7 @@ func classOf(e *Error) Class {
 	case s >= 400:
 		return ClassNonRetryable
 	}
-	if e.Kind == KindTimeout || e.Kind == KindConnection {
+	if e.Kind == KindTimeout || e.Kind == KindConnection || e.Kind == KindMalformed {
 		return ClassRetryable
 	}
 	text := strings.ToLower(e.Message)

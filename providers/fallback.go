@@ -241,7 +241,7 @@ func ShouldFallback(e *Error) bool {
 		return true
 	}
 	switch e.Kind {
-	case KindTimeout, KindConnection, KindEmpty:
+	case KindTimeout, KindConnection, KindEmpty, KindMalformed:
 		return true
 	}
 	return containsAny(append(structured, text), fallbackTokens)

@@ -50,6 +50,8 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CachedTokens is the part of PromptTokens served from the provider's prompt cache.
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // Response is the model's answer with think blocks already split out of

@@ -48,7 +48,11 @@ func (c *OpenAICompatible) stream(ctx context.Context, creq openai.ChatCompletio
 			return nil, failure(ctx, st, err)
 		}
 		if err := acc.add(raw); err != nil {
-			return nil, failure(ctx, st, fmt.Errorf("decode stream chunk: %w", err))
+			e := failure(ctx, st, fmt.Errorf("decode stream chunk: %w", err))
+			if e.Kind == "" {
+				e.Kind, e.Class = KindMalformed, ClassRetryable
+			}
+			return nil, e
 		}
 	}
 	return acc.response(), nil
@@ -85,7 +89,7 @@ func (a *streamAcc) add(raw []byte) error {
 		a.model = chunk.Model
 	}
 	if u := chunk.Usage; u != nil {
-		a.usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+		a.usage = usageOf(*u)
 	}
 	if len(chunk.Choices) == 0 {
 		return nil

@@ -138,6 +138,17 @@ func TestStreamCutShortIsRetryable(t *testing.T) {
 	require.NotEmpty(t, log.content(), "content was streamed before the cut")
 }
 
+func TestMangledReplyIsRetryable(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		srv := newServer(t, modeltest.Malformed())
+		req := streamRequest("x")
+		req.Stream = stream
+		_, err := newProvider(srv).Chat(testContext(t), req, nil)
+		perr := providers.Classify(err)
+		require.Equal(t, providers.ClassRetryable, perr.Class, "stream=%v: %v", stream, err)
+	}
+}
+
 func TestStreamErrorBeforeFirstChunk(t *testing.T) {
 	srv := newServer(t, modeltest.Error(429, "rate_limit_exceeded", "Rate limit reached").RetryAfter("7"))
 	_, err := newProvider(srv).Chat(testContext(t), streamRequest("x"), nil)

@@ -27,6 +27,9 @@ type BuiltinOptions struct {
 	Spawn bool
 	// Goals, when set, registers create_goal and update_goal.
 	Goals GoalStore
+	// Cron, when set, registers the cron tool; CronTimezone is its default zone.
+	Cron         CronJobs
+	CronTimezone string
 }
 
 // RegisterBuiltins registers the built-in tools the options enable. It
@@ -69,6 +72,9 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 	}
 	if opts.Goals != nil {
 		tools = append(tools, CreateGoalTool{opts.Goals}, UpdateGoalTool{opts.Goals})
+	}
+	if opts.Cron != nil {
+		tools = append(tools, NewCronTool(opts.Cron, opts.CronTimezone))
 	}
 	for i, t := range tools {
 		if err := r.TryRegister(t); err != nil {

@@ -19,7 +19,7 @@ func Settings(cfg *config.Config) protocol.Settings {
 		ContextWindowTokens: m.ContextWindowTokens,
 		Stream:              envBool("NANOBOT_STREAM", true),
 		LLMTimeout:          envSeconds("NANOBOT_LLM_TIMEOUT_S", 300),
-		LLMHeartbeat:        envSeconds("NANOBOT_LLM_HEARTBEAT_TIMEOUT_S", 30),
+		LLMHeartbeat:        envSeconds("NANOBOT_LLM_HEARTBEAT_TIMEOUT_S", 10),
 		ConsolidationRatio:  cfg.Agents.Defaults.ConsolidationRatio,
 	}
 	if s.LLMTimeout == 0 {

@@ -31,12 +31,13 @@ func builtinOptions(t config.Tools) tools.BuiltinOptions {
 
 // newRegistry builds the tool registry of a worker from its config; the
 // message tool comes with a sender.
-func newRegistry(cfg *config.Config, sender tools.MessageSender, goals tools.GoalStore) (*tools.Registry, error) {
+func newRegistry(cfg *config.Config, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs) (*tools.Registry, error) {
 	reg := tools.NewRegistry()
 	opts := builtinOptions(cfg.Tools)
 	opts.MessageSender = sender
 	opts.Spawn = sender != nil // subagents need Temporal, as messages do
 	opts.Goals = goals
+	opts.Cron, opts.CronTimezone = jobs, cfg.Agents.Defaults.Timezone
 	if err := tools.RegisterBuiltins(reg, opts); err != nil {
 		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
 	}

@@ -11,16 +11,19 @@ import (
 )
 
 // registerUpkeep adds memory upkeep to the turn worker: Dream and idle
-// compaction (their schedules start them), the post-SAVE measure and their
+// compaction and cron jobs (their schedules start them), the post-SAVE measure and their
 // file activities. Consolidation itself runs on the LLM queue.
 func registerUpkeep(w worker.Worker, acts *activities.Activities) {
 	w.RegisterWorkflowWithOptions(workflows.DreamWorkflow, workflow.RegisterOptions{Name: protocol.DreamWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.IdleCompactWorkflow, workflow.RegisterOptions{Name: protocol.IdleCompactWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.ScheduledTurnWorkflow, workflow.RegisterOptions{Name: protocol.ScheduledTurnWorkflowName})
 	for name, fn := range map[string]any{
-		protocol.ActivityMeasure:      acts.Measure,
-		protocol.ActivityPrepareDream: acts.PrepareDream,
-		protocol.ActivityFinishDream:  acts.FinishDream,
-		protocol.ActivityIdleSessions: acts.IdleSessions,
+		protocol.ActivityMeasure:          acts.Measure,
+		protocol.ActivityPrepareDream:     acts.PrepareDream,
+		protocol.ActivityFinishDream:      acts.FinishDream,
+		protocol.ActivityIdleSessions:     acts.IdleSessions,
+		protocol.ActivityPublishScheduled: acts.PublishScheduled,
+		protocol.ActivityDeleteSchedule:   acts.DeleteSchedule,
 	} {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

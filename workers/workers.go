@@ -18,11 +18,13 @@ import (
 	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/mcp"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
+	"github.com/nanobot-durable/nanobot/usage"
 	"github.com/nanobot-durable/nanobot/workflows"
 )
 
@@ -67,7 +69,11 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	if c != nil {
 		sender = &messageSender{client: c}
 	}
-	reg, err := newRegistry(cfg, sender, activities.GoalStore{Store: store})
+	var jobs tools.CronJobs
+	if c != nil {
+		jobs = &cron.Service{Client: c}
+	}
+	reg, err := newRegistry(cfg, sender, activities.GoalStore{Store: store}, jobs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,6 +94,8 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
+		Usage:    usage.Open(usage.Path(config.ConfigDir(cfg.Path))),
+		Settings: func() protocol.Settings { return Settings(models.Config()) },
 	}
 	return acts, pool, nil
 }

@@ -31,6 +31,8 @@ type machine struct {
 	handlers map[State]handler
 	current  State
 	trace    []protocol.TraceEntry
+	// note, when set, adds to each state's details (the last model call's outcome).
+	note func() string
 }
 
 // ErrNoTransition marks a (state, event) pair the table does not know.
@@ -55,7 +57,13 @@ func (m *machine) run(ctx workflow.Context, start, final State) error {
 				fmt.Sprintf("state %s has no handler", m.current), ErrNoTransition, nil)
 		}
 		began := workflow.Now(ctx)
-		workflow.SetCurrentDetails(ctx, "state "+string(m.current))
+		details := "state " + string(m.current)
+		if m.note != nil {
+			if n := m.note(); n != "" {
+				details += " · " + n
+			}
+		}
+		workflow.SetCurrentDetails(ctx, details)
 		ev, err := h(ctx)
 		entry := protocol.TraceEntry{
 			State: string(m.current), Start: began,

@@ -67,6 +67,8 @@ type loopConfig struct {
 	V1 bool
 	// Goal: a /goal turn (create_goal offered, no wall-clock limit on model calls).
 	Goal bool
+	// Kind is the kind of the message the loop answers (scheduled turns).
+	Kind string
 }
 
 // runner is the model ⇄ tools loop of the RUN state.
@@ -80,6 +82,10 @@ type runner struct {
 	hints []string
 	// originAnswered: the message tool sent to the origin chat during this turn.
 	originAnswered bool
+	// lastCall is the last model call's outcome, shown in the next details.
+	lastCall string
+	// lastModel is the model that answered last, for the memo.
+	lastModel string
 }
 
 // toolFinishReasons are the finish reasons under which nanobot runs tool calls.
@@ -110,7 +116,11 @@ func (r *runner) execute(ctx workflow.Context) (Event, error) {
 		if mode != protocol.ModeFinalize {
 			r.Iteration++
 		}
-		workflow.SetCurrentDetails(ctx, fmt.Sprintf("RUN iteration %d/%d", r.Iteration, s.MaxIterations))
+		details := fmt.Sprintf("RUN iteration %d/%d", r.Iteration, s.MaxIterations)
+		if r.lastCall != "" {
+			details += " · " + r.lastCall
+		}
+		workflow.SetCurrentDetails(ctx, details)
 		res, err := r.callModel(ctx, mode)
 		if err != nil {
 			if temporal.IsCanceledError(err) {
@@ -236,7 +246,7 @@ func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCall
 	r.Calls++
 	in := protocol.LLMCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, Call: r.Calls, Mode: mode,
-		Settings: s, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal,
+		Settings: s, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal, Kind: r.cfg.Kind,
 	}
 	summary := fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)
 	if mode != "" {
@@ -244,9 +254,45 @@ func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCall
 	}
 	var res protocol.LLMCallResult
 	err := workflow.ExecuteActivity(llmCtx(ctx, s, summary), protocol.ActivityLLMCall, in).Get(ctx, &res)
+	workflow.GetMetricsHandler(ctx).Counter(protocol.MetricIterations).Inc(1)
+	r.lastCall = callOutcome(summary, &res, err)
+	if res.Model != "" {
+		r.lastModel = res.Model
+	}
 	r.PromptTokens += res.PromptTokens
 	r.CompletionTokens += res.CompletionTokens
+	r.CachedTokens += res.CachedTokens
 	return &res, err
+}
+
+// callOutcome is a model call's summary once it returned:
+// "llm #3 gpt-4o → 2 tool calls, 1.2k tokens".
+func callOutcome(summary string, res *protocol.LLMCallResult, err error) string {
+	if err != nil {
+		return summary + " → failed"
+	}
+	what := "answer"
+	switch n := len(res.ToolCalls); {
+	case n == 1:
+		what = "1 tool call"
+	case n > 1:
+		what = fmt.Sprintf("%d tool calls", n)
+	case res.FinishReason != "" && res.FinishReason != "stop":
+		what = res.FinishReason
+	}
+	return fmt.Sprintf("%s → %s, %s tokens", summary, what, compactCount(res.PromptTokens+res.CompletionTokens))
+}
+
+// compactCount writes 950, 1.2k, 34k.
+func compactCount(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 10000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	default:
+		return fmt.Sprintf("%dk", (n+500)/1000)
+	}
 }
 
 func llmCtx(ctx workflow.Context, s protocol.Settings, summary string) workflow.Context {
@@ -306,13 +352,24 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 		StartToCloseTimeout: s.ToolTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
-		Summary:             fmt.Sprintf("tool %s(%s)", c.Name, c.ArgsPreview),
+		Summary:             toolSummary(c),
 	}
 	in := protocol.ToolCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
-		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal,
+		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal, Kind: r.cfg.Kind,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
+}
+
+// toolSummary names a tool call in the Web UI: "tool read_file path=README.md".
+func toolSummary(c protocol.ToolCallRef) string {
+	if c.Summary != "" {
+		return "tool " + c.Name + " " + c.Summary
+	}
+	if c.ArgsPreview == "" || c.ArgsPreview == "{}" {
+		return "tool " + c.Name
+	}
+	return fmt.Sprintf("tool %s(%s)", c.Name, c.ArgsPreview) // replies recorded before summaries
 }
 
 // modelErrorText is what the user is told when the model could not answer.

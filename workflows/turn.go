@@ -58,6 +58,9 @@ const (
 	// them; a receiver blocked in Receive could hold one while the run ended.
 	versionInbox                  = "inbox"
 	inboxV1      workflow.Version = 1
+	// versionMemo: a finished run sets its memo (model, stop reason, tokens).
+	versionMemo                  = "memo"
+	memoV1      workflow.Version = 1
 )
 
 // waitForFirstMessage bounds how long a run started without a message lives.
@@ -105,7 +108,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	t.m = machine{table: TurnTable, handlers: map[State]handler{
 		Restore: t.restore, Compact: t.compact, Command: t.command,
 		Build: t.build, Run: t.run.execute, Save: t.save, Respond: t.respond,
-	}}
+	}, note: func() string { return t.run.lastCall }}
 	if err := workflow.SetQueryHandler(ctx, protocol.QueryState, t.state); err != nil {
 		return nil, err
 	}
@@ -206,6 +209,10 @@ func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
 	if t.v1 {
 		_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
 	}
+	if workflow.GetVersion(ctx, versionMemo, workflow.DefaultVersion, memoV1) >= memoV1 {
+		t.setMemo(ctx)
+	}
+	countTurn(ctx, t.run.final.StopReason)
 	if err := t.carryLeftovers(ctx); err != nil {
 		return nil, err
 	}
@@ -220,6 +227,28 @@ func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
 	}, nil
 }
 
+// countTurn counts a finished turn by how it stopped (not on replay).
+func countTurn(ctx workflow.Context, stopReason string) {
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"stop_reason": stopReason}).Counter(protocol.MetricTurns).Inc(1)
+}
+
+// setMemo shows the turn's outcome in the Web UI's list and `nanobot turn list`.
+func (t *turn) setMemo(ctx workflow.Context) {
+	model := t.run.lastModel
+	if model == "" {
+		model = t.in.Settings.Model
+	}
+	r := t.run.RunnerState
+	memo := map[string]any{
+		"model": model, "stop_reason": t.run.final.StopReason, "iterations": r.Iteration,
+		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "cached_tokens": r.CachedTokens,
+		"tokens": fmt.Sprintf("%s in / %s out", compactCount(r.PromptTokens), compactCount(r.CompletionTokens)),
+	}
+	if err := workflow.UpsertMemo(ctx, memo); err != nil {
+		workflow.GetLogger(ctx).Warn("setting the turn's memo failed", "error", err)
+	}
+}
+
 // cancelled saves what the turn did (/stop), in a context the cancellation
 // does not reach, and passes unread messages on to the next run.
 func (t *turn) cancelled(ctx workflow.Context, cause error) error {
@@ -228,6 +257,7 @@ func (t *turn) cancelled(ctx workflow.Context, cause error) error {
 	if err := workflow.ExecuteLocalActivity(localCtx(dctx, "save after stop"), protocol.ActivitySave, in).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Error("saving a stopped turn failed", "session", t.in.SessionKey, "error", err)
 	}
+	countTurn(dctx, protocol.StopCancelled)
 	_ = workflow.Await(dctx, func() bool { return t.inflight == 0 })
 	if err := t.carryLeftovers(dctx); err != nil {
 		return err
@@ -260,7 +290,7 @@ func (t *turn) step() protocol.StepInput {
 // The turn is the runner's host: its inbox is the session's signal channel.
 
 func (t *turn) loopConfig() loopConfig {
-	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1, Goal: t.goalTurn}
+	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1, Goal: t.goalTurn, Kind: t.msg.Kind}
 }
 
 func (t *turn) waiting() int { return len(t.pending) }

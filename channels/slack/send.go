@@ -49,19 +49,6 @@ func (o *outbox) get(id string) *delivery {
 	return d
 }
 
-// replyID names a reply: one delivery to one chat (thread). A reply with
-// no identity (a pairing code, /stop) is sent every time.
-func replyID(r channels.Reply) string {
-	id := r.ID
-	if id == "" {
-		id = r.Turn
-	}
-	if id == "" {
-		return ""
-	}
-	return id + "\x00" + r.Route.ChatID + "\x00" + r.Route.ThreadID
-}
-
 // Send implements channels.Channel: the reply as mrkdwn in the route's
 // thread, split at MaxMessageLen; the turn's streamed message is updated
 // with it rather than a second one posted; its media uploaded; then the
@@ -69,7 +56,7 @@ func replyID(r channels.Reply) string {
 // goes on where the previous attempt stopped.
 func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 	d := &delivery{}
-	if id := replyID(r); id != "" {
+	if id := r.Key(); id != "" {
 		d = c.sent.get(id)
 	}
 	d.mu.Lock()

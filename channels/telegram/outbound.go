@@ -30,7 +30,7 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 	if _, err := strconv.ParseInt(r.Route.ChatID, 10, 64); err != nil {
 		return &channels.SendError{Err: fmt.Errorf("telegram chat id %q is not a number", r.Route.ChatID), Permanent: true}
 	}
-	key := replyKey(r)
+	key := r.Key()
 	rec := c.sends.get(key)
 	if rec.done {
 		return nil // shown by an earlier attempt
@@ -227,19 +227,6 @@ func isParseError(err error) bool {
 
 func isNotModified(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "message is not modified")
-}
-
-// replyKey names one reply to one chat: "" for replies that are never
-// retried (pairing codes, greetings).
-func replyKey(r channels.Reply) string {
-	id := r.ID
-	if id == "" {
-		id = r.Turn
-	}
-	if id == "" {
-		return ""
-	}
-	return id + "|" + r.Route.ChatID + "|" + r.Route.ThreadID
 }
 
 // sendRecord is how far one reply got.

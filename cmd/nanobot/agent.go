@@ -21,6 +21,7 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
+	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
@@ -115,6 +116,7 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	// The SDK's and the workers' log lines go to a file, not into the conversation.
 	log, closeLog := agentLogger(config.ConfigDir(cfg.Path), a.log)
 	defer closeLog()
+	log = slog.New(secrets.Handler(log.Handler(), secrets.FromEnv(cfg)))
 	conn, err := connectTemporal(ctx, config.ConfigDir(cfg.Path), log)
 	if err != nil {
 		return err

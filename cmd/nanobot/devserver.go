@@ -99,10 +99,13 @@ func answers(addr string) bool {
 	return true
 }
 
+// clientMetrics, when set (gateway.metricsPort), receives the SDK's and nanobot's metrics.
+var clientMetrics client.MetricsHandler
+
 func dial(ctx context.Context, addr, ns string, log *slog.Logger, wait time.Duration) (client.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	c, err := client.DialContext(dctx, client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log)})
+	c, err := client.DialContext(dctx, client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/web"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/metrics"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/workers"
@@ -47,6 +49,13 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 			return err
 		}
 		fmt.Fprintf(a.stdout, "! %v\n  Turns will fail with this message until it is set (config: %s).\n", err, cfg.Path)
+	}
+	if port := cfg.Gateway.MetricsPort; port > 0 {
+		stop, err := a.serveMetrics(cfg.Gateway.Host, port)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	deps := channels.Deps{
 		Config: cfg, Workspace: cfg.Agents.Defaults.WorkspacePath(),
@@ -101,6 +110,21 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	defer cancel()
 	mgr.Stop(stopCtx) // intake first; running activities finish as the workers stop
 	return nil
+}
+
+// serveMetrics starts the Prometheus endpoint and routes the client's metrics to it.
+func (a *app) serveMetrics(host string, port int) (func(), error) {
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	reg := metrics.New()
+	addr, stop, err := reg.Serve(net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("gateway.metricsPort: %w", err)
+	}
+	clientMetrics = reg.Handler()
+	fmt.Fprintf(a.stdout, "Metrics:  http://%s/metrics\n", addr)
+	return stop, nil
 }
 
 // stopTimeout is how long running activities may finish when the process

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/secrets"
 )
 
 const usage = `nanobot — a personal AI agent, made durable on Temporal
@@ -30,7 +31,13 @@ Commands:
   serve     run the worker and the OpenAI-compatible API (api.host:api.port)
   status    show config, workspace, provider, model and Temporal
   pairing   list | approve CODE | deny CODE | revoke ID: who may talk to the agent
+  turn      list | show <session|workflow id>: what a turn did, state by state
+  setup-temporal  register nanobot's search attributes on an external cluster
+  usage     token usage by day and model, and by session (--days N, --json)
+  cron      list | add | remove ID | run ID: jobs kept as Temporal Schedules
   version   print the version (also --version)
+
+Global flags: --config FILE, --log-format text|json (NANOBOT_LOG_FORMAT)
 
 Environment:
   NANOBOT_CONFIG       config file (default ~/.nanobot/config.json)
@@ -62,6 +69,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	global.Usage = func() { fmt.Fprint(stderr, usage) }
 	cfgPath := global.String("config", "", "config file")
 	showVersion := global.Bool("version", false, "print the version")
+	logFormat := global.String("log-format", envOr("NANOBOT_LOG_FORMAT", "text"), "log format: text or json")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -77,7 +85,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	a := &app{configPath: *cfgPath, stdin: stdin, stdout: stdout, stderr: stderr, log: newLogger(stderr)}
+	if *logFormat != "text" && *logFormat != "json" {
+		fmt.Fprintf(stderr, "nanobot: --log-format must be text or json, got %q\n", *logFormat)
+		return 2
+	}
+	a := &app{configPath: *cfgPath, stdin: stdin, stdout: stdout, stderr: stderr, log: newLogger(stderr, *logFormat)}
 	// The agent handles Ctrl-C itself: the first stops the running turn.
 	sigs := []os.Signal{syscall.SIGTERM}
 	if rest[0] != "agent" {
@@ -87,8 +99,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
-		"pairing": a.pairing,
-		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
+		"pairing": a.pairing, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
+		"setup-temporal": a.setupTemporal,
+		"version":        func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]
 	if !ok {
@@ -120,10 +133,14 @@ type usageError struct{ error }
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // newLogger logs to stderr at NANOBOT_LOG_LEVEL (default warn, so replies stay readable).
-func newLogger(w io.Writer) *slog.Logger {
+func newLogger(w io.Writer, format string) *slog.Logger {
 	level := slog.LevelWarn
 	_ = level.UnmarshalText([]byte(envOr("NANOBOT_LOG_LEVEL", "warn")))
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // flags makes a command's flag set; --config is accepted after the command too.
@@ -157,6 +174,9 @@ func (a *app) loadConfig() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	// From here on no log line carries a configured key or token.
+	a.log = slog.New(secrets.Handler(a.log.Handler(), secrets.FromEnv(cfg)))
+	slog.SetDefault(a.log)
 	for _, w := range warnings {
 		a.log.Warn("config: " + w.String())
 	}

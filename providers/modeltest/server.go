@@ -27,6 +27,8 @@ type RecordedRequest struct {
 	Query  url.Values
 	Header http.Header
 	Body   []byte
+	// At is when the request arrived.
+	At time.Time
 
 	Model               string
 	Messages            []chat.Message
@@ -177,6 +179,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		step.usage = estimateUsage(rec, step)
 	}
 	id := s.nextID()
+	if step.malformed {
+		writeMalformed(w, rec.Stream)
+		return
+	}
 	if rec.Stream {
 		writeStream(r.Context(), s.done, w, id, step, rec.IncludeUsage)
 		return
@@ -250,7 +256,7 @@ func sleep(ctx context.Context, done <-chan struct{}, d time.Duration) bool {
 
 // record decodes the body; the request is returned even when decoding fails.
 func record(r *http.Request) (*RecordedRequest, error) {
-	rec := &RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone()}
+	rec := &RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), At: time.Now()}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return rec, fmt.Errorf("read body: %w", err)

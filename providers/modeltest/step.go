@@ -35,12 +35,16 @@ type Step struct {
 	delay      time.Duration
 	chunkDelay time.Duration
 	abort      bool
+	malformed  bool
 }
 
 type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	Details          *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details,omitempty"`
 }
 
 // Text answers with assistant text.
@@ -83,6 +87,20 @@ func (s Step) Usage(prompt, completion int) Step {
 	return s
 }
 
+// Cached reports that cached of the prompt tokens came from the provider's cache
+// (prompt_tokens_details.cached_tokens); chain it after Usage.
+func (s Step) Cached(cached int) Step {
+	u := usage{}
+	if s.usage != nil {
+		u = *s.usage
+	}
+	u.Details = &struct {
+		CachedTokens int `json:"cached_tokens"`
+	}{cached}
+	s.usage = &u
+	return s
+}
+
 // Model overrides the model name in the reply (default: the requested one).
 func (s Step) Model(name string) Step { s.model = name; return s }
 
@@ -118,6 +136,10 @@ func (s Step) ChunkDelay(d time.Duration) Step { s.chunkDelay = d; return s }
 // Abort drops the connection after the content chunks (streaming) or before
 // the body (non-streaming), like a crashed server.
 func (s Step) Abort() Step { s.abort = true; return s }
+
+// Malformed answers 200 with a body that is not valid JSON (a broken SSE
+// event when streaming), like a proxy that mangled the reply.
+func Malformed() Step { return Step{malformed: true} }
 
 func (s Step) finishReason() string {
 	switch {

@@ -74,6 +74,16 @@ func writeJSON(w http.ResponseWriter, id string, step Step) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
+func writeMalformed(w http.ResponseWriter, stream bool) {
+	if stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = fmt.Fprint(w, "data: {\"id\": \"chatcmpl-broken\", \"choices\": [{\"delta\": {\"content\": \"par\n\ndata: [DONE]\n\n")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = fmt.Fprint(w, `{"id": "chatcmpl-broken", "choices": [{"message": {"role": "assistant", "content": "par`)
+}
+
 type streamChoice struct {
 	Index        int            `json:"index"`
 	Delta        map[string]any `json:"delta"`

@@ -1,0 +1,52 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/cron"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/schedules"
+)
+
+// PublishScheduled puts a fired job's message into its session, marked
+// as scheduled and carrying the job's route: the turn that answers it runs
+// like any other and replies to the chat the job came from.
+func (a *Activities) PublishScheduled(ctx context.Context, in protocol.PublishScheduledInput) error {
+	if a.Client == nil {
+		return temporal.NewNonRetryableApplicationError("scheduled turns need a Temporal client", protocol.ErrConfig, nil)
+	}
+	job := in.Job
+	msg := protocol.Inbound{
+		ID: in.Fired, SessionKey: job.SessionKey, Route: job.Route, Kind: protocol.KindCron,
+		Content:  cron.Prompt(job.Name, job.Message),
+		Metadata: map[string]string{"cron_job_id": job.JobID, "cron_job_name": job.Name},
+		SentAt:   time.Now(),
+	}
+	bus := &channels.Bus{Client: a.Client, Settings: a.settings()}
+	if _, err := bus.Publish(ctx, msg); err != nil {
+		return fmt.Errorf("publish job %s: %w", job.JobID, err)
+	}
+	return nil
+}
+
+// DeleteSchedule removes a schedule (an "at" job once it fired).
+func (a *Activities) DeleteSchedule(ctx context.Context, id string) error {
+	if a.Client == nil {
+		return errors.New("deleting a schedule needs a Temporal client")
+	}
+	return schedules.Delete(ctx, a.Client, id)
+}
+
+// settings are the knobs new turns start with, from the current config.
+func (a *Activities) settings() protocol.Settings {
+	if a.Settings != nil {
+		return a.Settings()
+	}
+	return protocol.Settings{}.WithDefaults()
+}

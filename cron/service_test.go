@@ -1,0 +1,90 @@
+package cron_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/cron"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/schedules"
+	"github.com/nanobot-durable/nanobot/tools"
+)
+
+// TestCronToolOnTemporal runs the cron tool against the real dev server:
+// jobs are schedules cron/<id> read back with their next run times, a bad
+// expression creates nothing, a scheduled turn cannot add jobs, and
+// system schedules are protected.
+func TestCronToolOnTemporal(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	ctx := context.Background()
+	svc := &cron.Service{Client: dev.Client}
+	tool := tools.NewCronTool(svc, "UTC")
+	env := tools.Env{SessionKey: "telegram:42", Turn: "t1", CallID: "c1", Route: protocol.Route{Channel: "telegram", ChatID: "42"}}
+	run := func(env tools.Env, args map[string]any) tools.Result { return tool.Run(ctx, env, args) }
+	scheduleIDs := func() []string {
+		ids, err := schedules.IDs(ctx, dev.Client, "")
+		require.NoError(t, err)
+		return ids
+	}
+
+	bad := run(env, map[string]any{"action": "add", "message": "stand up", "cron_expr": "61 * * * *"})
+	require.True(t, bad.IsError)
+	require.Contains(t, bad.Text, "Error: invalid cron expression '61 * * * *'")
+	require.Empty(t, scheduleIDs(), "a bad expression creates nothing")
+
+	env.Scheduled = true
+	refused := run(env, map[string]any{"action": "add", "message": "again", "every_seconds": 5})
+	require.Equal(t, tools.CronInCronText, refused.Text)
+	require.Empty(t, scheduleIDs())
+	env.Scheduled = false
+
+	added := run(env, map[string]any{"action": "add", "message": "Drink water", "name": "water", "every_seconds": 3600})
+	require.False(t, added.IsError, added.Text)
+	id := cron.IDFor("telegram:42", "t1", "c1")
+	require.Equal(t, "Created job 'water' (id: "+id+")", added.Text)
+	again := run(env, map[string]any{"action": "add", "message": "Drink water", "name": "water", "every_seconds": 3600})
+	require.Equal(t, added.Text, again.Text, "a retried add finds its job")
+	require.Equal(t, []string{"cron/" + id}, scheduleIDs())
+
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	env.CallID = "c2"
+	once := run(env, map[string]any{"action": "add", "message": "Call mum", "at": at.Format("2006-01-02T15:04:05")})
+	require.False(t, once.IsError, once.Text)
+
+	jobs, err := svc.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	byName := map[string]cron.Job{}
+	for _, j := range jobs {
+		byName[j.Name] = j
+	}
+	water := byName["water"]
+	require.Equal(t, "Drink water", water.Message)
+	require.Equal(t, "telegram:42", water.SessionKey)
+	require.Equal(t, protocol.Route{Channel: "telegram", ChatID: "42"}, water.Route)
+	require.Equal(t, time.Hour, water.Every)
+	require.NotEmpty(t, water.Next, "next run times come from Temporal")
+	mum := byName["Call mum"]
+	require.Equal(t, "at", mum.Kind())
+	require.True(t, at.Equal(mum.At), "%v vs %v", at, mum.At)
+	require.NotEmpty(t, mum.Next)
+	require.True(t, at.Equal(mum.Next[0]), "an at job's next run is its time: %v", mum.Next)
+
+	listed := run(env, map[string]any{"action": "list"})
+	require.Contains(t, listed.Text, "- water (id: "+id+", every 1h)")
+
+	require.NoError(t, schedules.Ensure(ctx, dev.Client, schedules.Spec{ID: "dream", Name: "Dream", Kind: "memory", Every: 2 * time.Hour,
+		Workflow: protocol.DreamWorkflowName, TaskQueue: protocol.TaskQueue}))
+	require.Contains(t, run(env, map[string]any{"action": "remove", "job_id": "dream"}).Text, "Cannot remove job `dream`.")
+	require.Equal(t, "Removed job "+id, run(env, map[string]any{"action": "remove", "job_id": id}).Text)
+	require.Equal(t, "Job "+id+" not found", run(env, map[string]any{"action": "remove", "job_id": id}).Text)
+	require.Equal(t, "Error: job_id is required for remove", run(env, map[string]any{"action": "remove"}).Text)
+	require.Equal(t, "Error: tz can only be used with cron_expr or at",
+		run(env, map[string]any{"action": "add", "message": "m", "every_seconds": 5, "tz": "UTC"}).Text)
+	require.Equal(t, "Error: unknown timezone 'Mars/Olympus'",
+		run(env, map[string]any{"action": "add", "message": "m", "cron_expr": "0 9 * * *", "tz": "Mars/Olympus"}).Text)
+}

@@ -1,0 +1,55 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
+	"github.com/nanobot-durable/nanobot/usage"
+)
+
+// TestUsageAddsUpAcrossTurns: three turns whose model calls report usage;
+// `nanobot usage` and /status add up to what the scripted model reported,
+// and a retried-or-journaled call is not counted twice.
+func TestUsageAddsUpAcrossTurns(t *testing.T) {
+	r := newRig(t, protocol.Settings{})
+	day := time.Now().Format(time.DateOnly)
+	r.turn(t, "u1", "hi", modeltest.Text("one").Usage(100, 10).Cached(40))
+	r.turn(t, "u2", "list", modeltest.ToolCalls(modeltest.Call{ID: "c1", Name: "list_dir", Args: `{"path":"."}`}).Usage(200, 20),
+		modeltest.Text("two").Usage(300, 30))
+	r.turn(t, "u1", "again", modeltest.Text("three").Usage(50, 5))
+
+	out, stderr, code := runNanobot(t, r.home.Env(r.dev.Addr), "usage", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep usage.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.Equal(t, usage.Totals{Calls: 4, Turns: 3, Prompt: 650, Completion: 65, Cached: 40}, rep.Total)
+	require.Len(t, rep.ByDay, 1)
+	require.Equal(t, "test-model", rep.ByDay[0].Model)
+	bySession := map[string]usage.Totals{}
+	for _, s := range rep.Sessions {
+		bySession[s.Session] = s.Totals
+	}
+	require.Equal(t, usage.Totals{Calls: 2, Turns: 2, Prompt: 150, Completion: 15, Cached: 40}, bySession["cli:u1"])
+	require.Equal(t, usage.Totals{Calls: 2, Turns: 1, Prompt: 500, Completion: 50}, bySession["cli:u2"])
+
+	table, stderr, code := runNanobot(t, r.home.Env(r.dev.Addr), "usage", "--days", "1")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `total\s+3\s+4\s+650\s+65\s+40`, table)
+	require.Contains(t, table, "cli:u2")
+
+	_, _, code = runNanobot(t, r.home.Env(r.dev.Addr), "usage", "--days", "-1")
+	require.Equal(t, 2, code, "a negative --days is a usage error")
+
+	res, _, _ := r.turn(t, "u1", "/status")
+	if time.Now().Format(time.DateOnly) == day { // "today" is the day the turns ran
+		require.Contains(t, res.ReplyPreview, "Usage today: 650 in, 65 out (40 cached), 4 call(s) in 3 turn(s)")
+		require.Contains(t, res.ReplyPreview, "this session: 150 in, 15 out (40 cached), 2 call(s) in 2 turn(s)")
+	}
+	require.False(t, strings.Contains(res.ReplyPreview, "unavailable"), res.ReplyPreview)
+}

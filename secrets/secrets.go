@@ -1,0 +1,103 @@
+// Package secrets finds the keys and tokens a nanobot config holds (and the
+// environment variables that stand in for them) and blanks them out of text
+// that leaves the worker: workflow payloads, summaries, errors and logs.
+package secrets
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Mask replaces a secret.
+const Mask = "[redacted]"
+
+// minLen keeps short values ("none", "x") from blanking ordinary words.
+const minLen = 8
+
+var secretName = regexp.MustCompile(`(?i)(key|token|secret|password|passwd|auth|credential|bearer)`)
+
+// Set is a list of secret values, longest first (so a key containing another is masked whole).
+type Set struct{ values []string }
+
+// FromConfig collects every string under a secret-looking name in the config
+// (any JSON-encodable value), and the same from environ ("NAME=value").
+func FromConfig(cfg any, environ []string) *Set {
+	found := map[string]bool{}
+	if data, err := json.Marshal(cfg); err == nil {
+		var tree any
+		if json.Unmarshal(data, &tree) == nil {
+			walk(tree, false, found)
+		}
+	}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && secretName.MatchString(k) {
+			add(v, found)
+		}
+	}
+	s := &Set{}
+	for v := range found {
+		s.values = append(s.values, v)
+	}
+	sort.Slice(s.values, func(i, j int) bool {
+		if len(s.values[i]) != len(s.values[j]) {
+			return len(s.values[i]) > len(s.values[j])
+		}
+		return s.values[i] < s.values[j]
+	})
+	return s
+}
+
+// FromEnv is FromConfig over the process environment.
+func FromEnv(cfg any) *Set { return FromConfig(cfg, os.Environ()) }
+
+func walk(v any, secret bool, found map[string]bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, child := range t {
+			walk(child, secret || secretName.MatchString(k), found)
+		}
+	case []any:
+		for _, child := range t {
+			walk(child, secret, found)
+		}
+	case string:
+		if secret {
+			add(t, found)
+		}
+	}
+}
+
+func add(v string, found map[string]bool) {
+	v = strings.TrimSpace(v)
+	if len(v) >= minLen {
+		found[v] = true
+	}
+	if _, tok, ok := strings.Cut(v, " "); ok && strings.HasPrefix(strings.ToLower(v), "bearer ") { // the token travels without its scheme too
+		add(tok, found)
+	}
+}
+
+// Redact masks every secret in s.
+func (s *Set) Redact(text string) string {
+	if s == nil {
+		return text
+	}
+	for _, v := range s.values {
+		if strings.Contains(text, v) {
+			text = strings.ReplaceAll(text, v, Mask)
+		}
+	}
+	return text
+}
+
+// Len is how many secrets the set holds.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.values)
+}

@@ -1,0 +1,35 @@
+package secrets
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFindsSecretsByNameAndMasksThem(t *testing.T) {
+	cfg := map[string]any{
+		"providers": map[string]any{"openai": map[string]any{"apiKey": "sk-abcdefgh1234", "apiBase": "http://127.0.0.1/v1"}},
+		"channels":  map[string]any{"telegram": map[string]any{"token": "123456:TELEGRAMTOKEN", "allowFrom": []any{"12345678"}}},
+		"tools":     map[string]any{"mcpServers": map[string]any{"x": map[string]any{"headers": map[string]any{"Authorization": "Bearer mcp-secret-value"}}}},
+		"short":     map[string]any{"apiKey": "none"},
+	}
+	s := FromConfig(cfg, []string{"OPENAI_API_KEY=sk-from-env-9999", "HOME=/home/someone-long"})
+	require.Equal(t, 5, s.Len())
+	got := s.Redact("key sk-abcdefgh1234, token 123456:TELEGRAMTOKEN, Bearer mcp-secret-value, mcp-secret-value, env sk-from-env-9999, base http://127.0.0.1/v1, none, 12345678")
+	require.Equal(t, "key [redacted], token [redacted], [redacted], [redacted], env [redacted], base http://127.0.0.1/v1, none, 12345678", got)
+	var nilSet *Set
+	require.Equal(t, "x", nilSet.Redact("x"))
+}
+
+func TestLogHandlerMasksMessagesAndAttributes(t *testing.T) {
+	var buf strings.Builder
+	set := FromConfig(map[string]any{"apiKey": "sk-log-secret-1"}, nil)
+	log := slog.New(Handler(slog.NewJSONHandler(&buf, nil), set)).With("base", "key sk-log-secret-1")
+	log.Info("calling with sk-log-secret-1", "error", errors.New("401: bad key sk-log-secret-1"), "n", 3)
+	require.NotContains(t, buf.String(), "sk-log-secret-1")
+	require.Contains(t, buf.String(), `"n":3`)
+	require.Equal(t, 3, strings.Count(buf.String(), Mask))
+}
