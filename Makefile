@@ -6,7 +6,7 @@ DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name g
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet memory-200 chaos
+.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet memory-200 chaos chromium
 
 all: build
 
@@ -24,21 +24,25 @@ $(BIN)/temporal-dev: $(DEV_SRC)
 	@mkdir -p $(BIN)
 	cd cmd/temporal-dev && $(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/temporal-dev .
 
-## run: start the gateway on the embedded Temporal (UI on http://127.0.0.1:8233)
+## run: start the gateway on the embedded Temporal (chat on http://127.0.0.1:18790, UI on http://127.0.0.1:8233)
 run: build
 	@test -f "$${NANOBOT_CONFIG:-$$HOME/.nanobot/config.json}" || $(BIN)/nanobot onboard
 	$(BIN)/nanobot gateway
 
 ## test: unit, workflow and integration tests against a real temporal-dev
 ## (and the tests against real npm MCP servers when npm is present)
-test: build
+test: build chromium
 	@if command -v npm >/dev/null 2>&1; then bash e2e/install.sh; \
 	else echo "WARNING: npm not found: tests against the real npm peers (MCP servers, telegram-test-api) are SKIPPED (install Node.js, then run make e2e)"; fi
 	cd cmd/temporal-dev && $(GO) test -trimpath ./...
 	NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 15m ./...
 
+## chromium: headless Chromium for the browser tests (apt; warns and goes on where it cannot install)
+chromium:
+	@bash e2e/chromium.sh
+
 ## e2e: install the real MCP servers (npm, into e2e/node_modules) and run the tests that use them
-e2e: build
+e2e: build chromium
 	bash e2e/install.sh
 	NANOBOT_E2E=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -run 'E2E|EndToEnd' ./mcp/ ./integration/
 

@@ -1,0 +1,239 @@
+// nanobot web chat: plain JS, no build step. Input goes by POST, the turn
+// streams back over Server-Sent Events, history comes from the journal.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const state = { chat: '', inspect: '', busy: false, es: null, turn: null };
+
+// escape makes model text inert; markdown below only adds our own tags.
+function escape(s) {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+}
+
+function inline(s) {
+  return s
+    .replace(/`([^`]+)`/g, '<code>$1</code>')
+    .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
+    .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>')
+    .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, '<a href="$2" rel="noopener noreferrer" target="_blank">$1</a>');
+}
+
+// markdown renders a small, safe subset: code blocks, headings, lists, paragraphs.
+function markdown(text) {
+  const parts = escape(text).split(/```[^\n]*\n?/);
+  let html = '';
+  parts.forEach((part, i) => {
+    if (i % 2 === 1) { html += '<pre><code>' + part + '</code></pre>'; return; }
+    for (const block of part.split(/\n{2,}/)) {
+      const lines = block.split('\n').filter((l) => l.trim() !== '');
+      if (!lines.length) continue;
+      if (lines.every((l) => /^\s*([-*]|\d+\.)\s/.test(l))) {
+        html += '<ul>' + lines.map((l) => '<li>' + inline(l.replace(/^\s*([-*]|\d+\.)\s/, '')) + '</li>').join('') + '</ul>';
+      } else if (/^#{1,6}\s/.test(lines[0]) && lines.length === 1) {
+        html += '<p><strong>' + inline(lines[0].replace(/^#+\s/, '')) + '</strong></p>';
+      } else {
+        html += '<p>' + lines.map(inline).join('<br>') + '</p>';
+      }
+    }
+  });
+  return html;
+}
+
+async function api(path, body) {
+  const opts = body ? { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) } : {};
+  const r = await fetch(path, opts);
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.error || r.statusText);
+  return data;
+}
+
+function add(cls, html) {
+  const el = document.createElement('div');
+  el.className = cls;
+  el.innerHTML = html;
+  $('log').appendChild(el);
+  $('log').scrollTop = $('log').scrollHeight;
+  return el;
+}
+
+function inspectLink(el, turn) {
+  if (!state.inspect || !turn) return;
+  const a = document.createElement('a');
+  a.className = 'inspect';
+  a.textContent = 'inspect';
+  a.target = '_blank';
+  a.rel = 'noopener';
+  a.href = state.inspect + encodeURIComponent(turn) + '/history';
+  el.appendChild(a);
+}
+
+function setBusy(busy, status) {
+  state.busy = busy;
+  $('stop').disabled = !busy;
+  $('status').textContent = status || (busy ? 'working…' : '');
+}
+
+// live is the running turn's view: its progress lines and its streaming reply.
+function live(turn) {
+  if (!state.turn || (turn && state.turn.id && state.turn.id !== turn)) {
+    state.turn = { id: turn, hints: add('hints', ''), bubble: null, iteration: -1, text: '' };
+  }
+  if (turn && !state.turn.id) state.turn.id = turn;
+  return state.turn;
+}
+
+function hint(text, turn) {
+  const t = live(turn);
+  const line = document.createElement('div');
+  line.textContent = '↳ ' + text;
+  t.hints.appendChild(line);
+}
+
+// fold collapses a finished turn's progress lines into one summary line.
+function fold(t) {
+  const n = t.hints.children.length;
+  if (!n) { t.hints.remove(); return; }
+  const d = document.createElement('details');
+  const s = document.createElement('summary');
+  s.textContent = n + ' tool call' + (n > 1 ? 's' : '');
+  d.appendChild(s);
+  while (t.hints.firstChild) d.appendChild(t.hints.firstChild);
+  t.hints.appendChild(d);
+}
+
+function delta(ev) {
+  const t = live(ev.turn);
+  if (ev.iteration !== t.iteration) { t.iteration = ev.iteration; t.text = ''; }
+  t.text += ev.text;
+  if (!t.bubble) t.bubble = add('msg assistant streaming', '');
+  t.bubble.innerHTML = markdown(t.text);
+  $('log').scrollTop = $('log').scrollHeight;
+}
+
+function reply(ev) {
+  const t = state.turn;
+  let el = t && t.bubble;
+  if (el) el.classList.remove('streaming'); else el = add('msg assistant', '');
+  el.innerHTML = markdown(ev.text);
+  inspectLink(el, ev.turn);
+  for (const id of ev.message_ids || []) {
+    const q = document.querySelector('[data-id="' + CSS.escape(id) + '"] .tag:not(.injected)');
+    if (q) q.remove(); // answered; an "injected" label stays to show where it went
+  }
+  if (ev.kind === 'message') { if (t) t.bubble = null; return; } // the turn goes on
+  if (t) fold(t);
+  state.turn = null;
+  setBusy(document.querySelector('.tag:not(.injected)') !== null); // a queued message starts the next turn
+  loadSessions();
+}
+
+function connect() {
+  if (state.es) state.es.close();
+  const es = new EventSource('api/events?chat=' + encodeURIComponent(state.chat));
+  state.es = es;
+  const on = (name, fn) => es.addEventListener(name, (e) => fn(JSON.parse(e.data)));
+  on('turn', (now) => {
+    if (!now.running) { setBusy(false); return; }
+    setBusy(true, (now.state || 'running') + (now.iteration ? ' · iteration ' + now.iteration : ''));
+    if (!state.turn) { live(''); (now.hints || []).forEach((h) => hint(h, '')); }
+  });
+  on('hint', (ev) => { setBusy(true); hint(ev.text, ev.turn); });
+  on('delta', (ev) => { setBusy(true); delta(ev); });
+  on('reset', (ev) => { const t = live(ev.turn); t.text = ''; if (t.bubble) t.bubble.innerHTML = ''; });
+  on('injected', (ev) => {
+    for (const id of ev.ids) {
+      const q = document.querySelector('[data-id="' + CSS.escape(id) + '"] .tag');
+      if (q) { q.textContent = 'injected into the running turn'; q.className = 'tag injected'; }
+    }
+  });
+  on('reply', reply);
+  // After a gateway restart EventSource reconnects by itself; the history is reloaded on open.
+  es.onopen = () => { if (state.opened) load(); state.opened = true; };
+}
+
+async function load() {
+  const h = await api('api/history?chat=' + encodeURIComponent(state.chat));
+  state.inspect = h.inspect;
+  $('log').innerHTML = '';
+  state.turn = null;
+  let lastTurn = '';
+  let hints = null;
+  for (const m of h.messages) {
+    if (m.role === 'user') { add('msg user', '').textContent = m.text; hints = null; continue; }
+    if (m.role === 'hint') {
+      if (!hints) hints = add('hints', '');
+      const line = document.createElement('div');
+      line.textContent = '↳ ' + m.text;
+      hints.appendChild(line);
+      continue;
+    }
+    if (hints) { fold({ hints }); hints = null; }
+    const el = add('msg assistant', markdown(m.text));
+    if (m.turn !== lastTurn) inspectLink(el, m.turn);
+    lastTurn = m.turn;
+  }
+  if (hints) state.turn = { id: '', hints, bubble: null, iteration: -1, text: '' };
+  setBusy(h.turn.running, h.turn.running ? (h.turn.state || 'running') : '');
+}
+
+async function open(chat) {
+  state.chat = chat;
+  state.opened = false;
+  localStorage.setItem('nanobot-chat', chat);
+  history.replaceState(null, '', '#' + chat);
+  $('title').textContent = 'web:' + chat;
+  await load();
+  connect();
+  loadSessions();
+}
+
+async function loadSessions() {
+  const { sessions } = await api('api/sessions');
+  const ul = $('sessions');
+  ul.innerHTML = '';
+  for (const s of sessions) {
+    const li = document.createElement('li');
+    li.textContent = s.title || '(empty)';
+    li.title = s.updated;
+    if (s.chat === state.chat) li.className = 'current';
+    li.onclick = () => open(s.chat);
+    ul.appendChild(li);
+  }
+}
+
+function newChat() {
+  const b = new Uint8Array(6);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+async function send(e) {
+  e.preventDefault();
+  const text = $('text').value;
+  if (!text.trim()) return;
+  $('text').value = '';
+  const el = add('msg user', '');
+  el.textContent = text;
+  const queued = state.busy && text.trim() !== '/stop';
+  if (queued) {
+    const tag = document.createElement('span');
+    tag.className = 'tag';
+    tag.textContent = 'queued';
+    el.appendChild(tag);
+  }
+  try {
+    const r = await api('api/send', { chat: state.chat, text });
+    el.dataset.id = r.id;
+    if (!queued) setBusy(true);
+  } catch (err) {
+    add('msg assistant error', '').textContent = '⚠ ' + err.message;
+  }
+}
+
+$('input').addEventListener('submit', send);
+$('text').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey) send(e);
+});
+$('stop').addEventListener('click', () => api('api/stop', { chat: state.chat }).catch((err) => add('msg assistant error', '').textContent = '⚠ ' + err.message));
+$('new').addEventListener('click', () => open(newChat()));
+open(location.hash.slice(1) || localStorage.getItem('nanobot-chat') || newChat());
