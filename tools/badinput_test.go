@@ -112,7 +112,7 @@ func TestBadInputToolArguments(t *testing.T) {
 		{"read_file", ``}, {"read_file", `null`}, {"read_file", `[]`}, {"read_file", `"a.txt"`}, {"read_file", `{`},
 		{"read_file", `{"path":1}`}, {"read_file", `{"path":true}`}, {"read_file", `{"path":null}`}, {"read_file", `{"path":["a"]}`},
 		{"read_file", `{"path":{"x":1}}`}, {"read_file", `{}`}, {"read_file", `{"path":"a.txt","offset":"x"}`},
-		{"read_file", `{"path":"a.txt","offset":-5}`}, 		{"read_file", `{"path":"a.txt","limit":{"n":1}}`}, {"read_file", `{"path":"` + huge + `"}`}, {"read_file", `{"path":"nope.txt"}`},
+		{"read_file", `{"path":"a.txt","offset":-5}`}, {"read_file", `{"path":"a.txt","limit":{"n":1}}`}, {"read_file", `{"path":"` + huge + `"}`}, {"read_file", `{"path":"nope.txt"}`},
 		{"read_file", `{"path":"\u0000"}`},
 		{"write_file", `{}`}, {"write_file", `{"path":"b.txt"}`}, {"write_file", `{"content":"x"}`},
 		{"write_file", `{"path":"b.txt","content":{"a":1}}`}, {"write_file", `{"path":"","content":"x"}`}, {"write_file", `{"path":".","content":"x"}`},
