@@ -50,3 +50,26 @@ func TestBadInputSessionLines(t *testing.T) {
 	require.Len(t, sess.Messages, 1)
 	require.Equal(t, len(huge), len(sess.Messages[0].Content))
 }
+
+// FuzzSessionLoad: any bytes in a session file load without a panic, every
+// message kept has a known role, and appending afterwards works.
+func FuzzSessionLoad(f *testing.F) {
+	for _, l := range badLines[:20] {
+		f.Add([]byte(`{"role":"user","content":"a"}` + "\n" + l + "\n"))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := newStore(t)
+		ctx := context.Background()
+		require.NoError(t, os.WriteFile(s.Path("cli:f"), data, 0o600))
+		sess, err := s.Load(ctx, "cli:f")
+		require.NoError(t, err)
+		for _, m := range sess.Messages {
+			require.True(t, knownRole(m.Role), "role %q", m.Role)
+		}
+		_, err = s.Append(ctx, "cli:f", chat.Message{Role: chat.RoleUser, Content: "next", Turn: "t", EntryID: "u"})
+		require.NoError(t, err)
+		sess, err = s.Load(ctx, "cli:f")
+		require.NoError(t, err)
+		require.Equal(t, "next", sess.Messages[len(sess.Messages)-1].Content)
+	})
+}
