@@ -6,7 +6,7 @@ DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name g
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet memory-200 chaos chromium
+.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet memory-200 chaos chromium fuzz
 
 all: build
 
@@ -55,6 +55,16 @@ memory-200: build
 N ?= 50
 chaos: build
 	set -o pipefail; NANOBOT_CHAOS_KILLS=$(N) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 0 -v -run 'TestChaos' ./integration/ | grep -v '^=== '
+
+## fuzz: every fuzz target for FUZZTIME each (seed corpora in each package's testdata/fuzz)
+FUZZTIME ?= 30s
+FUZZ_TARGETS := config:FuzzLoad session:FuzzSessionLoad tools:FuzzCoerceArgs tools:FuzzResolvePath \
+	tools:FuzzCommandGuard tools:FuzzSSRFClassify governance:FuzzPrepareKeepsToolPairsValid \
+	channels/telegram:FuzzToHTML channels/slack:FuzzToMrkdwn
+fuzz:
+	@set -eo pipefail; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name (./$$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg/ 2>&1 | tail -3; done
 
 ## bench: benchmarks, side by side in one run
 bench: build

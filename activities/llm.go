@@ -231,7 +231,9 @@ func modelError(err error) error {
 	if !errors.As(err, &pe) {
 		pe = providers.Classify(err)
 	}
-	msg := pe.Error()
+	// A provider may echo the key back; neither history nor the reply may hold it.
+	msg := providers.Redact(pe.Error())
+	err = errors.New(providers.Redact(err.Error()))
 	switch pe.Class {
 	case providers.ClassArrears:
 		return temporal.NewNonRetryableApplicationError(msg, protocol.ErrProviderArrears, err)

@@ -51,6 +51,9 @@ func Load(path string) (*Config, []Warning, error) {
 	return LoadWithEnv(path, os.Environ())
 }
 
+// maxConfigBytes bounds the config file: a config is a few KiB, a huge one is a mistake.
+const maxConfigBytes = 4 << 20
+
 // LoadWithEnv is Load with an explicit environment ("KEY=value" entries).
 func LoadWithEnv(path string, environ []string) (*Config, []Warning, error) {
 	if path == "" {
@@ -63,6 +66,8 @@ func LoadWithEnv(path string, environ []string) (*Config, []Warning, error) {
 	tree := map[string]any{}
 	data, err := os.ReadFile(path)
 	switch {
+	case err == nil && len(data) > maxConfigBytes:
+		return nil, nil, fmt.Errorf("config %s: the file is %d bytes; a config over %d bytes is not read (is it the right file?)", path, len(data), maxConfigBytes)
 	case err == nil:
 		cfg.Exists = true
 		if tree, err = parseTree(src, data); err != nil {

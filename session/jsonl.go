@@ -221,6 +221,11 @@ func (s *JSONLStore) parse(key string) (*Session, error) {
 				sess.Problems = append(sess.Problems, fmt.Sprintf("line %d: %v", line, err))
 				continue
 			}
+			if !knownRole(m.Role) {
+				// A roleless row ({} or null) would make every later model request fail.
+				sess.Problems = append(sess.Problems, fmt.Sprintf("line %d: not a message (role %q)", line, m.Role))
+				continue
+			}
 			sess.Messages = append(sess.Messages, m)
 		default:
 			// Other typed lines (nanobot's provider_state) are not messages.
@@ -483,4 +488,8 @@ func (s *JSONLStore) PruneTurnData(_ context.Context, key string, keep int) erro
 		}
 	}
 	return nil
+}
+
+func knownRole(r string) bool {
+	return r == chat.RoleUser || r == chat.RoleAssistant || r == chat.RoleTool || r == chat.RoleSystem
 }

@@ -73,7 +73,11 @@ func newCommandGuard(deny, allow []string, urls *SSRFGuard) (*commandGuard, erro
 // check returns the reason a command is refused, or "" when it may run.
 func (g *commandGuard) check(ctx context.Context, command string) string {
 	lower := strings.ToLower(strings.Trim(command, " \t\r\n"))
-	if label := matchDeny(g.deny, lower); label != "" {
+	label := matchDeny(g.deny, lower)
+	if label == "" {
+		label = matchDeny(g.deny, unobfuscate(lower))
+	}
+	if label != "" {
 		return "dangerous pattern detected: " + label
 	}
 	if len(g.allow) > 0 {

@@ -83,6 +83,7 @@ func renderLines(text string, offset, limit int) (string, error) {
 	if limit < 1 {
 		limit = readDefaultLimit
 	}
+	limit = min(limit, total) // a huge limit must not overflow offset+limit
 	if offset > total {
 		return "", fmt.Errorf("offset %d is beyond end of file (%d lines)", offset, total)
 	}

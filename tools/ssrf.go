@@ -71,12 +71,14 @@ var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("fc00::/7"), "unique local"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
 	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64"},
 }
 
 // IPv6 prefixes that embed an IPv4 address in their last 32 bits; the
 // embedded address is what the packet reaches, so it is what gets checked.
 var (
 	nat64Prefix      = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFourPrefix  = netip.MustParsePrefix("2002::/16") // 6to4: the IPv4 address is bits 16-48
 	v4CompatPrefix   = netip.MustParsePrefix("::/96")
 	ipv6Loopback     = netip.IPv6Loopback()
 	errNoAddresses   = errors.New("no addresses")
@@ -92,6 +94,10 @@ func classifyIP(ip netip.Addr) string {
 	if ip.Is6() && (nat64Prefix.Contains(ip) || (v4CompatPrefix.Contains(ip) && ip.Compare(ipv6Loopback) > 0)) {
 		b := ip.As16()
 		ip = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	}
+	if sixToFourPrefix.Contains(ip) {
+		b := ip.As16()
+		ip = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
 	}
 	for _, r := range blockedRanges {
 		if r.prefix.Contains(ip) {

@@ -128,3 +128,21 @@ func TestSplit(t *testing.T) {
 		}
 	})
 }
+
+// FuzzToMrkdwn: any Markdown converts without a panic, valid UTF-8 stays
+// valid, and no raw <, > or & (Slack's control characters) leaks through
+// outside a link the converter made.
+func FuzzToMrkdwn(f *testing.F) {
+	for _, s := range []string{"**a *b** c*", "```go\nx\n", "[a](https://x) _b_ ~~c~~ `d`", "> q\n- l\n1. o\n# h", "| a | b |\n|---|---|\n| c | d |", "<@U123> & <!here>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, md string) {
+		out := ToMrkdwn(md)
+		if utf8.ValidString(md) && !utf8.ValidString(out) {
+			t.Fatalf("%q → invalid UTF-8 %q", md, out)
+		}
+		if !strings.ContainsAny(md, "[]()<>") && strings.ContainsAny(out, "<>") {
+			t.Fatalf("%q → %q: a raw angle bracket", md, out)
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -186,7 +187,7 @@ func waitHealthy(ctx context.Context, dev *devServer, addr, ns string, log *slog
 					return c, nil
 				}
 			}
-			return nil, fmt.Errorf("temporal-dev exited before it was ready (%v): see %s", err, dev.log)
+			return nil, fmt.Errorf("temporal-dev exited before it was ready (%v): %s (log: %s)", err, lastLogLine(dev.log), dev.log)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
@@ -198,6 +199,24 @@ func waitHealthy(ctx context.Context, dev *devServer, addr, ns string, log *slog
 		}
 	}
 	return nil, fmt.Errorf("temporal-dev did not become healthy within 90s: see %s", dev.log)
+}
+
+// lastLogLine is the last non-empty line of the dev server's log, trimmed:
+// why it stopped, in one line.
+func lastLogLine(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "no log"
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return "nothing in its log"
+	}
+	if r := []rune(last); len(r) > 300 {
+		last = string(r[:300]) + "…"
+	}
+	return last
 }
 
 func (d *devServer) stop() {

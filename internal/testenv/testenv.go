@@ -114,7 +114,7 @@ type DevServer struct {
 func StartDevServer(t testing.TB, extra ...string) *DevServer {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		s, logs, err := startDevServer(t, extra)
+		s, logs, err := startDevServer(t, FreePort(t), extra)
 		if err == nil {
 			return s
 		}
@@ -126,8 +126,34 @@ func StartDevServer(t testing.TB, extra ...string) *DevServer {
 	}
 }
 
-func startDevServer(t testing.TB, extra []string) (*DevServer, string, error) {
-	port := FreePort(t)
+// StartDevServerOn is StartDevServer on a given port: a restart of a
+// server on its database file (--db-filename) comes back where clients
+// and workers look for it.
+func StartDevServerOn(t testing.TB, port int, extra ...string) *DevServer {
+	t.Helper()
+	s, logs, err := startDevServer(t, port, extra)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, logs)
+	}
+	return s
+}
+
+// Stop ends the server (SIGTERM, then SIGKILL after 10 s) and closes its client.
+func (s *DevServer) Stop() {
+	if s.Client != nil {
+		s.Client.Close()
+		s.Client = nil
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+func startDevServer(t testing.TB, port int, extra []string) (*DevServer, string, error) {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	args := append([]string{"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless", "--log-level", "error",
 		"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword"}, extra...)
@@ -140,18 +166,7 @@ func startDevServer(t testing.TB, extra []string) (*DevServer, string, error) {
 	}
 	s := &DevServer{Addr: addr, cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() {
-		if s.Client != nil {
-			s.Client.Close()
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-s.done
-		}
-	})
+	t.Cleanup(s.Stop)
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
