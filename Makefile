@@ -6,7 +6,7 @@ DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name g
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench e2e temporal-dev clean fmt vet memory-200 chaos chromium fuzz
+.PHONY: all build run test unit integration bench bench-go e2e temporal-dev clean fmt vet memory-200 chaos chromium fuzz
 
 all: build
 
@@ -66,8 +66,12 @@ fuzz:
 		echo "== $$name (./$$pkg) for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg/ 2>&1 | tail -3; done
 
-## bench: benchmarks, side by side in one run
+## bench: B1..B6 of issue 11, durable beside an in-process baseline, printed as one Markdown table
 bench: build
+	@NANOBOT_BENCH_TABLE=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 30m -run '^TestBenchTable$$' ./integration/ | grep -v '^ok\|^PASS'
+
+## bench-go: the Go benchmarks (go test -bench)
+bench-go: build
 	NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -run '^$$' -bench . -benchmem ./...
 
 vet:

@@ -34,6 +34,14 @@ const (
 	goalModelTimeout = 24 * time.Hour
 )
 
+// A run continues as new once its history passes maxRunHistoryBytes, so a
+// long turn replays fast on any worker (the server suggests it only at MBs).
+const (
+	maxRunHistoryBytes                  = 256 << 10
+	versionRunHistory                   = "run-history-bound"
+	runHistoryV1       workflow.Version = 1
+)
+
 // loopHost is what the model ⇄ tools loop needs from the workflow running
 // it (a turn, a subagent): its rules for this run, an inbox of messages that
 // arrived meanwhile, and a say in what an answer means.
@@ -101,8 +109,9 @@ func (r *runner) execute(ctx workflow.Context) (Event, error) {
 	}
 	s := r.cfg.Settings
 	mode := ""
+	bounded := workflow.GetVersion(ctx, versionRunHistory, workflow.DefaultVersion, runHistoryV1) >= runHistoryV1
 	for {
-		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() {
+		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || (bounded && info.GetCurrentHistorySize() > maxRunHistoryBytes) {
 			return "", r.host.continueAsNew(ctx)
 		}
 		if r.Iteration >= s.MaxIterations && r.cfg.NoFinalize {

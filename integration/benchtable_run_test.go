@@ -1,0 +1,268 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+type benchRow struct{ id, what, durable, baseline, ratio, target, met string }
+
+func ratio(d, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", d/b)
+}
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// timeCommand runs the nanobot binary n times and returns the median wall time.
+func timeCommand(t *testing.T, n int, env []string, args ...string) time.Duration {
+	var ds []time.Duration
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		out, stderr, code := runNanobot(t, env, args...)
+		require.Equal(t, 0, code, "%v: %s %s", args, out, stderr)
+		ds = append(ds, time.Since(start))
+	}
+	return percentile(ds, 0.5)
+}
+
+// TestBenchTable is `make bench`: every benchmark of issue 11 in one run,
+// durable beside its in-process baseline, printed as one Markdown table.
+func TestBenchTable(t *testing.T) {
+	if os.Getenv("NANOBOT_BENCH_TABLE") == "" {
+		t.Skip("the benchmark table runs with make bench (NANOBOT_BENCH_TABLE=1)")
+	}
+	b := newBenchEnv(t)
+	ctx := context.Background()
+	var rows []benchRow
+	env := b.home.Env(b.dev.Addr)
+
+	// B5 without a gateway: the CLI runs the turn's workers itself.
+	cliAlone := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5a")
+	start0 := timeCommand(t, 5, env, "version")
+
+	// The gateway is the durable side from here on.
+	gw, _, _ := startGateway(t, b.dev, home(b, "NANOBOT_MAX_CONCURRENT_REQUESTS=64"))
+	idleRSS := rssKB(gw.Process.Pid)
+	cliThin := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5b")
+
+	// Warm both sides.
+	_, _, err := b.durable(ctx, "warm", benchMessage(nil, false, 0), b.set)
+	require.NoError(t, err)
+	_, err = b.baseline("warmb", benchMessage(nil, false, 0), b.set)
+	require.NoError(t, err)
+
+	// B1: a one-iteration turn, 0 ms model.
+	var b1d, b1b []time.Duration
+	for i := 0; i < 60; i++ {
+		d, _, err := b.durable(ctx, fmt.Sprintf("b1-%d", i%4), benchMessage(nil, false, 0), b.set)
+		require.NoError(t, err)
+		b1d = append(b1d, d)
+		d, err = b.baseline(fmt.Sprintf("b1b-%d", i%4), benchMessage(nil, false, 0), b.set)
+		require.NoError(t, err)
+		b1b = append(b1b, d)
+	}
+	p50d, p95d, p50b, p95b := percentile(b1d, .5), percentile(b1d, .95), percentile(b1b, .5), percentile(b1b, .95)
+	rows = append(rows,
+		benchRow{"B1", "1-iteration turn, 0 ms model: p50", ms(p50d), ms(p50b), ratio(p50d.Seconds(), p50b.Seconds()), "p50 ≤ 25 ms", yes(p50d <= 25*time.Millisecond)},
+		benchRow{"B1", "… p95", ms(p95d), ms(p95b), ratio(p95d.Seconds(), p95b.Seconds()), "", ""})
+
+	// B2: 5 iterations, 10 tool calls, 100 ms model.
+	var b2d, b2b time.Duration
+	for i := 0; i < 3; i++ {
+		msg := benchMessage([]int{2, 2, 3, 3}, false, 100)
+		d, _, err := b.durable(ctx, fmt.Sprintf("b2-%d", i), msg, b.set)
+		require.NoError(t, err)
+		b2d += d
+		d, err = b.baseline(fmt.Sprintf("b2b-%d", i), msg, b.set)
+		require.NoError(t, err)
+		b2b += d
+	}
+	r2 := b2d.Seconds() / b2b.Seconds()
+	rows = append(rows, benchRow{"B2", "5 iterations, 10 tools, 100 ms model: mean wall time", ms(b2d / 3), ms(b2b / 3), ratio(b2d.Seconds(), b2b.Seconds()), "≤ 1.05×", yes(r2 <= 1.05)})
+
+	rows = append(rows, b.historyRows(ctx)...)
+
+	// B4 (and B6 under it): 200 sessions × 3 turns at once, 0 ms model.
+	var peak int
+	sampling := make(chan struct{})
+	var sampled sync.WaitGroup
+	sampled.Add(1)
+	go func() {
+		defer sampled.Done()
+		for {
+			peak = max(peak, rssKB(gw.Process.Pid))
+			select {
+			case <-sampling:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	tpsD, p95D4 := b.concurrent(t, "b4-", func(chatID, text string) (time.Duration, error) {
+		d, _, err := b.durable(ctx, chatID, text, b.set)
+		return d, err
+	})
+	close(sampling)
+	sampled.Wait()
+	tpsB, p95B4 := b.concurrent(t, "b4b-", func(chatID, text string) (time.Duration, error) { return b.baseline(chatID, text, b.set) })
+	rows = append(rows,
+		benchRow{"B4", "200 sessions × 3 turns at once, 0 ms model: turns/s", fmt.Sprintf("%.1f", tpsD), fmt.Sprintf("%.1f", tpsB), ratio(tpsD, tpsB), "≥ 30 turns/s", yes(tpsD >= 30)},
+		benchRow{"B4", "… p95 turn latency (per-session order verified)", ms(p95D4), ms(p95B4), ratio(p95D4.Seconds(), p95B4.Seconds()), "", ""})
+
+	rows = append(rows,
+		benchRow{"B5", "`nanobot agent -m` wall time, gateway running (thin client)", ms(cliThin), ms(start0 + p50b), ratio(cliThin.Seconds(), (start0 + p50b).Seconds()), "≤ 1 s", yes(cliThin <= time.Second)},
+		benchRow{"B5", "… gateway not running (the CLI runs the workers)", ms(cliAlone), ms(start0 + p50b), ratio(cliAlone.Seconds(), (start0 + p50b).Seconds()), "≤ 1 s", yes(cliAlone <= time.Second)})
+
+	selfRSS := rssKB(os.Getpid())
+	rows = append(rows,
+		benchRow{"B6", "gateway RSS, idle", fmt.Sprintf("%.1f MB", float64(idleRSS)/1024), "-", "-", "≤ 120 MB", yes(idleRSS <= 120*1024)},
+		benchRow{"B6", "gateway RSS, peak under B4", fmt.Sprintf("%.1f MB", float64(peak)/1024), fmt.Sprintf("%.1f MB", float64(selfRSS)/1024), ratio(float64(peak), float64(selfRSS)), "≤ 120 MB", yes(peak <= 120*1024)})
+
+	var out strings.Builder
+	fmt.Fprintf(&out, "\n### make bench — %s, %d CPUs (%s)\n\n", cpuModel(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
+	out.WriteString("| # | measure | durable | in-process baseline | durable / baseline | target | met |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&out, "| %s | %s | %s | %s | %s | %s | %s |\n", r.id, r.what, r.durable, r.baseline, r.ratio, r.target, r.met)
+	}
+	out.WriteString("\nBaselines call the same activity code and scripted model in this process, in the workflow's order, without Temporal. " +
+		"B5's baseline is `nanobot version` (process start) plus B1's baseline p50; B6's is this test process's RSS after the baseline half of B4 " +
+		"(it also holds the scripted model server). temporal-dev runs on an in-memory SQLite database.\n")
+	fmt.Print(out.String())
+}
+
+// home is the bench's environment with extra variables.
+func home(b *benchEnv, extra ...string) []string { return b.home.Env(b.dev.Addr, extra...) }
+
+func cpuModel() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "model name") {
+			_, v, _ := strings.Cut(line, ":")
+			return strings.TrimSpace(v)
+		}
+	}
+	out, _ := exec.Command("uname", "-m").Output()
+	return strings.TrimSpace(string(out))
+}
+
+// concurrent runs 200 sessions × 3 turns, the sessions at once, and checks
+// each session's journal holds its three messages in order.
+func (b *benchEnv) concurrent(t *testing.T, prefix string, turn func(chatID, text string) (time.Duration, error)) (float64, time.Duration) {
+	const sessions, turns = 200, 3
+	var mu sync.Mutex
+	var lat []time.Duration
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	start := time.Now()
+	for s := 0; s < sessions; s++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 1; k <= turns; k++ {
+				d, err := turn(fmt.Sprintf("%s%d", prefix, s), fmt.Sprintf("turn k=%d", k))
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for s := 0; s < sessions; s++ {
+		_, msgs := sessionLines(t, b.home, protocol.SessionKey("cli", fmt.Sprintf("%s%d", prefix, s)))
+		var got []string
+		for _, m := range msgs {
+			if m.Role == chat.RoleUser {
+				got = append(got, strings.Fields(m.Content)[1])
+			}
+		}
+		require.Equal(t, []string{"k=1", "k=2", "k=3"}, got, "session %s%d in order", prefix, s)
+	}
+	return float64(sessions*turns) / wall.Seconds(), percentile(lat, .95)
+}
+
+// historyRows is B3: history bytes per iteration at 10 and 100 iterations
+// over a 40 KB context, beside the transcript-passing shape, and a
+// 1000-iteration turn that continues as new with every run under 512 KB.
+func (b *benchEnv) historyRows(ctx context.Context) []benchRow {
+	t := b.t
+	defer b.startTranscriptWorker()()
+	var rows []benchRow
+	per := map[int]float64{}
+	for _, n := range []int{10, 100} {
+		rounds := make([]int, n-1)
+		for i := range rounds {
+			rounds[i] = 1
+		}
+		msg := benchMessage(rounds, true, 0)
+		_, run, err := b.durable(ctx, fmt.Sprintf("b3-%d", n), msg, b.set)
+		require.NoError(t, err)
+		ours := float64(historyBytes(t, b.dev.Client, run.GetID(), run.GetRunID())) / float64(n)
+		per[n] = ours
+		trun, err := b.dev.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: b.id("transcript-"), TaskQueue: transcriptQueue},
+			"TranscriptTurn", transcriptIn{Messages: []chat.Message{{Role: chat.RoleUser, Content: msg}}, MaxIterations: n + 5})
+		require.NoError(t, err)
+		var iters int
+		require.NoError(t, trun.Get(ctx, &iters))
+		require.Equal(t, n, iters)
+		theirs := float64(historyBytes(t, b.dev.Client, trun.GetID(), trun.GetRunID())) / float64(n)
+		target, met := "≤ 2.5 KiB", ours <= 2560
+		if n == 100 {
+			target, met = "≤ 2.5 KiB, flat, ≥ 10× smaller", ours <= 2560 && theirs/ours >= 10 && ours <= per[10]*1.25
+		}
+		rows = append(rows, benchRow{"B3", fmt.Sprintf("history bytes per iteration, %d iterations over 40 KB (baseline column: transcript passed through every model activity)", n),
+			fmt.Sprintf("%.2f KiB", ours/1024), fmt.Sprintf("%.1f KiB", theirs/1024), ratio(ours, theirs), target, yes(met)})
+	}
+
+	settings := b.set
+	settings.MaxIterations = 1000
+	rounds := make([]int, 999)
+	for i := range rounds {
+		rounds[i] = 1
+	}
+	msg := benchMessage(rounds, false, 0)
+	d, run, err := b.durable(ctx, "b3-1000", msg, settings)
+	require.NoError(t, err)
+	resp, err := b.dev.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", run.GetID()), PageSize: 1000})
+	require.NoError(t, err)
+	runs, biggest := 0, 0
+	for _, e := range resp.GetExecutions() {
+		runs++
+		biggest = max(biggest, historyBytes(t, b.dev.Client, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()))
+	}
+	base, err := b.baseline("b3-1000b", msg, settings)
+	require.NoError(t, err)
+	rows = append(rows, benchRow{"B3", fmt.Sprintf("1000-iteration turn: %d runs via continue-as-new, largest run history %.0f KiB; wall time", runs, float64(biggest)/1024),
+		ms(d), ms(base), ratio(d.Seconds(), base.Seconds()), "every run < 512 KiB", yes(biggest < 512<<10 && runs > 1)})
+	return rows
+}
