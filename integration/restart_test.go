@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
+	"github.com/nanobot-durable/nanobot/schedules"
 )
 
 // TestServerRestartMidTurn stops temporal-dev while a turn's tool call is
@@ -59,4 +61,38 @@ func TestServerRestartMidTurn(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, tools, "one tool row")
+}
+
+// TestServerRestartBetweenScheduleFirings stops temporal-dev between two
+// firings of a schedule (idle compaction every 2 s) and starts it again on
+// the same SQLite file: the schedule is still there and fires again.
+func TestServerRestartBetweenScheduleFirings(t *testing.T) {
+	port := testenv.FreePort(t)
+	db := filepath.Join(t.TempDir(), "temporal.db")
+	dev := testenv.StartDevServerOn(t, port, "--db-filename", db)
+	model := modeltest.New()
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	_, logs := startWorker(t, home.Env(dev.Addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	settings := protocol.Settings{Model: "test-model"}.WithDefaults()
+	require.NoError(t, schedules.Ensure(ctx, dev.Client, schedules.Spec{
+		ID: "restart-test", Name: "restart test", Kind: "test", Every: 2 * time.Second,
+		Workflow: protocol.IdleCompactWorkflowName, TaskQueue: protocol.TaskQueue,
+		Args: []any{protocol.IdleCompactInput{IdleAfter: time.Hour, Settings: settings}},
+	}))
+	fired := func(c client.Client) int64 {
+		d, err := c.ScheduleClient().GetHandle(ctx, "restart-test").Describe(ctx)
+		if err != nil {
+			return -1
+		}
+		return int64(d.Info.NumActions)
+	}
+	require.Eventually(t, func() bool { return fired(dev.Client) >= 1 }, time.Minute, 100*time.Millisecond, "worker log:\n%s", logs)
+	before := fired(dev.Client)
+	dev.Stop()
+	dev = testenv.StartDevServerOn(t, port, "--db-filename", db)
+	require.Eventually(t, func() bool { return fired(dev.Client) > before }, time.Minute, 100*time.Millisecond,
+		"the schedule did not fire after the restart; worker log:\n%s", logs)
 }

@@ -11,6 +11,7 @@ import (
 var (
 	shellAssign  = regexp.MustCompile(`(?:^|[\s;&|(])([a-z_][a-z0-9_]*)=('[^']*'|"[^"]*"|[^\s;&|]*)`)
 	shellIFS     = regexp.MustCompile(`\$\{ifs[^}]*\}|\$ifs\b`)
+	shellVarRef  = regexp.MustCompile(`\$\{[a-z_][a-z0-9_]*\}|\$[a-z_][a-z0-9_]*`)
 	shellEcho    = regexp.MustCompile("\\$\\(\\s*(?:echo|printf)\\s+([^()]*?)\\s*\\)|`\\s*(?:echo|printf)\\s+([^`]*?)\\s*`")
 	shellANSIC   = regexp.MustCompile(`\$'((?:[^'\\]|\\.)*)'`)
 	shellBraces  = regexp.MustCompile(`\{([^{}\s]*,[^{}\s]*)\}`)
@@ -29,10 +30,13 @@ func unobfuscate(cmd string) string {
 		}
 		prev := cmd
 		cmd = shellIFS.ReplaceAllString(cmd, " ")
-		for name, v := range vars {
-			cmd = strings.ReplaceAll(cmd, "${"+name+"}", v)
-			cmd = regexp.MustCompile(`\$`+regexp.QuoteMeta(name)+`\b`).ReplaceAllString(cmd, v)
-		}
+		// One pass, left to right: $a$b must become the two values joined.
+		cmd = shellVarRef.ReplaceAllStringFunc(cmd, func(m string) string {
+			if v, ok := vars[strings.Trim(m, "${}")]; ok {
+				return v
+			}
+			return m
+		})
 		cmd = shellEcho.ReplaceAllString(cmd, "$1$2")
 		cmd = shellANSIC.ReplaceAllStringFunc(cmd, func(m string) string {
 			return shellEscapes.ReplaceAllStringFunc(m[2:len(m)-1], decodeEscape)
