@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
@@ -202,6 +203,12 @@ func TestCronAtJobFiresOnceAndIsGone(t *testing.T) {
 	require.Equal(t, 1, code, out)
 	require.Contains(t, stderr, "job "+id+" not found")
 	require.Equal(t, 1, inbox.count("77", "Time to drink water!"), "fired once")
+	resp, err := dev.Client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowType = '%s'", protocol.ScheduledTurnWorkflowName)})
+	require.NoError(t, err)
+	require.Len(t, resp.Executions, 1, "one firing")
+	require.True(t, strings.HasPrefix(resp.Executions[0].Execution.WorkflowId, "cron/"+id+"-"), resp.Executions[0].Execution.WorkflowId)
+	testenv.RecordHistory(t, dev.Client, resp.Executions[0].Execution.WorkflowId, "", "scheduled_turn_at")
 }
 
 // TestCronCLIRejectsABadExpression: a bad expression is a clear error and creates nothing.
