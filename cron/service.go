@@ -30,7 +30,7 @@ type timing struct {
 	EverySeconds float64   `json:"every_seconds,omitempty"`
 	Expr         string    `json:"expr,omitempty"`
 	TZ           string    `json:"tz,omitempty"`
-	At           time.Time `json:"at,omitempty"`
+	At           time.Time `json:"at,omitzero"`
 }
 
 // Service adds, lists, removes and runs jobs on Temporal.

@@ -2,6 +2,8 @@ package cron_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -87,4 +89,55 @@ func TestCronToolOnTemporal(t *testing.T) {
 		run(env, map[string]any{"action": "add", "message": "m", "every_seconds": 5, "tz": "UTC"}).Text)
 	require.Equal(t, "Error: unknown timezone 'Mars/Olympus'",
 		run(env, map[string]any{"action": "add", "message": "m", "cron_expr": "0 9 * * *", "tz": "Mars/Olympus"}).Text)
+}
+
+// TestImportNanobotJobs: nanobot's cron/jobs.json becomes schedules once;
+// jobs that cannot run are reported, and the file is renamed, not deleted.
+func TestImportNanobotJobs(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	ctx := context.Background()
+	svc := &cron.Service{Client: dev.Client}
+	path := filepath.Join(t.TempDir(), "jobs.json")
+	store := `{"version": 1, "jobs": [
+	  {"id": "a1b2c3d4", "name": "water", "enabled": true,
+	   "schedule": {"kind": "every", "everyMs": 1200000},
+	   "payload": {"kind": "agent_turn", "message": "Drink water", "sessionKey": "telegram:42", "originChannel": "telegram", "originChatId": "42"}},
+	  {"id": "e5f6a7b8", "name": "standup",
+	   "schedule": {"kind": "cron", "expr": "0 9 * * 1-5", "tz": "Europe/Paris"},
+	   "payload": {"message": "Standup notes", "session_key": "slack:C1"}},
+	  {"id": "old", "name": "past", "schedule": {"kind": "at", "atMs": 1000}, "payload": {"message": "too late", "channel": "telegram", "to": "42"}},
+	  {"id": "dream", "name": "dream", "schedule": {"kind": "every", "everyMs": 7200000}, "payload": {"kind": "system_event"}},
+	  {"id": "off", "name": "off", "enabled": false, "schedule": {"kind": "every", "everyMs": 60000}, "payload": {"message": "x", "channel": "telegram", "to": "1"}}
+	]}`
+	require.NoError(t, os.WriteFile(path, []byte(store), 0o644))
+	n, skipped, err := cron.Import(ctx, svc, path)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Len(t, skipped, 1)
+	require.Contains(t, skipped[0], "in the past")
+	_, err = os.Stat(path)
+	require.True(t, os.IsNotExist(err), "the store is renamed")
+	kept, err := os.ReadFile(path + ".imported")
+	require.NoError(t, err)
+	require.Equal(t, store, string(kept))
+
+	jobs, err := svc.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	require.Equal(t, "a1b2c3d4", jobs[0].ID)
+	require.Equal(t, 20*time.Minute, jobs[0].Every)
+	require.Equal(t, protocol.Route{Channel: "telegram", ChatID: "42"}, jobs[0].Route)
+	require.Equal(t, "e5f6a7b8", jobs[1].ID)
+	require.Equal(t, "cron: 0 9 * * 1-5 (Europe/Paris)", jobs[1].Timing("UTC"))
+	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "C1"}, jobs[1].Route)
+
+	n, _, err = cron.Import(ctx, svc, path)
+	require.NoError(t, err)
+	require.Zero(t, n, "imported once")
+
+	require.NoError(t, os.WriteFile(path, []byte("not json"), 0o644))
+	_, _, err = cron.Import(ctx, svc, path)
+	require.ErrorContains(t, err, "is not nanobot's cron store")
+	_, err = os.Stat(path)
+	require.NoError(t, err, "a file it cannot read is left in place")
 }

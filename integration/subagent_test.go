@@ -127,6 +127,7 @@ func TestSubagentReportsAfterItsTurnEnded(t *testing.T) {
 	}
 
 	require.NoError(t, dev.Client.GetWorkflow(ctx, subID, "").Get(ctx, nil))
+	testenv.RecordHistory(t, dev.Client, subID, "", "subagent_run")
 	require.Eventually(t, func() bool {
 		var last protocol.TurnResult
 		err := dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:sub"), "").Get(ctx, &last)

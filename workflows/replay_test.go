@@ -24,6 +24,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
 			r.RegisterWorkflowWithOptions(DreamWorkflow, workflow.RegisterOptions{Name: protocol.DreamWorkflowName})
+			r.RegisterWorkflowWithOptions(SubagentWorkflow, workflow.RegisterOptions{Name: protocol.SubagentWorkflowName})
+			r.RegisterWorkflowWithOptions(ScheduledTurnWorkflow, workflow.RegisterOptions{Name: protocol.ScheduledTurnWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}

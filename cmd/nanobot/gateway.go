@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels/web"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/metrics"
+	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/workers"
@@ -196,10 +198,22 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 }
 
 // ensureUpkeep registers the dream and idle-compact schedules from the
-// config; the gateway owns them, plain workers leave them alone.
+// config and imports nanobot's cron jobs; the gateway owns them, plain workers leave them alone.
 func (a *app) ensureUpkeep(ctx context.Context, name string, r *runtimeEnv, cfg *config.Config) error {
 	if name != "gateway" {
 		return nil
 	}
-	return workers.EnsureUpkeep(ctx, r.conn.Client, cfg)
+	if err := workers.EnsureUpkeep(ctx, r.conn.Client, cfg); err != nil {
+		return err
+	}
+	// nanobot's jobs come over once; the renamed file stays as a record.
+	store := filepath.Join(cfg.Agents.Defaults.WorkspacePath(), "cron", "jobs.json")
+	n, skipped, err := cron.Import(ctx, &cron.Service{Client: r.conn.Client}, store)
+	for _, s := range skipped {
+		a.log.Warn("cron job not imported", "job", s)
+	}
+	if n > 0 {
+		a.log.Info("imported nanobot cron jobs", "jobs", n, "from", store)
+	}
+	return err
 }

@@ -1,0 +1,225 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/cron"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
+	"github.com/nanobot-durable/nanobot/tools"
+)
+
+// chatInbox stands in for the gateway holding a channel: it serves the
+// channel's delivery queue and keeps what was delivered to each chat.
+type chatInbox struct {
+	mu  sync.Mutex
+	got map[string][]string // chat ID → texts, in order
+}
+
+func serveChannel(t *testing.T, dev *testenv.DevServer, channel string) *chatInbox {
+	t.Helper()
+	in := &chatInbox{got: map[string][]string{}}
+	w := worker.New(dev.Client, protocol.ChannelQueue(channel), worker.Options{})
+	w.RegisterActivityWithOptions(func(_ context.Context, d protocol.DeliverInput) error {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		in.got[d.Route.ChatID] = append(in.got[d.Route.ChatID], d.Text)
+		return nil
+	}, activity.RegisterOptions{Name: protocol.ActivityDeliver})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return in
+}
+
+func (c *chatInbox) texts(chatID string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.got[chatID]...)
+}
+
+func (c *chatInbox) count(chatID, text string) int {
+	n := 0
+	for _, s := range c.texts(chatID) {
+		if s == text {
+			n++
+		}
+	}
+	return n
+}
+
+// cronModel sets up jobs when asked and, in a scheduled turn, first tries
+// to add a job (which must be refused) and then says the reminder.
+type cronModel struct {
+	mu      sync.Mutex
+	calls   int
+	refused int
+	add     string // the cron call's arguments for "remind me"
+}
+
+func (m *cronModel) handle(req *modeltest.RecordedRequest) modeltest.Step {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls++
+	last := req.Messages[len(req.Messages)-1]
+	call := func(args string) modeltest.Step {
+		return modeltest.ToolCalls(modeltest.Call{ID: fmt.Sprintf("cron_%d", m.calls), Name: "cron", Args: args})
+	}
+	switch {
+	case last.Role == chat.RoleTool && strings.HasPrefix(last.Content, tools.CronInCronText):
+		m.refused++
+		return modeltest.Text("Time to drink water!")
+	case last.Role == chat.RoleTool:
+		return modeltest.Text("Done: " + strings.SplitN(last.Content, "\n", 2)[0])
+	case strings.Contains(last.Content, "stop reminding me"):
+		_, id, _ := strings.Cut(last.Content, "job ")
+		return call(fmt.Sprintf(`{"action":"remove","job_id":%q}`, strings.Fields(id)[0]))
+	case strings.Contains(last.Content, "[Scheduled task]"):
+		return call(`{"action":"add","message":"another one","every_seconds":1}`)
+	case strings.Contains(last.Content, "remind me"):
+		return call(m.add)
+	}
+	return modeltest.Text("?")
+}
+
+func publishTo(t *testing.T, dev *testenv.DevServer, route protocol.Route, id, text string) {
+	t.Helper()
+	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second}.WithDefaults()}
+	_, err := bus.Publish(context.Background(), protocol.Inbound{ID: id, Route: route, Content: text, SentAt: time.Now()})
+	require.NoError(t, err)
+}
+
+// jobIDFrom reads the job ID out of "Created job 'name' (id: …)".
+func jobIDFrom(t *testing.T, text string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, "(id: ")
+	require.True(t, ok, text)
+	return strings.TrimSuffix(strings.TrimSuffix(rest, ")"), ")")
+}
+
+// TestCronEveryJobRemindsTheChatUntilRemoved: the model schedules a
+// reminder every 2 s from a Telegram chat; the job fires at least twice,
+// each reply reaches that chat, a scheduled turn cannot add jobs (nanobot's
+// text), `nanobot cron list` shows the job with its next run, and once the
+// model removes it the schedule is gone.
+func TestCronEveryJobRemindsTheChatUntilRemoved(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	m := &cronModel{add: `{"action":"add","name":"water","message":"Remind the user to drink water","every_seconds":2}`}
+	model := modeltest.New().Handle(m.handle)
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
+	_, logs := startWorker(t, env)
+	inbox := serveChannel(t, dev, "telegram")
+	route := protocol.Route{Channel: "telegram", ChatID: "4242", SenderID: "1001"}
+
+	publishTo(t, dev, route, "m1", "remind me to drink water every 2 seconds")
+	var created string
+	require.Eventually(t, func() bool {
+		for _, s := range inbox.texts("4242") {
+			if strings.HasPrefix(s, "Done: Created job 'water'") {
+				created = s
+			}
+		}
+		return created != ""
+	}, time.Minute, 50*time.Millisecond, "the job is set up; worker:\n%s", logs)
+	id := jobIDFrom(t, created)
+
+	require.Eventually(t, func() bool { return inbox.count("4242", "Time to drink water!") >= 2 }, time.Minute, 100*time.Millisecond,
+		"two reminders reach the chat; got %q\nworker:\n%s", inbox.texts("4242"), logs)
+	m.mu.Lock()
+	require.GreaterOrEqual(t, m.refused, 2, "each scheduled turn's add was refused")
+	m.mu.Unlock()
+
+	out, stderr, code := runNanobot(t, env, "cron", "list")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "ID")
+	var row string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, id) {
+			row = line
+		}
+	}
+	require.NotEmpty(t, row, "cron list shows the job:\n%s", out)
+	require.Regexp(t, `water\s+every 2s\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(UTC\)\s+telegram:4242\s+active`, row)
+	t.Logf("nanobot cron list:\n%s", out)
+
+	publishTo(t, dev, route, "m2", "stop reminding me: job "+id)
+	require.Eventually(t, func() bool { return inbox.count("4242", "Done: Removed job "+id) == 1 }, time.Minute, 100*time.Millisecond,
+		"the model removes the job; got %q %s", inbox.texts("4242"), logs)
+	jobs, err := (&cron.Service{Client: dev.Client}).List(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, jobs, "the removed job is gone from Temporal")
+	_, scheduled := sessionLines(t, home, "telegram:4242")
+	kinds := 0
+	for _, msg := range scheduled {
+		if msg.Role == chat.RoleUser && strings.Contains(msg.Content, "[Scheduled task] The cron job 'water' fired.") {
+			kinds++
+		}
+	}
+	require.GreaterOrEqual(t, kinds, 2, "the fired job's turns are in the chat's own session")
+}
+
+// TestCronAtJobFiresOnceAndIsGone: an "at" job added with the CLI fires
+// once into its chat and then is gone from `nanobot cron list`.
+func TestCronAtJobFiresOnceAndIsGone(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	m := &cronModel{}
+	model := modeltest.New().Handle(m.handle)
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
+	_, logs := startWorker(t, env)
+	inbox := serveChannel(t, dev, "telegram")
+
+	at := time.Now().Add(6 * time.Second).UTC().Format("2006-01-02T15:04:05")
+	out, stderr, code := runNanobot(t, env, "cron", "add", "--name", "call", "--message", "Remind the user to call mum",
+		"--at", at, "--channel", "telegram", "--to", "77")
+	require.Equal(t, 0, code, stderr)
+	id := jobIDFrom(t, strings.TrimSpace(out))
+	out, _, _ = runNanobot(t, env, "cron", "list")
+	require.Contains(t, out, id, "the job is listed before it fires")
+	require.Contains(t, out, "at "+at+"Z (UTC)")
+
+	require.Eventually(t, func() bool { return inbox.count("77", "Time to drink water!") == 1 }, time.Minute, 100*time.Millisecond,
+		"the job fires; got %q\nworker:\n%s", inbox.texts("77"), logs)
+	require.Eventually(t, func() bool {
+		out, _, _ := runNanobot(t, env, "cron", "list")
+		return !strings.Contains(out, id)
+	}, 30*time.Second, 200*time.Millisecond, "the at job is gone from cron list once it fired")
+	out, stderr, code = runNanobot(t, env, "cron", "run", id)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, stderr, "job "+id+" not found")
+	require.Equal(t, 1, inbox.count("77", "Time to drink water!"), "fired once")
+	resp, err := dev.Client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowType = '%s'", protocol.ScheduledTurnWorkflowName)})
+	require.NoError(t, err)
+	require.Len(t, resp.Executions, 1, "one firing")
+	require.True(t, strings.HasPrefix(resp.Executions[0].Execution.WorkflowId, "cron/"+id+"-"), resp.Executions[0].Execution.WorkflowId)
+	testenv.RecordHistory(t, dev.Client, resp.Executions[0].Execution.WorkflowId, "", "scheduled_turn_at")
+}
+
+// TestCronCLIRejectsABadExpression: a bad expression is a clear error and creates nothing.
+func TestCronCLIRejectsABadExpression(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	home := testenv.NewHome(t, "http://127.0.0.1:1/v1", nil)
+	env := home.Env(dev.Addr)
+	_, stderr, code := runNanobot(t, env, "cron", "add", "--message", "stand up", "--cron", "0 25 * * *")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "invalid cron expression '0 25 * * *'")
+	out, _, code := runNanobot(t, env, "cron", "list")
+	require.Equal(t, 0, code)
+	require.Equal(t, "No scheduled jobs.\n", out)
+}
