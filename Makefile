@@ -68,7 +68,7 @@ fuzz:
 
 ## bench: B1..B6 of issue 11, durable beside an in-process baseline, printed as one Markdown table
 bench: build
-	@NANOBOT_BENCH_TABLE=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 30m -run '^TestBenchTable$$' ./integration/ | grep -v '^ok\|^PASS'
+	@NANOBOT_BENCH_TABLE=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -v -timeout 30m -run '^TestBenchTable$$' ./integration/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS'
 
 ## bench-go: the Go benchmarks (go test -bench)
 bench-go: build

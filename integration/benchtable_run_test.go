@@ -35,13 +35,18 @@ func yes(ok bool) string {
 	return "**no**"
 }
 
-// timeCommand runs the nanobot binary n times and returns the median wall time.
+// timeCommand runs the nanobot binary n times and returns the median wall
+// time; "%d" in an argument becomes the run's number (a session per run).
 func timeCommand(t *testing.T, n int, env []string, args ...string) time.Duration {
 	var ds []time.Duration
 	for i := 0; i < n; i++ {
+		argv := make([]string, len(args))
+		for k, a := range args {
+			argv[k] = strings.ReplaceAll(a, "%d", fmt.Sprint(i))
+		}
 		start := time.Now()
-		out, stderr, code := runNanobot(t, env, args...)
-		require.Equal(t, 0, code, "%v: %s %s", args, out, stderr)
+		out, stderr, code := runNanobot(t, env, argv...)
+		require.Equal(t, 0, code, "%v: %s %s", argv, out, stderr)
 		ds = append(ds, time.Since(start))
 	}
 	return percentile(ds, 0.5)
@@ -59,13 +64,13 @@ func TestBenchTable(t *testing.T) {
 	env := b.home.Env(b.dev.Addr)
 
 	// B5 without a gateway: the CLI runs the turn's workers itself.
-	cliAlone := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5a")
+	cliAlone := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5a-%d")
 	start0 := timeCommand(t, 5, env, "version")
 
 	// The gateway is the durable side from here on.
 	gw, _, _ := startGateway(t, b.dev, home(b, "NANOBOT_MAX_CONCURRENT_REQUESTS=64"))
 	idleRSS := rssKB(gw.Process.Pid)
-	cliThin := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5b")
+	cliThin := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5b-%d")
 
 	// Warm both sides.
 	_, _, err := b.durable(ctx, "warm", benchMessage(nil, false, 0), b.set)
