@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/workflows"
@@ -49,7 +48,7 @@ type Channel struct {
 	publish channels.Publish
 
 	mu  sync.Mutex
-	srv *http.Server
+	srv *channels.HTTPServer
 	url string
 }
 
@@ -107,23 +106,18 @@ func (c *Channel) Describe() string {
 
 // Start implements channels.Channel: it listens, then serves in the background.
 func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
-	ln, err := net.Listen("tcp", c.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.addr, err)
-	}
-	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second}
 	c.mu.Lock()
-	c.publish, c.srv = publish, srv
-	c.url = "http://" + ln.Addr().String() + "/v1"
-	c.mu.Unlock()
-	if c.apiKey == "" && !isLoopback(ln.Addr()) {
-		c.log.Warn("the API listens beyond this machine without api.apiKey: anyone who reaches it talks to the agent", "addr", ln.Addr().String())
+	defer c.mu.Unlock()
+	c.publish = publish // set before the server's goroutine starts, so every request sees it
+	srv, err := channels.ListenHTTP(c.addr, c, "API server", c.log)
+	if err != nil {
+		return err
 	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			c.log.Error("API server stopped", "error", err)
-		}
-	}()
+	c.srv = srv
+	c.url = "http://" + srv.Addr() + "/v1"
+	if c.apiKey == "" && !srv.Loopback() {
+		c.log.Warn("the API listens beyond this machine without api.apiKey: anyone who reaches it talks to the agent", "addr", srv.Addr())
+	}
 	return nil
 }
 
@@ -134,11 +128,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	srv := c.srv
 	c.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
 	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
 		return fmt.Errorf("stop the API server: %w", err)
 	}
 	return nil
@@ -193,11 +183,6 @@ func newID(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func isLoopback(a net.Addr) bool {
-	tcp, ok := a.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
 }
 
 var _ channels.Streamer = (*Channel)(nil)

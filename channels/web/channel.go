@@ -11,11 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
@@ -42,7 +40,7 @@ type Channel struct {
 
 	mu      sync.Mutex
 	publish channels.Publish
-	srv     *http.Server
+	srv     *channels.HTTPServer
 	url     string
 	turns   Turns
 	uiURL   string
@@ -108,23 +106,18 @@ func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 		return fmt.Errorf("open the sessions: %w", err)
 	}
 	c.store = store
-	ln, err := net.Listen("tcp", c.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.addr, err)
-	}
-	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second}
 	c.mu.Lock()
-	c.publish, c.srv = publish, srv
-	c.url = "http://" + ln.Addr().String() + "/"
-	c.mu.Unlock()
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && c.token == "" && !tcp.IP.IsLoopback() {
-		c.log.Warn("the web chat listens beyond this machine without channels.web.token: anyone who reaches it talks to the agent", "addr", ln.Addr().String())
+	defer c.mu.Unlock()
+	c.publish = publish // set before the server's goroutine starts, so every request sees it
+	srv, err := channels.ListenHTTP(c.addr, c, "web chat server", c.log)
+	if err != nil {
+		return err
 	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			c.log.Error("web chat server stopped", "error", err)
-		}
-	}()
+	c.srv = srv
+	c.url = "http://" + srv.Addr() + "/"
+	if c.token == "" && !srv.Loopback() {
+		c.log.Warn("the web chat listens beyond this machine without channels.web.token: anyone who reaches it talks to the agent", "addr", srv.Addr())
+	}
 	return nil
 }
 
@@ -135,11 +128,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	srv := c.srv
 	c.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
 	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
 		return fmt.Errorf("stop the web chat server: %w", err)
 	}
 	return nil

@@ -1,0 +1,55 @@
+package channels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// HTTPServer is a channel's HTTP listener (the API, the web chat), served
+// in the background from the moment it listens.
+type HTTPServer struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// ListenHTTP listens on addr and serves h in the background; name labels
+// the log line if serving stops on its own.
+func ListenHTTP(addr string, h http.Handler, name string, log *slog.Logger) (*HTTPServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	s := &HTTPServer{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(name+" stopped", "error", err)
+		}
+	}()
+	return s, nil
+}
+
+// Addr is where it listens ("127.0.0.1:18790").
+func (s *HTTPServer) Addr() string { return s.ln.Addr().String() }
+
+// Loopback reports a listener only this machine can reach.
+func (s *HTTPServer) Loopback() bool {
+	tcp, ok := s.ln.Addr().(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// Shutdown lets open requests finish until ctx ends, then closes the rest.
+func (s *HTTPServer) Shutdown(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	if err := s.srv.Shutdown(ctx); err != nil {
+		_ = s.srv.Close()
+		return err
+	}
+	return nil
+}
