@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // Options shape the text view.
@@ -129,9 +130,9 @@ func outcome(it Iteration) string {
 }
 
 func tokens(prompt, completion, cached int) string {
-	s := fmt.Sprintf("%s in / %s out", compact(prompt), compact(completion))
+	s := fmt.Sprintf("%s in / %s out", protocol.CompactTokens(prompt), protocol.CompactTokens(completion))
 	if cached > 0 {
-		s += fmt.Sprintf(" (%s cached)", compact(cached))
+		s += fmt.Sprintf(" (%s cached)", protocol.CompactTokens(cached))
 	}
 	return s + " tokens"
 }
@@ -143,20 +144,6 @@ func retries(attempts int32) string {
 	return ""
 }
 
-// Compact writes a token count the way summaries do: 950, 1.2k, 34k.
-func compact(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 10000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	default:
-		return fmt.Sprintf("%dk", (n+500)/1000)
-	}
-}
-
-// Compact is compact for other packages' summaries.
-func Compact(n int) string { return compact(n) }
 
 func line(s string, n int) string {
 	return chat.Preview(strings.Join(strings.Fields(s), " "), n)

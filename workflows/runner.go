@@ -289,20 +289,9 @@ func callOutcome(summary string, res *protocol.LLMCallResult, err error) string 
 	case res.FinishReason != "" && res.FinishReason != "stop":
 		what = res.FinishReason
 	}
-	return fmt.Sprintf("%s → %s, %s tokens", summary, what, compactCount(res.PromptTokens+res.CompletionTokens))
+	return fmt.Sprintf("%s → %s, %s tokens", summary, what, protocol.CompactTokens(res.PromptTokens+res.CompletionTokens))
 }
 
-// compactCount writes 950, 1.2k, 34k.
-func compactCount(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 10000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	default:
-		return fmt.Sprintf("%dk", (n+500)/1000)
-	}
-}
 
 func llmCtx(ctx workflow.Context, s protocol.Settings, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{

@@ -242,7 +242,7 @@ func (t *turn) setMemo(ctx workflow.Context) {
 	memo := map[string]any{
 		"model": model, "stop_reason": t.run.final.StopReason, "iterations": r.Iteration,
 		"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "cached_tokens": r.CachedTokens,
-		"tokens": fmt.Sprintf("%s in / %s out", compactCount(r.PromptTokens), compactCount(r.CompletionTokens)),
+		"tokens": fmt.Sprintf("%s in / %s out", protocol.CompactTokens(r.PromptTokens), protocol.CompactTokens(r.CompletionTokens)),
 	}
 	if err := workflow.UpsertMemo(ctx, memo); err != nil {
 		workflow.GetLogger(ctx).Warn("setting the turn's memo failed", "error", err)
