@@ -1,14 +1,12 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,26 +20,8 @@ import (
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 )
 
-// syncBuffer is a bytes.Buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // outputs reads a process's stdout and stderr as one text (banner and logs).
-type outputs []*syncBuffer
+type outputs []*testenv.SyncBuffer
 
 func (o outputs) String() string {
 	var b strings.Builder
@@ -54,11 +34,11 @@ func (o outputs) String() string {
 // startNanobot runs a long-lived nanobot command in the background; at the
 // end of the test it gets SIGTERM (then SIGKILL), and its output is shown if
 // the test failed.
-func startNanobot(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+func startNanobot(t *testing.T, env []string, args ...string) (*exec.Cmd, *testenv.SyncBuffer, *testenv.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command(testenv.NanobotBin(t), args...)
 	cmd.Env = env
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())
@@ -82,7 +62,7 @@ func startNanobot(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncB
 }
 
 // startGateway runs `nanobot gateway` and waits until it serves turns.
-func startGateway(t *testing.T, dev *testenv.DevServer, env []string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+func startGateway(t *testing.T, dev *testenv.DevServer, env []string) (*exec.Cmd, *testenv.SyncBuffer, *testenv.SyncBuffer) {
 	t.Helper()
 	cmd, out, errOut := startNanobot(t, env, "gateway")
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "Press Ctrl-C to stop.") }, time.Minute, 50*time.Millisecond,
@@ -175,7 +155,7 @@ func TestCtrlCStopsTheTurnThenQuits(t *testing.T) {
 	cmd.Env = home.Env(dev.Addr)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	var out, errOut syncBuffer
+	var out, errOut testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())

@@ -129,7 +129,7 @@ func TestNoSecretInHistoriesOrLogs(t *testing.T) {
 
 	cmd := exec.Command(testenv.NanobotBin(t), "--log-format", "json", "worker")
 	cmd.Env = home.Env(dev.Addr, "NANOBOT_LOG_LEVEL=debug")
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())

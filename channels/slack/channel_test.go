@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/slack/slackpeer"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -32,23 +32,6 @@ type harness struct {
 	refuse bool
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func startHarness(t *testing.T, mod func(*config.Config)) *harness {
 	t.Helper()
 	peer := slackpeer.New(t)
@@ -58,7 +41,7 @@ func startHarness(t *testing.T, mod func(*config.Config)) *harness {
 	if mod != nil {
 		mod(cfg)
 	}
-	logs := &lockedBuffer{}
+	logs := &testenv.SyncBuffer{}
 	ch, err := New(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(),
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)

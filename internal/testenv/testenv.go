@@ -158,7 +158,7 @@ func startDevServer(t testing.TB, port int, extra []string) (*DevServer, string,
 	args := append([]string{"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless", "--log-level", "error",
 		"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword"}, extra...)
 	cmd := exec.Command(DevServerBin(t), args...)
-	logs := &lockedBuffer{}
+	logs := &SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -190,19 +190,19 @@ func startDevServer(t testing.TB, port int, extra []string) (*DevServer, string,
 	return nil, logs.String(), fmt.Errorf("temporal-dev on %s did not become healthy", addr)
 }
 
-// lockedBuffer collects a process's output while the test may read it.
-type lockedBuffer struct {
+// SyncBuffer collects a process's output while the test may read it.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *SyncBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *SyncBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
