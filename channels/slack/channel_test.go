@@ -26,6 +26,7 @@ type harness struct {
 	t    *testing.T
 	peer *slackpeer.Peer
 	ch   *Channel
+	logs *testenv.SyncBuffer
 
 	mu     sync.Mutex
 	got    []protocol.Inbound
@@ -45,7 +46,7 @@ func startHarness(t *testing.T, mod func(*config.Config)) *harness {
 	ch, err := New(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(),
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
-	h := &harness{t: t, peer: peer, ch: ch}
+	h := &harness{t: t, peer: peer, ch: ch, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ch.Start(ctx, h.publish))
 	t.Cleanup(func() {

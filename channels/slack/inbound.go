@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -136,7 +137,11 @@ func (c *Channel) handle(ctx context.Context, req request) {
 	}
 	botID := c.bot()
 	if why := c.policy.decide(e, botID); why != "" {
-		c.log.Debug("slack event skipped", "why", why, "type", e.Type, "channel", e.Channel, "user", e.User)
+		level := slog.LevelDebug // the usual traffic of a channel
+		if why == skipIncomplete {
+			level = slog.LevelWarn // Slack never sends a user's message like this
+		}
+		c.log.Log(ctx, level, "slack event skipped", "why", why, "event_id", cb.EventID, "type", e.Type, "channel", e.Channel, "user", e.User)
 		return
 	}
 	// The same message can arrive as two events (message and app_mention) or be redelivered.
@@ -146,6 +151,7 @@ func (c *Channel) handle(ctx context.Context, req request) {
 	}
 	msg, ok := c.inbound(ctx, e, botID)
 	if !ok {
+		c.log.Debug("slack event skipped", "why", "nothing to say (no text or files)", "event_id", cb.EventID, "channel", e.Channel, "user", e.User)
 		return
 	}
 	c.react(ctx, "reactions.add", e.Channel, e.TS, c.cfg.ReactEmoji, true)

@@ -43,6 +43,13 @@ func (e event) isDM() bool {
 	return e.Type == "message" && strings.HasPrefix(e.Channel, "D")
 }
 
+// validTS reports whether ts is a Slack message timestamp ("1700000000.000100"):
+// replies, reactions and de-duplication all need one.
+func validTS(ts string) bool {
+	sec, frac, ok := strings.Cut(ts, ".")
+	return ok && sec != "" && frac != "" && strings.Trim(sec+frac, "0123456789") == ""
+}
+
 func mentionOf(botID string) string { return "<@" + botID + ">" }
 
 // mentions tells whether the event addresses the bot.
@@ -60,7 +67,8 @@ const (
 	skipNotMessage  = "not a message"
 	skipSubtype     = "edited, deleted or bot message"
 	skipOwn         = "the bot's own message"
-	skipIncomplete  = "no sender or channel"
+	skipIncomplete  = "no sender, channel or ts"
+	skipUnknownBot  = "a bot's message while the bot's own user ID is unknown (auth.test failed)"
 	skipMentionDup  = "a mention: taken from its app_mention event"
 	skipDMDisabled  = "direct messages are disabled (channels.slack.dm.enabled)"
 	skipChannel     = "channel not in channels.slack.groupAllowFrom"
@@ -79,10 +87,12 @@ func (p policy) decide(e event, botID string) string {
 		return skipNotMessage
 	case e.Subtype != "" && e.Subtype != "file_share":
 		return skipSubtype
-	case e.User == "" || e.Channel == "":
+	case e.User == "" || e.Channel == "" || !validTS(e.TS):
 		return skipIncomplete
 	case botID != "" && e.User == botID:
 		return skipOwn
+	case botID == "" && e.BotID != "":
+		return skipUnknownBot // it may be our own reply: answering it could loop
 	}
 	if e.isDM() {
 		if !p.cfg.DM.Enabled {

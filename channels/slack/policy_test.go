@@ -67,6 +67,17 @@ func TestPolicyDecide(t *testing.T) {
 			assert.Equal(t, c.want, policy{cfg: c.cfg}.decide(c.ev, bot))
 		})
 	}
+
+	// Before auth.test has told the bot who it is, its own replies (which
+	// carry a bot_id) must not be answered: that could loop forever.
+	own := dm
+	own.User, own.BotID = bot, "B1"
+	assert.Equal(t, skipUnknownBot, policy{cfg: slackCfg(nil)}.decide(own, ""))
+	assert.Equal(t, skipOwn, policy{cfg: slackCfg(nil)}.decide(own, bot))
+	assert.Equal(t, "", policy{cfg: slackCfg(nil)}.decide(dm, ""), "a person's DM is still answered")
+	for _, ts := range []string{"", "1", "1.", ".1", "a.b", "1.2.3", "-1.2"} {
+		assert.Equal(t, skipIncomplete, policy{cfg: slackCfg(nil)}.decide(func() event { e := dm; e.TS = ts; return e }(), bot), "ts %q", ts)
+	}
 }
 
 func TestPolicyAllows(t *testing.T) {
