@@ -98,8 +98,9 @@ func (s *Service) Get(ctx context.Context, id string) (Job, error) {
 		return Job{}, err
 	}
 	j := Job{ID: id, Protected: system, Purpose: purpose, Next: desc.Info.NextActionTimes}
-	if st := desc.Schedule.State; st != nil {
-		j.Paused = st.Paused
+	if st := desc.Schedule.State; st != nil && st.Paused {
+		// Temporal still lists the times a paused schedule would fire at; it will not.
+		j.Paused, j.Next = true, nil
 	}
 	fields := memoFields(desc.Memo)
 	_ = decode(fields["name"], &j.Name)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -222,4 +223,61 @@ func TestCronCLIRejectsABadExpression(t *testing.T) {
 	out, _, code := runNanobot(t, env, "cron", "list")
 	require.Equal(t, 0, code)
 	require.Equal(t, "No scheduled jobs.\n", out)
+}
+
+// TestCronPausedInTemporalStopsFiring: pausing a job's schedule the way
+// the Web UI does (ScheduleHandle.Pause) stops its firings — while a
+// second job keeps firing three more times, the paused one takes no
+// action — `nanobot cron list` shows it paused, and unpausing resumes it.
+func TestCronPausedInTemporalStopsFiring(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	m := &reminderModel{reminder: "Reminder!"}
+	model := modeltest.New().Handle(m.handle)
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
+	_, logs := startWorker(t, env)
+	inbox := serveChannel(t, dev, "telegram")
+	ctx := context.Background()
+	svc := &cron.Service{Client: dev.Client}
+	job, err := svc.Add(ctx, cron.Job{Name: "paused", Message: "ping", Every: time.Second, Route: protocol.Route{Channel: "telegram", ChatID: "1"}})
+	require.NoError(t, err)
+	_, err = svc.Add(ctx, cron.Job{Name: "control", Message: "ping", Every: time.Second, Route: protocol.Route{Channel: "telegram", ChatID: "2"}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return inbox.count("1", "Reminder!") >= 1 }, time.Minute, 50*time.Millisecond,
+		"the job fires before it is paused; worker:\n%s", logs)
+
+	handle := dev.Client.ScheduleClient().GetHandle(ctx, protocol.CronScheduleID(job.ID))
+	require.NoError(t, handle.Pause(ctx, client.SchedulePauseOptions{Note: "paused in the Web UI"}))
+	var paused *client.ScheduleDescription
+	require.Eventually(t, func() bool { // Pause is a signal to the scheduler; a describe after it was taken shows it
+		paused, err = handle.Describe(ctx)
+		return err == nil && paused.Schedule.State.Paused
+	}, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, "paused in the Web UI", paused.Schedule.State.Note)
+	t.Logf("paused: %d actions, next action times %v", paused.Info.NumActions, paused.Info.NextActionTimes)
+
+	out, stderr, code := runNanobot(t, env, "cron", "list")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^`+job.ID+`\s+paused\s+every 1s\s+-\s+telegram:1\s+paused$`, out, "cron list shows the job paused, with no next run")
+	t.Logf("nanobot cron list with the job paused:\n%s", out)
+	listed, err := svc.Get(ctx, job.ID)
+	require.NoError(t, err)
+	require.Contains(t, cron.FormatList([]cron.Job{listed}, "UTC"), "Paused (in Temporal).", "the cron tool tells the model too")
+	require.NotContains(t, cron.FormatList([]cron.Job{listed}, "UTC"), "Next run", "a paused job has no next run")
+
+	control := inbox.count("2", "Reminder!")
+	require.Eventually(t, func() bool { return inbox.count("2", "Reminder!") >= control+3 }, time.Minute, 50*time.Millisecond,
+		"the other job keeps firing")
+	still, err := handle.Describe(ctx)
+	require.NoError(t, err)
+	require.Equal(t, paused.Info.NumActions, still.Info.NumActions, "the paused job took no action while the other fired 3 times")
+	require.Len(t, jobRuns(t, dev, job.ID), paused.Info.NumActions, "one ScheduledTurn per action, none since the pause")
+
+	require.NoError(t, handle.Unpause(ctx, client.ScheduleUnpauseOptions{Note: "resumed"}))
+	reminded := inbox.count("1", "Reminder!")
+	require.Eventually(t, func() bool { return inbox.count("1", "Reminder!") > reminded }, time.Minute, 50*time.Millisecond,
+		"unpaused, the job fires again")
+	out, _, _ = runNanobot(t, env, "cron", "list")
+	require.Regexp(t, `(?m)^`+job.ID+`\s+paused\s+every 1s\s+\S+ \(UTC\)\s+telegram:1\s+active$`, out)
 }
