@@ -2,7 +2,12 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -280,4 +285,108 @@ func TestCronPausedInTemporalStopsFiring(t *testing.T) {
 		"unpaused, the job fires again")
 	out, _, _ = runNanobot(t, env, "cron", "list")
 	require.Regexp(t, `(?m)^`+job.ID+`\s+paused\s+every 1s\s+\S+ \(UTC\)\s+telegram:1\s+active$`, out)
+}
+
+// uiPayloads is the memo of a schedule or workflow as the Web UI's HTTP API
+// returns it: each field a payload whose data is base64 of JSON.
+type uiPayloads struct {
+	Fields map[string]struct {
+		Data []byte `json:"data"`
+	} `json:"fields"`
+}
+
+func (m uiPayloads) text(field string) string { return string(m.Fields[field].Data) }
+
+// uiGet reads one Web UI API path into out and returns the raw JSON.
+func uiGet(t *testing.T, base, path string, out any) string {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
+	require.NoError(t, json.Unmarshal(body, out), "%s: %s", path, body)
+	return string(body)
+}
+
+// TestCronJobAndSubagentAsTheWebUIShowsThem is the evidence for issue 9's
+// closing note: a cron job and a running subagent as `nanobot cron list`
+// and the Temporal Web UI's own HTTP API (what its pages render) show
+// them, by readable IDs and memo.
+func TestCronJobAndSubagentAsTheWebUIShowsThem(t *testing.T) {
+	uiPort := testenv.FreePort(t)
+	dev := testenv.StartDevServer(t, "--headless=false", "--ui-port", strconv.Itoa(uiPort))
+	ui := "http://127.0.0.1:" + strconv.Itoa(uiPort)
+	m := &subagentModel{subStep: func(int) modeltest.Step { return modeltest.Block().Text("never") }}
+	model := modeltest.New().Handle(m.handle)
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr)
+	_, logs := startWorker(t, env)
+
+	out, stderr, code := runNanobot(t, env, "cron", "add", "--name", "water", "--message", "Remind the user to drink water",
+		"--every", "3600", "--channel", "cli", "--to", "sub")
+	require.Equal(t, 0, code, stderr)
+	jobID := jobIDFrom(t, strings.TrimSpace(out))
+	publishSub(t, dev, "m1", "how many files are there?")
+	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 50*time.Millisecond, "the subagent runs; %s", logs)
+	subID, _ := subagentRun(t, dev)
+	require.True(t, strings.HasPrefix(subID, "subagent/"), subID)
+
+	out, stderr, code = runNanobot(t, env, "cron", "list")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^`+jobID+`\s+water\s+every 1h\s+\S+ \(UTC\)\s+cli:sub\s+active$`, out)
+	t.Logf("$ nanobot cron list\n%s", out)
+
+	var schedules struct {
+		Schedules []struct {
+			ScheduleID string     `json:"scheduleId"`
+			Memo       uiPayloads `json:"memo"`
+		} `json:"schedules"`
+	}
+	var raw string
+	require.Eventually(t, func() bool {
+		raw = uiGet(t, ui, "/api/v1/namespaces/default/schedules", &schedules)
+		return len(schedules.Schedules) > 0
+	}, 30*time.Second, 200*time.Millisecond)
+	t.Logf("GET %s/api/v1/namespaces/default/schedules\n%s", ui, raw)
+	var found bool
+	for _, s := range schedules.Schedules {
+		if s.ScheduleID == protocol.CronScheduleID(jobID) {
+			found = true
+			require.Equal(t, `"cli:sub"`, s.Memo.text("session"))
+			require.Equal(t, `"Remind the user to drink water"`, s.Memo.text("message"))
+			require.Equal(t, `"water"`, s.Memo.text("name"))
+			t.Logf("the UI's schedule %s, memo decoded: name=%s session=%s message=%s timing=%s", s.ScheduleID,
+				s.Memo.text("name"), s.Memo.text("session"), s.Memo.text("message"), s.Memo.text("timing"))
+		}
+	}
+	require.True(t, found, "the UI lists schedule cron/%s", jobID)
+
+	var workflows struct {
+		Executions []struct {
+			Execution struct {
+				WorkflowID string `json:"workflowId"`
+			} `json:"execution"`
+			Type   struct{ Name string } `json:"type"`
+			Status string                `json:"status"`
+			Memo   uiPayloads            `json:"memo"`
+		} `json:"executions"`
+	}
+	query := url.QueryEscape(fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", protocol.SubagentWorkflowName))
+	require.Eventually(t, func() bool {
+		raw = uiGet(t, ui, "/api/v1/namespaces/default/workflows?query="+query, &workflows)
+		return len(workflows.Executions) == 1
+	}, 30*time.Second, 200*time.Millisecond, "the UI lists the running subagent: %s", raw)
+	t.Logf("GET %s/api/v1/namespaces/default/workflows?query=%s\n%s", ui, query, raw)
+	sub := workflows.Executions[0]
+	require.Equal(t, subID, sub.Execution.WorkflowID)
+	require.Equal(t, "WORKFLOW_EXECUTION_STATUS_RUNNING", sub.Status)
+	require.Equal(t, `"files"`, sub.Memo.text("label"))
+	require.Equal(t, `"cli:sub"`, sub.Memo.text("origin"))
+	require.Equal(t, `"subagent"`, sub.Memo.text("kind"))
+	t.Logf("the UI's workflow %s (%s, %s), memo decoded: label=%s origin=%s kind=%s", sub.Execution.WorkflowID, sub.Type.Name, sub.Status,
+		sub.Memo.text("label"), sub.Memo.text("origin"), sub.Memo.text("kind"))
+	model.Release()
 }
