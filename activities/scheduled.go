@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -16,12 +17,21 @@ import (
 
 // PublishScheduled puts a fired job's message into its session, marked
 // as scheduled and carrying the job's route: the turn that answers it runs
-// like any other and replies to the chat the job came from.
+// like any other and replies to the chat the job came from. While the
+// session's turn runs, it waits (nanobot defers cron turns of a busy session).
 func (a *Activities) PublishScheduled(ctx context.Context, in protocol.PublishScheduledInput) error {
 	if a.Client == nil {
 		return temporal.NewNonRetryableApplicationError("scheduled turns need a Temporal client", protocol.ErrConfig, nil)
 	}
 	job := in.Job
+	idle, err := cron.WaitIdle(ctx, a.Client, job.SessionKey, cron.DefaultBusyWait, func() { activity.RecordHeartbeat(ctx) })
+	if err != nil {
+		return fmt.Errorf("job %s: wait for session %s: %w", job.JobID, job.SessionKey, err)
+	}
+	if !idle {
+		activity.GetLogger(ctx).Warn("cron job's session stayed busy; its message joins the running turn",
+			"job", job.JobID, "session", job.SessionKey, "waited", cron.DefaultBusyWait)
+	}
 	msg := protocol.Inbound{
 		ID: in.Fired, SessionKey: job.SessionKey, Route: job.Route, Kind: protocol.KindCron,
 		Content:  cron.Prompt(job.Name, job.Message),

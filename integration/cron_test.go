@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -389,4 +390,76 @@ func TestCronJobAndSubagentAsTheWebUIShowsThem(t *testing.T) {
 	t.Logf("the UI's workflow %s (%s, %s), memo decoded: label=%s origin=%s kind=%s", sub.Execution.WorkflowID, sub.Type.Name, sub.Status,
 		sub.Memo.text("label"), sub.Memo.text("origin"), sub.Memo.text("kind"))
 	model.Release()
+}
+
+// TestCronFiringWaitsForTheBusySession: a job that fires while its
+// session's turn runs waits for that turn (nanobot defers cron turns of a
+// busy session) and then runs as a turn of its own: the user's answer comes
+// first, the reminder after it, the scheduled turn still may not add jobs,
+// and the firing's workflow completes.
+func TestCronFiringWaitsForTheBusySession(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	m := &cronModel{}
+	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == chat.RoleUser && strings.Contains(last.Content, "a long question") {
+			return modeltest.Block().Text("Here is the long answer.")
+		}
+		return m.handle(req)
+	})
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
+	_, logs := startWorker(t, env)
+	inbox := serveChannel(t, dev, "telegram")
+	route := protocol.Route{Channel: "telegram", ChatID: "88", SenderID: "1001"}
+	ctx := context.Background()
+
+	publishTo(t, dev, route, "m1", "a long question")
+	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 50*time.Millisecond, "the turn is busy; %s", logs)
+	svc := &cron.Service{Client: dev.Client}
+	job, err := svc.Add(ctx, cron.Job{Name: "water", Message: "Remind the user to drink water", Every: time.Hour, Route: route})
+	require.NoError(t, err)
+	require.NoError(t, svc.Run(ctx, job.ID))
+
+	var firing string
+	require.Eventually(t, func() bool {
+		runs := jobRuns(t, dev, job.ID)
+		if len(runs) != 1 {
+			return false
+		}
+		firing = runs[0].Execution.WorkflowId
+		desc, err := dev.Client.DescribeWorkflowExecution(ctx, firing, "")
+		if err != nil || len(desc.PendingActivities) != 1 {
+			return false
+		}
+		return desc.PendingActivities[0].GetActivityType().GetName() == protocol.ActivityPublishScheduled &&
+			desc.PendingActivities[0].GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED
+	}, 30*time.Second, 100*time.Millisecond, "the firing waits in PublishScheduled while the session is busy")
+	require.Equal(t, 1, model.Count(), "the waiting job's message reached no model")
+
+	model.Release()
+	require.Eventually(t, func() bool { return len(inbox.texts("88")) == 2 }, time.Minute, 50*time.Millisecond,
+		"both answers arrive; got %q\n%s", inbox.texts("88"), logs)
+	require.Equal(t, []string{"Here is the long answer.", "Time to drink water!"}, inbox.texts("88"))
+	m.mu.Lock()
+	require.Equal(t, 1, m.refused, "the job's turn is a scheduled turn: its cron add was refused")
+	m.mu.Unlock()
+	jobs, err := svc.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1, "no job was added from the scheduled message")
+	require.NoError(t, dev.Client.GetWorkflow(ctx, firing, "").Get(ctx, nil), "the firing completes")
+
+	turnOf := map[string]string{}
+	_, msgs := sessionLines(t, home, "telegram:88")
+	for _, msg := range msgs {
+		switch {
+		case msg.Role == chat.RoleUser && strings.Contains(msg.Content, "a long question"):
+			turnOf["user"] = msg.Turn
+		case msg.Role == chat.RoleUser && strings.Contains(msg.Content, "[Scheduled task]"):
+			turnOf["cron"] = msg.Turn
+		}
+	}
+	require.NotEmpty(t, turnOf["user"])
+	require.NotEmpty(t, turnOf["cron"])
+	require.NotEqual(t, turnOf["user"], turnOf["cron"], "the job's message had a turn of its own, not an injection")
 }
