@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +75,7 @@ type conn struct {
 	stderr     *tailBuffer // stdio only
 	stale      atomic.Bool // tools/list_changed seen since the last listing
 	tools      []mcpgo.Tool
+	skipped    *skippedToolsError // definitions of the last listing that could not be read
 	listed     bool
 	stopListen func() // ends a subscriptions/listen stream (modern protocol)
 	closeOnce  sync.Once
@@ -204,8 +206,11 @@ func (p *Pool) list(ctx context.Context) (map[string][]mcpgo.Tool, []error) {
 	listed := map[string][]mcpgo.Tool{}
 	var errs []error
 	for i, name := range p.names {
-		if err := results[i].err; err != nil {
+		err := results[i].err
+		if err != nil {
 			errs = append(errs, fmt.Errorf("mcp server %q: %w", name, err))
+		}
+		if err != nil && !errors.As(err, new(*skippedToolsError)) {
 			continue
 		}
 		listed[name] = results[i].defs
@@ -223,21 +228,35 @@ func (p *Pool) serverTools(ctx context.Context, s *server) ([]mcpgo.Tool, error)
 		return nil, err
 	}
 	if c.listed && !c.stale.Load() {
+		if c.skipped != nil {
+			return c.tools, c.skipped
+		}
 		return c.tools, nil
 	}
 	c.stale.Store(false) // before listing, so a change during it is not lost
 	lctx, cancel := context.WithTimeout(ctx, toolTimeout(s.cfg))
 	defer cancel()
+	var defs []mcpgo.Tool
 	res, err := c.client.ListTools(lctx, mcpgo.ListToolsRequest{})
-	if err != nil {
+	if err == nil {
+		defs = res.Tools
+	} else if isDecodeFailure(err) {
+		defs, err = listToolsLenient(lctx, c.client)
+	}
+	var skipped *skippedToolsError
+	if err != nil && !errors.As(err, &skipped) {
 		if isTransportFailure(err) && ctx.Err() == nil {
 			p.dropLocked(s, c, err)
 		}
 		c.listed = false
 		return nil, fmt.Errorf("list tools: %w", withStderr(err, c))
 	}
-	c.tools, c.listed = res.Tools, true
-	s.log.Debug("mcp: listed tools", "count", len(res.Tools))
+	c.tools, c.listed, c.skipped = defs, true, skipped
+	s.log.Debug("mcp: listed tools", "count", len(defs))
+	if skipped != nil {
+		s.log.Warn("mcp: server listed tools that cannot be read; offering the others", "err", skipped)
+		return c.tools, skipped
+	}
 	return c.tools, nil
 }
 
@@ -278,6 +297,10 @@ func (p *Pool) wrap(listed map[string][]mcpgo.Tool) ([]*Tool, []error) {
 	var out []*Tool
 	var errs []error
 	for _, c := range cands {
+		if strings.TrimSpace(c.def.Name) == "" {
+			errs = append(errs, fmt.Errorf("mcp server %q: a tool without a name was skipped", c.server))
+			continue
+		}
 		name := c.base
 		if used[name] {
 			name = disambiguate(c.base, c.server, c.def.Name)
@@ -325,6 +348,9 @@ func (p *Pool) call(ctx context.Context, t *Tool, args map[string]any) tools.Res
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		s.log.Warn("mcp: tool call timed out", "tool", t.name, "timeout", timeout)
 		return tools.ErrorResult("Error: MCP tool call timed out after %s", timeout)
+	case isDecodeFailure(err):
+		s.log.Warn("mcp: tool call reply cannot be read", "tool", t.name, "err", err)
+		return tools.ErrorResult("Error: MCP server '%s' sent a reply to tool '%s' that cannot be read: %s", t.server, t.raw, describeDecodeError(err))
 	case isTransportFailure(err):
 		err = withStderr(err, c)
 		s.mu.Lock()

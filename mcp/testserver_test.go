@@ -21,6 +21,10 @@ import (
 const testServerEnv = "NANOBOT_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(rawServerEnv); mode != "" {
+		serveRawStdio(mode)
+		return
+	}
 	if os.Getenv(testServerEnv) == "1" {
 		if err := mcpserver.ServeStdio(newTestServer()); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
