@@ -3,7 +3,10 @@ package slack
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -52,6 +55,12 @@ const unreadable = "could not be read; acknowledged and dropped"
 func TestBadInputSlackEvents(t *testing.T) {
 	h := startHarness(t, nil)
 	huge := strings.Repeat("long text ", 20_000)
+	var stolen atomic.Int32 // requests that reached a server which is not Slack
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stolen.Add(1)
+		_, _ = w.Write([]byte("thanks for the token"))
+	}))
+	defer elsewhere.Close()
 	cases := []badEvent{
 		{name: "no user", ev: dm("500.000001", map[string]any{"user": nil}), log: skipIncomplete},
 		{name: "empty user", ev: dm("500.000002", map[string]any{"user": ""}), log: skipIncomplete},
@@ -88,6 +97,9 @@ func TestBadInputSlackEvents(t *testing.T) {
 		{name: "file without url", ev: dm("500.000024", map[string]any{"subtype": "file_share", "text": "",
 			"files": []map[string]any{{"id": "F1"}}}),
 			want: "[file: F1: no download url; not available to nanobot. Check the Slack app's files:read scope.]"},
+		{name: "file url not Slack's", ev: dm("500.000026", map[string]any{"subtype": "file_share", "text": "look",
+			"files": []map[string]any{{"id": "F2", "name": "x.txt", "url_private_download": elsewhere.URL + "/x.txt?t=1"}}}),
+			want: "look\n[file: x.txt: not a Slack file url; not available to nanobot. Check the Slack app's files:read scope.]"},
 	}
 	for i, c := range cases {
 		env := fmt.Sprintf("bad-%d", i)
@@ -129,6 +141,9 @@ func TestBadInputSlackEvents(t *testing.T) {
 		require.Contains(t, line, c.log, "case %q: a log line says why it was dropped; logs:\n%s", c.name, logs)
 	}
 	require.Len(t, h.peer.Acks(), len(cases)+2, "every envelope acknowledged")
+	require.Zero(t, stolen.Load(), "the bot token is sent to Slack only")
+	require.Contains(t, logs, "slack file url is not Slack's; not downloaded")
+	require.NotContains(t, logs, "t=1", "the url's query is not logged")
 }
 
 // short keeps a failure message readable when the huge text is compared.

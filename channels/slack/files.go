@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,12 +50,37 @@ func (c *Channel) download(ctx context.Context, f file) (string, string) {
 	if f.Size > maxDownload {
 		return fail("larger than 20 MB")
 	}
+	if !c.slackFileURL(url) {
+		// The download carries the bot token: it goes to Slack only.
+		c.log.Warn("slack file url is not Slack's; not downloaded", "file", f.ID, "url", redactQuery(url))
+		return fail("not a Slack file url")
+	}
 	path, err := c.fetch(ctx, url, f.ID+"_"+name)
 	if err != nil {
 		c.log.Warn("slack file not downloaded", "file", f.ID, "error", err)
 		return fail("download failed")
 	}
 	return path, fmt.Sprintf("[%s: %s]", kind, name)
+}
+
+// slackFileURL reports whether a file url is Slack's (https on slack.com or
+// a subdomain) or on the configured apiBase's host (a Slack-compatible test server).
+func (c *Channel) slackFileURL(raw string) bool {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if base, err := neturl.Parse(c.cfg.APIBase); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
+		return true
+	}
+	host := strings.ToLower(u.Hostname())
+	return u.Scheme == "https" && (host == "slack.com" || strings.HasSuffix(host, ".slack.com"))
+}
+
+// redactQuery drops a url's query, which may hold a token, for the log.
+func redactQuery(raw string) string {
+	before, _, _ := strings.Cut(raw, "?")
+	return before
 }
 
 func (c *Channel) fetch(ctx context.Context, url, name string) (string, error) {
