@@ -50,7 +50,10 @@ func runHeartbeat(t *testing.T, tasks, stop string, decision protocol.HeartbeatD
 			return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: stop, ReplyPreview: "The build is red."}, nil
 		})
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in protocol.DeliverInput) error { run.delivered = append(run.delivered, in); return nil })
+		func(_ context.Context, in protocol.DeliverInput) error {
+			run.delivered = append(run.delivered, in)
+			return nil
+		})
 	env.ExecuteWorkflow(protocol.HeartbeatWorkflowName, protocol.HeartbeatInput{Settings: protocol.Settings{Model: "m", Stream: true}, KeepRecentMessages: 8})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
