@@ -19,8 +19,8 @@ const (
 	IdleCompactScheduleID = "idle-compact"
 )
 
-// UpkeepSchedules are the memory schedules the config asks for; the IDs it
-// leaves out (disabled) are returned in off.
+// UpkeepSchedules are the schedules the config asks for (Dream, idle
+// compaction, the heartbeat); the IDs it leaves out (disabled) are returned in off.
 func UpkeepSchedules(cfg *config.Config) (on []schedules.Spec, off []string) {
 	d := cfg.Agents.Defaults
 	settings := Settings(cfg)
@@ -49,10 +49,18 @@ func UpkeepSchedules(cfg *config.Config) (on []schedules.Spec, off []string) {
 	} else {
 		off = append(off, IdleCompactScheduleID)
 	}
+	if hb := cfg.Gateway.Heartbeat; hb.Enabled && hb.IntervalS > 0 {
+		every := time.Duration(hb.IntervalS) * time.Second
+		on = append(on, schedules.Spec{ID: protocol.HeartbeatScheduleID, Name: "Heartbeat", Kind: "heartbeat", Every: every,
+			Memo: map[string]any{"session": protocol.HeartbeatSessionKey}, Workflow: protocol.HeartbeatWorkflowName, TaskQueue: protocol.TaskQueue,
+			Args: []any{protocol.HeartbeatInput{Settings: settings, KeepRecentMessages: hb.KeepRecentMessages, Interval: every}}})
+	} else {
+		off = append(off, protocol.HeartbeatScheduleID)
+	}
 	return on, off
 }
 
-// EnsureUpkeep makes the dream and idle-compact schedules match the config:
+// EnsureUpkeep makes the dream, idle-compact and heartbeat schedules match the config:
 // created or updated when on, deleted when off.
 func EnsureUpkeep(ctx context.Context, c client.Client, cfg *config.Config) error {
 	on, off := UpkeepSchedules(cfg)
@@ -64,7 +72,7 @@ func EnsureUpkeep(ctx context.Context, c client.Client, cfg *config.Config) erro
 		errs = append(errs, schedules.Delete(ctx, c, id))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("memory schedules: %w", err)
+		return fmt.Errorf("upkeep schedules: %w", err)
 	}
 	return nil
 }

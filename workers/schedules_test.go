@@ -14,25 +14,36 @@ func TestUpkeepSchedulesFollowTheConfig(t *testing.T) {
 	cfg := config.Default()
 	on, off := UpkeepSchedules(cfg)
 	require.Empty(t, off)
-	require.Len(t, on, 2)
+	require.Len(t, on, 3)
 	require.Equal(t, DreamScheduleID, on[0].ID)
 	require.Equal(t, 2*time.Hour, on[0].Every)
 	require.Equal(t, IdleCompactScheduleID, on[1].ID)
 	require.Equal(t, time.Minute, on[1].Every)
 	require.Equal(t, 15*time.Minute, on[1].Args[0].(protocol.IdleCompactInput).IdleAfter)
+	hb := on[2]
+	require.Equal(t, protocol.HeartbeatScheduleID, hb.ID)
+	require.Equal(t, 1800*time.Second, hb.Every, "gateway.heartbeat.intervalS 1800")
+	require.Equal(t, protocol.HeartbeatWorkflowName, hb.Workflow)
+	require.Equal(t, map[string]any{"session": protocol.HeartbeatSessionKey}, hb.Memo)
+	require.Equal(t, "heartbeat", hb.Kind)
+	require.Equal(t, 8, hb.Args[0].(protocol.HeartbeatInput).KeepRecentMessages)
+	require.Equal(t, 1800*time.Second, hb.Args[0].(protocol.HeartbeatInput).Interval)
 
 	cfg.Agents.Defaults.Dream = config.Dream{Enabled: true, IntervalH: 2, Cron: "0 3 * * *", ModelOverride: "cheap-model"}
 	cfg.Agents.Defaults.Timezone = "Asia/Shanghai"
 	cfg.Agents.Defaults.IdleCompactAfterMinutes = 0
+	cfg.Gateway.Heartbeat.IntervalS = 60
 	on, off = UpkeepSchedules(cfg)
 	require.Equal(t, []string{IdleCompactScheduleID}, off, "0 minutes turns idle compaction off")
-	require.Len(t, on, 1)
+	require.Len(t, on, 2)
+	require.Equal(t, time.Minute, on[1].Every, "the heartbeat follows intervalS")
 	require.Equal(t, "0 3 * * *", on[0].Cron, "dream.cron wins over intervalH")
 	require.Zero(t, on[0].Every)
 	require.Equal(t, "Asia/Shanghai", on[0].TimeZone)
 	require.Equal(t, "cheap-model", on[0].Args[0].(protocol.DreamInput).Settings.Model)
 
 	cfg.Agents.Defaults.Dream.Enabled = false
+	cfg.Gateway.Heartbeat.Enabled = false
 	_, off = UpkeepSchedules(cfg)
-	require.Equal(t, []string{DreamScheduleID, IdleCompactScheduleID}, off)
+	require.Equal(t, []string{DreamScheduleID, IdleCompactScheduleID, protocol.HeartbeatScheduleID}, off)
 }

@@ -151,6 +151,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout})
 		w.RegisterActivityWithOptions(acts.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
 		w.RegisterActivityWithOptions(acts.Consolidate, activity.RegisterOptions{Name: protocol.ActivityConsolidate})
+		w.RegisterActivityWithOptions(acts.HeartbeatDecide, activity.RegisterOptions{Name: protocol.ActivityHeartbeatDecide})
 		set.workers = append(set.workers, w)
 	}
 	for _, q := range opts.DeliveryQueues {
