@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tokens"
+	"github.com/nanobot-durable/nanobot/usage"
 )
 
 // ConsolidationPrompt instructs the model that summarizes archived messages.
@@ -200,6 +201,7 @@ func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput
 		a.log().Warn("consolidation: the model failed; archiving raw", "session", in.SessionKey, "error", err)
 		return raw, true
 	}
+	a.recordConsolidationUsage(in, req, resp)
 	text := strings.TrimSpace(resp.Content)
 	switch {
 	case resp.FinishReason == providers.FinishLength || resp.FinishReason == "error" || len(resp.ToolCalls) > 0 || text == "":
@@ -207,6 +209,31 @@ func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput
 		return raw, true
 	}
 	return chat.Cut(text, memory.MaxSummaryChars), false
+}
+
+// recordConsolidationUsage adds the summary call to the usage file, keyed by
+// the round so a retried round is counted once; it never fails the round.
+func (a *Activities) recordConsolidationUsage(in protocol.ConsolidateInput, req providers.Request, resp *providers.Response) {
+	if a.Usage == nil {
+		return
+	}
+	rec := usage.Record{
+		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: fmt.Sprintf("consolidate/%s/%d", in.Reason, in.Round),
+		Model: in.Settings.Model, Provider: resp.Provider, Kind: usage.KindConsolidate,
+		Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Cached: resp.Usage.CachedTokens,
+	}
+	if resp.Model != "" {
+		rec.Model = resp.Model // the model that answered: a fallback shows here
+	}
+	if rec.Prompt == 0 && rec.Completion == 0 { // the provider reported no usage: count it
+		count := tokens.For(in.Settings.Model)
+		rec.Prompt = count.Messages(req.Messages)
+		rec.Completion = count.Text(resp.Content)
+		rec.Estimated = true
+	}
+	if err := a.Usage.Add(rec); err != nil {
+		a.log().Error("recording consolidation token usage failed", "session", in.SessionKey, "error", err)
+	}
 }
 
 // transcript renders messages for the summarizer, oldest first, cut to fit limit tokens.

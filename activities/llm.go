@@ -141,6 +141,9 @@ func (a *Activities) recordUsage(in protocol.LLMCallInput, entry string, res pro
 		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: entry, Model: res.Model, Provider: provider,
 		Prompt: res.PromptTokens, Completion: res.CompletionTokens, Cached: res.CachedTokens, Estimated: estimated,
 	}
+	if strings.HasPrefix(in.SessionKey, DreamSessionPrefix) {
+		rec.Kind = usage.KindDream
+	}
 	if err := a.Usage.Add(rec); err != nil {
 		a.log().Error("recording token usage failed", "session", in.SessionKey, "error", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/usage"
@@ -52,4 +53,30 @@ func TestUsageAddsUpAcrossTurns(t *testing.T) {
 		require.Contains(t, res.ReplyPreview, "this session: 150 in, 15 out (40 cached), 2 call(s) in 2 turn(s)")
 	}
 	require.False(t, strings.Contains(res.ReplyPreview, "unavailable"), res.ReplyPreview)
+}
+
+// TestUsageCountsConsolidation: the summary call /new makes is in the usage
+// file as a "consolidate" call of the model, counted in `nanobot usage`'s
+// totals but not as a turn.
+func TestUsageCountsConsolidation(t *testing.T) {
+	r := newRig(t, protocol.Settings{})
+	r.turn(t, "c1", "remember that I like tea", modeltest.Text("noted").Usage(100, 10))
+	_, _, reqs := r.turn(t, "c1", "/new", modeltest.Text("The user likes tea.").Usage(60, 6).Cached(20))
+	require.Len(t, reqs, 1, "/new asked the model for one summary")
+	require.Equal(t, activities.ConsolidationPrompt, reqs[0].Messages[0].Content)
+
+	out, stderr, code := runNanobot(t, r.home.Env(r.dev.Addr), "usage", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep usage.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.Equal(t, usage.Totals{Calls: 2, Turns: 1, Prompt: 160, Completion: 16, Cached: 20}, rep.Total)
+	require.Equal(t, []usage.Row{
+		{Kind: "turn", Model: "test-model", Totals: usage.Totals{Calls: 1, Turns: 1, Prompt: 100, Completion: 10}},
+		{Kind: "consolidate", Model: "test-model", Totals: usage.Totals{Calls: 1, Prompt: 60, Completion: 6, Cached: 20}},
+	}, rep.ByKind)
+
+	table, stderr, code := runNanobot(t, r.home.Env(r.dev.Addr), "usage")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `total\s+1\s+2\s+160\s+16\s+20`, table)
+	require.Regexp(t, `consolidate\s+test-model\s+1\s+60\s+6\s+20`, table)
 }

@@ -32,7 +32,27 @@ type Record struct {
 	Cached int `json:"cached_tokens,omitempty"`
 	// Estimated: the provider reported nothing, the tokens were counted locally.
 	Estimated bool `json:"estimated,omitempty"`
+	// Kind says what the call was for: "" a turn's reply, else KindConsolidate or KindDream.
+	Kind string `json:"kind,omitempty"`
 }
+
+// Kinds of model calls besides a turn's own.
+const (
+	KindTurn        = ""            // a turn's model call (the file leaves it out)
+	KindConsolidate = "consolidate" // a memory consolidation summary
+	KindDream       = "dream"       // a Dream run's model call (a turn in a dream: session)
+)
+
+// KindName is how reports name a kind.
+func KindName(kind string) string {
+	if kind == KindTurn {
+		return "turn"
+	}
+	return kind
+}
+
+// countsAsTurn: a consolidation round runs inside or beside a turn and is not one.
+func (r Record) countsAsTurn() bool { return r.Kind != KindConsolidate }
 
 func (r Record) key() string { return r.Session + "\x00" + r.Turn + "\x00" + r.Call }
 
@@ -137,6 +157,7 @@ type Row struct {
 	Model   string `json:"model,omitempty"`
 	Session string `json:"session,omitempty"`
 	Turn    string `json:"turn,omitempty"`
+	Kind    string `json:"kind,omitempty"`
 	Totals
 }
 
@@ -145,7 +166,9 @@ type Report struct {
 	Since    time.Time `json:"since"`
 	ByDay    []Row     `json:"by_day_and_model"`
 	Sessions []Row     `json:"by_session"`
-	Total    Totals    `json:"total"`
+	// ByKind splits the calls by what they were for (turn, consolidate, dream) and model.
+	ByKind []Row  `json:"by_kind_and_model"`
+	Total  Totals `json:"total"`
 }
 
 // Summarize groups records by day (in loc) and model, and by session.
@@ -153,10 +176,13 @@ func Summarize(recs []Record, since time.Time, loc *time.Location) Report {
 	rep := Report{Since: since}
 	rep.ByDay = group(recs, func(r Record) Row { return Row{Day: r.Time.In(loc).Format(time.DateOnly), Model: r.Model} })
 	rep.Sessions = group(recs, func(r Record) Row { return Row{Session: r.Session} })
+	rep.ByKind = group(recs, func(r Record) Row { return Row{Kind: KindName(r.Kind), Model: r.Model} })
 	turns := map[string]bool{}
 	for _, r := range recs {
 		rep.Total.add(r)
-		turns[r.Session+"\x00"+r.Turn] = true
+		if r.countsAsTurn() {
+			turns[r.Session+"\x00"+r.Turn] = true
+		}
 	}
 	rep.Total.Turns = len(turns)
 	sort.SliceStable(rep.ByDay, func(i, j int) bool {
@@ -164,6 +190,12 @@ func Summarize(recs []Record, since time.Time, loc *time.Location) Report {
 			return rep.ByDay[i].Day < rep.ByDay[j].Day
 		}
 		return rep.ByDay[i].Model < rep.ByDay[j].Model
+	})
+	sort.SliceStable(rep.ByKind, func(i, j int) bool {
+		if rep.ByKind[i].Kind != rep.ByKind[j].Kind {
+			return rep.ByKind[i].Kind > rep.ByKind[j].Kind // turn first
+		}
+		return rep.ByKind[i].Model < rep.ByKind[j].Model
 	})
 	sort.SliceStable(rep.Sessions, func(i, j int) bool {
 		return rep.Sessions[i].Prompt+rep.Sessions[i].Completion > rep.Sessions[j].Prompt+rep.Sessions[j].Completion
@@ -179,8 +211,11 @@ func ForTurn(recs []Record, session, turn string) Totals {
 			t.add(r)
 		}
 	}
-	if t.Calls > 0 {
-		t.Turns = 1
+	for _, r := range recs {
+		if r.Session == session && r.Turn == turn && r.countsAsTurn() {
+			t.Turns = 1
+			break
+		}
 	}
 	return t
 }
@@ -199,7 +234,9 @@ func group(recs []Record, keyOf func(Record) Row) []Row {
 			turns[k] = map[string]bool{}
 		}
 		rows[i].add(r)
-		turns[k][r.Session+"\x00"+r.Turn] = true
+		if r.countsAsTurn() {
+			turns[k][r.Session+"\x00"+r.Turn] = true
+		}
 		rows[i].Turns = len(turns[k])
 	}
 	return rows

@@ -46,3 +46,24 @@ func TestMissingFileIsEmpty(t *testing.T) {
 	require.Zero(t, bad)
 	require.Empty(t, recs)
 }
+
+// TestKindsGroupAndConsolidationIsNoTurn: consolidation and Dream calls are
+// counted in the totals and by kind; a consolidation round adds no turn.
+func TestKindsGroupAndConsolidationIsNoTurn(t *testing.T) {
+	day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{Time: day, Session: "cli:a", Turn: "t1", Call: "llm-1", Model: "m1", Prompt: 10, Completion: 2},
+		{Time: day, Session: "cli:a", Turn: "t1", Call: "consolidate/pressure/1", Model: "m1", Prompt: 30, Completion: 4, Kind: KindConsolidate},
+		{Time: day, Session: "cli:a", Turn: "idle-run", Call: "consolidate/idle/1", Model: "m1", Prompt: 20, Completion: 3, Kind: KindConsolidate},
+		{Time: day, Session: "dream:x", Turn: "t9", Call: "llm-1", Model: "m2", Prompt: 7, Completion: 1, Kind: KindDream},
+	}
+	rep := Summarize(recs, time.Time{}, time.UTC)
+	require.Equal(t, Totals{Calls: 4, Turns: 2, Prompt: 67, Completion: 10}, rep.Total)
+	require.Equal(t, []Row{
+		{Kind: "turn", Model: "m1", Totals: Totals{Calls: 1, Turns: 1, Prompt: 10, Completion: 2}},
+		{Kind: "dream", Model: "m2", Totals: Totals{Calls: 1, Turns: 1, Prompt: 7, Completion: 1}},
+		{Kind: "consolidate", Model: "m1", Totals: Totals{Calls: 2, Prompt: 50, Completion: 7}},
+	}, rep.ByKind)
+	require.Equal(t, Totals{Calls: 1, Prompt: 20, Completion: 3}, ForTurn(recs, "cli:a", "idle-run"))
+	require.Equal(t, Totals{Calls: 2, Turns: 1, Prompt: 40, Completion: 6}, ForTurn(recs, "cli:a", "t1"))
+}

@@ -68,6 +68,17 @@ func (a *app) usageCmd(_ context.Context, args []string) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if len(rep.ByKind) > 1 || (len(rep.ByKind) == 1 && rep.ByKind[0].Kind != tokenusage.KindName(tokenusage.KindTurn)) {
+		fmt.Fprintln(a.stdout)
+		w = tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, "KIND\tMODEL\tCALLS\tPROMPT\tCOMPLETION\tCACHED\t")
+		for _, r := range rep.ByKind {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t\n", r.Kind, r.Model, r.Calls, r.Prompt, r.Completion, r.Cached)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
 	if t.Estimated > 0 {
 		fmt.Fprintf(a.stdout, "\n%d call(s) had no usage from the provider; their tokens were counted locally.\n", t.Estimated)
 	}
