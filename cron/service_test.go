@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
@@ -140,4 +141,37 @@ func TestImportNanobotJobs(t *testing.T) {
 	require.ErrorContains(t, err, "is not nanobot's cron store")
 	_, err = os.Stat(path)
 	require.NoError(t, err, "a file it cannot read is left in place")
+}
+
+// TestWaitIdle: a fired job waits while its session's turn runs, gives up
+// after its bound (the caller then publishes anyway), and goes as soon as
+// the turn is gone.
+func TestWaitIdle(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	ctx := context.Background()
+	idle, err := cron.WaitIdle(ctx, dev.Client, "telegram:5", time.Minute, nil)
+	require.NoError(t, err)
+	require.True(t, idle, "a session that never had a turn is idle")
+
+	// A turn nobody works on stays running: the session is busy.
+	run, err := dev.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: protocol.TurnWorkflowID("telegram:5"), TaskQueue: "nobody"}, "TurnWorkflow")
+	require.NoError(t, err)
+	ticks := 0
+	idle, err = cron.WaitIdle(ctx, dev.Client, "telegram:5", 600*time.Millisecond, func() { ticks++ })
+	require.NoError(t, err)
+	require.False(t, idle, "still busy when the bound ran out")
+	require.Positive(t, ticks, "the wait heartbeats")
+
+	done := make(chan bool, 1)
+	go func() {
+		idle, _ := cron.WaitIdle(ctx, dev.Client, "telegram:5", time.Minute, nil)
+		done <- idle
+	}()
+	require.NoError(t, dev.Client.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "turn over"))
+	select {
+	case idle = <-done:
+		require.True(t, idle, "the job goes once the turn ended")
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitIdle did not notice the turn ended")
+	}
 }
