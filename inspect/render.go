@@ -144,7 +144,6 @@ func retries(attempts int32) string {
 	return ""
 }
 
-
 func line(s string, n int) string {
 	return chat.Preview(strings.Join(strings.Fields(s), " "), n)
 }

@@ -292,7 +292,6 @@ func callOutcome(summary string, res *protocol.LLMCallResult, err error) string 
 	return fmt.Sprintf("%s → %s, %s tokens", summary, what, protocol.CompactTokens(res.PromptTokens+res.CompletionTokens))
 }
 
-
 func llmCtx(ctx workflow.Context, s protocol.Settings, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           protocol.LLMTaskQueue,
