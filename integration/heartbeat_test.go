@@ -91,7 +91,9 @@ func heartbeatRuns(t *testing.T, dev *testenv.DevServer, n int) []heartbeatRun {
 			return false
 		}
 		execs := resp.Executions
-		slices.SortFunc(execs, func(a, b *workflowpb.WorkflowExecutionInfo) int { return a.StartTime.AsTime().Compare(b.StartTime.AsTime()) })
+		slices.SortFunc(execs, func(a, b *workflowpb.WorkflowExecutionInfo) int {
+			return a.StartTime.AsTime().Compare(b.StartTime.AsTime())
+		})
 		runs = runs[:0]
 		for _, e := range execs {
 			require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, e.Status, "heartbeat runs complete, whatever they decide")
