@@ -215,6 +215,10 @@ func TestHeartbeatRunsOnlyWithActiveTasksAndNotifiesOnlyWhenTheDecisionSaysSo(t 
 		require.True(t, res.Ran)
 		require.False(t, res.Notified, "%+v", res)
 		require.Contains(t, res.Reason, c.reason)
+		if c.reason == "the decision failed" {
+			last := heartbeatRuns(t, dev, done)[done-1]
+			testenv.RecordHistory(t, dev.Client, last.exec.GetID(), last.exec.GetRunID(), "heartbeat_decision_failed")
+		}
 	}
 	require.Equal(t, 1, inbox.count("new", heartbeatReply), "told once, for the one run that decided so")
 	require.Zero(t, inbox.count("old", heartbeatReply))
