@@ -149,3 +149,18 @@ func TestHeartbeatTasksReadsTheActiveTasks(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "- check the build", res.Tasks)
 }
+
+func TestHeartbeatDecisionAsksAgainUnforcedWhenTheForcedChoiceIsRefused(t *testing.T) {
+	model := modeltest.New(
+		modeltest.Error(400, "invalid_request_error", "tool_choice naming a function is not supported"),
+		modeltest.ToolCalls(modeltest.Call{ID: "e1", Name: EvaluateNotificationTool, Args: `{"should_notify":false,"reason":"routine"}`}))
+	defer model.Close()
+	_, env := heartbeatFixture(t, model)
+	d := decide(t, env)
+	require.False(t, d.Notify)
+	require.Equal(t, "routine", d.Reason)
+	reqs := model.Requests()
+	require.Len(t, reqs, 2)
+	require.Contains(t, reqs[0].ToolChoice, EvaluateNotificationTool)
+	require.NotContains(t, reqs[1].ToolChoice, EvaluateNotificationTool)
+}

@@ -26,6 +26,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			r.RegisterWorkflowWithOptions(DreamWorkflow, workflow.RegisterOptions{Name: protocol.DreamWorkflowName})
 			r.RegisterWorkflowWithOptions(SubagentWorkflow, workflow.RegisterOptions{Name: protocol.SubagentWorkflowName})
 			r.RegisterWorkflowWithOptions(ScheduledTurnWorkflow, workflow.RegisterOptions{Name: protocol.ScheduledTurnWorkflowName})
+			r.RegisterWorkflowWithOptions(HeartbeatWorkflow, workflow.RegisterOptions{Name: protocol.HeartbeatWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}
