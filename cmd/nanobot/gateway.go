@@ -197,7 +197,7 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
 }
 
-// ensureUpkeep registers the dream and idle-compact schedules from the
+// ensureUpkeep registers the dream, idle-compact and heartbeat schedules from the
 // config and imports nanobot's cron jobs; the gateway owns them, plain workers leave them alone.
 func (a *app) ensureUpkeep(ctx context.Context, name string, r *runtimeEnv, cfg *config.Config) error {
 	if name != "gateway" {
