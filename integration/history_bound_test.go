@@ -69,9 +69,10 @@ func TestLongTurnContinuesAsNewUnderTheHistoryBound(t *testing.T) {
 	crossed := false
 	for _, n := range sizes {
 		require.Less(t, n, 512_000, "a run's history is over 512 KB: %v", sizes)
-		crossed = crossed || n > 256<<10
+		// The server counts the run's size in its stored batches, a little above the events' own sizes.
+		crossed = crossed || n > 250<<10
 	}
-	require.True(t, crossed, "a run reached the 256 KiB bound before continuing: %v", sizes)
+	require.True(t, crossed, "a run grew to the 256 KiB bound before continuing: %v", sizes)
 
 	_, msgs := sessionLines(t, r.home, "cli:"+chatID)
 	replies, results := map[string]int{}, map[string]int{}
