@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestUsageAddsUpAcrossTurns(t *testing.T) {
 
 // TestUsageCountsConsolidation: the summary call /new makes is in the usage
 // file as a "consolidate" call of the model, counted in `nanobot usage`'s
-// totals but not as a turn.
+// totals but not as a turn; a Dream run's call is there as "dream".
 func TestUsageCountsConsolidation(t *testing.T) {
 	r := newRig(t, protocol.Settings{})
 	r.turn(t, "c1", "remember that I like tea", modeltest.Text("noted").Usage(100, 10))
@@ -65,18 +66,31 @@ func TestUsageCountsConsolidation(t *testing.T) {
 	require.Len(t, reqs, 1, "/new asked the model for one summary")
 	require.Equal(t, activities.ConsolidationPrompt, reqs[0].Messages[0].Content)
 
+	// /dream folds the summary into memory: a turn of its own in a dream: session.
+	r.model.Script(modeltest.Text("No changes.").Usage(40, 4))
+	r.send(t, "c1", "/dream")
+	require.Eventually(t, func() bool {
+		_, err := r.dev.Client.DescribeWorkflowExecution(context.Background(), activities.DreamManualID, "")
+		return err == nil
+	}, time.Minute, 50*time.Millisecond, "Dream never started")
+	var dream protocol.DreamResult
+	require.NoError(t, r.dev.Client.GetWorkflow(context.Background(), activities.DreamManualID, "").Get(context.Background(), &dream))
+	require.Equal(t, 1, dream.Entries, "Dream read the summary /new archived")
+
 	out, stderr, code := runNanobot(t, r.home.Env(r.dev.Addr), "usage", "--json")
 	require.Equal(t, 0, code, stderr)
 	var rep usage.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
-	require.Equal(t, usage.Totals{Calls: 2, Turns: 1, Prompt: 160, Completion: 16, Cached: 20}, rep.Total)
+	require.Equal(t, usage.Totals{Calls: 3, Turns: 2, Prompt: 200, Completion: 20, Cached: 20}, rep.Total)
 	require.Equal(t, []usage.Row{
 		{Kind: "turn", Model: "test-model", Totals: usage.Totals{Calls: 1, Turns: 1, Prompt: 100, Completion: 10}},
+		{Kind: "dream", Model: "test-model", Totals: usage.Totals{Calls: 1, Turns: 1, Prompt: 40, Completion: 4}},
 		{Kind: "consolidate", Model: "test-model", Totals: usage.Totals{Calls: 1, Prompt: 60, Completion: 6, Cached: 20}},
 	}, rep.ByKind)
 
 	table, stderr, code := runNanobot(t, r.home.Env(r.dev.Addr), "usage")
 	require.Equal(t, 0, code, stderr)
-	require.Regexp(t, `total\s+1\s+2\s+160\s+16\s+20`, table)
+	require.Regexp(t, `total\s+2\s+3\s+200\s+20\s+20`, table)
 	require.Regexp(t, `consolidate\s+test-model\s+1\s+60\s+6\s+20`, table)
+	require.Regexp(t, `dream\s+test-model\s+1\s+40\s+4\s+0`, table)
 }

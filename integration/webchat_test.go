@@ -31,7 +31,7 @@ func browser(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("WARNING: no Chromium found: the web chat browser test is SKIPPED (run make chromium)")
+	t.Skip("WARNING: no Chromium found: the browser tests (web chat, Temporal Web UI) are SKIPPED (run make chromium)")
 	return ""
 }
 
