@@ -196,12 +196,16 @@ func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput
 			{Role: chat.RoleUser, Content: transcript(chunk, inputBudget(in.Settings)*3/4, tokens.For(in.Settings.Model))},
 		},
 	}
+	started := time.Now()
 	resp, err := model.Provider.Chat(ctx, req, nil)
 	if err != nil {
 		a.log().Warn("consolidation: the model failed; archiving raw", "session", in.SessionKey, "error", err)
 		return raw, true
 	}
-	a.recordConsolidationUsage(in, req, resp)
+	rec := a.recordConsolidationUsage(in, req, resp)
+	if m := metricsOf(ctx); m != nil { // a summary call costs tokens like a turn's
+		countModelUse(m, rec.Model, rec.Prompt, rec.Completion, rec.Cached, time.Since(started))
+	}
 	text := strings.TrimSpace(resp.Content)
 	switch {
 	case resp.FinishReason == providers.FinishLength || resp.FinishReason == "error" || len(resp.ToolCalls) > 0 || text == "":
@@ -213,10 +217,7 @@ func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput
 
 // recordConsolidationUsage adds the summary call to the usage file, keyed by
 // the round so a retried round is counted once; it never fails the round.
-func (a *Activities) recordConsolidationUsage(in protocol.ConsolidateInput, req providers.Request, resp *providers.Response) {
-	if a.Usage == nil {
-		return
-	}
+func (a *Activities) recordConsolidationUsage(in protocol.ConsolidateInput, req providers.Request, resp *providers.Response) usage.Record {
 	rec := usage.Record{
 		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: fmt.Sprintf("consolidate/%s/%d", in.Reason, in.Round),
 		Model: in.Settings.Model, Provider: resp.Provider, Kind: usage.KindConsolidate,
@@ -231,9 +232,13 @@ func (a *Activities) recordConsolidationUsage(in protocol.ConsolidateInput, req 
 		rec.Completion = count.Text(resp.Content)
 		rec.Estimated = true
 	}
+	if a.Usage == nil {
+		return rec
+	}
 	if err := a.Usage.Add(rec); err != nil {
 		a.log().Error("recording consolidation token usage failed", "session", in.SessionKey, "error", err)
 	}
+	return rec
 }
 
 // transcript renders messages for the summarizer, oldest first, cut to fit limit tokens.

@@ -33,9 +33,14 @@ func countModelCall(m client.MetricsHandler, model string, res protocol.LLMCallR
 	if res.Model != "" {
 		model = res.Model
 	}
+	countModelUse(m, model, res.PromptTokens, res.CompletionTokens, res.CachedTokens, took)
+}
+
+// countModelUse records one answered model call: latency and tokens by kind.
+func countModelUse(m client.MetricsHandler, model string, prompt, completion, cached int, took time.Duration) {
 	mm := m.WithTags(map[string]string{"model": model})
 	mm.Timer(protocol.MetricModelLatency).Record(took)
-	for kind, n := range map[string]int{"prompt": res.PromptTokens, "completion": res.CompletionTokens, "cached": res.CachedTokens} {
+	for kind, n := range map[string]int{"prompt": prompt, "completion": completion, "cached": cached} {
 		mm.WithTags(map[string]string{"kind": kind}).Counter(protocol.MetricTokens).Inc(int64(n))
 	}
 }
