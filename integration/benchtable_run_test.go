@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -16,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -68,7 +71,13 @@ func TestBenchTable(t *testing.T) {
 	start0 := timeCommand(t, 5, env, "version")
 
 	// The gateway is the durable side from here on.
-	gw, _, _ := startGateway(t, b.dev, home(b, "NANOBOT_MAX_CONCURRENT_REQUESTS=64"))
+	gwEnv := home(b, "NANOBOT_MAX_CONCURRENT_REQUESTS=64")
+	profileOut, pprofAddr := os.Getenv("NANOBOT_BENCH_PROFILE"), ""
+	if profileOut != "" {
+		pprofAddr = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+		gwEnv = append(gwEnv, "NANOBOT_PPROF="+pprofAddr)
+	}
+	gw, _, _ := startGateway(t, b.dev, gwEnv)
 	idleRSS := rssKB(gw.Process.Pid)
 	cliThin := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5b-%d")
 
@@ -125,12 +134,14 @@ func TestBenchTable(t *testing.T) {
 			}
 		}
 	}()
+	profiled := profileGateway(t, pprofAddr, profileOut, 20*time.Second)
 	tpsD, p95D4 := b.concurrent(t, "b4-", func(chatID, text string) (time.Duration, error) {
 		d, _, err := b.durable(ctx, chatID, text, b.set)
 		return d, err
 	})
 	close(sampling)
 	sampled.Wait()
+	<-profiled
 	tpsB, p95B4 := b.concurrent(t, "b4b-", func(chatID, text string) (time.Duration, error) { return b.baseline(chatID, text, b.set) })
 	rows = append(rows,
 		benchRow{"B4", "200 sessions × 3 turns at once, 0 ms model: turns/s", fmt.Sprintf("%.1f", tpsD), fmt.Sprintf("%.1f", tpsB), ratio(tpsD, tpsB), "≥ 30 turns/s", yes(tpsD >= 30)},
@@ -270,4 +281,31 @@ func (b *benchEnv) historyRows(ctx context.Context) []benchRow {
 	rows = append(rows, benchRow{"B3", fmt.Sprintf("1000-iteration turn: %d runs via continue-as-new, largest run history %.0f KiB; wall time", runs, float64(biggest)/1024),
 		ms(d), ms(base), ratio(d.Seconds(), base.Seconds()), "every run < 512 KiB", yes(biggest < 512<<10 && runs > 1)})
 	return rows
+}
+
+// profileGateway writes a CPU profile of the gateway's first d under B4 to
+// out (NANOBOT_BENCH_PROFILE), for `go tool pprof bin/nanobot out`.
+func profileGateway(t *testing.T, addr, out string, d time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	if addr == "" {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+		if err != nil {
+			t.Logf("gateway profile: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(out, data, 0o644)
+		}
+		if err != nil {
+			t.Logf("gateway profile: %v", err)
+		}
+	}()
+	return done
 }

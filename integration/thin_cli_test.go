@@ -213,3 +213,32 @@ func TestPairingCommand(t *testing.T) {
 	require.Equal(t, 2, code2)
 	require.Contains(t, errOut, "want list | approve CODE")
 }
+
+// TestAgentAfterAgentRunsItsOwnWorkers: without a gateway, a CLI started
+// right after another one left does not take the pollers the server still
+// lists for the first for a worker (it waited 10 s for it); the second CLI
+// of a session right after the first finds no turn still running.
+func TestAgentAfterAgentRunsItsOwnWorkers(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New(modeltest.Text("one"), modeltest.Text("two"), modeltest.Text("three"), modeltest.Text("four"))
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	env := home.Env(dev.Addr, "NANOBOT_LOG_LEVEL=info")
+
+	for _, want := range []string{"one", "two"} {
+		out, errOut, code := runNanobot(t, env, "agent", "-m", "hi")
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, want+"\n", out, "no \"still running\" line before the reply")
+	}
+	log := agentLog(t, home)
+	require.Equal(t, 2, strings.Count(log, "thin_client=false"), log)
+	require.NotContains(t, log, "no worker answered the turn")
+
+	_, _, _ = startGateway(t, dev, env)
+	for _, want := range []string{"three", "four"} {
+		out, errOut, code := runNanobot(t, env, "agent", "-m", "hi")
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, want+"\n", out, "no \"still running\" line before the reply")
+	}
+	require.Equal(t, 2, strings.Count(agentLog(t, home), "thin_client=true"))
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -45,7 +46,23 @@ type Options struct {
 	OnReload func(*config.Config)
 	// StopTimeout bounds how long running activities may finish when the process stops.
 	StopTimeout time.Duration
+	// Identity names this process's pollers (empty: the SDK's pid@host).
+	Identity string
 }
+
+// agentIdentityMark ends the poller identity of a `nanobot agent` process:
+// such a process leaves once its turn is done, so its pollers, which the
+// server still lists for a minute after, do not mean a worker serves the queue.
+const agentIdentityMark = "@nanobot-agent"
+
+// AgentIdentity is the poller identity of a `nanobot agent` process.
+func AgentIdentity() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%d@%s%s", os.Getpid(), host, agentIdentityMark)
+}
+
+// IsAgentIdentity reports whether a poller belongs to a `nanobot agent` process.
+func IsAgentIdentity(identity string) bool { return strings.HasSuffix(identity, agentIdentityMark) }
 
 // Set is the running workers of one process.
 type Set struct {
@@ -127,7 +144,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		go models.watchConfig(ctx, 2*time.Second, opts.Log, opts.OnReload)
 	}
 	if opts.Turns {
-		w := worker.New(c, protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout})
+		w := worker.New(c, protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
 		w.RegisterWorkflowWithOptions(workflows.TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
 		w.RegisterWorkflowWithOptions(workflows.MessageWorkflow, workflow.RegisterOptions{Name: protocol.MessageWorkflowName})
 		w.RegisterWorkflowWithOptions(workflows.SubagentWorkflow, workflow.RegisterOptions{Name: protocol.SubagentWorkflowName})
@@ -148,14 +165,14 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		set.workers = append(set.workers, w)
 	}
 	if opts.Models {
-		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout})
+		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
 		w.RegisterActivityWithOptions(acts.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
 		w.RegisterActivityWithOptions(acts.Consolidate, activity.RegisterOptions{Name: protocol.ActivityConsolidate})
 		w.RegisterActivityWithOptions(acts.HeartbeatDecide, activity.RegisterOptions{Name: protocol.ActivityHeartbeatDecide})
 		set.workers = append(set.workers, w)
 	}
 	for _, q := range opts.DeliveryQueues {
-		w := worker.New(c, q, worker.Options{WorkerStopTimeout: opts.StopTimeout})
+		w := worker.New(c, q, worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
 		w.RegisterActivityWithOptions(acts.Deliver, activity.RegisterOptions{Name: protocol.ActivityDeliver})
 		set.workers = append(set.workers, w)
 	}

@@ -77,6 +77,8 @@ type loopConfig struct {
 	Goal bool
 	// Kind is the kind of the message the loop answers (scheduled turns).
 	Kind string
+	// HistoryBound: the host's own version marker covers runHistoryV1.
+	HistoryBound bool
 }
 
 // runner is the model ⇄ tools loop of the RUN state.
@@ -109,7 +111,7 @@ func (r *runner) execute(ctx workflow.Context) (Event, error) {
 	}
 	s := r.cfg.Settings
 	mode := ""
-	bounded := workflow.GetVersion(ctx, versionRunHistory, workflow.DefaultVersion, runHistoryV1) >= runHistoryV1
+	bounded := r.cfg.HistoryBound || workflow.GetVersion(ctx, versionRunHistory, workflow.DefaultVersion, runHistoryV1) >= runHistoryV1
 	for {
 		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || (bounded && info.GetCurrentHistorySize() > maxRunHistoryBytes) {
 			return "", r.host.continueAsNew(ctx)

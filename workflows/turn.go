@@ -61,6 +61,12 @@ const (
 	// versionMemo: a finished run sets its memo (model, stop reason, tokens).
 	versionMemo                  = "memo"
 	memoV1      workflow.Version = 1
+	// versionTurn: one marker stands for every version above and for
+	// runHistoryV1. Each GetVersion also upserts the TemporalChangeVersion
+	// search attribute, so six of them cost twelve history events and six
+	// visibility writes per turn; runs recorded before it keep the six.
+	versionTurn                  = "turn"
+	turnV1      workflow.Version = 1
 )
 
 // waitForFirstMessage bounds how long a run started without a message lives.
@@ -73,6 +79,7 @@ type turn struct {
 	v1        bool
 	vRoute    bool
 	vInbox    bool
+	vTurn     bool // versionTurn: all of the versions above are on
 	msg       protocol.Inbound
 	answered  []protocol.Inbound
 	delivered int // answered[:delivered] already got a reply
@@ -120,10 +127,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	} else if !t.takeFirstMessage(ctx) {
 		return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: "no_message"}, nil
 	}
-	t.v1 = workflow.GetVersion(ctx, versionRunner, workflow.DefaultVersion, runnerV1) >= runnerV1
-	t.vRoute = workflow.GetVersion(ctx, versionRoute, workflow.DefaultVersion, routeV1) >= routeV1
-	t.vInbox = workflow.GetVersion(ctx, versionInbox, workflow.DefaultVersion, inboxV1) >= inboxV1
-	t.mem.enabled = workflow.GetVersion(ctx, versionMemory, workflow.DefaultVersion, memoryV1) >= memoryV1
+	t.versions(ctx)
 	if t.v1 {
 		workflow.Go(ctx, t.receive)
 	}
@@ -139,6 +143,19 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 		return nil, err
 	}
 	return t.finish(ctx)
+}
+
+// versions decides which logic this run follows: one marker for new runs,
+// the separate ones for runs recorded before versionTurn.
+func (t *turn) versions(ctx workflow.Context) {
+	if workflow.GetVersion(ctx, versionTurn, workflow.DefaultVersion, turnV1) >= turnV1 {
+		t.vTurn, t.v1, t.vRoute, t.vInbox, t.mem.enabled = true, true, true, true, true
+		return
+	}
+	t.v1 = workflow.GetVersion(ctx, versionRunner, workflow.DefaultVersion, runnerV1) >= runnerV1
+	t.vRoute = workflow.GetVersion(ctx, versionRoute, workflow.DefaultVersion, routeV1) >= routeV1
+	t.vInbox = workflow.GetVersion(ctx, versionInbox, workflow.DefaultVersion, inboxV1) >= inboxV1
+	t.mem.enabled = workflow.GetVersion(ctx, versionMemory, workflow.DefaultVersion, memoryV1) >= memoryV1
 }
 
 // takeFirstMessage picks the message this run answers; the rest wait for injection.
@@ -209,7 +226,7 @@ func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
 	if t.v1 {
 		_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
 	}
-	if workflow.GetVersion(ctx, versionMemo, workflow.DefaultVersion, memoV1) >= memoV1 {
+	if t.vTurn || workflow.GetVersion(ctx, versionMemo, workflow.DefaultVersion, memoV1) >= memoV1 {
 		t.setMemo(ctx)
 	}
 	countTurn(ctx, t.run.final.StopReason)
@@ -290,7 +307,7 @@ func (t *turn) step() protocol.StepInput {
 // The turn is the runner's host: its inbox is the session's signal channel.
 
 func (t *turn) loopConfig() loopConfig {
-	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1, Goal: t.goalTurn, Kind: t.msg.Kind}
+	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1, Goal: t.goalTurn, Kind: t.msg.Kind, HistoryBound: t.vTurn}
 }
 
 func (t *turn) waiting() int { return len(t.pending) }

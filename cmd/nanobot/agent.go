@@ -130,7 +130,7 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	mgr.Add(cli)
 	queue := "nanobot-cli-" + randomID()
 	thin := workersServing(ctx, conn)
-	opts := workers.Options{DeliveryQueues: []string{queue}, Channels: mgr, Turns: !thin, Models: !thin}
+	opts := workers.Options{DeliveryQueues: []string{queue}, Channels: mgr, Turns: !thin, Models: !thin, Identity: workers.AgentIdentity()}
 	if err := r.startWorkers(opts, log); err != nil {
 		return err
 	}
@@ -165,7 +165,9 @@ func (a *app) agent(ctx context.Context, args []string) error {
 
 // workersServing tells whether a gateway or worker polls the turn queue now.
 // A live poller renews its poll at least every minute; an older entry is a
-// process that went away.
+// process that went away. Pollers of other `nanobot agent` processes do not
+// count: the server lists them for a minute after such a CLI left, and a
+// CLI that counted them waited 10 s for a worker that was gone.
 func workersServing(ctx context.Context, conn *temporalConn) bool {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -174,6 +176,9 @@ func workersServing(ctx context.Context, conn *temporalConn) bool {
 		return false
 	}
 	for _, p := range resp.GetPollers() {
+		if workers.IsAgentIdentity(p.GetIdentity()) {
+			continue
+		}
 		if t := p.GetLastAccessTime(); t != nil && time.Since(t.AsTime()) < 75*time.Second {
 			return true
 		}

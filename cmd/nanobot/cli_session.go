@@ -76,9 +76,14 @@ func (s *cliSession) wait(ctx context.Context, msg protocol.Inbound) (channels.R
 				last = &reply
 			}
 			if msg.ID != "" && slices.Contains(reply.MessageIDs, msg.ID) {
-				if !s.thin.Load() {
-					s.awaitClose(ctx, ended) // its last workflow task needs this process's worker
+				// Without a gateway the run's last workflow task needs this
+				// process's worker; with one, a CLI started right after this
+				// one would otherwise find the run still open and wait for it.
+				wait := 10 * time.Second
+				if s.thin.Load() {
+					wait = 2 * time.Second
 				}
+				s.awaitClose(ctx, ended, wait)
 				return reply, nil
 			}
 		case err := <-ended:
@@ -132,11 +137,11 @@ func (s *cliSession) ended(ctx context.Context, msg protocol.Inbound, err error,
 	}
 }
 
-// awaitClose stays until the run closes, briefly.
-func (s *cliSession) awaitClose(ctx context.Context, ended <-chan error) {
+// awaitClose stays until the run closes, at most wait.
+func (s *cliSession) awaitClose(ctx context.Context, ended <-chan error, wait time.Duration) {
 	select {
 	case <-ended:
-	case <-time.After(10 * time.Second):
+	case <-time.After(wait):
 	case <-ctx.Done():
 	}
 }
@@ -177,7 +182,7 @@ func (s *cliSession) ensureWorker(ctx context.Context) {
 	}
 	s.log.Warn("no worker answered the turn; running turns in this process", "error", err)
 	set, err := workers.Start(s.r.conn.Client, workers.Options{
-		Config: s.r.cfg, Streams: s.r.hub, Log: s.log, Turns: true, Models: true, Channels: s.opts.Channels,
+		Config: s.r.cfg, Streams: s.r.hub, Log: s.log, Turns: true, Models: true, Channels: s.opts.Channels, Identity: s.opts.Identity,
 	})
 	if err != nil {
 		s.log.Error("starting workers failed", "error", err)

@@ -45,6 +45,7 @@ Environment:
                        temporal-dev on 127.0.0.1:7233, started when absent)
   TEMPORAL_NAMESPACE   namespace (default "default")
   OPENAI_API_KEY, OPENAI_BASE_URL   fallbacks for providers.openai
+  NANOBOT_PPROF        serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)
 `
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -90,6 +91,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	a := &app{configPath: *cfgPath, stdin: stdin, stdout: stdout, stderr: stderr, log: newLogger(stderr, *logFormat)}
+	startPprof(a.log)
 	// The agent handles Ctrl-C itself: the first stops the running turn.
 	sigs := []os.Signal{syscall.SIGTERM}
 	if rest[0] != "agent" {

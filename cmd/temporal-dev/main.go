@@ -20,6 +20,7 @@ import (
 const bootstrapTimeout = 60 * time.Second
 
 func main() {
+	startPprof()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
