@@ -117,6 +117,11 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	return acts, pool, nil
 }
 
+// deliveryStopTimeout lets a delivery still running when the process stops
+// report its completion: a lost one keeps the turn open for the delivery's
+// 2-minute StartToClose, and the next CLI of the session waits for it.
+const deliveryStopTimeout = 10 * time.Second
+
 // MaxConcurrentRequests is nanobot's NANOBOT_MAX_CONCURRENT_REQUESTS (default 3).
 func MaxConcurrentRequests() int {
 	if n, err := strconv.Atoi(os.Getenv("NANOBOT_MAX_CONCURRENT_REQUESTS")); err == nil && n > 0 {
@@ -172,7 +177,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		set.workers = append(set.workers, w)
 	}
 	for _, q := range opts.DeliveryQueues {
-		w := worker.New(c, q, worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
+		w := worker.New(c, q, worker.Options{WorkerStopTimeout: max(opts.StopTimeout, deliveryStopTimeout), Identity: opts.Identity})
 		w.RegisterActivityWithOptions(acts.Deliver, activity.RegisterOptions{Name: protocol.ActivityDeliver})
 		set.workers = append(set.workers, w)
 	}
