@@ -136,12 +136,27 @@ func TestClosedCLILosesNothing(t *testing.T) {
 		require.NotContains(t, s, "delivery failed")
 		require.NotContains(t, s, "ERROR")
 	}
+	requireDeliveryReported(t, dev, "cli:direct")
 
 	// Shown once: a third CLI has nothing to catch up on.
 	model.Script(modeltest.Text("Third."))
 	out, errOut, code = runNanobot(t, env, "agent", "-m", "third")
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Third.\n", out)
+	requireDeliveryReported(t, dev, "cli:direct")
+}
+
+// requireDeliveryReported: a CLI that left had reported its reply's
+// delivery. A completion lost at exit kept the turn open for the
+// delivery's 2-minute StartToClose, and the next CLI of the session
+// waited for it ("a turn of this session is still running").
+func requireDeliveryReported(t *testing.T, dev *testenv.DevServer, sessionKey string) {
+	t.Helper()
+	desc, err := dev.Client.DescribeWorkflowExecution(context.Background(), protocol.TurnWorkflowID(sessionKey), "")
+	require.NoError(t, err)
+	for _, a := range desc.GetPendingActivities() {
+		require.NotEqual(t, protocol.ActivityDeliver, a.GetActivityType().GetName(), "a delivery to a CLI that left is still pending: %v", a)
+	}
 }
 
 // TestCtrlCStopsTheTurnThenQuits: the first Ctrl-C stops the running turn

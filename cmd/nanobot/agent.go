@@ -23,6 +23,7 @@ import (
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/workers"
+	"github.com/nanobot-durable/nanobot/workflows"
 )
 
 // runtimeEnv is a connected process: Temporal, workers and the hub.
@@ -218,7 +219,7 @@ func isTerminal(w io.Writer) bool {
 func (s *cliSession) catchUp(ctx context.Context) error {
 	id := protocol.TurnWorkflowID(s.key)
 	desc, err := s.r.conn.Client.DescribeWorkflowExecution(ctx, id, "")
-	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && !s.turnAnswered(ctx, id) {
 		fmt.Fprintln(s.app.stdout, "… a turn of this session is still running; its reply follows (Ctrl-C stops it)")
 		if _, err := s.wait(ctx, protocol.Inbound{SessionKey: s.key}); err != nil && !errors.Is(err, errStopped) {
 			return err
@@ -232,4 +233,19 @@ func (s *cliSession) catchUp(ctx context.Context) error {
 		fmt.Fprintf(s.app.stdout, "🐈 (while you were away) %s\n", t)
 	}
 	return nil
+}
+
+// turnAnswered tells whether the running turn already gave its replies and
+// is only closing: a message sent now goes on to the next run, and there is
+// no reply to wait for. A turn that does not answer in time is waited for.
+func (s *cliSession) turnAnswered(ctx context.Context, id string) bool {
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := s.r.conn.Client.QueryWorkflow(qctx, id, "", protocol.QueryState)
+	if err != nil {
+		s.log.Debug("state query of a running turn failed", "workflow", id, "error", err)
+		return false
+	}
+	var st protocol.TurnState
+	return v.Get(&st) == nil && st.State == string(workflows.Done)
 }
