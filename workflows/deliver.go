@@ -19,6 +19,16 @@ const (
 	perProcessDeliveryWait = 15 * time.Second
 )
 
+// How long one delivery attempt may run. A platform's API can be slow; a
+// process's own queue only hands the reply to a terminal or a waiting
+// request, so an attempt still open after perProcessDeliveryRun was taken
+// by a process that died before reporting, and the turn must not stay open
+// (and the session's next CLI wait) for two minutes.
+const (
+	channelDeliveryRun    = 2 * time.Minute
+	perProcessDeliveryRun = 30 * time.Second
+)
+
 // deliver sends the current reply for every answered message not yet
 // answered, once per route. A failed delivery is logged, not fatal: the
 // reply is in the journal.
@@ -115,14 +125,15 @@ func (t *turn) deliverV0(ctx workflow.Context, msgs []protocol.Inbound) {
 // deliverCtx puts a delivery on the queue of whoever owns the chat, with
 // retries that honour the platform's retry-after (the activity sets the delay).
 func deliverCtx(ctx workflow.Context, r protocol.Route) workflow.Context {
-	wait := channelDeliveryWait
+	wait, run := channelDeliveryWait, channelDeliveryRun
 	if r.PerProcess() {
-		wait = perProcessDeliveryWait
+		wait, run = perProcessDeliveryWait, perProcessDeliveryRun
 	}
+	// Timeouts are not part of the command's identity: replays are unaffected.
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              r.DeliveryQueue(),
 		ScheduleToStartTimeout: wait,
-		StartToCloseTimeout:    2 * time.Minute,
+		StartToCloseTimeout:    run,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute, MaximumAttempts: 10,
 			NonRetryableErrorTypes: []string{protocol.ErrDeliveryRejected},

@@ -4,10 +4,12 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -140,6 +142,25 @@ func TestReplyToAGoneCLIIsMarkedNotRetried(t *testing.T) {
 	require.Len(t, d.ins, 1)
 	require.Len(t, marked, 1, "the next CLI of the session shows it")
 	require.Equal(t, "llm-1", marked[0].EntryID)
+}
+
+// A delivery to a CLI that died before reporting it is given up in
+// seconds, not after the 2 minutes a platform's API may take.
+func TestADeliveryToAProcessRunsBriefly(t *testing.T) {
+	env := newEnv(t)
+	cli := protocol.Route{Channel: "cli", ChatID: "direct", Queue: "nanobot-cli-1"}
+	sendAtStart(env, protocol.Inbound{ID: "m1", SessionKey: "cli:direct", Route: cli, Content: "hi"})
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("Hello"), nil)
+	var runFor time.Duration
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ protocol.DeliverInput) error {
+			runFor = activity.GetInfo(ctx).StartToCloseTimeout
+			return nil
+		})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, perProcessDeliveryRun, runFor)
+	require.Less(t, runFor, channelDeliveryRun)
 }
 
 func TestRouteWithoutAProcessGetsNoDelivery(t *testing.T) {
