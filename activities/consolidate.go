@@ -218,26 +218,11 @@ func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput
 // recordConsolidationUsage adds the summary call to the usage file, keyed by
 // the round so a retried round is counted once; it never fails the round.
 func (a *Activities) recordConsolidationUsage(in protocol.ConsolidateInput, req providers.Request, resp *providers.Response) usage.Record {
-	rec := usage.Record{
-		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: fmt.Sprintf("consolidate/%s/%d", in.Reason, in.Round),
-		Model: in.Settings.Model, Provider: resp.Provider, Kind: usage.KindConsolidate,
-		Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Cached: resp.Usage.CachedTokens,
-	}
-	if resp.Model != "" {
-		rec.Model = resp.Model // the model that answered: a fallback shows here
-	}
-	if rec.Prompt == 0 && rec.Completion == 0 { // the provider reported no usage: count it
-		count := tokens.For(in.Settings.Model)
-		rec.Prompt = count.Messages(req.Messages)
-		rec.Completion = count.Text(resp.Content)
-		rec.Estimated = true
-	}
-	if a.Usage == nil {
-		return rec
-	}
-	if err := a.Usage.Add(rec); err != nil {
-		a.log().Error("recording consolidation token usage failed", "session", in.SessionKey, "error", err)
-	}
+	rec := sideCallUsage(usage.Record{
+		Session: in.SessionKey, Turn: in.Turn, Call: fmt.Sprintf("consolidate/%s/%d", in.Reason, in.Round),
+		Model: in.Settings.Model, Kind: usage.KindConsolidate,
+	}, req, resp)
+	a.addUsage(rec)
 	return rec
 }
 

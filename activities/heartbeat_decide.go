@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
-	"github.com/nanobot-durable/nanobot/tokens"
 	"github.com/nanobot-durable/nanobot/usage"
 )
 
@@ -121,21 +119,5 @@ func parseDecision(calls []chat.ToolCall) (notify bool, reason string, ok bool) 
 }
 
 func (a *Activities) recordDecisionUsage(in protocol.HeartbeatDecideInput, req providers.Request, resp *providers.Response) {
-	if a.Usage == nil {
-		return
-	}
-	rec := usage.Record{
-		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: heartbeatDecisionEntry, Model: in.Settings.Model,
-		Provider: resp.Provider, Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Cached: resp.Usage.CachedTokens,
-	}
-	if resp.Model != "" {
-		rec.Model = resp.Model
-	}
-	if rec.Prompt == 0 && rec.Completion == 0 {
-		count := tokens.For(in.Settings.Model)
-		rec.Prompt, rec.Estimated = count.Messages(req.Messages)+count.Tools(req.Tools), true
-	}
-	if err := a.Usage.Add(rec); err != nil {
-		a.log().Error("recording token usage failed", "session", in.SessionKey, "error", err)
-	}
+	a.addUsage(sideCallUsage(usage.Record{Session: in.SessionKey, Turn: in.Turn, Call: heartbeatDecisionEntry, Model: in.Settings.Model}, req, resp))
 }

@@ -134,9 +134,6 @@ func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (pro
 // recordUsage adds the call to the usage file. (turn, entry) is the key, so a
 // retried call is counted once; a failure to record never fails the turn.
 func (a *Activities) recordUsage(in protocol.LLMCallInput, entry string, res protocol.LLMCallResult, provider string, estimated bool) {
-	if a.Usage == nil {
-		return
-	}
 	rec := usage.Record{
 		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: entry, Model: res.Model, Provider: provider,
 		Prompt: res.PromptTokens, Completion: res.CompletionTokens, Cached: res.CachedTokens, Estimated: estimated,
@@ -144,8 +141,35 @@ func (a *Activities) recordUsage(in protocol.LLMCallInput, entry string, res pro
 	if strings.HasPrefix(in.SessionKey, DreamSessionPrefix) {
 		rec.Kind = usage.KindDream
 	}
+	a.addUsage(rec)
+}
+
+// sideCallUsage is what a model call outside the runner (a summary, a
+// decision) cost: rec names the call; the answering model and the tokens
+// are taken from resp, or counted here when the provider reported none.
+func sideCallUsage(rec usage.Record, req providers.Request, resp *providers.Response) usage.Record {
+	rec.Time, rec.Provider = time.Now().UTC(), resp.Provider
+	configured := rec.Model
+	if resp.Model != "" {
+		rec.Model = resp.Model // the model that answered: a fallback shows here
+	}
+	rec.Prompt, rec.Completion, rec.Cached = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.CachedTokens
+	if rec.Prompt == 0 && rec.Completion == 0 { // the provider reported no usage: count it
+		count := tokens.For(configured)
+		rec.Prompt = count.Messages(req.Messages) + count.Tools(req.Tools)
+		rec.Completion = count.Text(resp.Content)
+		rec.Estimated = true
+	}
+	return rec
+}
+
+// addUsage appends rec to the usage file; a failure to record never fails the call.
+func (a *Activities) addUsage(rec usage.Record) {
+	if a.Usage == nil {
+		return
+	}
 	if err := a.Usage.Add(rec); err != nil {
-		a.log().Error("recording token usage failed", "session", in.SessionKey, "error", err)
+		a.log().Error("recording token usage failed", "session", rec.Session, "call", rec.Call, "error", err)
 	}
 }
 
