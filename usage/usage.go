@@ -209,12 +209,9 @@ func ForTurn(recs []Record, session, turn string) Totals {
 	for _, r := range recs {
 		if r.Session == session && r.Turn == turn {
 			t.add(r)
-		}
-	}
-	for _, r := range recs {
-		if r.Session == session && r.Turn == turn && r.countsAsTurn() {
-			t.Turns = 1
-			break
+			if r.countsAsTurn() {
+				t.Turns = 1
+			}
 		}
 	}
 	return t

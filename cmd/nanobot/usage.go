@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -49,33 +51,34 @@ func (a *app) usageCmd(_ context.Context, args []string) error {
 		fmt.Fprintf(a.stdout, "No model calls recorded%s (%s).\n", sinceText(since), store.Path)
 		return nil
 	}
-	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "DAY\tMODEL\tTURNS\tCALLS\tPROMPT\tCOMPLETION\tCACHED\t")
-	for _, r := range rep.ByDay {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Day, r.Model, r.Turns, r.Calls, r.Prompt, r.Completion, r.Cached)
-	}
 	t := rep.Total
-	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t%d\t\n", t.Turns, t.Calls, t.Prompt, t.Completion, t.Cached)
-	if err := w.Flush(); err != nil {
+	err = table(a.stdout, "DAY\tMODEL\tTURNS\tCALLS\tPROMPT\tCOMPLETION\tCACHED\t", func(w io.Writer) {
+		for _, r := range rep.ByDay {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Day, r.Model, r.Turns, r.Calls, r.Prompt, r.Completion, r.Cached)
+		}
+		fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t%d\t\n", t.Turns, t.Calls, t.Prompt, t.Completion, t.Cached)
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(a.stdout)
-	w = tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "SESSION\tTURNS\tCALLS\tPROMPT\tCOMPLETION\tCACHED\t")
-	for _, r := range rep.Sessions {
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Session, r.Turns, r.Calls, r.Prompt, r.Completion, r.Cached)
-	}
-	if err := w.Flush(); err != nil {
+	err = table(a.stdout, "SESSION\tTURNS\tCALLS\tPROMPT\tCOMPLETION\tCACHED\t", func(w io.Writer) {
+		for _, r := range rep.Sessions {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Session, r.Turns, r.Calls, r.Prompt, r.Completion, r.Cached)
+		}
+	})
+	if err != nil {
 		return err
 	}
-	if len(rep.ByKind) > 1 || (len(rep.ByKind) == 1 && rep.ByKind[0].Kind != tokenusage.KindName(tokenusage.KindTurn)) {
+	// the split by kind shows only when some calls were not a turn's own
+	if slices.ContainsFunc(rep.ByKind, func(r tokenusage.Row) bool { return r.Kind != tokenusage.KindName(tokenusage.KindTurn) }) {
 		fmt.Fprintln(a.stdout)
-		w = tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(w, "KIND\tMODEL\tCALLS\tPROMPT\tCOMPLETION\tCACHED\t")
-		for _, r := range rep.ByKind {
-			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t\n", r.Kind, r.Model, r.Calls, r.Prompt, r.Completion, r.Cached)
-		}
-		if err := w.Flush(); err != nil {
+		err = table(a.stdout, "KIND\tMODEL\tCALLS\tPROMPT\tCOMPLETION\tCACHED\t", func(w io.Writer) {
+			for _, r := range rep.ByKind {
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t\n", r.Kind, r.Model, r.Calls, r.Prompt, r.Completion, r.Cached)
+			}
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -90,4 +93,12 @@ func sinceText(since time.Time) string {
 		return ""
 	}
 	return " since " + since.Format(time.DateOnly)
+}
+
+// table prints one right-aligned table: the header, then the rows fill writes.
+func table(out io.Writer, header string, fill func(w io.Writer)) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, header)
+	fill(w)
+	return w.Flush()
 }
