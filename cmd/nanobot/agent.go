@@ -239,13 +239,6 @@ func (s *cliSession) catchUp(ctx context.Context) error {
 // is only closing: a message sent now goes on to the next run, and there is
 // no reply to wait for. A turn that does not answer in time is waited for.
 func (s *cliSession) turnAnswered(ctx context.Context, id string) bool {
-	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	v, err := s.r.conn.Client.QueryWorkflow(qctx, id, "", protocol.QueryState)
-	if err != nil {
-		s.log.Debug("state query of a running turn failed", "workflow", id, "error", err)
-		return false
-	}
-	var st protocol.TurnState
-	return v.Get(&st) == nil && st.State == string(workflows.Done)
+	st, ok := s.turnState(ctx, id)
+	return ok && st.State == string(workflows.Done)
 }

@@ -148,15 +148,8 @@ func (s *cliSession) awaitClose(ctx context.Context, ended <-chan error, wait ti
 
 // showHints asks the running turn for its tool progress and prints the new lines.
 func (s *cliSession) showHints(ctx context.Context, id string, shown int) int {
-	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	v, err := s.r.conn.Client.QueryWorkflow(qctx, id, "", protocol.QueryState)
-	if err != nil {
-		s.log.Debug("progress query failed", "workflow", id, "error", err)
-		return shown
-	}
-	var st protocol.TurnState
-	if v.Get(&st) != nil {
+	st, ok := s.turnState(ctx, id)
+	if !ok {
 		return shown
 	}
 	if len(st.Hints) < shown {
@@ -166,6 +159,19 @@ func (s *cliSession) showHints(ctx context.Context, id string, shown int) int {
 		s.cli.Hint(h)
 	}
 	return len(st.Hints)
+}
+
+// turnState asks the running turn for its state, for at most 2 s.
+func (s *cliSession) turnState(ctx context.Context, id string) (protocol.TurnState, bool) {
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var st protocol.TurnState
+	v, err := s.r.conn.Client.QueryWorkflow(qctx, id, "", protocol.QueryState)
+	if err != nil {
+		s.log.Debug("state query of the turn failed", "workflow", id, "error", err)
+		return st, false
+	}
+	return st, v.Get(&st) == nil
 }
 
 // ensureWorker starts turn and model workers here when the worker that
