@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,6 +50,29 @@ func serveChannel(t *testing.T, dev *testenv.DevServer, channel string) *chatInb
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return in
+}
+
+// telegramRig is what the schedule tests share: the dev server, the scripted
+// model behind handle, a worker without streaming, and the telegram delivery
+// queue served in the test (the gateway's part).
+type telegramRig struct {
+	dev   *testenv.DevServer
+	model *modeltest.Server
+	home  *testenv.Home
+	env   []string
+	logs  *bytes.Buffer
+	inbox *chatInbox
+}
+
+func newTelegramRig(t *testing.T, handle func(*modeltest.RecordedRequest) modeltest.Step, cfg map[string]any) *telegramRig {
+	t.Helper()
+	r := &telegramRig{dev: testenv.StartDevServer(t), model: modeltest.New().Handle(handle)}
+	t.Cleanup(r.model.Close)
+	r.home = testenv.NewHome(t, r.model.URL(), cfg)
+	r.env = r.home.Env(r.dev.Addr, "NANOBOT_STREAM=false")
+	_, r.logs = startWorker(t, r.env)
+	r.inbox = serveChannel(t, r.dev, "telegram")
+	return r
 }
 
 func (c *chatInbox) texts(chatID string) []string {
@@ -122,14 +146,9 @@ func jobIDFrom(t *testing.T, text string) string {
 // text), `nanobot cron list` shows the job with its next run, and once the
 // model removes it the schedule is gone.
 func TestCronEveryJobRemindsTheChatUntilRemoved(t *testing.T) {
-	dev := testenv.StartDevServer(t)
 	m := &cronModel{add: `{"action":"add","name":"water","message":"Remind the user to drink water","every_seconds":2}`}
-	model := modeltest.New().Handle(m.handle)
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), nil)
-	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
-	_, logs := startWorker(t, env)
-	inbox := serveChannel(t, dev, "telegram")
+	r := newTelegramRig(t, m.handle, nil)
+	dev, home, env, logs, inbox := r.dev, r.home, r.env, r.logs, r.inbox
 	route := protocol.Route{Channel: "telegram", ChatID: "4242", SenderID: "1001"}
 
 	publishTo(t, dev, route, "m1", "remind me to drink water every 2 seconds")
@@ -182,14 +201,9 @@ func TestCronEveryJobRemindsTheChatUntilRemoved(t *testing.T) {
 // TestCronAtJobFiresOnceAndIsGone: an "at" job added with the CLI fires
 // once into its chat and then is gone from `nanobot cron list`.
 func TestCronAtJobFiresOnceAndIsGone(t *testing.T) {
-	dev := testenv.StartDevServer(t)
 	m := &cronModel{}
-	model := modeltest.New().Handle(m.handle)
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), nil)
-	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
-	_, logs := startWorker(t, env)
-	inbox := serveChannel(t, dev, "telegram")
+	r := newTelegramRig(t, m.handle, nil)
+	dev, env, logs, inbox := r.dev, r.env, r.logs, r.inbox
 
 	at := time.Now().Add(6 * time.Second).UTC().Format("2006-01-02T15:04:05")
 	out, stderr, code := runNanobot(t, env, "cron", "add", "--name", "call", "--message", "Remind the user to call mum",
@@ -236,14 +250,9 @@ func TestCronCLIRejectsABadExpression(t *testing.T) {
 // second job keeps firing three more times, the paused one takes no
 // action — `nanobot cron list` shows it paused, and unpausing resumes it.
 func TestCronPausedInTemporalStopsFiring(t *testing.T) {
-	dev := testenv.StartDevServer(t)
 	m := &reminderModel{reminder: "Reminder!"}
-	model := modeltest.New().Handle(m.handle)
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), nil)
-	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
-	_, logs := startWorker(t, env)
-	inbox := serveChannel(t, dev, "telegram")
+	r := newTelegramRig(t, m.handle, nil)
+	dev, env, logs, inbox := r.dev, r.env, r.logs, r.inbox
 	ctx := context.Background()
 	svc := &cron.Service{Client: dev.Client}
 	job, err := svc.Add(ctx, cron.Job{Name: "paused", Message: "ping", Every: time.Second, Route: protocol.Route{Channel: "telegram", ChatID: "1"}})
@@ -398,19 +407,14 @@ func TestCronJobAndSubagentAsTheWebUIShowsThem(t *testing.T) {
 // first, the reminder after it, the scheduled turn still may not add jobs,
 // and the firing's workflow completes.
 func TestCronFiringWaitsForTheBusySession(t *testing.T) {
-	dev := testenv.StartDevServer(t)
 	m := &cronModel{}
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
+	r := newTelegramRig(t, func(req *modeltest.RecordedRequest) modeltest.Step {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == chat.RoleUser && strings.Contains(last.Content, "a long question") {
 			return modeltest.Block().Text("Here is the long answer.")
 		}
 		return m.handle(req)
-	})
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), nil)
-	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
-	_, logs := startWorker(t, env)
-	inbox := serveChannel(t, dev, "telegram")
+	}, nil)
+	dev, model, home, logs, inbox := r.dev, r.model, r.home, r.logs, r.inbox
 	route := protocol.Route{Channel: "telegram", ChatID: "88", SenderID: "1001"}
 	ctx := context.Background()
 

@@ -114,17 +114,12 @@ func heartbeatRuns(t *testing.T, dev *testenv.DevServer, n int) []heartbeatRun {
 // once; says no, fails with 401, or calls no tool → nobody is told. The
 // heartbeat turn has no message tool and its session keeps its last 2 messages.
 func TestHeartbeatRunsOnlyWithActiveTasksAndNotifiesOnlyWhenTheDecisionSaysSo(t *testing.T) {
-	dev := testenv.StartDevServer(t)
 	m := &heartbeatModel{}
-	model := modeltest.New().Handle(m.handle)
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), map[string]any{
+	r := newTelegramRig(t, m.handle, map[string]any{
 		"channels": map[string]any{"telegram": map[string]any{"enabled": true, "token": "123:test"}},
 		"gateway":  map[string]any{"heartbeat": map[string]any{"enabled": true, "intervalS": 2, "keepRecentMessages": 2}},
 	})
-	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
-	_, logs := startWorker(t, env)
-	inbox := serveChannel(t, dev, "telegram")
+	dev, model, home, logs, inbox := r.dev, r.model, r.home, r.logs, r.inbox
 	ctx := context.Background()
 
 	// Two chats; "new" spoke last, so it is the most recently active.
