@@ -93,12 +93,12 @@ func TestToolCallRetryFindsResultOrReportsUnknownOutcome(t *testing.T) {
 	require.NoError(t, err)
 	env := activityEnv(a)
 
-	val, err := env.ExecuteActivity(protocol.ActivityTool, protocol.ToolCallInput{SessionKey: "cli:t", Turn: "t1", Iteration: 1, CallID: "w1", Name: "write_file"})
+	val, err := env.ExecuteActivity(protocol.ActivityTool, protocol.ToolCallInput{SessionKey: "cli:t", Turn: "t1", Iteration: 1, CallID: "w1", Name: "write_file", LLMEntry: "llm-1"})
 	require.NoError(t, err)
 	var res protocol.ToolCallResult
 	require.NoError(t, val.Get(&res))
 	require.False(t, res.IsError, res.Preview)
-	val, err = env.ExecuteActivity(protocol.ActivityTool, protocol.ToolCallInput{SessionKey: "cli:t", Turn: "t1", Iteration: 1, CallID: "w1", Name: "write_file"})
+	val, err = env.ExecuteActivity(protocol.ActivityTool, protocol.ToolCallInput{SessionKey: "cli:t", Turn: "t1", Iteration: 1, CallID: "w1", Name: "write_file", LLMEntry: "llm-1"})
 	require.NoError(t, err)
 	require.NoError(t, val.Get(&res))
 	require.True(t, res.FromJournal)
@@ -107,7 +107,7 @@ func TestToolCallRetryFindsResultOrReportsUnknownOutcome(t *testing.T) {
 	claimed, err := a.Store.Claim(ctx, "cli:t", "t1", "tool-w2")
 	require.NoError(t, err)
 	require.True(t, claimed)
-	val, err = env.ExecuteActivity(protocol.ActivityTool, protocol.ToolCallInput{SessionKey: "cli:t", Turn: "t1", Iteration: 1, CallID: "w2", Name: "write_file"})
+	val, err = env.ExecuteActivity(protocol.ActivityTool, protocol.ToolCallInput{SessionKey: "cli:t", Turn: "t1", Iteration: 1, CallID: "w2", Name: "write_file", LLMEntry: "llm-1"})
 	require.NoError(t, err)
 	require.NoError(t, val.Get(&res))
 	require.True(t, res.Unknown)

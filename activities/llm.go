@@ -30,14 +30,6 @@ const minHistoryBudget = 256
 // llmEntryID names the journal entry of one model call.
 func llmEntryID(call int) string { return "llm-" + strconv.Itoa(call) }
 
-// callNumber is the call's number in its turn (older inputs numbered by iteration).
-func callNumber(in protocol.LLMCallInput) int {
-	if in.Call > 0 {
-		return in.Call
-	}
-	return in.Iteration
-}
-
 // LLMCall runs one model iteration. The prompt is rebuilt from the journal;
 // a reply that is already journaled is returned without asking the model.
 // What goes back to the workflow has the configured secrets masked.
@@ -51,7 +43,7 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 }
 
 func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
-	entry := llmEntryID(callNumber(in))
+	entry := llmEntryID(in.Call)
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
 		return protocol.LLMCallResult{}, err

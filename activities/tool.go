@@ -122,11 +122,7 @@ func (a *Activities) journalToolResult(ctx context.Context, in protocol.ToolCall
 }
 
 func findCall(sess *session.Session, in protocol.ToolCallInput) (chat.ToolCall, bool) {
-	entry := in.LLMEntry
-	if entry == "" {
-		entry = llmEntryID(in.Iteration)
-	}
-	i := sess.Find(in.Turn, entry)
+	i := sess.Find(in.Turn, in.LLMEntry)
 	if i < 0 {
 		return chat.ToolCall{}, false
 	}

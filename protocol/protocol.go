@@ -205,8 +205,8 @@ type LLMCallInput struct {
 	Turn       string `json:"turn"`
 	Iteration  int    `json:"iteration"`
 	// Call numbers the model calls of a turn (retries and recoveries
-	// included); it names the journal entry. 0 means Iteration (older runs).
-	Call     int      `json:"call,omitempty"`
+	// included); it names the journal entry.
+	Call     int      `json:"call"`
 	NoTools  bool     `json:"no_tools,omitempty"`
 	Mode     string   `json:"mode,omitempty"` // a recovery mode: one of the Mode* constants
 	Settings Settings `json:"settings"`
@@ -278,8 +278,8 @@ type ToolCallInput struct {
 	Iteration  int    `json:"iteration"`
 	CallID     string `json:"call_id"`
 	Name       string `json:"name"`
-	// LLMEntry is the journal entry of the reply that made the call ("" = llm-<Iteration>).
-	LLMEntry string `json:"llm_entry,omitempty"`
+	// LLMEntry is the journal entry of the reply that made the call.
+	LLMEntry string `json:"llm_entry"`
 	// Heartbeat is how often the activity must beat while the tool runs.
 	Heartbeat time.Duration `json:"heartbeat"`
 	// Route is the turn's origin: the message tool's default target, where progress is shown.
@@ -375,9 +375,6 @@ const MessageWorkflowName = "MessageWorkflow"
 
 // MessageInput is a message tool send: where to deliver, and what.
 type MessageInput struct {
-	// Queue was the delivery queue before routes carried it; runs started
-	// then still read it.
-	Queue   string       `json:"queue,omitempty"`
 	Deliver DeliverInput `json:"deliver"`
 }
 

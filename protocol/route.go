@@ -1,9 +1,6 @@
 package protocol
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Route is where a reply goes: the one answer to "which chat, which
 // thread, through which process". It rides on the inbound message, through
@@ -72,31 +69,4 @@ type Inbound struct {
 	// Kind is "" for a person's message, else who speaks (KindSubagent, …).
 	Kind   string    `json:"kind,omitempty"`
 	SentAt time.Time `json:"sent_at"`
-}
-
-// legacyInbound is the shape recorded before Route existed; replays of
-// those histories must still find where their replies went.
-type legacyInbound struct {
-	Channel    string `json:"channel"`
-	ChatID     string `json:"chat_id"`
-	SenderID   string `json:"sender_id"`
-	ReplyQueue string `json:"reply_queue"`
-}
-
-// UnmarshalJSON reads both shapes; older ones become a Route.
-func (m *Inbound) UnmarshalJSON(data []byte) error {
-	type plain Inbound
-	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	if p.Route.Channel == "" {
-		var old legacyInbound
-		if err := json.Unmarshal(data, &old); err != nil {
-			return err
-		}
-		p.Route = Route{Channel: old.Channel, ChatID: old.ChatID, SenderID: old.SenderID, Queue: old.ReplyQueue}
-	}
-	*m = Inbound(p)
-	return nil
 }

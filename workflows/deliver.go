@@ -35,10 +35,6 @@ const (
 func (t *turn) deliver(ctx workflow.Context) {
 	msgs := t.answered[t.delivered:]
 	t.delivered = len(t.answered)
-	if !t.vRoute {
-		t.deliverV0(ctx, msgs)
-		return
-	}
 	var ins []protocol.DeliverInput
 	for _, m := range msgs {
 		r := m.Route
@@ -90,35 +86,6 @@ func (t *turn) deliverTo(ctx workflow.Context, ins []protocol.DeliverInput) {
 			continue
 		}
 		workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "route", in.Route.String(), "error", err)
-	}
-}
-
-// deliverV0 is delivery before routes: one activity per reply queue.
-func (t *turn) deliverV0(ctx workflow.Context, msgs []protocol.Inbound) {
-	var queues []string
-	byQueue := map[string][]string{}
-	for _, m := range msgs {
-		if m.Route.Queue == "" {
-			continue
-		}
-		if _, ok := byQueue[m.Route.Queue]; !ok {
-			queues = append(queues, m.Route.Queue)
-		}
-		byQueue[m.Route.Queue] = append(byQueue[m.Route.Queue], m.ID)
-	}
-	var futures []workflow.Future
-	for _, q := range queues {
-		in := protocol.DeliverInput{
-			SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route,
-			MessageIDs: byQueue[q], Text: t.run.final.Text, EntryID: t.run.final.EntryID, StopReason: t.run.final.StopReason,
-		}
-		in.Route.Queue = q
-		futures = append(futures, workflow.ExecuteActivity(deliverCtx(ctx, in.Route), protocol.ActivityDeliver, in))
-	}
-	for _, f := range futures {
-		if err := f.Get(ctx, nil); err != nil {
-			workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "error", err)
-		}
 	}
 }
 

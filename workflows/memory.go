@@ -11,16 +11,8 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
-// versionMemory: consolidation before the turn when the prompt reached the
-// budget, after SAVE when the next prompt would, and before /new clears.
-const (
-	versionMemory                  = "memory"
-	memoryV1      workflow.Version = 1
-)
-
 // memoryState is what the turn knows about its prompt's size.
 type memoryState struct {
-	enabled      bool
 	promptTokens int // RESTORE's count of this turn's prompt
 	budget       int
 }
@@ -32,7 +24,7 @@ func (t *turn) noteRestore(res protocol.RestoreResult) {
 
 // consolidateBeforeTurn archives old turns when the prompt reached the budget.
 func (t *turn) consolidateBeforeTurn(ctx workflow.Context) {
-	if !t.mem.enabled || isDreamSession(t.in.SessionKey) || t.mem.budget <= 0 || t.mem.promptTokens < t.mem.budget {
+	if isDreamSession(t.in.SessionKey) || t.mem.budget <= 0 || t.mem.promptTokens < t.mem.budget {
 		return
 	}
 	t.consolidate(ctx, protocol.ConsolidateBudget, t.mem.budget)
@@ -41,7 +33,7 @@ func (t *turn) consolidateBeforeTurn(ctx workflow.Context) {
 // consolidateBeforeNew archives the whole session before /new clears it;
 // if this fails, /new archives raw or refuses to clear.
 func (t *turn) consolidateBeforeNew(ctx workflow.Context) {
-	if !t.mem.enabled || isDreamSession(t.in.SessionKey) {
+	if isDreamSession(t.in.SessionKey) {
 		return
 	}
 	if name, _, ok := protocol.ParseCommand(t.msg.Content); ok && name == "/new" {
@@ -52,7 +44,7 @@ func (t *turn) consolidateBeforeNew(ctx workflow.Context) {
 // consolidateAfterSave measures the next prompt and consolidates now, so
 // the next turn starts under budget.
 func (t *turn) consolidateAfterSave(ctx workflow.Context) {
-	if !t.mem.enabled || isDreamSession(t.in.SessionKey) {
+	if isDreamSession(t.in.SessionKey) {
 		return
 	}
 	var m protocol.MeasureResult

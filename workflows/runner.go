@@ -36,11 +36,7 @@ const (
 
 // A run continues as new once its history passes maxRunHistoryBytes, so a
 // long turn replays fast on any worker (the server suggests it only at MBs).
-const (
-	maxRunHistoryBytes                  = 256 << 10
-	versionRunHistory                   = "run-history-bound"
-	runHistoryV1       workflow.Version = 1
-)
+const maxRunHistoryBytes = 256 << 10
 
 // loopHost is what the model ⇄ tools loop needs from the workflow running
 // it (a turn, a subagent): its rules for this run, an inbox of messages that
@@ -71,14 +67,10 @@ type loopConfig struct {
 	// NoFinalize: at the iteration limit, stop with the text instead of one
 	// last call without tools (nanobot's subagents).
 	NoFinalize bool
-	// V1 runs nanobot's recovery rules; false replays runs recorded before them.
-	V1 bool
 	// Goal: a /goal turn (create_goal offered, no wall-clock limit on model calls).
 	Goal bool
 	// Kind is the kind of the message the loop answers (scheduled turns).
 	Kind string
-	// HistoryBound: the host's own version marker covers runHistoryV1.
-	HistoryBound bool
 }
 
 // runner is the model ⇄ tools loop of the RUN state.
@@ -106,14 +98,10 @@ var blankTerminal = map[string]bool{"refusal": true, "content_filter": true, "er
 
 func (r *runner) execute(ctx workflow.Context) (Event, error) {
 	r.cfg = r.host.loopConfig()
-	if !r.cfg.V1 {
-		return r.executeV0(ctx)
-	}
 	s := r.cfg.Settings
 	mode := ""
-	bounded := r.cfg.HistoryBound || workflow.GetVersion(ctx, versionRunHistory, workflow.DefaultVersion, runHistoryV1) >= runHistoryV1
 	for {
-		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || (bounded && info.GetCurrentHistorySize() > maxRunHistoryBytes) {
+		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || info.GetCurrentHistorySize() > maxRunHistoryBytes {
 			return "", r.host.continueAsNew(ctx)
 		}
 		if r.Iteration >= s.MaxIterations && r.cfg.NoFinalize {
@@ -365,10 +353,7 @@ func toolSummary(c protocol.ToolCallRef) string {
 	if c.Summary != "" {
 		return "tool " + c.Name + " " + c.Summary
 	}
-	if c.ArgsPreview == "" || c.ArgsPreview == "{}" {
-		return "tool " + c.Name
-	}
-	return fmt.Sprintf("tool %s(%s)", c.Name, c.ArgsPreview) // replies recorded before summaries
+	return "tool " + c.Name
 }
 
 // modelErrorText is what the user is told when the model could not answer.

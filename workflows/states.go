@@ -13,7 +13,7 @@ import (
 func (t *turn) restore(ctx workflow.Context) (Event, error) {
 	var res protocol.RestoreResult
 	err := workflow.ExecuteLocalActivity(localCtx(ctx, "restore"), protocol.ActivityRestore, t.step()).Get(ctx, &res)
-	if res.Model != "" && t.v1 { // the session switched models with /model
+	if res.Model != "" { // the session switched models with /model
 		t.in.Settings.Model = res.Model
 		if res.MaxTokens > 0 {
 			t.in.Settings.MaxTokens = res.MaxTokens
@@ -98,7 +98,7 @@ func (t *turn) inlineCommand(ctx workflow.Context, msg protocol.Inbound) {
 		workflow.GetLogger(ctx).Error("inline command failed", "session", t.in.SessionKey, "error", err)
 		return
 	}
-	if (!t.vRoute && msg.Route.Queue == "") || !msg.Route.Deliverable() {
+	if !msg.Route.Deliverable() {
 		return // nobody waits for this reply
 	}
 	in := protocol.DeliverInput{

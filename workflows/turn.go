@@ -45,30 +45,6 @@ var TurnTable = []Transition{
 	{Respond, EvOK, Done},
 }
 
-// Versions of the turn's logic; replays of older runs take the older path.
-const (
-	versionRunner = "runner"
-	// runnerV1: nanobot's recovery rules, injection, inline commands, /stop handling.
-	runnerV1 workflow.Version = 1
-	// versionRoute: replies follow each message's route; a message tool send
-	// to the origin chat stands in for the final reply there.
-	versionRoute                  = "route"
-	routeV1      workflow.Version = 1
-	// versionInbox: messages stay in the signal channel until a drain takes
-	// them; a receiver blocked in Receive could hold one while the run ended.
-	versionInbox                  = "inbox"
-	inboxV1      workflow.Version = 1
-	// versionMemo: a finished run sets its memo (model, stop reason, tokens).
-	versionMemo                  = "memo"
-	memoV1      workflow.Version = 1
-	// versionTurn: one marker stands for every version above and for
-	// runHistoryV1. Each GetVersion also upserts the TemporalChangeVersion
-	// search attribute, so six of them cost twelve history events and six
-	// visibility writes per turn; runs recorded before it keep the six.
-	versionTurn                  = "turn"
-	turnV1      workflow.Version = 1
-)
-
 // waitForFirstMessage bounds how long a run started without a message lives.
 const waitForFirstMessage = time.Minute
 
@@ -76,10 +52,6 @@ const waitForFirstMessage = time.Minute
 type turn struct {
 	in        protocol.TurnInput
 	id        string
-	v1        bool
-	vRoute    bool
-	vInbox    bool
-	vTurn     bool // versionTurn: all of the versions above are on
 	msg       protocol.Inbound
 	answered  []protocol.Inbound
 	delivered int // answered[:delivered] already got a reply
@@ -127,35 +99,19 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	} else if !t.takeFirstMessage(ctx) {
 		return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: "no_message"}, nil
 	}
-	t.versions(ctx)
-	if t.v1 {
-		workflow.Go(ctx, t.receive)
-	}
+	workflow.Go(ctx, t.receive)
 	workflow.SetCurrentDetails(ctx, "message: "+chat.Preview(t.msg.Content, 120))
 	if err := t.m.run(ctx, start, Done); err != nil {
 		var can *workflow.ContinueAsNewError
 		if errors.As(err, &can) {
 			return nil, err
 		}
-		if t.v1 && temporal.IsCanceledError(err) {
+		if temporal.IsCanceledError(err) {
 			return nil, t.cancelled(ctx, err)
 		}
 		return nil, err
 	}
 	return t.finish(ctx)
-}
-
-// versions decides which logic this run follows: one marker for new runs,
-// the separate ones for runs recorded before versionTurn.
-func (t *turn) versions(ctx workflow.Context) {
-	if workflow.GetVersion(ctx, versionTurn, workflow.DefaultVersion, turnV1) >= turnV1 {
-		t.vTurn, t.v1, t.vRoute, t.vInbox, t.mem.enabled = true, true, true, true, true
-		return
-	}
-	t.v1 = workflow.GetVersion(ctx, versionRunner, workflow.DefaultVersion, runnerV1) >= runnerV1
-	t.vRoute = workflow.GetVersion(ctx, versionRoute, workflow.DefaultVersion, routeV1) >= routeV1
-	t.vInbox = workflow.GetVersion(ctx, versionInbox, workflow.DefaultVersion, inboxV1) >= inboxV1
-	t.mem.enabled = workflow.GetVersion(ctx, versionMemory, workflow.DefaultVersion, memoryV1) >= memoryV1
 }
 
 // takeFirstMessage picks the message this run answers; the rest wait for injection.
@@ -182,11 +138,6 @@ func (t *turn) takeFirstMessage(ctx workflow.Context) bool {
 func (t *turn) receive(ctx workflow.Context) {
 	for {
 		var msg protocol.Inbound
-		if !t.vInbox {
-			t.inbound.Receive(ctx, &msg)
-			t.accept(ctx, msg)
-			continue
-		}
 		// Waiting on the length, not in Receive, leaves a message in the
 		// channel until this goroutine runs: a run that ends first drains it.
 		if err := workflow.Await(ctx, func() bool { return t.inbound.Len() > 0 }); err != nil {
@@ -223,12 +174,8 @@ func (t *turn) drainSignals() {
 
 // finish hands unread messages to the next run: a run never ends with unread signals.
 func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
-	if t.v1 {
-		_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
-	}
-	if t.vTurn || workflow.GetVersion(ctx, versionMemo, workflow.DefaultVersion, memoV1) >= memoV1 {
-		t.setMemo(ctx)
-	}
+	_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
+	t.setMemo(ctx)
 	countTurn(ctx, t.run.final.StopReason)
 	if err := t.carryLeftovers(ctx); err != nil {
 		return nil, err
@@ -307,7 +254,7 @@ func (t *turn) step() protocol.StepInput {
 // The turn is the runner's host: its inbox is the session's signal channel.
 
 func (t *turn) loopConfig() loopConfig {
-	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, V1: t.v1, Goal: t.goalTurn, Kind: t.msg.Kind, HistoryBound: t.vTurn}
+	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, Goal: t.goalTurn, Kind: t.msg.Kind}
 }
 
 func (t *turn) waiting() int { return len(t.pending) }
