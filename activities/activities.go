@@ -8,11 +8,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -67,12 +67,25 @@ type Activities struct {
 	Settings func() protocol.Settings
 }
 
-// toolsFor is the tool set of a session: Dream's runs get their confined one.
-func (a *Activities) toolsFor(sessionKey string) *tools.Registry {
-	if strings.HasPrefix(sessionKey, DreamSessionPrefix) && a.DreamTools != nil {
+// toolsFor is the tool set of a kind of turn: Dream's runs get their own.
+func (a *Activities) toolsFor(kind protocol.TurnKind) *tools.Registry {
+	if kind == protocol.DreamTurn && a.DreamTools != nil {
 		return a.DreamTools
 	}
 	return a.Tools
+}
+
+// policy is the rule on tools of a turn with this profile.
+func (a *Activities) policy(p protocol.Profile) tools.Policy { return tools.NewPolicy(p, a.Workspace) }
+
+// offered are the definitions a turn with this profile shows the model;
+// MCP servers are (re)connected first.
+func (a *Activities) offered(ctx context.Context, p protocol.Profile, goalActive bool) []chat.ToolDefinition {
+	reg := a.toolsFor(p.Kind)
+	if reg == a.Tools {
+		a.refreshTools(ctx)
+	}
+	return a.policy(p).WithActiveGoal(goalActive).Offer(reg.Definitions())
 }
 
 func (a *Activities) refreshTools(ctx context.Context) {

@@ -280,8 +280,7 @@ func (a *Activities) promptTokens(in protocol.StepInput, sess *session.Session, 
 	if extra != "" {
 		n += count.Message(chat.Message{Role: chat.RoleUser, Content: extra + "\n\n" + prompt.RuntimeContext(in.Message.Route.Channel, in.Message.Route.ChatID)})
 	}
-	if reg := a.toolsFor(in.SessionKey); reg != nil {
-		n += count.Tools(reg.Definitions())
-	}
+	profile := protocol.ProfileFor(in.Message.Kind, false)
+	n += count.Tools(a.policy(profile).Offer(a.toolsFor(profile.Kind).Definitions()))
 	return n, nil
 }

@@ -18,12 +18,12 @@ import (
 	"github.com/nanobot-durable/nanobot/memory/gitstore"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
-	"github.com/nanobot-durable/nanobot/tools"
 )
 
 // Dream's limits (nanobot's).
 const (
-	DreamSessionPrefix = "dream:"
+	// dreamSessionPrefix names a Dream run's session (dream:<start time>).
+	dreamSessionPrefix = "dream:"
 	dreamBatch         = 20   // history entries per run
 	dreamEntryChars    = 1000 // each entry, cut
 	dreamFileChars     = 8000 // SOUL.md, USER.md, MEMORY.md, each cut
@@ -43,7 +43,7 @@ var DreamSystemPrompt = `# nanobot 🐈 — Dream
 You are nanobot's memory keeper. Nobody is chatting: you tidy your memory in the background.
 The user message holds conversation summaries that were archived since your last run, and the
 current memory files. Your tools: read_file; edit_file, apply_patch and write_file, which may only
-change ` + strings.Join(tools.DreamWritable, ", ") + `.
+change ` + strings.Join(protocol.DreamWritable, ", ") + `.
 
 - Fold durable facts from the new entries into memory/MEMORY.md: keep its sections, merge
   duplicates, replace outdated facts instead of adding contradictions, leave out small talk.
@@ -61,7 +61,7 @@ func (a *Activities) PrepareDream(_ context.Context, _ protocol.DreamInput) (pro
 	if err != nil {
 		return protocol.DreamPlan{}, err
 	}
-	plan := protocol.DreamPlan{SessionKey: DreamSessionPrefix + time.Now().Format("20060102-150405"), From: from, To: from, Entries: len(entries)}
+	plan := protocol.DreamPlan{SessionKey: dreamSessionPrefix + time.Now().Format("20060102-150405"), From: from, To: from, Entries: len(entries)}
 	if len(entries) > 0 {
 		plan.To = entries[len(entries)-1].Cursor
 	}
@@ -167,7 +167,7 @@ func (a *Activities) pruneDreamSessions(context.Context) {
 	}
 	var dreams []session.Info
 	for _, s := range all {
-		if strings.HasPrefix(s.Key, DreamSessionPrefix) {
+		if s.Kind == string(protocol.DreamTurn) {
 			dreams = append(dreams, s)
 		}
 	}

@@ -32,7 +32,7 @@ func TestSustainedGoal(t *testing.T) {
 	env := activityEnv(a)
 	call := func(n int, goalTurn bool) protocol.LLMCallResult {
 		val, err := env.ExecuteActivity(protocol.ActivityLLMCall, protocol.LLMCallInput{SessionKey: "cli:t", Turn: "g1", Call: n, Iteration: n,
-			Settings: protocol.Settings{Model: "m"}.WithDefaults(), Goal: goalTurn})
+			Settings: protocol.Settings{Model: "m"}.WithDefaults(), Profile: protocol.ProfileFor(protocol.ChatTurn, goalTurn)})
 		require.NoError(t, err)
 		var res protocol.LLMCallResult
 		require.NoError(t, val.Get(&res))

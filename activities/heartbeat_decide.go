@@ -119,5 +119,5 @@ func parseDecision(calls []chat.ToolCall) (notify bool, reason string, ok bool) 
 }
 
 func (a *Activities) recordDecisionUsage(in protocol.HeartbeatDecideInput, req providers.Request, resp *providers.Response) {
-	a.addUsage(sideCallUsage(usage.Record{Session: in.SessionKey, Turn: in.Turn, Call: heartbeatDecisionEntry, Model: in.Settings.Model}, req, resp))
+	a.addUsage(sideCallUsage(usage.Record{Session: in.SessionKey, Turn: in.Turn, Call: heartbeatDecisionEntry, Model: in.Settings.Model, Kind: usage.TurnKind(protocol.HeartbeatTurn)}, req, resp))
 }

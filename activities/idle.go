@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -31,7 +30,7 @@ func (a *Activities) IdleSessions(ctx context.Context, in protocol.IdleSessionsI
 	sort.Slice(all, func(i, j int) bool { return all[i].Key < all[j].Key })
 	now := time.Now()
 	for _, info := range all {
-		if strings.HasPrefix(info.Key, DreamSessionPrefix) || now.Sub(info.Modified) < in.IdleAfter {
+		if info.Kind == string(protocol.DreamTurn) || now.Sub(info.Modified) < in.IdleAfter {
 			continue
 		}
 		sess, err := a.load(ctx, info.Key)

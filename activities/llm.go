@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -130,9 +129,7 @@ func (a *Activities) recordUsage(in protocol.LLMCallInput, entry string, res pro
 		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: entry, Model: res.Model, Provider: provider,
 		Prompt: res.PromptTokens, Completion: res.CompletionTokens, Cached: res.CachedTokens, Estimated: estimated,
 	}
-	if strings.HasPrefix(in.SessionKey, DreamSessionPrefix) {
-		rec.Kind = usage.KindDream
-	}
+	rec.Kind = usage.TurnKind(in.Profile.Kind)
 	a.addUsage(rec)
 }
 
@@ -174,15 +171,8 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 	}
 	count := tokens.For(in.Settings.Model)
 	var defs []chat.ToolDefinition
-	_, quiet := recoveryPrompt(in.Mode, nil)
-	if reg := a.toolsFor(in.SessionKey); !in.NoTools && !quiet && reg != nil {
-		if reg == a.Tools {
-			a.refreshTools(ctx)
-		}
-		defs = goalDefinitions(allowedDefinitions(reg.Definitions(), in.Tools), in.Goal, goalIsActive(sess))
-		if in.Kind == protocol.KindHeartbeat {
-			defs = withoutTool(defs, "message") // nanobot suppresses it while the heartbeat runs
-		}
+	if _, quiet := recoveryPrompt(in.Mode, nil); !quiet {
+		defs = a.offered(ctx, in.Profile, goalIsActive(sess))
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
@@ -223,10 +213,8 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 			Hint:    tools.Hint(tc.Function.Name, tc.Function.Arguments, a.toolHintMax()),
 			Summary: toolSummaryArg(tc.Function.Arguments),
 		}
-		if reg := a.toolsFor(in.SessionKey); reg != nil {
-			if t, ok := reg.Get(tc.Function.Name); ok {
-				ref.ConcurrencySafe = t.Flags().ConcurrencySafe()
-			}
+		if t, ok := a.toolsFor(in.Profile.Kind).Get(tc.Function.Name); ok {
+			ref.ConcurrencySafe = t.Flags().ConcurrencySafe()
 		}
 		res.ToolCalls = append(res.ToolCalls, ref)
 	}
@@ -303,54 +291,4 @@ func wellFormedCalls(calls []chat.ToolCall) ([]chat.ToolCall, int) {
 		out = append(out, c)
 	}
 	return out, len(calls) - len(out)
-}
-
-// allowedDefinitions keeps the tools an allow-list names (nil keeps all);
-// entries may be patterns ("mcp_*").
-func allowedDefinitions(defs []chat.ToolDefinition, allow []string) []chat.ToolDefinition {
-	if allow == nil {
-		return defs
-	}
-	var out []chat.ToolDefinition
-	for _, d := range defs {
-		if toolAllowed(allow, d.Name) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func withoutTool(defs []chat.ToolDefinition, name string) []chat.ToolDefinition {
-	out := make([]chat.ToolDefinition, 0, len(defs))
-	for _, d := range defs {
-		if d.Name != name {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func toolAllowed(allow []string, name string) bool {
-	if allow == nil {
-		return true
-	}
-	for _, pattern := range allow {
-		if ok, _ := path.Match(pattern, name); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// goalDefinitions offers create_goal only on a /goal turn, and update_goal
-// only while there is a goal to end or change.
-func goalDefinitions(defs []chat.ToolDefinition, goalTurn, active bool) []chat.ToolDefinition {
-	out := defs[:0:0]
-	for _, d := range defs {
-		if (d.Name == "create_goal" && !goalTurn) || (d.Name == "update_goal" && !goalTurn && !active) {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
 }

@@ -33,7 +33,7 @@ func (a *Activities) PublishScheduled(ctx context.Context, in protocol.PublishSc
 			"job", job.JobID, "session", job.SessionKey, "waited", cron.DefaultBusyWait)
 	}
 	msg := protocol.Inbound{
-		ID: in.Fired, SessionKey: job.SessionKey, Route: job.Route, Kind: protocol.KindCron,
+		ID: in.Fired, SessionKey: job.SessionKey, Route: job.Route, Kind: protocol.CronTurn,
 		Content:  cron.Prompt(job.Name, job.Message),
 		Metadata: map[string]string{"cron_job_id": job.JobID, "cron_job_name": job.Name},
 		SentAt:   time.Now(),

@@ -152,12 +152,15 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 	}
 	content := in.Message.Content
 	system, err := a.systemPrompt(in, before)
-	if strings.HasPrefix(in.SessionKey, DreamSessionPrefix) {
+	if in.Message.Kind == protocol.DreamTurn {
 		system = DreamSystemPrompt
 		content, err = a.dreamPrompt(in.Message)
 	}
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("build system prompt: %w", err)
+	}
+	if err := a.markSessionKind(ctx, before, in.Message.Kind.SessionKind()); err != nil {
+		return protocol.BuildResult{}, err
 	}
 	if _, err := a.Store.TurnData(ctx, in.SessionKey, in.Turn, "system"); err != nil {
 		if err := a.Store.PutTurnData(ctx, in.SessionKey, in.Turn, "system", []byte(system)); err != nil {
@@ -366,4 +369,16 @@ func orderToolResults(s *session.Session, turn string) {
 		sort.SliceStable(results, func(a, b int) bool { return rank[results[a].ToolCallID] < rank[results[b].ToolCallID] })
 		i = end - 1
 	}
+}
+
+// markSessionKind records what a session is for when its first turn is not a chat's.
+func (a *Activities) markSessionKind(ctx context.Context, sess *session.Session, kind protocol.TurnKind) error {
+	if kind == protocol.ChatTurn || sess.Kind == string(kind) {
+		return nil
+	}
+	err := a.Store.Update(ctx, sess.Key, func(s *session.Session) error { s.Kind = string(kind); return nil })
+	if err != nil {
+		return fmt.Errorf("mark session %s as %s: %w", sess.Key, kind.Name(), err)
+	}
+	return nil
 }

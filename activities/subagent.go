@@ -100,6 +100,13 @@ func (a *Activities) SubagentBuild(ctx context.Context, in protocol.SubagentInpu
 		return err
 	}
 	key, turn := protocol.SubagentSessionKey(in.ID), "subagent-"+in.ID
+	sess, err := a.load(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := a.markSessionKind(ctx, sess, protocol.SubagentTurn); err != nil {
+		return err
+	}
 	if _, err := a.Store.TurnData(ctx, key, turn, "system"); err != nil {
 		if err := a.Store.PutTurnData(ctx, key, turn, "system", []byte(prompt.SubagentPrompt(a.Workspace, in.Label))); err != nil {
 			return fmt.Errorf("save subagent prompt: %w", err)
@@ -138,7 +145,7 @@ func (a *Activities) Announce(ctx context.Context, in protocol.AnnounceInput) er
 	bus := &channels.Bus{Client: a.Client, Settings: sub.Settings}
 	msg := protocol.Inbound{
 		ID: "subagent-" + sub.ID, SessionKey: sub.OriginKey, Route: sub.Origin, Content: content,
-		Kind: protocol.KindSubagent, SentAt: time.Now(),
+		SentAt: time.Now(),
 	}
 	if _, err := bus.Publish(ctx, msg); err != nil {
 		return fmt.Errorf("announce subagent %s into %s: %w", sub.ID, sub.OriginKey, err)

@@ -56,27 +56,21 @@ func (a *Activities) toolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		msg := fmt.Sprintf("tool call %s is not in the journal of turn %s", in.CallID, in.Turn)
 		return protocol.ToolCallResult{}, temporal.NewNonRetryableApplicationError(msg, ErrJournal, nil)
 	}
-	var result tools.Result
+	policy := a.policy(in.Profile)
 	env := tools.Env{
-		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace || in.Tools != nil,
-		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route,
-		Scheduled: protocol.Scheduled(in.Kind),
+		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace || policy.Confined(),
+		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route, Policy: policy,
 	}
-	if call.Function.Name == "message" && in.Kind == protocol.KindHeartbeat {
-		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: the message tool is not available during a heartbeat run"), false)
-	}
-	if call.Function.Name == "create_goal" && !in.Goal {
-		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: create_goal is only available after the user sets a goal with /goal"), false)
-	}
-	if !toolAllowed(in.Tools, call.Function.Name) {
-		return a.journalToolResult(ctx, in, call, tools.ErrorResult("Error: Tool '%s' is not available here (allowed: %s)", call.Function.Name, strings.Join(in.Tools, ", ")), false)
-	}
-	reg := a.toolsFor(in.SessionKey)
+	reg := a.toolsFor(in.Profile.Kind)
 	tool, known := reg.Get(call.Function.Name)
 	if !known && reg == a.Tools {
 		a.refreshTools(ctx) // an MCP tool this worker has not connected yet
 		tool, known = reg.Get(call.Function.Name)
 	}
+	if err := reg.Permit(policy, call.Function.Name, call.Function.Arguments); err != nil {
+		return a.journalToolResult(ctx, in, call, tools.Result{Text: err.Error(), IsError: true}, false) // refused before anything acts
+	}
+	var result tools.Result
 	claimed := true
 	if known && tool.Flags().SideEffects {
 		if claimed, err = a.Store.Claim(ctx, in.SessionKey, in.Turn, entry); err != nil {

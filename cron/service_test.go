@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,11 +40,14 @@ func TestCronToolOnTemporal(t *testing.T) {
 	require.Contains(t, bad.Text, "Error: invalid cron expression '61 * * * *'")
 	require.Empty(t, scheduleIDs(), "a bad expression creates nothing")
 
-	env.Scheduled = true
-	refused := run(env, map[string]any{"action": "add", "message": "again", "every_seconds": 5})
-	require.Equal(t, tools.CronInCronText, refused.Text)
-	require.Empty(t, scheduleIDs())
-	env.Scheduled = false
+	reg := tools.NewRegistry()
+	reg.Register(tool)
+	scheduled := env
+	scheduled.Policy = tools.NewPolicy(protocol.ProfileFor(protocol.CronTurn, false), "")
+	refused := reg.Execute(ctx, scheduled, "cron", `{"action":"add","message":"again","every_seconds":5}`)
+	require.True(t, refused.IsError)
+	require.True(t, strings.HasPrefix(refused.Text, tools.CronInCronText), refused.Text)
+	require.Empty(t, scheduleIDs(), "a scheduled turn's policy refuses the add before the tool runs")
 
 	added := run(env, map[string]any{"action": "add", "message": "Drink water", "name": "water", "every_seconds": 3600})
 	require.False(t, added.IsError, added.Text)

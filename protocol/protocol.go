@@ -86,8 +86,8 @@ type TurnResume struct {
 	Trace     []TraceEntry `json:"trace"`
 	// OriginAnswered: the message tool already answered the origin chat.
 	OriginAnswered bool `json:"origin_answered,omitempty"`
-	// Goal: the turn is a /goal turn.
-	Goal bool `json:"goal,omitempty"`
+	// Profile is the turn's rules on tools, fixed at COMMAND.
+	Profile Profile `json:"profile"`
 }
 
 // RunnerState is the runner loop's counters.
@@ -207,17 +207,12 @@ type LLMCallInput struct {
 	// Call numbers the model calls of a turn (retries and recoveries
 	// included); it names the journal entry.
 	Call     int      `json:"call"`
-	NoTools  bool     `json:"no_tools,omitempty"`
 	Mode     string   `json:"mode,omitempty"` // a recovery mode: one of the Mode* constants
 	Settings Settings `json:"settings"`
 	// Route is where the turn's message came from: streamed deltas go there.
 	Route Route `json:"route"`
-	// Tools limits the tools offered to the model (nil = all): a subagent's allow-list.
-	Tools []string `json:"tools,omitempty"`
-	// Goal: a /goal turn, where create_goal is offered.
-	Goal bool `json:"goal,omitempty"`
-	// Kind is the kind of the turn's message (KindHeartbeat: no message tool).
-	Kind string `json:"kind,omitempty"`
+	// Profile says which tools the model is offered.
+	Profile Profile `json:"profile"`
 }
 
 // Recovery modes of a model call: each adds one transient instruction
@@ -284,14 +279,8 @@ type ToolCallInput struct {
 	Heartbeat time.Duration `json:"heartbeat"`
 	// Route is the turn's origin: the message tool's default target, where progress is shown.
 	Route Route `json:"route"`
-	// Tools is the allow-list the call must be in (nil = all); a subagent's runs
-	// are also confined to the workspace.
-	Tools []string `json:"tools,omitempty"`
-	// Goal: a /goal turn, where create_goal may run.
-	Goal bool `json:"goal,omitempty"`
-	// Kind is the kind of the turn's message: a scheduled turn may not add
-	// cron jobs, a heartbeat turn may not message anyone.
-	Kind string `json:"kind,omitempty"`
+	// Profile says whether the call may run, and where its paths may reach.
+	Profile Profile `json:"profile"`
 }
 
 // ToolCallResult is a tool's outcome; its full text stays in the journal.

@@ -66,7 +66,7 @@ type Inbound struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Group is true for a message in a group chat (false: a direct message).
 	Group bool `json:"group,omitempty"`
-	// Kind is "" for a person's message, else who speaks (KindSubagent, …).
-	Kind   string    `json:"kind,omitempty"`
+	// Kind is the kind of turn the message asks for (a fired cron job, the heartbeat, Dream).
+	Kind   TurnKind  `json:"kind,omitempty"`
 	SentAt time.Time `json:"sent_at"`
 }

@@ -19,15 +19,6 @@ const (
 	HeartbeatSessionKey = "heartbeat"
 )
 
-// Kinds of scheduled messages (Inbound.Kind).
-const (
-	KindCron      = "cron"      // a cron job fired: the turn may not add jobs
-	KindHeartbeat = "heartbeat" // the heartbeat's turn: no message tool
-)
-
-// Scheduled reports whether a message kind comes from a schedule.
-func Scheduled(kind string) bool { return kind == KindCron || kind == KindHeartbeat }
-
 // CronScheduleID is the schedule of one cron job.
 func CronScheduleID(jobID string) string { return CronSchedulePrefix + jobID }
 

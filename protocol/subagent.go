@@ -14,18 +14,6 @@ const (
 	ActivityAnnounce      = "Announce"
 )
 
-// Kinds of inbound messages besides a user's.
-const (
-	KindSubagent = "subagent" // a subagent's result, announced into its origin session
-)
-
-// SubagentTools is what a subagent may use (nanobot's "subagent" scope):
-// files, exec, search and the web; no message, spawn or cron.
-var SubagentTools = []string{
-	"read_file", "write_file", "edit_file", "list_dir", "apply_patch", "grep", "find_files",
-	"exec", "web_search", "web_fetch",
-}
-
 // SubagentWorkflowID is the workflow ID of one subagent.
 func SubagentWorkflowID(id string) string { return "subagent/" + id }
 

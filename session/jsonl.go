@@ -111,6 +111,7 @@ func (s *JSONLStore) Load(_ context.Context, key string) (*Session, error) {
 type metadataLine struct {
 	Type             string         `json:"_type"`
 	Key              string         `json:"key"`
+	Kind             string         `json:"kind,omitempty"`
 	CreatedAt        string         `json:"created_at"`
 	UpdatedAt        string         `json:"updated_at"`
 	Metadata         map[string]any `json:"metadata"`
@@ -215,6 +216,7 @@ func (s *JSONLStore) parse(key string) (*Session, error) {
 				sess.Metadata = md.Metadata
 			}
 			sess.LastConsolidated = md.LastConsolidated
+			sess.Kind = md.Kind
 		case "":
 			var m chat.Message
 			if err := json.Unmarshal(raw, &m); err != nil {
@@ -263,7 +265,7 @@ func (s *JSONLStore) write(sess *Session) error {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	md := metadataLine{
-		Type: "metadata", Key: sess.Key,
+		Type: "metadata", Key: sess.Key, Kind: sess.Kind,
 		CreatedAt: sess.CreatedAt.Format(TimeLayout), UpdatedAt: sess.UpdatedAt.Format(TimeLayout),
 		Metadata: sess.Metadata, LastConsolidated: sess.LastConsolidated,
 	}

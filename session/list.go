@@ -1,7 +1,9 @@
 package session
 
 import (
+	"bufio"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +16,8 @@ import (
 // Info is a stored session as listed, without reading its messages.
 type Info struct {
 	Key string
+	// Kind is the session's (Session.Kind), from its metadata line.
+	Kind string
 	// Modified is when the session file last changed (appends do not touch
 	// the metadata line's updated_at).
 	Modified time.Time
@@ -46,7 +50,7 @@ func (s *JSONLStore) Sessions() ([]Info, error) {
 		if err != nil {
 			continue // removed meanwhile
 		}
-		out = append(out, Info{Key: string(key), Modified: info.ModTime()})
+		out = append(out, Info{Key: string(key), Kind: kindOf(filepath.Join(s.dir, e.Name())), Modified: info.ModTime()})
 	}
 	return out, nil
 }
@@ -68,4 +72,19 @@ func (s *JSONLStore) Delete(key string) error {
 	}
 	_ = os.Remove(filepath.Clean(s.Path(key) + ".lock"))
 	return nil
+}
+
+// kindOf reads a session's kind from its first line ("" when unreadable).
+func kindOf(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReaderSize(f, 4096).ReadBytes('\n')
+	var md metadataLine
+	if json.Unmarshal(line, &md) != nil || md.Type != "metadata" {
+		return ""
+	}
+	return md.Kind
 }

@@ -12,7 +12,10 @@ import (
 
 // Session is one conversation, as loaded from its journal.
 type Session struct {
-	Key              string
+	Key string
+	// Kind is what the session is for ("": a chat; "dream", "heartbeat",
+	// "subagent": sessions the agent keeps for itself), set by its first turn.
+	Kind             string
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 	Metadata         map[string]any

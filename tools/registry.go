@@ -164,15 +164,17 @@ func (r *Registry) execute(ctx context.Context, env Env, name, argsJSON string) 
 	e, ok := r.entries[name]
 	r.mu.RUnlock()
 	if !ok {
-		return r.unknownTool(name)
+		return r.unknownTool(env.Policy, name)
 	}
-	args, err := parseArgs(argsJSON, e.schema.raw)
-	if err != nil {
-		return ErrorResult("Error: Invalid parameters for tool '%s': %s", name, err)
+	if refusal := env.Policy.permitName(name); refusal != nil {
+		return Result{Text: refusal.Text, IsError: true}
 	}
-	args = coerceArgs(e.schema.raw, args)
-	if err := e.schema.validate(args); err != nil {
-		return ErrorResult("Error: Invalid parameters for tool '%s': %s", name, err)
+	args, errRes := e.args(name, argsJSON)
+	if errRes != nil {
+		return *errRes
+	}
+	if err := env.Policy.Permit(name, args); err != nil {
+		return Result{Text: err.Error(), IsError: true}
 	}
 	if err := ctx.Err(); err != nil {
 		return ErrorResult("Error: tool '%s' was not run: %v", name, err)
@@ -180,8 +182,48 @@ func (r *Registry) execute(ctx context.Context, env Env, name, argsJSON string) 
 	return e.tool.Run(ctx, env, args)
 }
 
-func (r *Registry) unknownTool(name string) Result {
-	names := r.Names()
+// args parses, coerces and validates a call's arguments against the tool's schema.
+func (e *entry) args(name, argsJSON string) (map[string]any, *Result) {
+	args, err := parseArgs(argsJSON, e.schema.raw)
+	if err != nil {
+		res := ErrorResult("Error: Invalid parameters for tool '%s': %s", name, err)
+		return nil, &res
+	}
+	args = coerceArgs(e.schema.raw, args)
+	if err := e.schema.validate(args); err != nil {
+		res := ErrorResult("Error: Invalid parameters for tool '%s': %s", name, err)
+		return nil, &res
+	}
+	return args, nil
+}
+
+// Permit asks the policy about a call before anything acts on it (a side
+// effect's claim): nil when it may run, or when Execute will report its
+// name or arguments as wrong; else a *Refusal, the model's result.
+func (r *Registry) Permit(p Policy, name, argsJSON string) error {
+	r.mu.RLock()
+	e, ok := r.entries[name]
+	r.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	if refusal := p.permitName(name); refusal != nil {
+		return refusal
+	}
+	args, errRes := e.args(name, argsJSON)
+	if errRes != nil {
+		return nil
+	}
+	return p.Permit(name, args)
+}
+
+func (r *Registry) unknownTool(p Policy, name string) Result {
+	var names []string
+	for _, n := range r.Names() {
+		if p.permitName(n) == nil {
+			names = append(names, n) // only what the turn is offered
+		}
+	}
 	hint := ""
 	if s := suggestName(name, names); s != "" {
 		hint = fmt.Sprintf(" Did you mean '%s'? Tool names must match exactly.", s)

@@ -63,8 +63,8 @@ type Env struct {
 	Turn string
 	// Route is where the turn's message came from (the message tool's default target).
 	Route protocol.Route
-	// Scheduled: the turn runs a fired job (cron, heartbeat); it may not add jobs.
-	Scheduled bool
+	// Policy is the turn's rule on tools: a call it refuses does not run.
+	Policy Policy
 }
 
 // ErrorResult formats an error result; the text always starts with "Error: "

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // Record is one model call's usage. (Session, Turn, Call) identifies the
@@ -32,23 +34,29 @@ type Record struct {
 	Cached int `json:"cached_tokens,omitempty"`
 	// Estimated: the provider reported nothing, the tokens were counted locally.
 	Estimated bool `json:"estimated,omitempty"`
-	// Kind says what the call was for: "" a turn's reply, else KindConsolidate or KindDream.
-	Kind string `json:"kind,omitempty"`
+	// Kind says what made the call.
+	Kind Kind `json:"kind,omitempty"`
 }
 
-// Kinds of model calls besides a turn's own.
+// Kind is what made a model call: a kind of turn (its own calls, "" for a
+// chat turn, which the file leaves out) or a consolidation beside a turn.
+type Kind string
+
+// KindTurn is a chat turn's call; KindConsolidate a memory consolidation summary.
 const (
-	KindTurn        = ""            // a turn's model call (the file leaves it out)
-	KindConsolidate = "consolidate" // a memory consolidation summary
-	KindDream       = "dream"       // a Dream run's model call (a turn in a dream: session)
+	KindTurn        Kind = ""
+	KindConsolidate Kind = "consolidate"
 )
 
+// TurnKind is the kind of the calls a turn of this kind makes (Dream's are "dream").
+func TurnKind(k protocol.TurnKind) Kind { return Kind(k) }
+
 // KindName is how reports name a kind.
-func KindName(kind string) string {
+func KindName(kind Kind) string {
 	if kind == KindTurn {
 		return "turn"
 	}
-	return kind
+	return string(kind)
 }
 
 // countsAsTurn: a consolidation round runs inside or beside a turn and is not one.

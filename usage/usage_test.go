@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 func TestRetriedCallCountsOnceAndGroups(t *testing.T) {
@@ -55,7 +57,7 @@ func TestKindsGroupAndConsolidationIsNoTurn(t *testing.T) {
 		{Time: day, Session: "cli:a", Turn: "t1", Call: "llm-1", Model: "m1", Prompt: 10, Completion: 2},
 		{Time: day, Session: "cli:a", Turn: "t1", Call: "consolidate/pressure/1", Model: "m1", Prompt: 30, Completion: 4, Kind: KindConsolidate},
 		{Time: day, Session: "cli:a", Turn: "idle-run", Call: "consolidate/idle/1", Model: "m1", Prompt: 20, Completion: 3, Kind: KindConsolidate},
-		{Time: day, Session: "dream:x", Turn: "t9", Call: "llm-1", Model: "m2", Prompt: 7, Completion: 1, Kind: KindDream},
+		{Time: day, Session: "dream:x", Turn: "t9", Call: "llm-1", Model: "m2", Prompt: 7, Completion: 1, Kind: TurnKind(protocol.DreamTurn)},
 	}
 	rep := Summarize(recs, time.Time{}, time.UTC)
 	require.Equal(t, Totals{Calls: 4, Turns: 2, Prompt: 67, Completion: 10}, rep.Total)

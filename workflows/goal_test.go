@@ -46,7 +46,7 @@ func TestActiveGoalContinuesAfterAnAnswer(t *testing.T) {
 	s, injects, d, saved := goalScript(t, 3)
 	require.Len(t, s.calls, 3, "two prompts to go on, then the goal is done")
 	for _, c := range s.calls {
-		require.True(t, c.Goal, "a /goal turn offers create_goal")
+		require.True(t, c.Profile.Goal, "a /goal turn offers create_goal")
 		require.Equal(t, goalModelTimeout, c.Settings.LLMTimeout, "goal turns have no wall-clock limit")
 	}
 	require.Len(t, *injects, 2)

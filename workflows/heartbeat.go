@@ -100,7 +100,7 @@ func heartbeatInbound(ctx workflow.Context, tasks protocol.HeartbeatTasks) proto
 		content += "\n\n(The tasks are cut here; read HEARTBEAT.md for the rest.)"
 	}
 	return protocol.Inbound{
-		ID: heartbeatMessageID(ctx), SessionKey: protocol.HeartbeatSessionKey, Kind: protocol.KindHeartbeat,
+		ID: heartbeatMessageID(ctx), SessionKey: protocol.HeartbeatSessionKey, Kind: protocol.HeartbeatTurn,
 		Content: content, SentAt: workflow.Now(ctx),
 	}
 }

@@ -80,7 +80,7 @@ func TestHeartbeatNotifiesTheChatTheDecisionNames(t *testing.T) {
 	require.Equal(t, protocol.HeartbeatSessionKey, turn.SessionKey)
 	require.False(t, turn.Settings.Stream, "nobody watches a heartbeat turn")
 	require.Len(t, turn.Carry, 1)
-	require.Equal(t, protocol.KindHeartbeat, turn.Carry[0].Kind, "the kind that drops the message tool")
+	require.Equal(t, protocol.HeartbeatTurn, turn.Carry[0].Kind, "the kind that drops the message tool")
 	require.Contains(t, turn.Carry[0].Content, "- check the build")
 	require.False(t, turn.Carry[0].Route.Deliverable(), "the turn itself tells nobody")
 

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -24,7 +23,7 @@ func (t *turn) noteRestore(res protocol.RestoreResult) {
 
 // consolidateBeforeTurn archives old turns when the prompt reached the budget.
 func (t *turn) consolidateBeforeTurn(ctx workflow.Context) {
-	if isDreamSession(t.in.SessionKey) || t.mem.budget <= 0 || t.mem.promptTokens < t.mem.budget {
+	if t.msg.Kind == protocol.DreamTurn || t.mem.budget <= 0 || t.mem.promptTokens < t.mem.budget {
 		return
 	}
 	t.consolidate(ctx, protocol.ConsolidateBudget, t.mem.budget)
@@ -33,7 +32,7 @@ func (t *turn) consolidateBeforeTurn(ctx workflow.Context) {
 // consolidateBeforeNew archives the whole session before /new clears it;
 // if this fails, /new archives raw or refuses to clear.
 func (t *turn) consolidateBeforeNew(ctx workflow.Context) {
-	if isDreamSession(t.in.SessionKey) {
+	if t.msg.Kind == protocol.DreamTurn {
 		return
 	}
 	if name, _, ok := protocol.ParseCommand(t.msg.Content); ok && name == "/new" {
@@ -44,7 +43,7 @@ func (t *turn) consolidateBeforeNew(ctx workflow.Context) {
 // consolidateAfterSave measures the next prompt and consolidates now, so
 // the next turn starts under budget.
 func (t *turn) consolidateAfterSave(ctx workflow.Context) {
-	if isDreamSession(t.in.SessionKey) {
+	if t.msg.Kind == protocol.DreamTurn {
 		return
 	}
 	var m protocol.MeasureResult
@@ -86,6 +85,3 @@ func consolidateCtx(ctx workflow.Context, s protocol.Settings, summary string) w
 		Summary:             summary,
 	})
 }
-
-// isDreamSession: Dream's own sessions are never consolidated.
-func isDreamSession(sessionKey string) bool { return strings.HasPrefix(sessionKey, "dream:") }

@@ -62,15 +62,11 @@ type loopConfig struct {
 	Turn       string
 	Route      protocol.Route
 	Settings   protocol.Settings
-	// Tools limits the tools the model is offered and may run (nil = all).
-	Tools []string
+	// Profile is the host's rules on tools, for the model call and the tool call alike.
+	Profile protocol.Profile
 	// NoFinalize: at the iteration limit, stop with the text instead of one
 	// last call without tools (nanobot's subagents).
 	NoFinalize bool
-	// Goal: a /goal turn (create_goal offered, no wall-clock limit on model calls).
-	Goal bool
-	// Kind is the kind of the message the loop answers (scheduled turns).
-	Kind string
 }
 
 // runner is the model ⇄ tools loop of the RUN state.
@@ -239,13 +235,13 @@ func (r *runner) inject(ctx workflow.Context) bool {
 
 func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCallResult, error) {
 	s := r.cfg.Settings
-	if r.cfg.Goal {
+	if r.cfg.Profile.Goal {
 		s.LLMTimeout = goalModelTimeout
 	}
 	r.Calls++
 	in := protocol.LLMCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, Call: r.Calls, Mode: mode,
-		Settings: s, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal, Kind: r.cfg.Kind,
+		Settings: s, Route: r.cfg.Route, Profile: r.cfg.Profile,
 	}
 	summary := fmt.Sprintf("llm #%d %s", r.Iteration, s.Model)
 	if mode != "" {
@@ -331,7 +327,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	if c.Hint != "" {
 		r.hints = append(r.hints, c.Hint)
 	}
-	if sp, ok := r.host.(spawner); ok && c.Name == "spawn" && toolAllowed(r.cfg.Tools, c.Name) {
+	if sp, ok := r.host.(spawner); ok && c.Name == "spawn" {
 		return sp.spawn(ctx, c, llmEntry)
 	}
 	opts := workflow.ActivityOptions{
@@ -343,7 +339,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	}
 	in := protocol.ToolCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
-		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Tools: r.cfg.Tools, Goal: r.cfg.Goal, Kind: r.cfg.Kind,
+		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Profile: r.cfg.Profile,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
 }
@@ -372,16 +368,4 @@ func modelErrorText(err error, s protocol.Settings) string {
 		return fmt.Sprintf("Error calling LLM: timed out after %ds", int(s.LLMTimeout.Seconds()))
 	}
 	return ModelErrorFallback
-}
-
-func toolAllowed(allow []string, name string) bool {
-	if allow == nil {
-		return true
-	}
-	for _, a := range allow {
-		if a == name {
-			return true
-		}
-	}
-	return false
 }

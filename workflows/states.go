@@ -42,7 +42,7 @@ func (t *turn) command(ctx workflow.Context) (Event, error) {
 		return "", err
 	}
 	if !res.Handled {
-		t.busy, t.goalTurn = true, res.Goal
+		t.busy, t.profile = true, protocol.ProfileFor(t.msg.Kind, res.Goal)
 		return EvDispatch, nil
 	}
 	t.run.final = reply{Text: res.Reply, EntryID: res.EntryID, StopReason: protocol.StopCommand}

@@ -141,7 +141,7 @@ func (s *subagent) state() (protocol.TurnState, error) {
 func (s *subagent) loopConfig() loopConfig {
 	return loopConfig{
 		SessionKey: protocol.SubagentSessionKey(s.in.ID), Turn: s.turn(), Settings: s.in.Settings,
-		Route: protocol.Route{Channel: "subagent", ChatID: s.in.ID}, Tools: protocol.SubagentTools, NoFinalize: true,
+		Route: protocol.Route{Channel: "subagent", ChatID: s.in.ID}, Profile: protocol.ProfileFor(protocol.SubagentTurn, false), NoFinalize: true,
 	}
 }
 

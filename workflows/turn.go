@@ -63,7 +63,7 @@ type turn struct {
 	m         machine
 	run       runner
 	mem       memoryState
-	goalTurn  bool // a /goal turn
+	profile   protocol.Profile // the turn's rules on tools, fixed at COMMAND
 }
 
 // reply is what the turn will say and why it stopped.
@@ -95,7 +95,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	if r := in.Resume; r != nil {
 		t.id, t.msg, t.answered, t.delivered, t.started = r.Turn, r.Message, r.Answered, r.Delivered, r.Started
 		t.run.RunnerState, t.m.trace, t.busy, start = r.Runner, r.Trace, true, Run
-		t.run.originAnswered, t.goalTurn = r.OriginAnswered, r.Goal
+		t.run.originAnswered, t.profile = r.OriginAnswered, r.Profile
 	} else if !t.takeFirstMessage(ctx) {
 		return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: "no_message"}, nil
 	}
@@ -254,7 +254,7 @@ func (t *turn) step() protocol.StepInput {
 // The turn is the runner's host: its inbox is the session's signal channel.
 
 func (t *turn) loopConfig() loopConfig {
-	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, Goal: t.goalTurn, Kind: t.msg.Kind}
+	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, Profile: t.profile}
 }
 
 func (t *turn) waiting() int { return len(t.pending) }
@@ -310,7 +310,7 @@ func (t *turn) continueAsNew(ctx workflow.Context) error {
 		SessionKey: t.in.SessionKey, Settings: t.in.Settings, Carry: t.pending,
 		Resume: &protocol.TurnResume{
 			Turn: t.id, Message: t.msg, Answered: t.answered, Delivered: t.delivered,
-			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace, OriginAnswered: t.run.originAnswered, Goal: t.goalTurn,
+			Started: t.started, Runner: t.run.RunnerState, Trace: t.m.trace, OriginAnswered: t.run.originAnswered, Profile: t.profile,
 		},
 	}
 	return workflow.NewContinueAsNewError(ctx, protocol.TurnWorkflowName, next)

@@ -59,7 +59,7 @@ func DreamWorkflow(ctx workflow.Context, in protocol.DreamInput) (*protocol.Drea
 // and the memory files (the payload stays small).
 func dreamInbound(plan protocol.DreamPlan) protocol.Inbound {
 	return protocol.Inbound{
-		ID: plan.SessionKey, SessionKey: plan.SessionKey,
+		ID: plan.SessionKey, SessionKey: plan.SessionKey, Kind: protocol.DreamTurn,
 		Content:  fmt.Sprintf("Dream: absorb history entries %d to %d into memory.", plan.From+1, plan.To),
 		Metadata: map[string]string{"dream_from": fmt.Sprint(plan.From), "dream_to": fmt.Sprint(plan.To)},
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 func TestDreamToolsCannotTouchFilesOutsideTheirList(t *testing.T) {
@@ -18,7 +20,7 @@ func TestDreamToolsCannotTouchFilesOutsideTheirList(t *testing.T) {
 	outside := t.TempDir()
 	r := NewDreamRegistry()
 	require.Equal(t, []string{"apply_patch", "edit_file", "read_file", "write_file"}, r.Names(), "no shell, no web, no message")
-	env := Env{Workspace: ws}
+	env := Env{Workspace: ws, RestrictToWorkspace: true, Policy: NewPolicy(protocol.ProfileFor(protocol.DreamTurn, false), ws)}
 	run := func(name, args string) Result { return r.Execute(context.Background(), env, name, args) }
 
 	for _, c := range []struct{ name, args string }{
