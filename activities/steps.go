@@ -95,6 +95,16 @@ func closeTurn(s *session.Session, turn string) bool {
 		return false // the turn ended with a reply
 	}
 	now := time.Now().Format(session.TimeLayout)
+	backfillToolResults(s, turn, now)
+	s.Messages = append(s.Messages, chat.Message{
+		Role: chat.RoleAssistant, Content: InterruptedReply, Timestamp: now, Turn: turn, EntryID: "interrupted",
+	})
+	return true
+}
+
+// backfillToolResults gives each of the turn's tool calls that never
+// finished the interruption note, so the history replays.
+func backfillToolResults(s *session.Session, turn, now string) {
 	have := map[string]bool{}
 	for _, m := range s.Messages {
 		if m.Turn == turn && m.Role == chat.RoleTool {
@@ -115,10 +125,6 @@ func closeTurn(s *session.Session, turn string) bool {
 			}
 		}
 	}
-	s.Messages = append(s.Messages, chat.Message{
-		Role: chat.RoleAssistant, Content: InterruptedReply, Timestamp: now, Turn: turn, EntryID: "interrupted",
-	})
-	return true
 }
 
 // Compact checks the session against the context budget. Consolidation
@@ -207,8 +213,14 @@ func (a *Activities) Measure(ctx context.Context, in protocol.StepInput) (protoc
 
 func (a *Activities) saveTurn(s *session.Session, in protocol.SaveInput) error {
 	now := time.Now().Format(session.TimeLayout)
-	if in.StopReason == protocol.StopCancelled {
+	switch in.StopReason {
+	case protocol.StopCancelled:
 		closeTurn(s, in.Turn)
+	case protocol.StopFailed: // the message, what finished, and the failure: nothing is lost
+		if s.Find(in.Turn, "user") < 0 && in.Message.Content != "" {
+			s.Messages = append(s.Messages, chat.Message{Role: chat.RoleUser, Content: in.Message.Content, Turn: in.Turn, EntryID: "user", Timestamp: now})
+		}
+		backfillToolResults(s, in.Turn, now)
 	}
 	if len(in.Segments) > 1 && s.Find(in.Turn, "final") < 0 {
 		joinSegments(s, in.Turn, in.Segments)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -15,6 +16,7 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
+	"github.com/nanobot-durable/nanobot/visibility"
 )
 
 // announceResultChars bounds the result a subagent announces into its
@@ -65,10 +67,15 @@ func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (p
 	if a.Config != nil && a.Config().Agents.Defaults.MaxConcurrentSubagents > 0 {
 		limit = a.Config().Agents.Defaults.MaxConcurrentSubagents
 	}
-	running, err := channels.RunningSubagents(ctx, a.Client, ref.SessionKey)
+	running, err := visibility.RunningSubagents(ctx, a.Client, ref.SessionKey)
 	if err != nil {
-		return res, fmt.Errorf("count running subagents of %s: %w", ref.SessionKey, err)
+		// Temporal could not say; the model hears why, the turn goes on.
+		a.log().Warn("counting running subagents failed; spawn refused", "session", ref.SessionKey, "error", err)
+		res.Refused = "Error: cannot start a subagent now: counting this conversation's running subagents failed (" +
+			chat.Preview(err.Error(), 300) + "). Do this task yourself, or try again later."
+		return res, nil
 	}
+	res.SearchAttributes = visibility.HasSearchAttributes(ctx, a.Client.OperatorService(), activity.GetInfo(ctx).WorkflowNamespace)
 	if len(running) >= limit {
 		res.Refused = fmt.Sprintf("Error: %d subagent(s) already running for this conversation (maxConcurrentSubagents is %d); "+
 			"wait for one to report back, or do this task yourself.", len(running), limit)
@@ -157,7 +164,7 @@ func (a *Activities) Announce(ctx context.Context, in protocol.AnnounceInput) er
 // answer, or, when it failed, the steps it completed and what stopped it.
 func AnnounceText(sub protocol.SubagentInput, task, result, stopReason string, sess *session.Session, turn string) string {
 	status := "completed"
-	failed := stopReason == protocol.StopError || stopReason == protocol.StopMaxIterations
+	failed := stopReason == protocol.StopError || stopReason == protocol.StopMaxIterations || stopReason == protocol.StopFailed
 	if failed {
 		status = "failed"
 	}

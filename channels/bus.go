@@ -10,18 +10,13 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/visibility"
 )
-
-// WorkflowLister lists workflows by a visibility query.
-type WorkflowLister interface {
-	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
-}
 
 // Bus hands inbound messages to the session's turn workflow: a message
 // either starts a turn or joins the running one (SignalWithStart), which
@@ -109,7 +104,7 @@ func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {
 		}
 		stopped++
 	}
-	subs, err := RunningSubagents(ctx, b.Client, sessionKey)
+	subs, err := visibility.RunningSubagents(ctx, b.Client, sessionKey)
 	if err != nil {
 		return stopped, fmt.Errorf("list subagents of %s: %w", sessionKey, err)
 	}
@@ -130,24 +125,4 @@ func isStop(text string) bool {
 func firstLine(s string, n int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return chat.Preview(s, n)
-}
-
-// RunningSubagents lists the workflow IDs of a session's running subagents.
-func RunningSubagents(ctx context.Context, c WorkflowLister, sessionKey string) ([]string, error) {
-	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND NanobotSessionKey = '%s'",
-		protocol.SubagentWorkflowName, strings.ReplaceAll(sessionKey, "'", "\\'"))
-	var ids []string
-	var token []byte
-	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: q, NextPageToken: token})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range resp.GetExecutions() {
-			ids = append(ids, e.GetExecution().GetWorkflowId())
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return ids, nil
-		}
-	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
-	"github.com/nanobot-durable/nanobot/workflows"
 )
 
 // TestModelFaultsAtTheWire runs one turn per fault the model endpoint can
@@ -43,8 +42,8 @@ func TestModelFaultsAtTheWire(t *testing.T) {
 		{"malformed SSE", true, []modeltest.Step{modeltest.Malformed(), modeltest.Text("after the broken stream")}, 2, "after the broken stream", 0},
 		{"stream cut midway", true, []modeltest.Step{modeltest.Text("half of an ans").Abort(), modeltest.Text("the whole answer")}, 2, "the whole answer", 0},
 		{"401", true, []modeltest.Step{modeltest.Error(401, "invalid_api_key", "Incorrect API key provided")}, 1, "Incorrect API key provided", 0},
-		{"402", true, []modeltest.Step{modeltest.Error(402, "", "Payment required")}, 1, workflows.ArrearsText, 0},
-		{"429 insufficient_quota", false, []modeltest.Step{modeltest.Error(429, "insufficient_quota", "You exceeded your current quota").Type("insufficient_quota")}, 1, workflows.ArrearsText, 0},
+		{"402", true, []modeltest.Step{modeltest.Error(402, "", "Payment required")}, 1, protocol.ArrearsText, 0},
+		{"429 insufficient_quota", false, []modeltest.Step{modeltest.Error(429, "insufficient_quota", "You exceeded your current quota").Type("insufficient_quota")}, 1, protocol.ArrearsText, 0},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
-	"github.com/nanobot-durable/nanobot/workflows"
 )
 
 // rig is a dev server, a scripted model and one `nanobot worker` process.
@@ -99,7 +98,7 @@ func TestRecoveryPathsAtTheWire(t *testing.T) {
 		res, _, reqs := r.turn(t, "empty3", "hi", modeltest.Text(""), modeltest.Text(""), modeltest.Text(""))
 		require.Len(t, reqs, 3)
 		require.Equal(t, protocol.StopEmptyFinal, res.StopReason)
-		require.Equal(t, workflows.EmptyFinalText, res.ReplyPreview)
+		require.Equal(t, protocol.EmptyFinalText, res.ReplyPreview)
 	})
 	t.Run("think-only reply counts as empty", func(t *testing.T) {
 		res, _, reqs := r.turn(t, "think", "hi", modeltest.Text("<think>pondering</think>"), modeltest.Text("Recovered answer"))
@@ -138,7 +137,7 @@ func TestRecoveryPathsAtTheWire(t *testing.T) {
 		res, msgs, reqs := r.turn(t, "arrears", "hi", modeltest.Error(402, "insufficient_quota", "You exceeded your current quota"))
 		require.Len(t, reqs, 1, "arrears is not retried")
 		require.Equal(t, protocol.StopError, res.StopReason)
-		require.Equal(t, workflows.ArrearsText, res.ReplyPreview)
+		require.Equal(t, protocol.ArrearsText, res.ReplyPreview)
 		require.Equal(t, activities.ModelErrorPlaceholder, lastAssistant(msgs))
 	})
 	t.Run("429 is retried after Retry-After", func(t *testing.T) {

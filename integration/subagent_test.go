@@ -16,6 +16,7 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
+	"github.com/nanobot-durable/nanobot/visibility"
 )
 
 // subagentModel answers the main agent and its subagent apart (by the
@@ -55,7 +56,7 @@ func (m *subagentModel) counts() (int, int) {
 
 func subagentRun(t *testing.T, dev *testenv.DevServer) (string, enumspb.WorkflowExecutionStatus) {
 	t.Helper()
-	ids, err := channels.RunningSubagents(context.Background(), dev.Client, "cli:sub")
+	ids, err := visibility.RunningSubagents(context.Background(), dev.Client, "cli:sub")
 	require.NoError(t, err)
 	if len(ids) == 0 {
 		return "", enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED

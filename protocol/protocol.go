@@ -328,6 +328,8 @@ const (
 	StopEmptyFinal    = "empty_final_response"
 	StopCommand       = "command"
 	StopCancelled     = "cancelled"
+	// StopFailed: the turn failed (a step that failed for good); the chat was told.
+	StopFailed = "failed"
 )
 
 // WithDefaults fills unset settings with nanobot's defaults.

@@ -34,6 +34,8 @@ type PrepareSpawnResult struct {
 	Refused string `json:"refused,omitempty"`
 	Label   string `json:"label"`
 	Wait    bool   `json:"wait"`
+	// SearchAttributes: the namespace has nanobot's, so the subagent carries them.
+	SearchAttributes bool `json:"search_attributes,omitempty"`
 }
 
 // ToolResultInput journals a result the workflow itself produced (spawn).

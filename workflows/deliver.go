@@ -41,7 +41,7 @@ func (t *turn) deliver(ctx workflow.Context) {
 		if !r.Deliverable() {
 			continue
 		}
-		if t.run.originAnswered && t.run.final.StopReason != protocol.StopCommand && r.SameChat(t.msg.Route) {
+		if t.run.originAnswered && !told(t.run.final.StopReason) && r.SameChat(t.msg.Route) {
 			continue // the message tool already answered this chat in this turn
 		}
 		found := false
@@ -59,6 +59,12 @@ func (t *turn) deliver(ctx workflow.Context) {
 		}
 	}
 	t.deliverTo(ctx, ins)
+}
+
+// told: replies of these stop reasons reach the chat even when the message
+// tool already answered it (a command's answer, a failure).
+func told(stopReason string) bool {
+	return stopReason == protocol.StopCommand || stopReason == protocol.StopFailed
 }
 
 // deliverTo runs the deliveries in parallel and waits for them. A reply to

@@ -14,12 +14,9 @@ import (
 
 // Texts the user sees, as nanobot words them.
 const (
-	ModelErrorFallback = "Sorry, I encountered an error calling the AI model."
-	ArrearsText        = "The AI provider rejected the request because the API key is out of quota or the account is in arrears. Please top up / check the billing status of your API key and try again."
-	EmptyFinalText     = "I completed the tool steps but couldn't produce a final answer. Please try again or narrow the task."
-	// NoFinalResponseText ends a subagent that spent its iterations without an answer.
-	NoFinalResponseText = "Task completed but no final response was generated."
-	maxIterationsText   = "I reached the maximum number of tool call iterations (%d) without completing the task. You can try breaking the task into smaller steps."
+	// toolFailedText is the result of a call whose activity failed for good.
+	toolFailedText    = "Error: the %s call could not finish: %s. If it changes things, check whether it did before you try again."
+	maxIterationsText = "I reached the maximum number of tool call iterations (%d) without completing the task. You can try breaking the task into smaller steps."
 )
 
 // nanobot's runner limits.
@@ -101,7 +98,7 @@ func (r *runner) execute(ctx workflow.Context) (Event, error) {
 			return "", r.host.continueAsNew(ctx)
 		}
 		if r.Iteration >= s.MaxIterations && r.cfg.NoFinalize {
-			r.final = reply{Text: NoFinalResponseText, StopReason: protocol.StopMaxIterations}
+			r.final = reply{Text: protocol.NoFinalResponseText, StopReason: protocol.StopMaxIterations}
 			return EvOK, nil
 		}
 		if r.Iteration >= s.MaxIterations && mode != protocol.ModeFinalize {
@@ -168,7 +165,7 @@ func (r *runner) decide(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 		return protocol.ModeEmptyRetry, false, nil
 	case res.ContentChars == 0 && len(r.Segments) == 0:
 		if blankTerminal[res.FinishReason] || r.EmptyRetries >= maxEmptyRetries {
-			r.final = reply{Text: EmptyFinalText, StopReason: protocol.StopEmptyFinal}
+			r.final = reply{Text: protocol.EmptyFinalText, StopReason: protocol.StopEmptyFinal}
 			if r.inject(ctx) {
 				return "", false, nil
 			}
@@ -313,7 +310,12 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 				if temporal.IsCanceledError(err) {
 					return err
 				}
-				return fmt.Errorf("tool %s (%s): %w", calls[i+k].Name, calls[i+k].ID, err)
+				// A call that could not finish (its worker, its journal) is the model's result, as a tool's own error is.
+				c := calls[i+k]
+				text := fmt.Sprintf(toolFailedText, c.Name, FailureReason(err))
+				if out, err = r.toolResult(ctx, c, text, true); err != nil {
+					return fmt.Errorf("journal the failure of tool %s (%s): %w", c.Name, c.ID, err)
+				}
 			}
 			r.originAnswered = r.originAnswered || out.AnsweredOrigin
 		}
@@ -344,6 +346,14 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
 }
 
+// toolResult journals a result the workflow itself produced for a call.
+func (r *runner) toolResult(ctx workflow.Context, c protocol.ToolCallRef, text string, isError bool) (protocol.ToolCallResult, error) {
+	in := protocol.ToolResultInput{SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, CallID: c.ID, Name: c.Name, Text: text, IsError: isError}
+	var res protocol.ToolCallResult
+	err := workflow.ExecuteLocalActivity(localCtx(ctx, "result of "+c.Name), protocol.ActivityToolResult, in).Get(ctx, &res)
+	return res, err
+}
+
 // toolSummary names a tool call in the Web UI: "tool read_file path=README.md".
 func toolSummary(c protocol.ToolCallRef) string {
 	if c.Summary != "" {
@@ -357,7 +367,7 @@ func modelErrorText(err error, s protocol.Settings) string {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		if appErr.Type() == protocol.ErrProviderArrears {
-			return ArrearsText
+			return protocol.ArrearsText
 		}
 		if msg := strings.TrimSpace(appErr.Message()); msg != "" {
 			return msg
@@ -367,5 +377,5 @@ func modelErrorText(err error, s protocol.Settings) string {
 	if errors.As(err, &te) {
 		return fmt.Sprintf("Error calling LLM: timed out after %ds", int(s.LLMTimeout.Seconds()))
 	}
-	return ModelErrorFallback
+	return protocol.ModelErrorFallback
 }

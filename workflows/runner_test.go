@@ -86,9 +86,9 @@ func TestEmptyRepliesEndWithEmptyFinalResponse(t *testing.T) {
 	s := &script{replies: []protocol.LLMCallResult{blank("stop"), blank("stop"), blank("stop")}}
 	_, delivered, saved := runTurn(t, s, protocol.Settings{})
 	require.Len(t, s.calls, 3)
-	require.Equal(t, EmptyFinalText, delivered[0].Text)
+	require.Equal(t, protocol.EmptyFinalText, delivered[0].Text)
 	require.Equal(t, protocol.StopEmptyFinal, delivered[0].StopReason)
-	require.Equal(t, EmptyFinalText, saved.Reply)
+	require.Equal(t, protocol.EmptyFinalText, saved.Reply)
 }
 
 func TestBlankContentFilterIsNotRetried(t *testing.T) {
@@ -200,6 +200,7 @@ func TestInlineStatusDuringTurn(t *testing.T) {
 	var delivered []protocol.DeliverInput
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = append(delivered, in); return nil })
+	env.OnActivity(protocol.ActivityInject, mock.Anything, mock.Anything).Return(nil).Maybe() // for AssertNotCalled
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, commands, 2)
@@ -224,6 +225,8 @@ func TestResumeContinuesAtRun(t *testing.T) {
 	var delivered protocol.DeliverInput
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = in; return nil })
+	env.OnActivity(protocol.ActivityRestore, mock.Anything, mock.Anything).Return(protocol.RestoreResult{}, nil).Maybe() // for AssertNotCalled
+	env.OnActivity(protocol.ActivityBuild, mock.Anything, mock.Anything).Return(protocol.BuildResult{}, nil).Maybe()
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Resume: resume})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, s.calls, 1)

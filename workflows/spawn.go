@@ -44,47 +44,42 @@ func (t *turn) runSpawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry s
 		return protocol.ToolCallResult{}, err
 	}
 	if prep.Refused != "" {
-		return t.toolResult(ctx, c, prep.Refused, true)
+		return t.run.toolResult(ctx, c, prep.Refused, true)
 	}
 	id := subagentID(t.id, c.ID)
 	in := protocol.SubagentInput{
 		ID: id, Label: prep.Label, Spawn: ref, OriginKey: t.in.SessionKey, Origin: t.msg.Route,
 		Settings: t.in.Settings, Wait: prep.Wait,
 	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:            protocol.SubagentWorkflowID(id),
 		TaskQueue:             protocol.TaskQueue,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         fmt.Sprintf("subagent [%s] of %s", prep.Label, t.in.SessionKey),
-		Memo:                  map[string]any{"label": prep.Label, "origin": t.in.SessionKey, "kind": "subagent"},
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			protocol.SessionKeyAttribute.ValueSet(t.in.SessionKey), protocol.ChannelAttribute.ValueSet(t.msg.Route.Channel)),
-	})
+		Memo:                  map[string]any{"label": prep.Label, "origin": t.in.SessionKey, "kind": string(protocol.SubagentTurn)},
+	}
+	if prep.SearchAttributes { // an attribute the namespace lacks would fail this workflow task, over and over
+		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
+			protocol.SessionKeyAttribute.ValueSet(t.in.SessionKey), protocol.ChannelAttribute.ValueSet(t.msg.Route.Channel))
+	}
+	cctx := workflow.WithChildOptions(ctx, opts)
 	child := workflow.ExecuteChildWorkflow(cctx, protocol.SubagentWorkflowName, in)
 	if err := child.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		if temporal.IsCanceledError(err) {
 			return protocol.ToolCallResult{}, err
 		}
-		return t.toolResult(ctx, c, "Error: the subagent could not start: "+err.Error(), true)
+		return t.run.toolResult(ctx, c, "Error: the subagent could not start: "+err.Error(), true)
 	}
 	if !prep.Wait {
-		return t.toolResult(ctx, c, fmt.Sprintf("Subagent [%s] started (id: %s). I'll notify you when it completes.", prep.Label, id), false)
+		return t.run.toolResult(ctx, c, fmt.Sprintf("Subagent [%s] started (id: %s). I'll notify you when it completes.", prep.Label, id), false)
 	}
 	var res protocol.SubagentResult
 	if err := child.Get(ctx, &res); err != nil {
 		if temporal.IsCanceledError(err) {
 			return protocol.ToolCallResult{}, err
 		}
-		return t.toolResult(ctx, c, fmt.Sprintf("Error: subagent [%s] failed: %v", prep.Label, err), true)
+		return t.run.toolResult(ctx, c, fmt.Sprintf("Error: subagent [%s] failed: %v", prep.Label, err), true)
 	}
-	return t.toolResult(ctx, c, res.ResultPreview, res.StopReason == protocol.StopError)
-}
-
-// toolResult journals a result the workflow produced for a call.
-func (t *turn) toolResult(ctx workflow.Context, c protocol.ToolCallRef, text string, isError bool) (protocol.ToolCallResult, error) {
-	in := protocol.ToolResultInput{SessionKey: t.in.SessionKey, Turn: t.id, CallID: c.ID, Name: c.Name, Text: text, IsError: isError}
-	var res protocol.ToolCallResult
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "result of "+c.Name), protocol.ActivityToolResult, in).Get(ctx, &res)
-	return res, err
+	return t.run.toolResult(ctx, c, res.ResultPreview, res.StopReason == protocol.StopError)
 }

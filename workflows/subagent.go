@@ -59,7 +59,7 @@ func SubagentWorkflow(ctx workflow.Context, in protocol.SubagentInput) (*protoco
 	case temporal.IsCanceledError(err):
 		return nil, s.cancelled(ctx, err)
 	case err != nil:
-		return nil, err
+		return nil, s.failed(ctx, err)
 	}
 	return &protocol.SubagentResult{
 		ID: in.ID, Label: in.Label, StopReason: s.run.final.StopReason,
@@ -116,6 +116,20 @@ func (s *subagent) announce(ctx workflow.Context) (Event, error) {
 		Summary:             "announce to " + s.in.OriginKey,
 	})
 	return EvOK, workflow.ExecuteActivity(actx, protocol.ActivityAnnounce, in).Get(ctx, nil)
+}
+
+// failed saves and announces a subagent that cannot go on, so its origin
+// session hears of it; the run then fails as it did.
+func (s *subagent) failed(ctx workflow.Context, cause error) error {
+	workflow.GetLogger(ctx).Error("the subagent failed; telling its origin", "subagent", s.in.ID, "error", cause)
+	s.run.final = reply{Text: protocol.FailedTurnText(FailureReason(cause)), StopReason: protocol.StopFailed}
+	if _, err := s.save(ctx); err != nil {
+		workflow.GetLogger(ctx).Error("saving a failed subagent failed", "subagent", s.in.ID, "error", err)
+	}
+	if _, err := s.announce(ctx); err != nil {
+		workflow.GetLogger(ctx).Error("announcing a failed subagent failed", "subagent", s.in.ID, "error", err)
+	}
+	return cause
 }
 
 // cancelled saves what the subagent did (/stop in its origin session).

@@ -109,7 +109,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 		if temporal.IsCanceledError(err) {
 			return nil, t.cancelled(ctx, err)
 		}
-		return nil, err
+		return nil, t.failed(ctx, err)
 	}
 	return t.finish(ctx)
 }

@@ -44,6 +44,9 @@ func stubConsolidate(context.Context, protocol.ConsolidateInput) (protocol.Conso
 func stubDeliver(context.Context, protocol.DeliverInput) error { return nil }
 func stubInject(context.Context, protocol.InjectInput) error   { return nil }
 func stubMark(context.Context, protocol.DeliverInput) error    { return nil }
+func stubToolResult(context.Context, protocol.ToolResultInput) (protocol.ToolCallResult, error) {
+	return protocol.ToolCallResult{}, errors.New("not mocked")
+}
 
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
@@ -55,6 +58,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		protocol.ActivityLLMCall: stubLLM, protocol.ActivityTool: stubTool, protocol.ActivityDeliver: stubDeliver,
 		protocol.ActivityInject: stubInject, protocol.ActivityMarkUndelivered: stubMark,
 		protocol.ActivityMeasure: stubMeasure, protocol.ActivityConsolidate: stubConsolidate,
+		protocol.ActivityToolResult: stubToolResult,
 	} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
@@ -143,6 +147,9 @@ func TestTurnCommandShortcut(t *testing.T) {
 	var delivered protocol.DeliverInput
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = in; return nil }).Once()
+	// Mocked so that AssertNotCalled below can see a call.
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(protocol.LLMCallResult{}, errors.New("no model")).Maybe()
+	env.OnActivity(protocol.ActivityBuild, mock.Anything, mock.Anything).Return(protocol.BuildResult{}, nil).Maybe()
 
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
 	require.NoError(t, env.GetWorkflowError())

@@ -18,7 +18,7 @@ import (
 	"sync"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/workflows"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // Name is the channel's name, in routes and session keys (api:<id>).
@@ -142,7 +142,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 	text := r.Text
 	if strings.TrimSpace(text) == "" {
-		text = workflows.EmptyFinalText
+		text = protocol.EmptyFinalText
 	}
 	if len(r.MessageIDs) > 0 {
 		if c.waiters.answer(r.MessageIDs, text) == 0 {

@@ -22,7 +22,6 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
-	"github.com/nanobot-durable/nanobot/workflows"
 )
 
 const testQueue = "nanobot-serve-test"
@@ -155,7 +154,7 @@ func TestEmptyReplyIsNanobotsEmptyFinalMessage(t *testing.T) {
 	res := post(t, url+"/v1/chat/completions", hello)
 	msg := p.nth(t, 1)
 	require.NoError(t, c.Send(context.Background(), channels.Reply{Route: msg.Route, MessageIDs: []string{msg.ID}, Text: " \n"}))
-	require.Equal(t, workflows.EmptyFinalText, completionText(t, wait(t, res)))
+	require.Equal(t, protocol.EmptyFinalText, completionText(t, wait(t, res)))
 }
 
 func TestRequestsOfOneSessionEachGetTheirOwnReply(t *testing.T) {

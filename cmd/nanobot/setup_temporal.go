@@ -8,14 +8,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 
-	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/visibility"
 )
-
-// nanobotSearchAttributes are the custom search attributes turns and subagents carry.
-var nanobotSearchAttributes = map[string]enumspb.IndexedValueType{
-	protocol.SessionKeyAttribute.GetName(): enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	protocol.ChannelAttribute.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-}
 
 // setupTemporal registers nanobot's search attributes on the namespace of an
 // external cluster (temporal-dev registers them itself at start). Without
@@ -36,7 +30,7 @@ func (a *app) setupTemporal(ctx context.Context, args []string) error {
 		return fmt.Errorf("list search attributes of namespace %s: %w", c.ns, err)
 	}
 	missing := map[string]enumspb.IndexedValueType{}
-	for name, typ := range nanobotSearchAttributes {
+	for name, typ := range visibility.SearchAttributes {
 		got, ok := have.GetCustomAttributes()[name]
 		switch {
 		case !ok:
@@ -45,8 +39,8 @@ func (a *app) setupTemporal(ctx context.Context, args []string) error {
 			return fmt.Errorf("namespace %s already has search attribute %s as %s, nanobot needs %s", c.ns, name, got, typ)
 		}
 	}
-	names := make([]string, 0, len(nanobotSearchAttributes))
-	for name := range nanobotSearchAttributes {
+	names := make([]string, 0, len(visibility.SearchAttributes))
+	for name := range visibility.SearchAttributes {
 		names = append(names, name)
 	}
 	sort.Strings(names)
