@@ -99,11 +99,12 @@ func TestTurnSummariesMemoAndSearchAttributes(t *testing.T) {
 // TestSetupTemporalRegistersSearchAttributes: a server started without
 // nanobot's search attributes gets them from `nanobot setup-temporal`.
 func TestSetupTemporalRegistersSearchAttributes(t *testing.T) {
-	dev := testenv.StartDevServer(t, "--search-attribute", "Unrelated=Int")
+	dev := testenv.StartBareDevServer(t, "--search-attribute", "Unrelated=Int")
 	home := testenv.NewHome(t, "http://127.0.0.1:9/v1", nil)
 	env := home.Env(dev.Addr)
 	out, stderr, code := runNanobot(t, env, "setup-temporal")
 	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "Registered 2 search attribute(s)")
 	require.Contains(t, out, "NanobotSessionKey")
 	out, stderr, code = runNanobot(t, env, "setup-temporal")
 	require.Equal(t, 0, code, stderr)

@@ -113,6 +113,23 @@ type DevServer struct {
 // the server's bind (other test processes pick ports too) is retried on new ports.
 func StartDevServer(t testing.TB, extra ...string) *DevServer {
 	t.Helper()
+	return startOnFreePort(t, append(nanobotSearchAttributes(), extra...))
+}
+
+// StartBareDevServer is StartDevServer without nanobot's search attributes:
+// an external cluster where `nanobot setup-temporal` never ran.
+func StartBareDevServer(t testing.TB, extra ...string) *DevServer {
+	t.Helper()
+	return startOnFreePort(t, extra)
+}
+
+// nanobotSearchAttributes are the flags that register nanobot's search attributes.
+func nanobotSearchAttributes() []string {
+	return []string{"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword"}
+}
+
+func startOnFreePort(t testing.TB, extra []string) *DevServer {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
 		s, logs, err := startDevServer(t, FreePort(t), extra)
 		if err == nil {
@@ -131,7 +148,7 @@ func StartDevServer(t testing.TB, extra ...string) *DevServer {
 // and workers look for it.
 func StartDevServerOn(t testing.TB, port int, extra ...string) *DevServer {
 	t.Helper()
-	s, logs, err := startDevServer(t, port, extra)
+	s, logs, err := startDevServer(t, port, append(nanobotSearchAttributes(), extra...))
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, logs)
 	}
@@ -155,8 +172,7 @@ func (s *DevServer) Stop() {
 
 func startDevServer(t testing.TB, port int, extra []string) (*DevServer, string, error) {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	args := append([]string{"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless", "--log-level", "error",
-		"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword"}, extra...)
+	args := append([]string{"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless", "--log-level", "error"}, extra...)
 	cmd := exec.Command(DevServerBin(t), args...)
 	logs := &SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
