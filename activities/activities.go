@@ -1,7 +1,9 @@
-// Package activities holds every effect of a turn: the state activities
-// (local, on files), the model call, the tool calls and delivery. Each reads
-// and writes the session journal so that a retry finds what an earlier
-// attempt already did.
+// Package activities holds every effect of a turn, one small struct per
+// feature with the dependencies it uses: the turn's states, its commands,
+// the model call, the tool call, delivery, memory, Dream, the heartbeat,
+// cron and subagents. Each reads and writes the session journal so that a
+// retry finds what an earlier attempt already did. workers/features.go
+// registers them, feature by feature.
 package activities
 
 import (
@@ -12,7 +14,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -38,73 +39,134 @@ type ModelSource interface {
 	Model(name string) (Model, error)
 }
 
-// Activities carries the worker's dependencies.
-type Activities struct {
-	Store     session.Store
-	Tools     *tools.Registry
-	Models    ModelSource
-	Prompt    prompt.Builder
-	Streams   *channels.StreamHub
-	Channels  *channels.Manager
-	Workspace string
+// Deps are what a worker has; New hands each feature the part it uses.
+type Deps struct {
+	Store session.Store
+	// Tools is the worker's tool registry; DreamTools Dream's own set.
+	Tools      *tools.Registry
+	DreamTools *tools.Registry
+	// RefreshTools, when set, brings external tools (MCP) into Tools: it
+	// connects lazily and must not fail the turn when a server is down.
+	RefreshTools func(ctx context.Context)
+	Models       ModelSource
+	Prompt       prompt.Builder
+	Streams      *channels.StreamHub
+	Channels     *channels.Manager
+	Workspace    string
 	// RestrictToWorkspace confines tool paths to the workspace.
 	RestrictToWorkspace bool
 	MaxToolResultChars  int
 	// Config is the worker's current config (it may be reloaded).
 	Config func() *config.Config
-	// RefreshTools, when set, brings external tools (MCP) into Tools: it
-	// connects lazily and must not fail the turn when a server is down.
-	RefreshTools func(ctx context.Context)
-	Log          *slog.Logger
-	// DreamTools is Dream's confined tool set, used by dream:* sessions.
-	DreamTools *tools.Registry
-	// Client talks to Temporal: Dream for /dream, running turns (idle
-	// compaction), subagents and their announcements. Nil without one.
+	Log    *slog.Logger
+	// Client talks to Temporal: /dream, running turns (idle compaction),
+	// subagents, announcements and scheduled turns. Nil without one.
 	Client client.Client
 	// Usage records every model call's tokens (nil: not recorded).
 	Usage *usage.Store
-	// Settings are the knobs of a turn a schedule starts (from the current config).
-	Settings func() protocol.Settings
 }
 
-// toolsFor is the tool set of a kind of turn: Dream's runs get their own.
-func (a *Activities) toolsFor(kind protocol.TurnKind) *tools.Registry {
-	if kind == protocol.DreamTurn && a.DreamTools != nil {
-		return a.DreamTools
+// Set is every feature's activities, built from one Deps.
+type Set struct {
+	Turn      *Turn      // RESTORE, COMPACT, BUILD, SAVE and injections
+	Commands  *Commands  // COMMAND: the slash commands
+	Model     *ModelCall // one model iteration
+	Tools     *ToolCalls // one tool call, or a result the workflow produced
+	Delivery  *Delivery  // replies to the chat's process
+	Memory    *Memory    // consolidation, the next prompt's size, idle sessions
+	Dream     *Dream     // Dream's runs
+	Heartbeat *Heartbeat // the heartbeat's tasks, decision and session
+	Cron      *Cron      // a fired job's message, an "at" job's schedule
+	Subagents *Subagents // spawn, a subagent's start, its announcement
+}
+
+// New builds every feature from the worker's dependencies.
+func New(d Deps) *Set {
+	if d.Log == nil {
+		d.Log = slog.Default()
 	}
-	return a.Tools
-}
-
-// policy is the rule on tools of a turn with this profile.
-func (a *Activities) policy(p protocol.Profile) tools.Policy { return tools.NewPolicy(p, a.Workspace) }
-
-// offered are the definitions a turn with this profile shows the model;
-// MCP servers are (re)connected first.
-func (a *Activities) offered(ctx context.Context, p protocol.Profile, goalActive bool) []chat.ToolDefinition {
-	reg := a.toolsFor(p.Kind)
-	if reg == a.Tools {
-		a.refreshTools(ctx)
+	j := journal{store: d.Store}
+	box := &Toolbox{tools: d.Tools, dream: d.DreamTools, workspace: d.Workspace, refresh: d.RefreshTools}
+	prompts := &Prompts{builder: d.Prompt, tools: box}
+	used := usageLog{store: d.Usage, log: d.Log}
+	red := redactor{config: d.Config}
+	dream := &Dream{journal: j, workspace: d.Workspace, config: d.Config, log: d.Log}
+	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace,
+		maxResultChars: d.MaxToolResultChars, redactor: red, config: d.Config}
+	return &Set{
+		Turn: &Turn{journal: j, prompts: prompts, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},
+		Commands: &Commands{journal: j, workspace: d.Workspace, prompts: prompts, usage: d.Usage, config: d.Config,
+			client: d.Client, log: d.Log},
+		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
+			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log},
+		Tools:    calls,
+		Delivery: &Delivery{journal: j, channels: d.Channels},
+		Memory: &Memory{journal: j, models: d.Models, prompts: prompts, workspace: d.Workspace, usage: used,
+			client: d.Client, config: d.Config, log: d.Log},
+		Dream:     dream,
+		Heartbeat: &Heartbeat{journal: j, models: d.Models, workspace: d.Workspace, config: d.Config, usage: used, log: d.Log},
+		Cron:      &Cron{client: d.Client, config: d.Config, log: d.Log},
+		Subagents: &Subagents{journal: j, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
 	}
-	return a.policy(p).WithActiveGoal(goalActive).Offer(reg.Definitions())
 }
 
-func (a *Activities) refreshTools(ctx context.Context) {
-	if a.RefreshTools != nil {
-		a.RefreshTools(ctx)
-	}
-}
+// journal is the session store, as every feature reads it.
+type journal struct{ store session.Store }
 
-func (a *Activities) log() *slog.Logger {
-	if a.Log == nil {
-		return slog.Default()
-	}
-	return a.Log
-}
-
-func (a *Activities) load(ctx context.Context, key string) (*session.Session, error) {
-	sess, err := a.Store.Load(ctx, key)
+func (j journal) load(ctx context.Context, key string) (*session.Session, error) {
+	sess, err := j.store.Load(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", key, err)
 	}
 	return sess, nil
+}
+
+// Toolbox is the worker's tools as a kind of turn sees them.
+type Toolbox struct {
+	tools, dream *tools.Registry
+	workspace    string
+	refresh      func(ctx context.Context)
+}
+
+// forKind is the tool set of a kind of turn: Dream's runs get their own.
+func (b *Toolbox) forKind(kind protocol.TurnKind) *tools.Registry {
+	if kind == protocol.DreamTurn && b.dream != nil {
+		return b.dream
+	}
+	return b.tools
+}
+
+// policy is the rule on tools of a turn with this profile.
+func (b *Toolbox) policy(p protocol.Profile) tools.Policy { return tools.NewPolicy(p, b.workspace) }
+
+// refreshed is forKind after the MCP servers were (re)connected.
+func (b *Toolbox) refreshed(ctx context.Context, kind protocol.TurnKind) *tools.Registry {
+	reg := b.forKind(kind)
+	if reg == b.tools && b.refresh != nil {
+		b.refresh(ctx)
+	}
+	return reg
+}
+
+// usageLog records model calls' tokens; a failure to record never fails the call.
+type usageLog struct {
+	store *usage.Store
+	log   *slog.Logger
+}
+
+func (u usageLog) add(rec usage.Record) {
+	if u.store == nil {
+		return
+	}
+	if err := u.store.Add(rec); err != nil {
+		u.log.Error("recording token usage failed", "session", rec.Session, "call", rec.Call, "error", err)
+	}
+}
+
+// currentConfig is the worker's config now (nil outside a worker).
+func currentConfig(cfg func() *config.Config) *config.Config {
+	if cfg == nil {
+		return nil
+	}
+	return cfg()
 }

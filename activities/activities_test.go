@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -26,34 +27,43 @@ type fixedModel struct{ m Model }
 
 func (f fixedModel) Model(string) (Model, error) { return f.m, nil }
 
-func newActivities(t *testing.T, model *modeltest.Server) *Activities {
+// rig is a worker's dependencies over temporary files: a test changes
+// them, then calls set() for the activities built from them.
+type rig struct{ Deps }
+
+func (r *rig) set() *Set { return New(r.Deps) }
+
+func (r *rig) load(ctx context.Context, key string) (*session.Session, error) { return r.Store.Load(ctx, key) }
+
+func newActivities(t *testing.T, model *modeltest.Server) *rig {
 	t.Helper()
 	ws := t.TempDir()
 	store, err := session.NewJSONLStore(t.TempDir(), nil)
 	require.NoError(t, err)
 	reg := tools.NewRegistry()
 	tools.RegisterFilesystem(reg)
-	a := &Activities{
+	a := &rig{Deps{
 		Store: store, Tools: reg, Prompt: prompt.Builder{Workspace: ws}, Streams: channels.NewStreamHub(),
 		Channels: channels.NewManager(), Workspace: ws, RestrictToWorkspace: true, MaxToolResultChars: 16000,
-	}
+	}}
 	if model != nil {
 		a.Models = fixedModel{Model{Provider: providers.NewOpenAICompatible(providers.OpenAIOptions{BaseURL: model.URL()}), APIModel: "m"}}
 	}
 	return a
 }
 
-func activityEnv(a *Activities) *testsuite.TestActivityEnvironment {
+func activityEnv(a *rig) *testsuite.TestActivityEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
-	env.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: protocol.ActivityTool})
+	set := a.set()
+	env.RegisterActivityWithOptions(set.Model.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
+	env.RegisterActivityWithOptions(set.Tools.ToolCall, activity.RegisterOptions{Name: protocol.ActivityTool})
 	return env
 }
 
 func step(turn, text string) protocol.StepInput {
 	return protocol.StepInput{SessionKey: "cli:t", Turn: turn, Message: protocol.Inbound{Route: protocol.Route{Channel: "cli", ChatID: "t"}, Content: text},
-		Settings: protocol.Settings{Model: "m"}.WithDefaults()}
+		Settings: testenv.Settings(protocol.Settings{Model: "m"})}
 }
 
 func TestLLMCallReturnsJournaledReplyWithoutAskingAgain(t *testing.T) {
@@ -61,10 +71,10 @@ func TestLLMCallReturnsJournaledReplyWithoutAskingAgain(t *testing.T) {
 	defer model.Close()
 	a := newActivities(t, model)
 	ctx := context.Background()
-	_, err := a.Build(ctx, step("t1", "hello"))
+	_, err := a.set().Turn.Build(ctx, step("t1", "hello"))
 	require.NoError(t, err)
 	env := activityEnv(a)
-	in := protocol.LLMCallInput{SessionKey: "cli:t", Turn: "t1", Iteration: 1, Settings: protocol.Settings{Model: "m"}.WithDefaults()}
+	in := protocol.LLMCallInput{SessionKey: "cli:t", Turn: "t1", Iteration: 1, Settings: testenv.Settings(protocol.Settings{Model: "m"})}
 
 	val, err := env.ExecuteActivity(protocol.ActivityLLMCall, in)
 	require.NoError(t, err)
@@ -128,7 +138,7 @@ func TestRestoreClosesAnInterruptedTurn(t *testing.T) {
 		chat.Message{Role: chat.RoleAssistant, Turn: "t0", EntryID: "llm-1", ToolCalls: []chat.ToolCall{
 			{ID: "c1", Type: "function", Function: chat.FunctionCall{Name: "read_file", Arguments: `{}`}}}})
 	require.NoError(t, err)
-	res, err := a.Restore(ctx, step("t1", "new question"))
+	res, err := a.set().Turn.Restore(ctx, step("t1", "new question"))
 	require.NoError(t, err)
 	require.True(t, res.ClosedPending)
 	sess, err := a.Store.Load(ctx, "cli:t")
@@ -139,7 +149,7 @@ func TestRestoreClosesAnInterruptedTurn(t *testing.T) {
 	require.Equal(t, InterruptedReply, sess.Messages[3].Content)
 
 	// Restoring again (a retried local activity) adds nothing.
-	res, err = a.Restore(ctx, step("t1", "new question"))
+	res, err = a.set().Turn.Restore(ctx, step("t1", "new question"))
 	require.NoError(t, err)
 	require.False(t, res.ClosedPending)
 }
@@ -160,7 +170,7 @@ func TestCommands(t *testing.T) {
 		{"/skill", "✓ memory (built-in, always on) — ", true},
 	}
 	for i, tc := range cases {
-		res, err := a.Command(ctx, step("t"+string(rune('a'+i)), tc.text))
+		res, err := a.set().Commands.Command(ctx, step("t"+string(rune('a'+i)), tc.text))
 		require.NoError(t, err)
 		require.Equal(t, tc.handled, res.Handled, tc.text)
 		require.Contains(t, res.Reply, tc.want, tc.text)
@@ -172,7 +182,7 @@ func TestCommands(t *testing.T) {
 	}
 	require.Empty(t, sess.History(0, nil), "command rows stay out of model history")
 
-	res, err := a.Command(ctx, step("tz", "/new"))
+	res, err := a.set().Commands.Command(ctx, step("tz", "/new"))
 	require.NoError(t, err)
 	require.Equal(t, "New session started.", res.Reply)
 	sess, err = a.Store.Load(ctx, "cli:t")
@@ -187,15 +197,15 @@ func TestNewArchivesThenClears(t *testing.T) {
 		chat.Message{Role: chat.RoleUser, Content: "remember the milk", Turn: "t0", EntryID: "user"},
 		chat.Message{Role: chat.RoleAssistant, Content: "noted", Turn: "t0", EntryID: "llm-1"})
 	require.NoError(t, err)
-	require.NoError(t, a.Save(ctx, protocol.SaveInput{StepInput: step("t0", ""), FinalEntry: "llm-1", StopReason: protocol.StopCompleted, PromptTokens: 120, CompletionTokens: 7}))
+	require.NoError(t, a.set().Turn.Save(ctx, protocol.SaveInput{StepInput: step("t0", ""), FinalEntry: "llm-1", StopReason: protocol.StopCompleted, PromptTokens: 120, CompletionTokens: 7}))
 
-	res, err := a.Command(ctx, step("t1", "/status"))
+	res, err := a.set().Commands.Command(ctx, step("t1", "/status"))
 	require.NoError(t, err)
 	require.Contains(t, res.Reply, "Tokens used: 120 in, 7 out")
 	require.Contains(t, res.Reply, "(2 messages, as /history lists them;", "/status and /history count the same messages")
 	require.Contains(t, res.Reply, "Running task: none")
 
-	res, err = a.Command(ctx, step("t2", "/new"))
+	res, err = a.set().Commands.Command(ctx, step("t2", "/new"))
 	require.NoError(t, err)
 	require.Equal(t, "New session started.", res.Reply)
 	entries, err := memory.Read(a.Workspace)
@@ -215,25 +225,25 @@ func TestModelCommandSwitchesTheSessionFromTheNextTurn(t *testing.T) {
 	a.Config = func() *config.Config { return cfg }
 	ctx := context.Background()
 
-	res, err := a.Command(ctx, step("t1", "/model"))
+	res, err := a.set().Commands.Command(ctx, step("t1", "/model"))
 	require.NoError(t, err)
 	require.Contains(t, res.Reply, "Available presets: fast, default")
-	res, err = a.Command(ctx, step("t2", "/model turbo"))
+	res, err = a.set().Commands.Command(ctx, step("t2", "/model turbo"))
 	require.NoError(t, err)
 	require.Equal(t, `Unknown model preset "turbo". Available presets: fast, default`, res.Reply)
-	res, err = a.Command(ctx, step("t3", "/model fast"))
+	res, err = a.set().Commands.Command(ctx, step("t3", "/model fast"))
 	require.NoError(t, err)
 	require.Equal(t, `Switched to model preset "fast" (gpt-4o-mini) for this session.`, res.Reply)
 
-	restored, err := a.Restore(ctx, step("t4", "hello"))
+	restored, err := a.set().Turn.Restore(ctx, step("t4", "hello"))
 	require.NoError(t, err)
 	require.Equal(t, "fast", restored.Model)
 	require.Equal(t, 1000, restored.MaxTokens)
 	require.Equal(t, 64000, restored.ContextWindowTokens)
 
-	_, err = a.Command(ctx, step("t5", "/model default"))
+	_, err = a.set().Commands.Command(ctx, step("t5", "/model default"))
 	require.NoError(t, err)
-	restored, err = a.Restore(ctx, step("t6", "hello"))
+	restored, err = a.set().Turn.Restore(ctx, step("t6", "hello"))
 	require.NoError(t, err)
 	require.Empty(t, restored.Model)
 }

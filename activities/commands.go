@@ -3,17 +3,20 @@ package activities
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tokens"
 	"github.com/nanobot-durable/nanobot/usage"
+	"go.temporal.io/sdk/client"
 )
 
 // slashCommand is one built-in command handled without the model.
@@ -21,7 +24,7 @@ type slashCommand struct {
 	name    string
 	help    string
 	hasArgs bool
-	run     func(a *Activities, ctx context.Context, in protocol.StepInput, args string) (string, error)
+	run     func(c *Commands, ctx context.Context, in protocol.StepInput, args string) (string, error)
 	// persist keeps the command and its reply in the session (as _command rows).
 	persist bool
 }
@@ -30,23 +33,35 @@ var commands []slashCommand
 
 func init() {
 	commands = []slashCommand{
-		{name: "/new", help: "Start a new conversation", run: (*Activities).cmdNew},
+		{name: "/new", help: "Start a new conversation", run: (*Commands).cmdNew},
 		{name: "/stop", help: "Stop the current task", run: cmdStopIdle, persist: true},
-		{name: "/status", help: "Show model, tokens and the running task", run: (*Activities).cmdStatus, persist: true},
-		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Activities).cmdHistory, persist: true},
-		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Activities).cmdModel, persist: true},
-		{name: "/skill", help: "List skills (use one with $name in a message)", run: (*Activities).cmdSkill, persist: true},
-		{name: "/dream", help: "Tidy memory now (Dream)", run: (*Activities).cmdDream, persist: true},
-		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Activities).cmdDreamLog, persist: true},
-		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Activities).cmdDreamRestore, persist: true},
-		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Activities).cmdPairing, persist: true},
+		{name: "/status", help: "Show model, tokens and the running task", run: (*Commands).cmdStatus, persist: true},
+		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Commands).cmdHistory, persist: true},
+		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Commands).cmdModel, persist: true},
+		{name: "/skill", help: "List skills (use one with $name in a message)", run: (*Commands).cmdSkill, persist: true},
+		{name: "/dream", help: "Tidy memory now (Dream)", run: (*Commands).cmdDream, persist: true},
+		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Commands).cmdDreamLog, persist: true},
+		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Commands).cmdDreamRestore, persist: true},
+		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Commands).cmdPairing, persist: true},
 		{name: "/goal", help: "Set a sustained goal the agent works on until it is done (/goal <task>)", hasArgs: true, run: cmdGoal, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
 }
 
+// Commands is the COMMAND state: nanobot's slash commands, answered
+// without the model (and, for the read-only ones, while a turn runs).
+type Commands struct {
+	journal
+	workspace string                // /new's raw archive, /dream-log
+	prompts   *Prompts              // /skill
+	usage     *usage.Store          // /status
+	config    func() *config.Config // /model, /pairing
+	client    client.Client         // /dream
+	log       *slog.Logger
+}
+
 // Command handles slash commands; anything else is dispatched to the model.
-func (a *Activities) Command(ctx context.Context, in protocol.StepInput) (protocol.CommandResult, error) {
+func (c *Commands) Command(ctx context.Context, in protocol.StepInput) (protocol.CommandResult, error) {
 	name, args, ok := protocol.ParseCommand(in.Message.Content)
 	if !ok {
 		return protocol.CommandResult{}, nil
@@ -72,14 +87,14 @@ func (a *Activities) Command(ctx context.Context, in protocol.StepInput) (protoc
 		reply = fmt.Sprintf("Command %q does not accept arguments. Did you mean %q?", cmd.name, cmd.name)
 	default:
 		var err error
-		if reply, err = cmd.run(a, ctx, in, args); err != nil {
+		if reply, err = cmd.run(c, ctx, in, args); err != nil {
 			return protocol.CommandResult{}, fmt.Errorf("command %s: %w", name, err)
 		}
 		persist = cmd.persist
 	}
 	if persist {
 		now := time.Now().Format(session.TimeLayout)
-		_, err := a.Store.Append(ctx, in.SessionKey,
+		_, err := c.store.Append(ctx, in.SessionKey,
 			chat.Message{Role: chat.RoleUser, Content: in.Message.Content, Command: true, Turn: in.Turn, EntryID: "user", Timestamp: now},
 			chat.Message{Role: chat.RoleAssistant, Content: reply, Command: true, Turn: in.Turn, EntryID: "final", Timestamp: now})
 		if err != nil {
@@ -130,14 +145,14 @@ const ArchiveFailedReply = "Memory archival failed, session not cleared."
 // workflow has the model summarize it first (a Consolidate activity); what
 // is still unarchived here (that failed, or an older run) is archived raw.
 // If even that fails, the session is kept.
-func (a *Activities) cmdNew(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
 	failed := false
-	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+	err := c.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		unarchived := archivable(s.Messages[min(s.LastConsolidated, len(s.Messages)):])
 		if len(unarchived) > 0 {
 			e := memory.Entry{Content: memory.RawArchive(unarchived), SessionKey: in.SessionKey, ID: in.Turn + "/new/raw"}
-			if _, err := memory.Append(a.Workspace, e); err != nil {
-				a.log().Error("archiving before /new failed; the session is kept", "session", in.SessionKey, "error", err)
+			if _, err := memory.Append(c.workspace, e); err != nil {
+				c.log.Error("archiving before /new failed; the session is kept", "session", in.SessionKey, "error", err)
 				failed = true
 				return nil
 			}
@@ -160,21 +175,21 @@ func (a *Activities) cmdNew(ctx context.Context, in protocol.StepInput, _ string
 
 // cmdStopIdle answers /stop when no turn was running (a running turn is
 // cancelled by the channel before the message gets here).
-func cmdStopIdle(*Activities, context.Context, protocol.StepInput, string) (string, error) {
+func cmdStopIdle(*Commands, context.Context, protocol.StepInput, string) (string, error) {
 	return "No active task to stop.", nil
 }
 
-func cmdHelp(*Activities, context.Context, protocol.StepInput, string) (string, error) {
+func cmdHelp(*Commands, context.Context, protocol.StepInput, string) (string, error) {
 	var b strings.Builder
 	b.WriteString("nanobot commands:")
-	for _, c := range commands {
-		fmt.Fprintf(&b, "\n%s — %s", c.name, c.help)
+	for _, cmd := range commands {
+		fmt.Fprintf(&b, "\n%s — %s", cmd.name, cmd.help)
 	}
 	return b.String(), nil
 }
 
-func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
-	sess, err := a.load(ctx, in.SessionKey)
+func (c *Commands) cmdStatus(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	sess, err := c.load(ctx, in.SessionKey)
 	if err != nil {
 		return "", err
 	}
@@ -197,20 +212,20 @@ func (a *Activities) cmdStatus(ctx context.Context, in protocol.StepInput, _ str
 	}
 	return fmt.Sprintf("Model: %s\nSession: %s (%d messages, as /history lists them; %d journal entries with tool calls and commands)\nTokens used: %d in, %d out\nContext: %d of %d tokens (%s)\nRunning task: %s\nGoal: %s%s",
 		in.Settings.Model, in.SessionKey, len(conversation(sess)), len(sess.Messages), prompt, completion, n, inputBudget(in.Settings), count.Encoding(), running, goal,
-		a.usageToday(in.SessionKey)), nil
+		c.usageToday(in.SessionKey)), nil
 }
 
 // usageToday is /status's view of the usage file: today's tokens by model
 // and this session's (since midnight, local time).
-func (a *Activities) usageToday(sessionKey string) string {
-	if a.Usage == nil {
+func (c *Commands) usageToday(sessionKey string) string {
+	if c.usage == nil {
 		return ""
 	}
 	now := time.Now()
 	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
-	recs, _, err := a.Usage.Since(midnight)
+	recs, _, err := c.usage.Since(midnight)
 	if err != nil {
-		a.log().Warn("reading token usage failed", "error", err)
+		c.log.Warn("reading token usage failed", "error", err)
 		return "\nUsage today: unavailable"
 	}
 	rep := usage.Summarize(recs, midnight, now.Location())
@@ -246,7 +261,7 @@ func sessionUsage(sess *session.Session) (prompt, completion int) {
 	return int(p), int(c)
 }
 
-func (a *Activities) cmdHistory(ctx context.Context, in protocol.StepInput, args string) (string, error) {
+func (c *Commands) cmdHistory(ctx context.Context, in protocol.StepInput, args string) (string, error) {
 	n := 10
 	if args != "" {
 		v, err := strconv.Atoi(args)
@@ -255,7 +270,7 @@ func (a *Activities) cmdHistory(ctx context.Context, in protocol.StepInput, args
 		}
 		n = min(v, 50)
 	}
-	sess, err := a.load(ctx, in.SessionKey)
+	sess, err := c.load(ctx, in.SessionKey)
 	if err != nil {
 		return "", err
 	}
@@ -291,14 +306,14 @@ const modelPresetKey = "model_preset"
 
 // cmdModel shows the session's model, or switches it to a modelPresets
 // entry ("default" goes back to agents.defaults) from the next turn on.
-func (a *Activities) cmdModel(ctx context.Context, in protocol.StepInput, args string) (string, error) {
-	if a.Config == nil {
+func (c *Commands) cmdModel(ctx context.Context, in protocol.StepInput, args string) (string, error) {
+	if c.config == nil {
 		return "Model presets are not available in this worker.", nil
 	}
-	cfg := a.Config()
+	cfg := c.config()
 	names := append(providers.PresetNames(cfg), providers.DefaultPresetName)
 	if args == "" {
-		sess, err := a.load(ctx, in.SessionKey)
+		sess, err := c.load(ctx, in.SessionKey)
 		if err != nil {
 			return "", err
 		}
@@ -312,7 +327,7 @@ func (a *Activities) cmdModel(ctx context.Context, in protocol.StepInput, args s
 	if !ok {
 		return fmt.Sprintf("Unknown model preset %q. Available presets: %s", args, strings.Join(names, ", ")), nil
 	}
-	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+	err := c.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		if args == providers.DefaultPresetName {
 			delete(s.Metadata, modelPresetKey)
 		} else {

@@ -3,17 +3,19 @@ package activities
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
-	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tokens"
 	"github.com/nanobot-durable/nanobot/usage"
+	"go.temporal.io/sdk/client"
 )
 
 // ConsolidationPrompt instructs the model that summarizes archived messages.
@@ -33,13 +35,26 @@ const (
 	doneKey    = "_last_consolidation"
 )
 
+// Memory is consolidation into memory/history.jsonl: the rounds a turn
+// (or /new, or idle compaction) asks for, the next prompt's size, and the
+// sessions idle long enough to compact.
+type Memory struct {
+	journal
+	models    ModelSource
+	prompts   *Prompts
+	workspace string
+	usage     usageLog
+	client    client.Client         // idle compaction skips sessions whose turn runs
+	config    func() *config.Config // idle compaction's settings, when it fires
+	log       *slog.Logger
+}
+
 // Consolidate runs one round: it picks whole user turns after
 // last_consolidated, has the model summarize them (tools off), appends the
 // summary to memory/history.jsonl and advances last_consolidated. Any model
 // failure archives the messages raw instead; "(nothing)" stores nothing.
 // A retried round finds its range and its entry and archives nothing twice.
-func (a *Activities) Consolidate(ctx context.Context, in protocol.ConsolidateInput) (protocol.ConsolidateResult, error) {
-	in.Settings = in.Settings.WithDefaults()
+func (a *Memory) Consolidate(ctx context.Context, in protocol.ConsolidateInput) (protocol.ConsolidateResult, error) {
 	id := fmt.Sprintf("%s/%s/%d", in.Turn, in.Reason, in.Round)
 	var res protocol.ConsolidateResult
 	sess, err := a.load(ctx, in.SessionKey)
@@ -52,7 +67,7 @@ func (a *Activities) Consolidate(ctx context.Context, in protocol.ConsolidateInp
 	start, end, ok := pendingRange(sess, id)
 	if !ok {
 		start, end = a.pickRange(in, sess)
-		err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+		err := a.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 			s.Metadata[pendingKey] = map[string]any{"id": id, "start": start, "end": end}
 			return nil
 		})
@@ -62,7 +77,7 @@ func (a *Activities) Consolidate(ctx context.Context, in protocol.ConsolidateInp
 	}
 	chunk := archivable(sess.Messages[min(start, len(sess.Messages)):min(end, len(sess.Messages))])
 	res.Archived = len(chunk)
-	entry, stored, err := memory.Find(a.Workspace, id)
+	entry, stored, err := memory.Find(a.workspace, id)
 	if err != nil {
 		return res, err
 	}
@@ -72,14 +87,14 @@ func (a *Activities) Consolidate(ctx context.Context, in protocol.ConsolidateInp
 		if strings.TrimSpace(text) == nothingSummary {
 			res.Nothing = true
 		} else {
-			entry, err = memory.Append(a.Workspace, memory.Entry{Content: text, SessionKey: in.SessionKey, ID: id})
+			entry, err = memory.Append(a.workspace, memory.Entry{Content: text, SessionKey: in.SessionKey, ID: id})
 			if err != nil {
 				return res, fmt.Errorf("archive to history: %w", err)
 			}
 			stored = true
 		}
 	}
-	err = a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+	err = a.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		s.LastConsolidated = max(s.LastConsolidated, min(end, len(s.Messages)))
 		delete(s.Metadata, pendingKey)
 		s.Metadata[doneKey] = id
@@ -95,14 +110,14 @@ func (a *Activities) Consolidate(ctx context.Context, in protocol.ConsolidateInp
 	if stored {
 		res.Cursor, res.SummaryPreview = entry.Cursor, chat.Preview(entry.Content, 400)
 	}
-	a.log().Info("consolidated", "session", in.SessionKey, "reason", in.Reason, "round", in.Round,
+	a.log.Info("consolidated", "session", in.SessionKey, "reason", in.Reason, "round", in.Round,
 		"messages", res.Archived, "raw", res.Raw, "nothing", res.Nothing, "cursor", res.Cursor)
 	return a.consolidated(ctx, in, sess, res)
 }
 
 // consolidated fills in the prompt size after a round.
-func (a *Activities) consolidated(_ context.Context, in protocol.ConsolidateInput, sess *session.Session, res protocol.ConsolidateResult) (protocol.ConsolidateResult, error) {
-	n, err := a.promptTokens(protocol.StepInput{SessionKey: in.SessionKey, Settings: in.Settings}, sess, "")
+func (a *Memory) consolidated(_ context.Context, in protocol.ConsolidateInput, sess *session.Session, res protocol.ConsolidateResult) (protocol.ConsolidateResult, error) {
+	n, err := a.prompts.tokens(protocol.StepInput{SessionKey: in.SessionKey, Settings: in.Settings}, sess, "")
 	res.PromptTokens = n
 	return res, err
 }
@@ -133,7 +148,7 @@ func archivable(msgs []chat.Message) []chat.Message {
 // the prompt would be under the target. Archiving stops where the replay
 // floor starts (those messages replay anyway) and a chunk stays small
 // enough to be summarized within the context window.
-func (a *Activities) pickRange(in protocol.ConsolidateInput, sess *session.Session) (int, int) {
+func (a *Memory) pickRange(in protocol.ConsolidateInput, sess *session.Session) (int, int) {
 	msgs := sess.Messages
 	start := min(sess.LastConsolidated, len(msgs))
 	switch in.Reason {
@@ -147,7 +162,7 @@ func (a *Activities) pickRange(in protocol.ConsolidateInput, sess *session.Sessi
 		return start, max(end, start)
 	}
 	count := tokens.For(in.Settings.Model)
-	now, err := a.promptTokens(protocol.StepInput{SessionKey: in.SessionKey, Settings: in.Settings}, sess, "")
+	now, err := a.prompts.tokens(protocol.StepInput{SessionKey: in.SessionKey, Settings: in.Settings}, sess, "")
 	if err != nil {
 		return start, start
 	}
@@ -177,14 +192,14 @@ func (a *Activities) pickRange(in protocol.ConsolidateInput, sess *session.Sessi
 
 // summarize asks the model for a summary without tools; any failure
 // (error, cut-off, tool calls, empty text) falls back to the raw archive.
-func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput, chunk []chat.Message) (string, bool) {
+func (a *Memory) summarize(ctx context.Context, in protocol.ConsolidateInput, chunk []chat.Message) (string, bool) {
 	raw := memory.RawArchive(chunk)
-	if a.Models == nil {
+	if a.models == nil {
 		return raw, true
 	}
-	model, err := a.Models.Model(in.Settings.Model)
+	model, err := a.models.Model(in.Settings.Model)
 	if err != nil {
-		a.log().Warn("consolidation: no model; archiving raw", "session", in.SessionKey, "error", err)
+		a.log.Warn("consolidation: no model; archiving raw", "session", in.SessionKey, "error", err)
 		return raw, true
 	}
 	stop := startHeartbeats(ctx, in.Settings.LLMHeartbeat)
@@ -199,7 +214,7 @@ func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput
 	started := time.Now()
 	resp, err := model.Provider.Chat(ctx, req, nil)
 	if err != nil {
-		a.log().Warn("consolidation: the model failed; archiving raw", "session", in.SessionKey, "error", err)
+		a.log.Warn("consolidation: the model failed; archiving raw", "session", in.SessionKey, "error", err)
 		return raw, true
 	}
 	rec := a.recordConsolidationUsage(in, req, resp)
@@ -209,7 +224,7 @@ func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput
 	text := strings.TrimSpace(resp.Content)
 	switch {
 	case resp.FinishReason == providers.FinishLength || resp.FinishReason == "error" || len(resp.ToolCalls) > 0 || text == "":
-		a.log().Warn("consolidation: unusable summary; archiving raw", "session", in.SessionKey, "finish", resp.FinishReason, "tool_calls", len(resp.ToolCalls))
+		a.log.Warn("consolidation: unusable summary; archiving raw", "session", in.SessionKey, "finish", resp.FinishReason, "tool_calls", len(resp.ToolCalls))
 		return raw, true
 	}
 	return chat.Cut(text, memory.MaxSummaryChars), false
@@ -217,12 +232,12 @@ func (a *Activities) summarize(ctx context.Context, in protocol.ConsolidateInput
 
 // recordConsolidationUsage adds the summary call to the usage file, keyed by
 // the round so a retried round is counted once; it never fails the round.
-func (a *Activities) recordConsolidationUsage(in protocol.ConsolidateInput, req providers.Request, resp *providers.Response) usage.Record {
+func (a *Memory) recordConsolidationUsage(in protocol.ConsolidateInput, req providers.Request, resp *providers.Response) usage.Record {
 	rec := sideCallUsage(usage.Record{
 		Session: in.SessionKey, Turn: in.Turn, Call: fmt.Sprintf("consolidate/%s/%d", in.Reason, in.Round),
 		Model: in.Settings.Model, Kind: usage.KindConsolidate,
 	}, req, resp)
-	a.addUsage(rec)
+	a.usage.add(rec)
 	return rec
 }
 
@@ -264,23 +279,16 @@ func shortTime(ts string) string {
 	return "?"
 }
 
-// promptTokens is the size of the session's next prompt: the system prompt,
-// the replayed history, extra (the message about to be added) with its
-// runtime context, and the tool definitions.
-func (a *Activities) promptTokens(in protocol.StepInput, sess *session.Session, extra string) (int, error) {
-	count := tokens.For(in.Settings.Model)
-	system, err := a.systemPrompt(in, sess)
+// Measure tells how big the session's next prompt is, so after SAVE the
+// workflow can consolidate at once rather than make the next turn wait.
+func (a *Memory) Measure(ctx context.Context, in protocol.StepInput) (protocol.MeasureResult, error) {
+	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
-		return 0, err
+		return protocol.MeasureResult{}, err
 	}
-	n := count.Messages([]chat.Message{{Role: chat.RoleSystem, Content: system}})
-	for _, m := range sess.History(0, nil) {
-		n += count.Message(m)
+	n, err := a.prompts.tokens(in, sess, "")
+	if err != nil {
+		return protocol.MeasureResult{}, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
 	}
-	if extra != "" {
-		n += count.Message(chat.Message{Role: chat.RoleUser, Content: extra + "\n\n" + prompt.RuntimeContext(in.Message.Route.Channel, in.Message.Route.ChatID)})
-	}
-	profile := protocol.ProfileFor(in.Message.Kind, false)
-	n += count.Tools(a.policy(profile).Offer(a.toolsFor(profile.Kind).Definitions()))
-	return n, nil
+	return protocol.MeasureResult{PromptTokens: n, Budget: inputBudget(in.Settings)}, nil
 }

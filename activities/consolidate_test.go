@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
@@ -18,7 +19,7 @@ import (
 )
 
 // chatSession journals n user/assistant exchanges of about 120 tokens each.
-func chatSession(t *testing.T, a *Activities, key string, n int) {
+func chatSession(t *testing.T, a *rig, key string, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
 		turn := fmt.Sprintf("t%d", i)
@@ -31,7 +32,7 @@ func chatSession(t *testing.T, a *Activities, key string, n int) {
 
 func consolidateIn(reason string, round, target int) protocol.ConsolidateInput {
 	return protocol.ConsolidateInput{SessionKey: "cli:t", Turn: "run-1", Reason: reason, Round: round, Target: target,
-		Settings: protocol.Settings{Model: "m", ContextWindowTokens: 8000, MaxTokens: 1024}.WithDefaults()}
+		Settings: testenv.Settings(protocol.Settings{Model: "m", ContextWindowTokens: 8000, MaxTokens: 1024})}
 }
 
 func TestConsolidateArchivesWholeTurnsWithTheModelsSummary(t *testing.T) {
@@ -41,10 +42,10 @@ func TestConsolidateArchivesWholeTurnsWithTheModelsSummary(t *testing.T) {
 	chatSession(t, a, "cli:t", 30)
 	before, err := a.load(context.Background(), "cli:t")
 	require.NoError(t, err)
-	size, err := a.promptTokens(protocol.StepInput{SessionKey: "cli:t", Settings: consolidateIn("", 0, 0).Settings}, before, "")
+	size, err := a.set().Memory.prompts.tokens(protocol.StepInput{SessionKey: "cli:t", Settings: consolidateIn("", 0, 0).Settings}, before, "")
 	require.NoError(t, err)
 
-	res, err := a.Consolidate(context.Background(), consolidateIn(protocol.ConsolidateBudget, 1, size-1500))
+	res, err := a.set().Memory.Consolidate(context.Background(), consolidateIn(protocol.ConsolidateBudget, 1, size-1500))
 	require.NoError(t, err)
 	require.False(t, res.Raw)
 	require.Positive(t, res.Archived)
@@ -70,7 +71,7 @@ func TestConsolidateArchivesWholeTurnsWithTheModelsSummary(t *testing.T) {
 	require.Equal(t, entries[0].Cursor, cursor)
 
 	// The next turn's prompt carries it.
-	system, err := a.systemPrompt(step("t99", "next"), sess)
+	system, err := a.set().Turn.prompts.system(step("t99", "next"), sess)
 	require.NoError(t, err)
 	require.Contains(t, system, "[Archived Context Summary]\n\nThe user asked about Yunnan's rivers")
 }
@@ -87,7 +88,7 @@ func TestConsolidateFallsBackToRaw(t *testing.T) {
 			defer model.Close()
 			a := newActivities(t, model)
 			chatSession(t, a, "cli:t", 4)
-			res, err := a.Consolidate(context.Background(), consolidateIn(protocol.ConsolidateNew, 1, 0))
+			res, err := a.set().Memory.Consolidate(context.Background(), consolidateIn(protocol.ConsolidateNew, 1, 0))
 			require.NoError(t, err, "a model failure is not an activity failure")
 			require.True(t, res.Raw)
 			require.Equal(t, 8, res.Archived)
@@ -104,7 +105,7 @@ func TestNothingIsNotStoredButTheCursorMoves(t *testing.T) {
 	defer model.Close()
 	a := newActivities(t, model)
 	chatSession(t, a, "cli:t", 3)
-	res, err := a.Consolidate(context.Background(), consolidateIn(protocol.ConsolidateNew, 1, 0))
+	res, err := a.set().Memory.Consolidate(context.Background(), consolidateIn(protocol.ConsolidateNew, 1, 0))
 	require.NoError(t, err)
 	require.True(t, res.Nothing)
 	entries, err := memory.Read(a.Workspace)
@@ -137,11 +138,11 @@ func TestARetriedRoundArchivesOnce(t *testing.T) {
 	a.Store = &failingStore{Store: a.Store, failAt: 2} // dies after appending to history, before last_consolidated moves
 	in := consolidateIn(protocol.ConsolidateIdle, 1, 0)
 
-	_, err := a.Consolidate(context.Background(), in)
+	_, err := a.set().Memory.Consolidate(context.Background(), in)
 	require.Error(t, err)
-	res, err := a.Consolidate(context.Background(), in) // Temporal's retry
+	res, err := a.set().Memory.Consolidate(context.Background(), in) // Temporal's retry
 	require.NoError(t, err)
-	again, err := a.Consolidate(context.Background(), in) // and one after it completed
+	again, err := a.set().Memory.Consolidate(context.Background(), in) // and one after it completed
 	require.NoError(t, err)
 
 	require.Equal(t, 1, model.Count(), "the model is asked once")
@@ -161,7 +162,7 @@ func TestNewRefusesToClearWhenArchivingFails(t *testing.T) {
 	a := newActivities(t, nil)
 	chatSession(t, a, "cli:t", 2)
 	require.NoError(t, writeFile(memory.Dir(a.Workspace), "not a directory")) // history.jsonl cannot be written
-	res, err := a.Command(context.Background(), step("tn", "/new"))
+	res, err := a.set().Commands.Command(context.Background(), step("tn", "/new"))
 	require.NoError(t, err)
 	require.Equal(t, ArchiveFailedReply, res.Reply)
 	sess, err := a.load(context.Background(), "cli:t")

@@ -14,9 +14,15 @@ import (
 	"github.com/nanobot-durable/nanobot/session"
 )
 
+// Delivery hands replies to the channels this process owns.
+type Delivery struct {
+	journal
+	channels *channels.Manager
+}
+
 // Deliver hands a reply to the channel this process owns. It runs on the
 // process's own task queue, so it lands where the chat connection lives.
-func (a *Activities) Deliver(ctx context.Context, in protocol.DeliverInput) error {
+func (a *Delivery) Deliver(ctx context.Context, in protocol.DeliverInput) error {
 	text := in.Text
 	if in.EntryID != "" {
 		sess, err := a.load(ctx, in.SessionKey)
@@ -34,7 +40,7 @@ func (a *Activities) Deliver(ctx context.Context, in protocol.DeliverInput) erro
 		Route: in.Route, SessionKey: in.SessionKey, Turn: in.Turn,
 		MessageIDs: in.MessageIDs, Text: text, Media: in.Media, StopReason: in.StopReason,
 	}
-	if err := a.Channels.Send(ctx, r); err != nil {
+	if err := a.channels.Send(ctx, r); err != nil {
 		return deliveryError(in.Route, err)
 	}
 	return nil
@@ -70,8 +76,8 @@ type Undelivered struct {
 }
 
 // MarkUndelivered notes a reply that found nobody to take it.
-func (a *Activities) MarkUndelivered(ctx context.Context, in protocol.DeliverInput) error {
-	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+func (a *Delivery) MarkUndelivered(ctx context.Context, in protocol.DeliverInput) error {
+	return a.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		list := undeliveredOf(s)
 		for _, u := range list {
 			if u.Turn == in.Turn && u.EntryID == in.EntryID {

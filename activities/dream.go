@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/memory/gitstore"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -54,18 +56,28 @@ change ` + strings.Join(protocol.DreamWritable, ", ") + `.
 - Make each edit once: an edit that succeeded is done. Do not repeat edits.
 - When you are done, reply with one line saying what you changed, or "No changes."`
 
+// Dream is memory's upkeep: a run picks archived entries, a turn in its
+// own session folds them into the memory files, and the run commits them.
+type Dream struct {
+	journal
+	workspace string
+	config    func() *config.Config // the Dream turn's settings, when it fires
+	log       *slog.Logger
+}
+
 // PrepareDream picks the history entries a Dream run absorbs and names its
 // session. It commits any hand edits first, so Dream's commit holds only Dream's.
-func (a *Activities) PrepareDream(_ context.Context, _ protocol.DreamInput) (protocol.DreamPlan, error) {
-	from, entries, err := memory.Unprocessed(a.Workspace, dreamBatch)
+func (a *Dream) PrepareDream(_ context.Context, _ protocol.DreamInput) (protocol.DreamPlan, error) {
+	from, entries, err := memory.Unprocessed(a.workspace, dreamBatch)
 	if err != nil {
 		return protocol.DreamPlan{}, err
 	}
-	plan := protocol.DreamPlan{SessionKey: dreamSessionPrefix + time.Now().Format("20060102-150405"), From: from, To: from, Entries: len(entries)}
+	plan := protocol.DreamPlan{SessionKey: dreamSessionPrefix + time.Now().Format("20060102-150405"), From: from, To: from,
+		Entries: len(entries), Settings: a.settings()}
 	if len(entries) > 0 {
 		plan.To = entries[len(entries)-1].Cursor
 	}
-	repo, err := gitstore.Open(a.Workspace)
+	repo, err := gitstore.Open(a.workspace)
 	if err != nil {
 		return plan, err
 	}
@@ -75,11 +87,25 @@ func (a *Activities) PrepareDream(_ context.Context, _ protocol.DreamInput) (pro
 	return plan, nil
 }
 
-// dreamPrompt is a Dream turn's user message: the entries and the files.
-func (a *Activities) dreamPrompt(msg protocol.Inbound) (string, error) {
+// settings are the Dream turn's, from the current config: the model is
+// dream.modelOverride when set.
+func (a *Dream) settings() protocol.Settings {
+	cfg := currentConfig(a.config)
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	s := cfg.TurnSettings()
+	if o := cfg.Agents.Defaults.Dream.ModelOverride; o != "" {
+		s.Model = o
+	}
+	return s
+}
+
+// prompt is a Dream turn's user message: the entries and the files.
+func (a *Dream) prompt(msg protocol.Inbound) (string, error) {
 	from, _ := strconv.Atoi(msg.Metadata[dreamFromKey])
 	to, _ := strconv.Atoi(msg.Metadata[dreamToKey])
-	all, err := memory.Read(a.Workspace)
+	all, err := memory.Read(a.workspace)
 	if err != nil {
 		return "", err
 	}
@@ -95,9 +121,9 @@ func (a *Activities) dreamPrompt(msg protocol.Inbound) (string, error) {
 		fmt.Fprintf(&b, "\n- [%s] (%s) %s", e.Timestamp, e.SessionKey, chat.Preview(strings.TrimSpace(e.Content), dreamEntryChars))
 	}
 	for _, f := range []struct{ name, path string }{
-		{"memory/MEMORY.md", memory.MemoryPath(a.Workspace)},
-		{"USER.md", a.Workspace + "/USER.md"},
-		{"SOUL.md", a.Workspace + "/SOUL.md"},
+		{"memory/MEMORY.md", memory.MemoryPath(a.workspace)},
+		{"USER.md", a.workspace + "/USER.md"},
+		{"SOUL.md", a.workspace + "/SOUL.md"},
 	} {
 		text, err := readIfExists(f.path)
 		if err != nil {
@@ -113,21 +139,21 @@ func (a *Activities) dreamPrompt(msg protocol.Inbound) (string, error) {
 
 // FinishDream moves the cursor when the run completed, commits the memory
 // files and prunes old Dream sessions.
-func (a *Activities) FinishDream(ctx context.Context, in protocol.FinishDreamInput) (protocol.DreamResult, error) {
+func (a *Dream) FinishDream(ctx context.Context, in protocol.FinishDreamInput) (protocol.DreamResult, error) {
 	res := protocol.DreamResult{Entries: in.Plan.Entries}
 	msg := DreamCommitMessage
 	if in.Completed {
-		moved, err := memory.AdvanceCursor(a.Workspace, in.Plan.From, in.Plan.To)
+		moved, err := memory.AdvanceCursor(a.workspace, in.Plan.From, in.Plan.To)
 		if err != nil {
 			return res, err
 		}
 		if !moved {
-			a.log().Warn("another Dream moved the cursor; this run's entries stay for the next", "from", in.Plan.From)
+			a.log.Warn("another Dream moved the cursor; this run's entries stay for the next", "from", in.Plan.From)
 		}
 	} else {
 		msg += " (incomplete: the entries stay for the next run)"
 	}
-	repo, err := gitstore.Open(a.Workspace)
+	repo, err := gitstore.Open(a.workspace)
 	if err != nil {
 		return res, err
 	}
@@ -155,14 +181,14 @@ func (a *Activities) FinishDream(ctx context.Context, in protocol.FinishDreamInp
 	return res, nil
 }
 
-func (a *Activities) pruneDreamSessions(context.Context) {
-	lister, ok := a.Store.(session.Lister)
+func (a *Dream) pruneDreamSessions(context.Context) {
+	lister, ok := a.store.(session.Lister)
 	if !ok {
 		return
 	}
 	all, err := lister.Sessions()
 	if err != nil {
-		a.log().Warn("listing Dream sessions failed", "error", err)
+		a.log.Warn("listing Dream sessions failed", "error", err)
 		return
 	}
 	var dreams []session.Info
@@ -174,14 +200,14 @@ func (a *Activities) pruneDreamSessions(context.Context) {
 	sort.Slice(dreams, func(i, j int) bool { return dreams[i].Key > dreams[j].Key }) // names are timestamps
 	for _, s := range dreams[min(keptDreamSessions, len(dreams)):] {
 		if err := lister.Delete(s.Key); err != nil {
-			a.log().Warn("removing an old Dream session failed", "session", s.Key, "error", err)
+			a.log.Warn("removing an old Dream session failed", "session", s.Key, "error", err)
 		}
 	}
 }
 
 // cmdDream starts a Dream run now; its result comes back to this chat.
-func (a *Activities) cmdDream(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
-	if a.Client == nil {
+func (c *Commands) cmdDream(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	if c.client == nil {
 		return "Dream is not available in this process.", nil
 	}
 	route := in.Message.Route
@@ -191,7 +217,7 @@ func (a *Activities) cmdDream(ctx context.Context, in protocol.StepInput, _ stri
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		StaticSummary:            "dream (asked in " + route.String() + ")",
 	}
-	_, err := a.Client.ExecuteWorkflow(ctx, opts, protocol.DreamWorkflowName, protocol.DreamInput{Settings: in.Settings, Route: &route})
+	_, err := c.client.ExecuteWorkflow(ctx, opts, protocol.DreamWorkflowName, protocol.DreamInput{Route: &route})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return "A Dream is already running.", nil
@@ -203,8 +229,8 @@ func (a *Activities) cmdDream(ctx context.Context, in protocol.StepInput, _ stri
 }
 
 // cmdDreamLog lists Dream's commits, or shows one with its diff.
-func (a *Activities) cmdDreamLog(_ context.Context, _ protocol.StepInput, args string) (string, error) {
-	repo, err := gitstore.Open(a.Workspace)
+func (c *Commands) cmdDreamLog(_ context.Context, _ protocol.StepInput, args string) (string, error) {
+	repo, err := gitstore.Open(c.workspace)
 	if err != nil {
 		return "", err
 	}
@@ -231,11 +257,11 @@ func (a *Activities) cmdDreamLog(_ context.Context, _ protocol.StepInput, args s
 }
 
 // cmdDreamRestore brings the memory files back to an earlier commit.
-func (a *Activities) cmdDreamRestore(_ context.Context, _ protocol.StepInput, args string) (string, error) {
+func (c *Commands) cmdDreamRestore(_ context.Context, _ protocol.StepInput, args string) (string, error) {
 	if args == "" {
 		return "Usage: /dream-restore <sha> (see /dream-log)", nil
 	}
-	repo, err := gitstore.Open(a.Workspace)
+	repo, err := gitstore.Open(c.workspace)
 	if err != nil {
 		return "", err
 	}

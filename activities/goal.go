@@ -133,12 +133,12 @@ func GoalContinueText(g *Goal) string {
 }
 
 // cmdGoal answers a /goal without a task; with one, the turn goes to the model.
-func cmdGoal(_ *Activities, _ context.Context, _ protocol.StepInput, _ string) (string, error) {
+func cmdGoal(_ *Commands, _ context.Context, _ protocol.StepInput, _ string) (string, error) {
 	return "Usage: /goal <task> — the agent keeps working on it until it is done.", nil
 }
 
 // injectGoalContinue journals the prompt to go on with the active goal.
-func (a *Activities) injectGoalContinue(ctx context.Context, in protocol.InjectInput) error {
+func (a journal) injectGoalContinue(ctx context.Context, in protocol.InjectInput) error {
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func (a *Activities) injectGoalContinue(ctx context.Context, in protocol.InjectI
 		return fmt.Errorf("session %s has no goal to continue", in.SessionKey)
 	}
 	msg := chat.Message{Role: chat.RoleUser, Content: GoalContinueText(g), Turn: in.Turn, EntryID: fmt.Sprintf("goal-continue-%d", in.Cycle)}
-	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
+	if _, err := a.store.Append(ctx, in.SessionKey, msg); err != nil {
 		return fmt.Errorf("journal the goal prompt: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -19,20 +20,20 @@ func TestSustainedGoal(t *testing.T) {
 	require.NoError(t, tools.RegisterBuiltins(a.Tools, tools.BuiltinOptions{DisableFiles: true, Goals: goals}))
 	ctx := context.Background()
 
-	res, err := a.Command(ctx, step("g0", "/goal"))
+	res, err := a.set().Commands.Command(ctx, step("g0", "/goal"))
 	require.NoError(t, err)
 	require.True(t, res.Handled, "/goal without a task shows its usage")
-	res, err = a.Command(ctx, step("g1", "/goal tidy the notes"))
+	res, err = a.set().Commands.Command(ctx, step("g1", "/goal tidy the notes"))
 	require.NoError(t, err)
 	require.False(t, res.Handled)
 	require.True(t, res.Goal)
 
-	_, err = a.Build(ctx, step("g1", "/goal tidy the notes"))
+	_, err = a.set().Turn.Build(ctx, step("g1", "/goal tidy the notes"))
 	require.NoError(t, err)
 	env := activityEnv(a)
 	call := func(n int, goalTurn bool) protocol.LLMCallResult {
 		val, err := env.ExecuteActivity(protocol.ActivityLLMCall, protocol.LLMCallInput{SessionKey: "cli:t", Turn: "g1", Call: n, Iteration: n,
-			Settings: protocol.Settings{Model: "m"}.WithDefaults(), Profile: protocol.ProfileFor(protocol.ChatTurn, goalTurn)})
+			Settings: testenv.Settings(protocol.Settings{Model: "m"}), Profile: protocol.ProfileFor(protocol.ChatTurn, goalTurn)})
 		require.NoError(t, err)
 		var res protocol.LLMCallResult
 		require.NoError(t, val.Get(&res))
@@ -64,21 +65,21 @@ func TestSustainedGoal(t *testing.T) {
 	require.False(t, offered["create_goal"], "only a /goal turn may create a goal")
 	require.True(t, offered["update_goal"], "an active goal can be ended")
 
-	require.NoError(t, a.Inject(ctx, protocol.InjectInput{SessionKey: "cli:t", Turn: "g1", Cycle: 1, GoalContinue: true}))
+	require.NoError(t, a.set().Turn.Inject(ctx, protocol.InjectInput{SessionKey: "cli:t", Turn: "g1", Cycle: 1, GoalContinue: true}))
 	sess, err := a.Store.Load(ctx, "cli:t")
 	require.NoError(t, err)
 	last := sess.Messages[len(sess.Messages)-1]
 	require.Equal(t, "goal-continue-1", last.EntryID)
 	require.Contains(t, last.Content, "active sustained goal that is not complete yet: every note has a title")
 
-	st, err := a.Command(ctx, step("g2", "/status"))
+	st, err := a.set().Commands.Command(ctx, step("g2", "/status"))
 	require.NoError(t, err)
 	require.Contains(t, st.Reply, "Goal: tidy notes (active)")
 
 	msg, err = goals.UpdateGoal(ctx, tenv, "block", "", "", "which folder?")
 	require.NoError(t, err)
 	require.Contains(t, msg, "Goal blocked: tidy notes")
-	st, err = a.Command(ctx, step("g3", "/status"))
+	st, err = a.set().Commands.Command(ctx, step("g3", "/status"))
 	require.NoError(t, err)
 	require.Contains(t, st.Reply, "Goal: tidy notes (blocked): which folder?")
 	_, err = goals.UpdateGoal(ctx, tenv, "complete", "", "", "")

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
@@ -20,25 +22,46 @@ import (
 // HeartbeatFile is the workspace file whose "## Active Tasks" the heartbeat works through.
 const HeartbeatFile = "HEARTBEAT.md"
 
-// HeartbeatTasks reads the active tasks of HEARTBEAT.md; a missing file has none.
-func (a *Activities) HeartbeatTasks(_ context.Context, _ protocol.HeartbeatInput) (protocol.HeartbeatTasks, error) {
-	data, err := os.ReadFile(filepath.Join(a.Workspace, HeartbeatFile))
+// Heartbeat is the heartbeat's side of a firing: the tasks of
+// HEARTBEAT.md, whether the turn's reply is worth telling, and the
+// heartbeat session kept short.
+type Heartbeat struct {
+	journal
+	models    ModelSource
+	workspace string
+	config    func() *config.Config // the enabled channels, for the chat to tell
+	usage     usageLog
+	log       *slog.Logger
+}
+
+// HeartbeatTasks reads the active tasks of HEARTBEAT.md (a missing file
+// has none) and how this firing runs, from the current config.
+func (a *Heartbeat) HeartbeatTasks(_ context.Context, _ protocol.HeartbeatInput) (protocol.HeartbeatTasks, error) {
+	cfg := currentConfig(a.config)
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	hb := cfg.Gateway.Heartbeat
+	res := protocol.HeartbeatTasks{Settings: cfg.TurnSettings(), KeepRecentMessages: hb.KeepRecentMessages,
+		Interval: time.Duration(hb.IntervalS) * time.Second}
+	data, err := os.ReadFile(filepath.Join(a.workspace, HeartbeatFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return protocol.HeartbeatTasks{}, nil
+		return res, nil
 	}
 	if err != nil {
-		return protocol.HeartbeatTasks{}, fmt.Errorf("read %s: %w", HeartbeatFile, err)
+		return res, fmt.Errorf("read %s: %w", HeartbeatFile, err)
 	}
 	tasks := heartbeat.ActiveTasks(string(data))
-	return protocol.HeartbeatTasks{Tasks: chat.Preview(tasks, protocol.PreviewBytes), Chars: len(tasks)}, nil
+	res.Tasks, res.Chars = chat.Preview(tasks, protocol.PreviewBytes), len(tasks)
+	return res, nil
 }
 
 // HeartbeatTrim keeps the last in.Keep messages of the heartbeat session,
 // moved back to a user message so the kept part replays on its own
 // (nanobot's retain_recent_legal_suffix). It returns how many remain.
-func (a *Activities) HeartbeatTrim(ctx context.Context, in protocol.HeartbeatTrimInput) (int, error) {
+func (a *Heartbeat) HeartbeatTrim(ctx context.Context, in protocol.HeartbeatTrimInput) (int, error) {
 	kept := 0
-	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+	err := a.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		start := recentUserSuffix(s.Messages, in.Keep)
 		s.Messages = s.Messages[start:]
 		s.LastConsolidated = max(s.LastConsolidated-start, 0)
@@ -67,8 +90,8 @@ func recentUserSuffix(msgs []chat.Message, keep int) int {
 // heartbeatTarget is the chat a heartbeat notification goes to: the most
 // recently active session on a channel the config enables (nanobot's
 // _pick_heartbeat_target); the CLI, the API and internal sessions never are.
-func (a *Activities) heartbeatTarget() (*protocol.Route, error) {
-	lister, ok := a.Store.(session.Lister)
+func (a *Heartbeat) heartbeatTarget() (*protocol.Route, error) {
+	lister, ok := a.store.(session.Lister)
 	if !ok {
 		return nil, errors.New("the session store cannot list sessions")
 	}
@@ -76,7 +99,7 @@ func (a *Activities) heartbeatTarget() (*protocol.Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	enabled := enabledChannels(a.currentConfig())
+	enabled := enabledChannels(currentConfig(a.config))
 	sort.Slice(all, func(i, j int) bool { return all[i].Modified.After(all[j].Modified) })
 	for _, s := range all {
 		channel, chatID, err := protocol.SplitSessionKey(s.Key)
@@ -98,13 +121,6 @@ func enabledChannels(cfg *config.Config) map[string]bool {
 		"slack":    cfg.Channels.Slack.Enabled,
 		"web":      cfg.Channels.Web.EnabledOr(os.Getenv("TEMPORAL_ADDRESS") == ""),
 	}
-}
-
-func (a *Activities) currentConfig() *config.Config {
-	if a.Config == nil {
-		return nil
-	}
-	return a.Config()
 }
 
 // heartbeatReply is the last answer the heartbeat turn journaled.

@@ -41,9 +41,9 @@ const heartbeatDecisionEntry = "heartbeat-decision"
 // turn's reply is worth telling it. No chat, no reply, no tool call or bad
 // arguments all mean "do not notify" (fail closed); a provider failure is
 // the activity's error, which the workflow also reads as "do not notify".
-func (a *Activities) HeartbeatDecide(ctx context.Context, in protocol.HeartbeatDecideInput) (protocol.HeartbeatDecision, error) {
+func (a *Heartbeat) HeartbeatDecide(ctx context.Context, in protocol.HeartbeatDecideInput) (protocol.HeartbeatDecision, error) {
 	no := func(reason string) (protocol.HeartbeatDecision, error) {
-		a.log().Info("heartbeat: nobody is told", "reason", reason)
+		a.log.Info("heartbeat: nobody is told", "reason", reason)
 		return protocol.HeartbeatDecision{Reason: reason}, nil
 	}
 	sess, err := a.load(ctx, in.SessionKey)
@@ -61,7 +61,7 @@ func (a *Activities) HeartbeatDecide(ctx context.Context, in protocol.HeartbeatD
 	if route == nil {
 		return no("no chat on an enabled channel to notify")
 	}
-	model, err := a.Models.Model(in.Settings.Model)
+	model, err := a.models.Model(in.Settings.Model)
 	if err != nil {
 		return no("no model for the decision: " + err.Error())
 	}
@@ -80,7 +80,7 @@ func (a *Activities) HeartbeatDecide(ctx context.Context, in protocol.HeartbeatD
 	var pe *providers.Error
 	if err != nil && errors.As(err, &pe) && pe.Status == 400 {
 		// Some models refuse a forced tool choice (a bad request): ask once more leaving the choice to the model.
-		a.log().Warn("heartbeat: the forced decision was refused; asking without forcing", "error", err)
+		a.log.Warn("heartbeat: the forced decision was refused; asking without forcing", "error", err)
 		req.ToolChoice = ""
 		resp, err = model.Provider.Chat(ctx, req, nil)
 	}
@@ -92,7 +92,7 @@ func (a *Activities) HeartbeatDecide(ctx context.Context, in protocol.HeartbeatD
 	if !ok {
 		return no("the decision did not call evaluate_notification with should_notify")
 	}
-	a.log().Info("heartbeat decision", "notify", notify, "reason", reason, "route", route.String())
+	a.log.Info("heartbeat decision", "notify", notify, "reason", reason, "route", route.String())
 	return protocol.HeartbeatDecision{
 		Notify: notify, Reason: reason, Route: route,
 		EntryID: reply.EntryID, Text: chat.Preview(reply.Content, protocol.PreviewBytes),
@@ -118,6 +118,6 @@ func parseDecision(calls []chat.ToolCall) (notify bool, reason string, ok bool) 
 	return false, "", false
 }
 
-func (a *Activities) recordDecisionUsage(in protocol.HeartbeatDecideInput, req providers.Request, resp *providers.Response) {
-	a.addUsage(sideCallUsage(usage.Record{Session: in.SessionKey, Turn: in.Turn, Call: heartbeatDecisionEntry, Model: in.Settings.Model, Kind: usage.TurnKind(protocol.HeartbeatTurn)}, req, resp))
+func (a *Heartbeat) recordDecisionUsage(in protocol.HeartbeatDecideInput, req providers.Request, resp *providers.Response) {
+	a.usage.add(sideCallUsage(usage.Record{Session: in.SessionKey, Turn: in.Turn, Call: heartbeatDecisionEntry, Model: in.Settings.Model, Kind: usage.TurnKind(protocol.HeartbeatTurn)}, req, resp))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/session"
@@ -21,7 +22,7 @@ import (
 
 // heartbeatFixture: a heartbeat turn that answered, and chats last active
 // in this order (oldest first): telegram:old, slack:off (disabled), telegram:new, cli:direct.
-func heartbeatFixture(t *testing.T, model *modeltest.Server) (*Activities, *testsuite.TestActivityEnvironment) {
+func heartbeatFixture(t *testing.T, model *modeltest.Server) (*rig, *testsuite.TestActivityEnvironment) {
 	a := newActivities(t, model)
 	cfg := config.Default()
 	cfg.Channels.Telegram.Enabled = true
@@ -38,15 +39,20 @@ func heartbeatFixture(t *testing.T, model *modeltest.Server) (*Activities, *test
 		at := base.Add(time.Duration(i) * time.Minute)
 		require.NoError(t, os.Chtimes(a.Store.Path(key), at, at))
 	}
+	return a, decideEnv(a)
+}
+
+// decideEnv runs HeartbeatDecide as built from a's dependencies now.
+func decideEnv(a *rig) *testsuite.TestActivityEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.HeartbeatDecide, activity.RegisterOptions{Name: protocol.ActivityHeartbeatDecide})
-	return a, env
+	env.RegisterActivityWithOptions(a.set().Heartbeat.HeartbeatDecide, activity.RegisterOptions{Name: protocol.ActivityHeartbeatDecide})
+	return env
 }
 
 func decide(t *testing.T, env *testsuite.TestActivityEnvironment) protocol.HeartbeatDecision {
 	val, err := env.ExecuteActivity(protocol.ActivityHeartbeatDecide, protocol.HeartbeatDecideInput{
-		SessionKey: protocol.HeartbeatSessionKey, Turn: "hb1", Tasks: "- check the build", Settings: protocol.Settings{Model: "m"}.WithDefaults()})
+		SessionKey: protocol.HeartbeatSessionKey, Turn: "hb1", Tasks: "- check the build", Settings: testenv.Settings(protocol.Settings{Model: "m"})})
 	require.NoError(t, err)
 	var d protocol.HeartbeatDecision
 	require.NoError(t, val.Get(&d))
@@ -97,9 +103,10 @@ func TestHeartbeatDecisionFailsClosed(t *testing.T) {
 func TestHeartbeatDecisionWithoutAChatAsksNoModel(t *testing.T) {
 	model := modeltest.New()
 	defer model.Close()
-	a, env := heartbeatFixture(t, model)
+	a, _ := heartbeatFixture(t, model)
 	cfg := config.Default() // no channel enabled
 	a.Config = func() *config.Config { return cfg }
+	env := decideEnv(a)
 	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1") // the web chat is off against an external cluster
 	d := decide(t, env)
 	require.False(t, d.Notify)
@@ -123,7 +130,7 @@ func TestHeartbeatTrimKeepsARecentSuffixFromAUserMessage(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Store.Update(ctx, protocol.HeartbeatSessionKey, func(s *session.Session) error { s.LastConsolidated = 10; return nil }))
 
-	kept, err := a.HeartbeatTrim(ctx, protocol.HeartbeatTrimInput{SessionKey: protocol.HeartbeatSessionKey, Keep: 6})
+	kept, err := a.set().Heartbeat.HeartbeatTrim(ctx, protocol.HeartbeatTrimInput{SessionKey: protocol.HeartbeatSessionKey, Keep: 6})
 	require.NoError(t, err)
 	require.Equal(t, 8, kept, "6 would start at a tool call: back to that turn's user message")
 	sess, err := a.Store.Load(ctx, protocol.HeartbeatSessionKey)
@@ -133,19 +140,19 @@ func TestHeartbeatTrimKeepsARecentSuffixFromAUserMessage(t *testing.T) {
 	require.Equal(t, "done t4", sess.Messages[7].Content)
 	require.Zero(t, sess.LastConsolidated, "12 dropped, so nothing kept is consolidated")
 
-	kept, err = a.HeartbeatTrim(ctx, protocol.HeartbeatTrimInput{SessionKey: protocol.HeartbeatSessionKey, Keep: 8})
+	kept, err = a.set().Heartbeat.HeartbeatTrim(ctx, protocol.HeartbeatTrimInput{SessionKey: protocol.HeartbeatSessionKey, Keep: 8})
 	require.NoError(t, err)
 	require.Equal(t, 8, kept, "trimming again changes nothing")
 }
 
 func TestHeartbeatTasksReadsTheActiveTasks(t *testing.T) {
 	a := newActivities(t, nil)
-	res, err := a.HeartbeatTasks(context.Background(), protocol.HeartbeatInput{})
+	res, err := a.set().Heartbeat.HeartbeatTasks(context.Background(), protocol.HeartbeatInput{})
 	require.NoError(t, err)
 	require.Empty(t, res.Tasks, "no HEARTBEAT.md, no tasks")
 	md := "# Heartbeat\n\n## Active Tasks\n- check the build\n\n## Completed\n- old\n"
 	require.NoError(t, os.WriteFile(filepath.Join(a.Workspace, HeartbeatFile), []byte(md), 0o644))
-	res, err = a.HeartbeatTasks(context.Background(), protocol.HeartbeatInput{})
+	res, err = a.set().Heartbeat.HeartbeatTasks(context.Background(), protocol.HeartbeatInput{})
 	require.NoError(t, err)
 	require.Equal(t, "- check the build", res.Tasks)
 }

@@ -10,16 +10,26 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
 
-// IdleSessions lists sessions idle longer than in.IdleAfter with more than
-// in.Keep messages not yet archived. Sessions whose turn is running are
-// reported as skipped; Dream's own sessions are never compacted.
-func (a *Activities) IdleSessions(ctx context.Context, in protocol.IdleSessionsInput) (protocol.IdleCompactResult, error) {
-	var res protocol.IdleCompactResult
-	lister, ok := a.Store.(session.Lister)
+// IdleSessions lists sessions idle longer than idleCompactAfterMinutes
+// (read now, from the current config) with more than 8 messages not yet
+// archived. Sessions whose turn is running are reported as skipped;
+// Dream's own sessions are never compacted.
+func (a *Memory) IdleSessions(ctx context.Context, _ protocol.IdleCompactInput) (protocol.IdleSessions, error) {
+	cfg := currentConfig(a.config)
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	res := protocol.IdleSessions{Settings: cfg.TurnSettings()}
+	idleAfter := time.Duration(cfg.Agents.Defaults.IdleCompactAfterMinutes) * time.Minute
+	if idleAfter <= 0 {
+		return res, nil // turned off since the schedule was made
+	}
+	lister, ok := a.store.(session.Lister)
 	if !ok {
 		return res, errors.New("idle compaction: the session store cannot list sessions")
 	}
@@ -30,15 +40,15 @@ func (a *Activities) IdleSessions(ctx context.Context, in protocol.IdleSessionsI
 	sort.Slice(all, func(i, j int) bool { return all[i].Key < all[j].Key })
 	now := time.Now()
 	for _, info := range all {
-		if info.Kind == string(protocol.DreamTurn) || now.Sub(info.Modified) < in.IdleAfter {
+		if info.Kind == string(protocol.DreamTurn) || now.Sub(info.Modified) < idleAfter {
 			continue
 		}
 		sess, err := a.load(ctx, info.Key)
 		if err != nil {
-			a.log().Warn("idle compaction: unreadable session skipped", "session", info.Key, "error", err)
+			a.log.Warn("idle compaction: unreadable session skipped", "session", info.Key, "error", err)
 			continue
 		}
-		if len(archivable(sess.Messages[min(sess.LastConsolidated, len(sess.Messages)):])) <= in.Keep {
+		if len(archivable(sess.Messages[min(sess.LastConsolidated, len(sess.Messages)):])) <= protocol.IdleKeepMessages {
 			continue
 		}
 		busy, err := a.turnRunning(ctx, info.Key)
@@ -49,17 +59,17 @@ func (a *Activities) IdleSessions(ctx context.Context, in protocol.IdleSessionsI
 			res.Skipped = append(res.Skipped, info.Key)
 			continue
 		}
-		res.Compacted = append(res.Compacted, info.Key)
+		res.Sessions = append(res.Sessions, info.Key)
 	}
 	return res, nil
 }
 
 // turnRunning asks Temporal whether the session's turn workflow is running.
-func (a *Activities) turnRunning(ctx context.Context, key string) (bool, error) {
-	if a.Client == nil {
+func (a *Memory) turnRunning(ctx context.Context, key string) (bool, error) {
+	if a.client == nil {
 		return false, nil
 	}
-	desc, err := a.Client.DescribeWorkflowExecution(ctx, protocol.TurnWorkflowID(key), "")
+	desc, err := a.client.DescribeWorkflowExecution(ctx, protocol.TurnWorkflowID(key), "")
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
 		return false, nil

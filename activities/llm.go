@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -29,10 +31,23 @@ const minHistoryBudget = 256
 // llmEntryID names the journal entry of one model call.
 func llmEntryID(call int) string { return "llm-" + strconv.Itoa(call) }
 
+// ModelCall is one model iteration of a turn or a subagent.
+type ModelCall struct {
+	journal
+	models  ModelSource
+	tools   *Toolbox
+	streams *channels.StreamHub
+	usage   usageLog
+	redactor
+	config         func() *config.Config // the hint length
+	maxResultChars int
+	log            *slog.Logger
+}
+
 // LLMCall runs one model iteration. The prompt is rebuilt from the journal;
 // a reply that is already journaled is returned without asking the model.
 // What goes back to the workflow has the configured secrets masked.
-func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+func (a *ModelCall) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
 	started := time.Now()
 	res, err := a.llmCall(ctx, in)
 	if m := metricsOf(ctx); m != nil {
@@ -41,7 +56,7 @@ func (a *Activities) LLMCall(ctx context.Context, in protocol.LLMCallInput) (pro
 	return a.redactLLM(res), a.redactError(err)
 }
 
-func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
 	entry := llmEntryID(in.Call)
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
@@ -53,7 +68,7 @@ func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (pro
 		res.FromJournal = true
 		return res, nil
 	}
-	model, err := a.Models.Model(in.Settings.Model)
+	model, err := a.models.Model(in.Settings.Model)
 	if err != nil {
 		return protocol.LLMCallResult{}, temporal.NewNonRetryableApplicationError(err.Error(), protocol.ErrConfig, err)
 	}
@@ -68,23 +83,23 @@ func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (pro
 	var onDelta func(providers.Delta)
 	if req.Stream {
 		if info.Attempt > 1 {
-			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, Reset: true})
+			a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, Reset: true})
 		}
 		onDelta = func(d providers.Delta) {
-			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, Delta: d.Content, Reasoning: d.Reasoning})
+			a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, Delta: d.Content, Reasoning: d.Reasoning})
 		}
 	}
 	started := time.Now()
 	resp, err := model.Provider.Chat(ctx, req, onDelta)
 	if err != nil && providers.RefusesImages(err) {
 		if stripped, ok := withoutImages(req.Messages); ok {
-			a.log().Warn("the model takes no images; asking again with them as text", "session", in.SessionKey, "model", in.Settings.Model, "error", err)
+			a.log.Warn("the model takes no images; asking again with them as text", "session", in.SessionKey, "model", in.Settings.Model, "error", err)
 			req.Messages = stripped
 			resp, err = model.Provider.Chat(ctx, req, onDelta)
 		}
 	}
 	if req.Stream {
-		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, End: true})
+		a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, End: true})
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -99,7 +114,7 @@ func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (pro
 		ToolCalls: calls, FinishReason: resp.FinishReason, LatencyMS: time.Since(started).Milliseconds(),
 		Turn: in.Turn, EntryID: entry,
 	}
-	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
+	if _, err := a.store.Append(ctx, in.SessionKey, msg); err != nil {
 		return protocol.LLMCallResult{}, fmt.Errorf("journal model reply: %w", err)
 	}
 	res := a.resultFrom(msg, in)
@@ -116,7 +131,7 @@ func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (pro
 		res.CompletionTokens = count.Message(msg) - count.Message(chat.Message{Role: msg.Role})
 	}
 	a.recordUsage(in, entry, res, resp.Provider, estimated)
-	a.log().Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", res.Model,
+	a.log.Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", res.Model,
 		"provider", resp.Provider, "fell_back", resp.FellBack,
 		"tool_calls", len(msg.ToolCalls), "finish", resp.FinishReason, "chars", len(msg.Content))
 	return res, nil
@@ -124,13 +139,13 @@ func (a *Activities) llmCall(ctx context.Context, in protocol.LLMCallInput) (pro
 
 // recordUsage adds the call to the usage file. (turn, entry) is the key, so a
 // retried call is counted once; a failure to record never fails the turn.
-func (a *Activities) recordUsage(in protocol.LLMCallInput, entry string, res protocol.LLMCallResult, provider string, estimated bool) {
+func (a *ModelCall) recordUsage(in protocol.LLMCallInput, entry string, res protocol.LLMCallResult, provider string, estimated bool) {
 	rec := usage.Record{
 		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: entry, Model: res.Model, Provider: provider,
 		Prompt: res.PromptTokens, Completion: res.CompletionTokens, Cached: res.CachedTokens, Estimated: estimated,
 	}
 	rec.Kind = usage.TurnKind(in.Profile.Kind)
-	a.addUsage(rec)
+	a.usage.add(rec)
 }
 
 // sideCallUsage is what a model call outside the runner (a summary, a
@@ -152,27 +167,17 @@ func sideCallUsage(rec usage.Record, req providers.Request, resp *providers.Resp
 	return rec
 }
 
-// addUsage appends rec to the usage file; a failure to record never fails the call.
-func (a *Activities) addUsage(rec usage.Record) {
-	if a.Usage == nil {
-		return
-	}
-	if err := a.Usage.Add(rec); err != nil {
-		a.log().Error("recording token usage failed", "session", rec.Session, "call", rec.Call, "error", err)
-	}
-}
-
 // request rebuilds the prompt: the turn's system prompt, the replayable
 // history and the runtime context after the user's text.
-func (a *Activities) request(ctx context.Context, sess *session.Session, in protocol.LLMCallInput, model Model) (providers.Request, error) {
-	system, err := a.Store.TurnData(ctx, in.SessionKey, in.Turn, "system")
+func (a *ModelCall) request(ctx context.Context, sess *session.Session, in protocol.LLMCallInput, model Model) (providers.Request, error) {
+	system, err := a.store.TurnData(ctx, in.SessionKey, in.Turn, "system")
 	if err != nil {
 		return providers.Request{}, fmt.Errorf("turn %s has no system prompt (BUILD did not run?): %w", in.Turn, err)
 	}
 	count := tokens.For(in.Settings.Model)
 	var defs []chat.ToolDefinition
 	if _, quiet := recoveryPrompt(in.Mode, nil); !quiet {
-		defs = a.offered(ctx, in.Profile, goalIsActive(sess))
+		defs = a.tools.policy(in.Profile).WithActiveGoal(goalIsActive(sess)).Offer(a.tools.refreshed(ctx, in.Profile.Kind).Definitions())
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
@@ -194,7 +199,7 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: prompt})
 	}
 	msgs = governance.Prepare(msgs, governance.Options{
-		Budget: budget, MaxToolResultChars: a.MaxToolResultChars, Count: count.Message,
+		Budget: budget, MaxToolResultChars: a.maxResultChars, Count: count.Message,
 	})
 	return providers.Request{
 		Model: model.APIModel, Messages: msgs, MaxTokens: in.Settings.MaxTokens,
@@ -202,7 +207,7 @@ func (a *Activities) request(ctx context.Context, sess *session.Session, in prot
 	}, nil
 }
 
-func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {
+func (a *ModelCall) resultFrom(m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {
 	res := protocol.LLMCallResult{
 		EntryID: m.EntryID, ContentPreview: chat.Preview(m.Content, protocol.PreviewBytes), ContentChars: len(m.Content),
 		FinishReason: m.FinishReason, Model: in.Settings.Model,
@@ -210,10 +215,10 @@ func (a *Activities) resultFrom(m chat.Message, in protocol.LLMCallInput) protoc
 	for _, tc := range m.ToolCalls {
 		ref := protocol.ToolCallRef{
 			ID: tc.ID, Name: tc.Function.Name, ArgsPreview: chat.Preview(tc.Function.Arguments, 120),
-			Hint:    tools.Hint(tc.Function.Name, tc.Function.Arguments, a.toolHintMax()),
+			Hint:    tools.Hint(tc.Function.Name, tc.Function.Arguments, toolHintMax(a.config)),
 			Summary: toolSummaryArg(tc.Function.Arguments),
 		}
-		if t, ok := a.toolsFor(in.Profile.Kind).Get(tc.Function.Name); ok {
+		if t, ok := a.tools.forKind(in.Profile.Kind).Get(tc.Function.Name); ok {
 			ref.ConcurrencySafe = t.Flags().ConcurrencySafe()
 		}
 		res.ToolCalls = append(res.ToolCalls, ref)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 )
@@ -39,7 +40,7 @@ func TestBuildJournalsMediaAndTheModelSeesTheImage(t *testing.T) {
 
 	in := step("t1", "what is this?")
 	in.Message.Media = []string{photo, doc}
-	_, err := a.Build(context.Background(), in)
+	_, err := a.set().Turn.Build(context.Background(), in)
 	require.NoError(t, err)
 	sess, err := a.Store.Load(context.Background(), "cli:t")
 	require.NoError(t, err)
@@ -49,7 +50,7 @@ func TestBuildJournalsMediaAndTheModelSeesTheImage(t *testing.T) {
 
 	env := activityEnv(a)
 	val, err := env.ExecuteActivity(protocol.ActivityLLMCall, protocol.LLMCallInput{
-		SessionKey: "cli:t", Turn: "t1", Iteration: 1, Route: in.Message.Route, Settings: protocol.Settings{Model: "m"}.WithDefaults()})
+		SessionKey: "cli:t", Turn: "t1", Iteration: 1, Route: in.Message.Route, Settings: testenv.Settings(protocol.Settings{Model: "m"})})
 	require.NoError(t, err)
 	var res protocol.LLMCallResult
 	require.NoError(t, val.Get(&res))

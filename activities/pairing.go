@@ -15,11 +15,11 @@ const pairingUsage = "Usage: /pairing [list] | approve CODE | deny CODE | revoke
 
 // cmdPairing lets the owner manage who may talk to the agent: only a sender
 // allowFrom names (or the CLI) may, not one let in by pairing itself.
-func (a *Activities) cmdPairing(_ context.Context, in protocol.StepInput, args string) (string, error) {
-	if a.Config == nil {
+func (c *Commands) cmdPairing(_ context.Context, in protocol.StepInput, args string) (string, error) {
+	if c.config == nil {
 		return "Pairing is not available in this worker.", nil
 	}
-	cfg := a.Config()
+	cfg := c.config()
 	r := in.Message.Route
 	if !channels.AllowFromFor(cfg, r.Channel).Allows(r.SenderID) {
 		return "Only a user listed in allowFrom can manage pairing.", nil

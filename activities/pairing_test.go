@@ -26,7 +26,7 @@ func TestPairingCommand(t *testing.T) {
 	run := func(turn string, route protocol.Route, text string) string {
 		in := step(turn, text)
 		in.Message.Route = route
-		res, err := a.Command(ctx, in)
+		res, err := a.set().Commands.Command(ctx, in)
 		require.NoError(t, err)
 		require.True(t, res.Handled)
 		return res.Reply

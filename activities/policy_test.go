@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -113,11 +114,11 @@ func TestTurnPolicyTable(t *testing.T) {
 	offered := map[string][]string{}
 	for name, p := range policyProfiles {
 		turn := "offer-" + name
-		_, err := a.Build(ctx, step(turn, "hello"))
+		_, err := a.set().Turn.Build(ctx, step(turn, "hello"))
 		require.NoError(t, err)
 		before := model.Count()
 		_, err = env.ExecuteActivity(protocol.ActivityLLMCall, protocol.LLMCallInput{SessionKey: "cli:t", Turn: turn, Call: 1, Iteration: 1,
-			Settings: protocol.Settings{Model: "m"}.WithDefaults(), Profile: p})
+			Settings: testenv.Settings(protocol.Settings{Model: "m"}), Profile: p})
 		require.NoError(t, err)
 		for _, d := range model.Requests()[before].Tools {
 			offered[name] = append(offered[name], d.Name)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
@@ -33,19 +34,46 @@ func setLastSummary(s *session.Session, text string, cursor int, at string) {
 	s.Metadata[summaryKey] = map[string]any{"text": text, "cursor": cursor, "at": at}
 }
 
-// systemPrompt builds the turn's system prompt from the workspace and the session.
-func (a *Activities) systemPrompt(in protocol.StepInput, sess *session.Session) (string, error) {
+// Prompts builds system prompts and counts what a session's next prompt costs.
+type Prompts struct {
+	builder prompt.Builder
+	tools   *Toolbox // the definitions that travel with every request
+}
+
+// system builds the turn's system prompt from the workspace and the session.
+func (p *Prompts) system(in protocol.StepInput, sess *session.Session) (string, error) {
 	text, cursor := lastSummary(sess)
-	return a.Prompt.SystemPrompt(prompt.Request{
+	return p.builder.SystemPrompt(prompt.Request{
 		Channel: in.Message.Route.Channel, SessionKey: in.SessionKey, Message: in.Message.Content,
 		Budget: inputBudget(in.Settings), Summary: text, SummaryCursor: cursor,
 		Count: tokens.For(in.Settings.Model).Text,
 	})
 }
 
+// tokens is the size of the session's next prompt: the system prompt,
+// the replayed history, extra (the message about to be added) with its
+// runtime context, and the tool definitions.
+func (p *Prompts) tokens(in protocol.StepInput, sess *session.Session, extra string) (int, error) {
+	count := tokens.For(in.Settings.Model)
+	system, err := p.system(in, sess)
+	if err != nil {
+		return 0, err
+	}
+	n := count.Messages([]chat.Message{{Role: chat.RoleSystem, Content: system}})
+	for _, m := range sess.History(0, nil) {
+		n += count.Message(m)
+	}
+	if extra != "" {
+		n += count.Message(chat.Message{Role: chat.RoleUser, Content: extra + "\n\n" + prompt.RuntimeContext(in.Message.Route.Channel, in.Message.Route.ChatID)})
+	}
+	profile := protocol.ProfileFor(in.Message.Kind, false)
+	n += count.Tools(p.tools.policy(profile).Offer(p.tools.forKind(profile.Kind).Definitions()))
+	return n, nil
+}
+
 // cmdSkill lists the skills: available ones first, then those that are not.
-func (a *Activities) cmdSkill(_ context.Context, _ protocol.StepInput, _ string) (string, error) {
-	list, err := a.Prompt.Skills()
+func (c *Commands) cmdSkill(_ context.Context, _ protocol.StepInput, _ string) (string, error) {
+	list, err := c.prompts.builder.Skills()
 	if err != nil {
 		return "", err
 	}

@@ -20,12 +20,12 @@ type secretCache struct {
 
 var workerSecrets secretCache
 
+// redactor masks the configured secrets in what goes to workflow history.
+type redactor struct{ config func() *config.Config }
+
 // secrets are the keys and tokens of the worker's current config and environment.
-func (a *Activities) secrets() *secrets.Set {
-	var cfg *config.Config
-	if a.Config != nil {
-		cfg = a.Config()
-	}
+func (a redactor) secrets() *secrets.Set {
+	cfg := currentConfig(a.config)
 	c := &workerSecrets
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -36,10 +36,10 @@ func (a *Activities) secrets() *secrets.Set {
 }
 
 // redact masks the configured secrets in text bound for workflow history.
-func (a *Activities) redact(text string) string { return a.secrets().Redact(text) }
+func (a redactor) redact(text string) string { return a.secrets().Redact(text) }
 
 // redactLLM masks secrets in what a model call hands to the workflow.
-func (a *Activities) redactLLM(res protocol.LLMCallResult) protocol.LLMCallResult {
+func (a redactor) redactLLM(res protocol.LLMCallResult) protocol.LLMCallResult {
 	res.ContentPreview = a.redact(res.ContentPreview)
 	for i := range res.ToolCalls {
 		res.ToolCalls[i].ArgsPreview = a.redact(res.ToolCalls[i].ArgsPreview)
@@ -51,7 +51,7 @@ func (a *Activities) redactLLM(res protocol.LLMCallResult) protocol.LLMCallResul
 
 // redactError rebuilds an activity error whose text holds a secret (a
 // provider echoing the key back); its type and retry delay stay.
-func (a *Activities) redactError(err error) error {
+func (a redactor) redactError(err error) error {
 	if err == nil {
 		return nil
 	}

@@ -4,27 +4,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/schedules"
 )
 
+// Cron is a fired job's side: its message into its session, and an "at"
+// job's schedule removed once it fired.
+type Cron struct {
+	client client.Client
+	config func() *config.Config // the settings of the turn a job starts
+	log    *slog.Logger
+}
+
 // PublishScheduled puts a fired job's message into its session, marked
 // as scheduled and carrying the job's route: the turn that answers it runs
 // like any other and replies to the chat the job came from. While the
 // session's turn runs, it waits (nanobot defers cron turns of a busy session).
-func (a *Activities) PublishScheduled(ctx context.Context, in protocol.PublishScheduledInput) error {
-	if a.Client == nil {
+func (a *Cron) PublishScheduled(ctx context.Context, in protocol.PublishScheduledInput) error {
+	if a.client == nil {
 		return temporal.NewNonRetryableApplicationError("scheduled turns need a Temporal client", protocol.ErrConfig, nil)
 	}
 	job := in.Job
-	idle, err := cron.WaitIdle(ctx, a.Client, job.SessionKey, cron.DefaultBusyWait, func() { activity.RecordHeartbeat(ctx) })
+	idle, err := cron.WaitIdle(ctx, a.client, job.SessionKey, cron.DefaultBusyWait, func() { activity.RecordHeartbeat(ctx) })
 	if err != nil {
 		return fmt.Errorf("job %s: wait for session %s: %w", job.JobID, job.SessionKey, err)
 	}
@@ -38,7 +49,7 @@ func (a *Activities) PublishScheduled(ctx context.Context, in protocol.PublishSc
 		Metadata: map[string]string{"cron_job_id": job.JobID, "cron_job_name": job.Name},
 		SentAt:   time.Now(),
 	}
-	bus := &channels.Bus{Client: a.Client, Settings: a.settings()}
+	bus := &channels.Bus{Client: a.client, Settings: turnSettings(a.config)}
 	if _, err := bus.Publish(ctx, msg); err != nil {
 		return fmt.Errorf("publish job %s: %w", job.JobID, err)
 	}
@@ -46,17 +57,17 @@ func (a *Activities) PublishScheduled(ctx context.Context, in protocol.PublishSc
 }
 
 // DeleteSchedule removes a schedule (an "at" job once it fired).
-func (a *Activities) DeleteSchedule(ctx context.Context, id string) error {
-	if a.Client == nil {
+func (a *Cron) DeleteSchedule(ctx context.Context, id string) error {
+	if a.client == nil {
 		return errors.New("deleting a schedule needs a Temporal client")
 	}
-	return schedules.Delete(ctx, a.Client, id)
+	return schedules.Delete(ctx, a.client, id)
 }
 
-// settings are the knobs new turns start with, from the current config.
-func (a *Activities) settings() protocol.Settings {
-	if a.Settings != nil {
-		return a.Settings()
+// turnSettings are the knobs a turn starts with, from the current config.
+func turnSettings(cfg func() *config.Config) protocol.Settings {
+	if c := currentConfig(cfg); c != nil {
+		return c.TurnSettings()
 	}
-	return protocol.Settings{}.WithDefaults()
+	return config.Default().TurnSettings()
 }

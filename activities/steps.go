@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"log/slog"
+
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
@@ -29,14 +32,25 @@ const (
 	ModelErrorPlaceholder = governance.ModelErrorPlaceholder
 )
 
+// Turn is the turn's own states: RESTORE, COMPACT, BUILD, SAVE, and the
+// injections of messages that arrive while it runs.
+type Turn struct {
+	journal
+	prompts *Prompts
+	dream   *Dream // a Dream run's turn message
+	streams *channels.StreamHub
+	config  func() *config.Config // /model presets
+	log     *slog.Logger
+}
+
 // Restore loads the session and closes an earlier turn that ended without
 // a reply (terminated, timed out), before this turn's message is added.
-func (a *Activities) Restore(ctx context.Context, in protocol.StepInput) (protocol.RestoreResult, error) {
+func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.RestoreResult, error) {
 	var res protocol.RestoreResult
-	err := a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+	err := a.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		res.SkippedLines = len(s.Problems)
-		if name, _ := s.Metadata[modelPresetKey].(string); name != "" && a.Config != nil {
-			if p, ok := providers.PresetFor(a.Config(), name); ok {
+		if name, _ := s.Metadata[modelPresetKey].(string); name != "" && a.config != nil {
+			if p, ok := providers.PresetFor(a.config(), name); ok {
 				res.Model, res.MaxTokens, res.ContextWindowTokens = name, p.MaxTokens, p.ContextWindowTokens
 			}
 		}
@@ -60,7 +74,7 @@ func (a *Activities) Restore(ctx context.Context, in protocol.StepInput) (protoc
 	}
 	step := in
 	step.Settings = s
-	if res.EstimatedTokens, err = a.promptTokens(step, sess, in.Message.Content); err != nil {
+	if res.EstimatedTokens, err = a.prompts.tokens(step, sess, in.Message.Content); err != nil {
 		return res, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
 	}
 	res.Budget = inputBudget(s)
@@ -129,7 +143,7 @@ func backfillToolResults(s *session.Session, turn, now string) {
 
 // Compact checks the session against the context budget. Consolidation
 // into memory arrives with the memory work; until then it only measures.
-func (a *Activities) Compact(ctx context.Context, in protocol.StepInput) (protocol.CompactResult, error) {
+func (a *Turn) Compact(ctx context.Context, in protocol.StepInput) (protocol.CompactResult, error) {
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
 		return protocol.CompactResult{}, err
@@ -151,16 +165,16 @@ func inputBudget(s protocol.Settings) int {
 
 // Build journals the user's message and fixes the turn's system prompt, so
 // every model call of the turn (and every retry) reads the same bytes.
-func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol.BuildResult, error) {
+func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.BuildResult, error) {
 	before, err := a.load(ctx, in.SessionKey)
 	if err != nil {
 		return protocol.BuildResult{}, err
 	}
 	content := in.Message.Content
-	system, err := a.systemPrompt(in, before)
+	system, err := a.prompts.system(in, before)
 	if in.Message.Kind == protocol.DreamTurn {
 		system = DreamSystemPrompt
-		content, err = a.dreamPrompt(in.Message)
+		content, err = a.dream.prompt(in.Message)
 	}
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("build system prompt: %w", err)
@@ -168,14 +182,14 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 	if err := a.markSessionKind(ctx, before, in.Message.Kind.SessionKind()); err != nil {
 		return protocol.BuildResult{}, err
 	}
-	if _, err := a.Store.TurnData(ctx, in.SessionKey, in.Turn, "system"); err != nil {
-		if err := a.Store.PutTurnData(ctx, in.SessionKey, in.Turn, "system", []byte(system)); err != nil {
+	if _, err := a.store.TurnData(ctx, in.SessionKey, in.Turn, "system"); err != nil {
+		if err := a.store.PutTurnData(ctx, in.SessionKey, in.Turn, "system", []byte(system)); err != nil {
 			return protocol.BuildResult{}, fmt.Errorf("save system prompt: %w", err)
 		}
 	}
 	user := chat.Message{Role: chat.RoleUser, Turn: in.Turn, EntryID: "user"}
 	user.Content, user.ContentParts = userContent(goalTurnContent(content), in.Message.Media)
-	if _, err := a.Store.Append(ctx, in.SessionKey, user); err != nil {
+	if _, err := a.store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}
 	sess, err := a.load(ctx, in.SessionKey)
@@ -190,28 +204,14 @@ func (a *Activities) Build(ctx context.Context, in protocol.StepInput) (protocol
 // continued reply joined into one message, tool results in call order
 // without undeclared or duplicate ones, inline images replaced, the
 // turn's latency, and the session's token totals.
-func (a *Activities) Save(ctx context.Context, in protocol.SaveInput) error {
-	if err := a.Store.PruneTurnData(ctx, in.SessionKey, keptTurnData); err != nil {
-		a.log().Warn("pruning old turn data failed", "session", in.SessionKey, "error", err)
+func (a *Turn) Save(ctx context.Context, in protocol.SaveInput) error {
+	if err := a.store.PruneTurnData(ctx, in.SessionKey, keptTurnData); err != nil {
+		a.log.Warn("pruning old turn data failed", "session", in.SessionKey, "error", err)
 	}
-	return a.Store.Update(ctx, in.SessionKey, func(s *session.Session) error { return a.saveTurn(s, in) })
+	return a.store.Update(ctx, in.SessionKey, func(s *session.Session) error { return saveTurn(s, in) })
 }
 
-// Measure tells how big the session's next prompt is, so after SAVE the
-// workflow can consolidate at once rather than make the next turn wait.
-func (a *Activities) Measure(ctx context.Context, in protocol.StepInput) (protocol.MeasureResult, error) {
-	sess, err := a.load(ctx, in.SessionKey)
-	if err != nil {
-		return protocol.MeasureResult{}, err
-	}
-	n, err := a.promptTokens(in, sess, "")
-	if err != nil {
-		return protocol.MeasureResult{}, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
-	}
-	return protocol.MeasureResult{PromptTokens: n, Budget: inputBudget(in.Settings)}, nil
-}
-
-func (a *Activities) saveTurn(s *session.Session, in protocol.SaveInput) error {
+func saveTurn(s *session.Session, in protocol.SaveInput) error {
 	now := time.Now().Format(session.TimeLayout)
 	switch in.StopReason {
 	case protocol.StopCancelled:
@@ -343,20 +343,20 @@ func addUsage(s *session.Session, turn string, prompt, completion int) {
 
 // Inject journals messages that arrived during the turn as one user
 // message (consecutive messages merged with a blank line, as nanobot does).
-func (a *Activities) Inject(ctx context.Context, in protocol.InjectInput) error {
+func (a *Turn) Inject(ctx context.Context, in protocol.InjectInput) error {
 	if in.GoalContinue {
-		return a.injectGoalContinue(ctx, in)
+		return a.journal.injectGoalContinue(ctx, in)
 	}
 	texts := make([]string, 0, len(in.Messages))
 	for _, m := range in.Messages {
 		texts = append(texts, m.Content)
 	}
 	msg := chat.Message{Role: chat.RoleUser, Content: strings.Join(texts, "\n\n"), Turn: in.Turn, EntryID: fmt.Sprintf("inject-%d", in.Cycle)}
-	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
+	if _, err := a.store.Append(ctx, in.SessionKey, msg); err != nil {
 		return fmt.Errorf("journal injected messages: %w", err)
 	}
 	for _, m := range in.Messages { // a chat page marks its queued message as taken in
-		a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: m.Route, Turn: in.Turn, Injected: []string{m.ID}})
+		a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: m.Route, Turn: in.Turn, Injected: []string{m.ID}})
 	}
 	return nil
 }
@@ -384,11 +384,11 @@ func orderToolResults(s *session.Session, turn string) {
 }
 
 // markSessionKind records what a session is for when its first turn is not a chat's.
-func (a *Activities) markSessionKind(ctx context.Context, sess *session.Session, kind protocol.TurnKind) error {
+func (j journal) markSessionKind(ctx context.Context, sess *session.Session, kind protocol.TurnKind) error {
 	if kind == protocol.ChatTurn || sess.Kind == string(kind) {
 		return nil
 	}
-	err := a.Store.Update(ctx, sess.Key, func(s *session.Session) error { s.Kind = string(kind); return nil })
+	err := j.store.Update(ctx, sess.Key, func(s *session.Session) error { s.Kind = string(kind); return nil })
 	if err != nil {
 		return fmt.Errorf("mark session %s as %s: %w", sess.Key, kind.Name(), err)
 	}

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
@@ -23,8 +26,18 @@ import (
 // origin session (it travels in a signal, so in the origin's history).
 const announceResultChars = 8000
 
+// Subagents are spawn's side: the checks before a subagent starts, its
+// first message, and its announcement into the origin session.
+type Subagents struct {
+	journal
+	client    client.Client
+	config    func() *config.Config // maxConcurrentSubagents
+	workspace string
+	log       *slog.Logger
+}
+
 // spawnArgs reads a spawn call's arguments from the journal.
-func (a *Activities) spawnArgs(ctx context.Context, ref protocol.SpawnRef) (task, label string, wait bool, err error) {
+func (a *Subagents) spawnArgs(ctx context.Context, ref protocol.SpawnRef) (task, label string, wait bool, err error) {
 	sess, err := a.load(ctx, ref.SessionKey)
 	if err != nil {
 		return "", "", false, err
@@ -49,7 +62,7 @@ func (a *Activities) spawnArgs(ctx context.Context, ref protocol.SpawnRef) (task
 
 // PrepareSpawn checks a spawn call before its subagent starts: a task, and
 // room under maxConcurrentSubagents for the origin session.
-func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (protocol.PrepareSpawnResult, error) {
+func (a *Subagents) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (protocol.PrepareSpawnResult, error) {
 	task, label, wait, err := a.spawnArgs(ctx, ref)
 	if err != nil {
 		return protocol.PrepareSpawnResult{}, err
@@ -59,23 +72,23 @@ func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (p
 		res.Refused = "Error: Invalid parameters for tool 'spawn': task is required"
 		return res, nil
 	}
-	if a.Client == nil {
+	if a.client == nil {
 		res.Refused = "Error: subagents are not available in this context"
 		return res, nil
 	}
 	limit := 1
-	if a.Config != nil && a.Config().Agents.Defaults.MaxConcurrentSubagents > 0 {
-		limit = a.Config().Agents.Defaults.MaxConcurrentSubagents
+	if cfg := currentConfig(a.config); cfg != nil && cfg.Agents.Defaults.MaxConcurrentSubagents > 0 {
+		limit = cfg.Agents.Defaults.MaxConcurrentSubagents
 	}
-	running, err := visibility.RunningSubagents(ctx, a.Client, ref.SessionKey)
+	running, err := visibility.RunningSubagents(ctx, a.client, ref.SessionKey)
 	if err != nil {
 		// Temporal could not say; the model hears why, the turn goes on.
-		a.log().Warn("counting running subagents failed; spawn refused", "session", ref.SessionKey, "error", err)
+		a.log.Warn("counting running subagents failed; spawn refused", "session", ref.SessionKey, "error", err)
 		res.Refused = "Error: cannot start a subagent now: counting this conversation's running subagents failed (" +
 			chat.Preview(err.Error(), 300) + "). Do this task yourself, or try again later."
 		return res, nil
 	}
-	res.SearchAttributes = visibility.HasSearchAttributes(ctx, a.Client.OperatorService(), activity.GetInfo(ctx).WorkflowNamespace)
+	res.SearchAttributes = visibility.HasSearchAttributes(ctx, a.client.OperatorService(), activity.GetInfo(ctx).WorkflowNamespace)
 	if len(running) >= limit {
 		res.Refused = fmt.Sprintf("Error: %d subagent(s) already running for this conversation (maxConcurrentSubagents is %d); "+
 			"wait for one to report back, or do this task yourself.", len(running), limit)
@@ -83,25 +96,9 @@ func (a *Activities) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (p
 	return res, nil
 }
 
-// ToolResult journals a result the workflow produced for a call (spawn).
-func (a *Activities) ToolResult(ctx context.Context, in protocol.ToolResultInput) (protocol.ToolCallResult, error) {
-	sess, err := a.load(ctx, in.SessionKey)
-	if err != nil {
-		return protocol.ToolCallResult{}, err
-	}
-	if i := sess.Find(in.Turn, toolEntryID(in.CallID)); i >= 0 {
-		res := toolResult(sess.Messages[i].Content, in.IsError)
-		res.FromJournal = true
-		return res, nil
-	}
-	tc := protocol.ToolCallInput{SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Name: in.Name}
-	call := chat.ToolCall{ID: in.CallID, Type: "function", Function: chat.FunctionCall{Name: in.Name}}
-	return a.journalToolResult(ctx, tc, call, tools.Result{Text: in.Text, IsError: in.IsError}, false)
-}
-
 // SubagentBuild starts a subagent's conversation: its system prompt and,
 // as the user message, the task from the spawn call in the parent's journal.
-func (a *Activities) SubagentBuild(ctx context.Context, in protocol.SubagentInput) error {
+func (a *Subagents) SubagentBuild(ctx context.Context, in protocol.SubagentInput) error {
 	task, _, _, err := a.spawnArgs(ctx, in.Spawn)
 	if err != nil {
 		return err
@@ -111,16 +108,16 @@ func (a *Activities) SubagentBuild(ctx context.Context, in protocol.SubagentInpu
 	if err != nil {
 		return err
 	}
-	if err := a.markSessionKind(ctx, sess, protocol.SubagentTurn); err != nil {
+	if err := a.journal.markSessionKind(ctx, sess, protocol.SubagentTurn); err != nil {
 		return err
 	}
-	if _, err := a.Store.TurnData(ctx, key, turn, "system"); err != nil {
-		if err := a.Store.PutTurnData(ctx, key, turn, "system", []byte(prompt.SubagentPrompt(a.Workspace, in.Label))); err != nil {
+	if _, err := a.store.TurnData(ctx, key, turn, "system"); err != nil {
+		if err := a.store.PutTurnData(ctx, key, turn, "system", []byte(prompt.SubagentPrompt(a.workspace, in.Label))); err != nil {
 			return fmt.Errorf("save subagent prompt: %w", err)
 		}
 	}
 	user := chat.Message{Role: chat.RoleUser, Content: task, Turn: turn, EntryID: "user"}
-	if _, err := a.Store.Append(ctx, key, user); err != nil {
+	if _, err := a.store.Append(ctx, key, user); err != nil {
 		return fmt.Errorf("journal subagent task: %w", err)
 	}
 	return nil
@@ -128,8 +125,8 @@ func (a *Activities) SubagentBuild(ctx context.Context, in protocol.SubagentInpu
 
 // Announce tells the origin session what a subagent did: a message that
 // starts a turn there, or joins the running one.
-func (a *Activities) Announce(ctx context.Context, in protocol.AnnounceInput) error {
-	if a.Client == nil {
+func (a *Subagents) Announce(ctx context.Context, in protocol.AnnounceInput) error {
+	if a.client == nil {
 		return temporal.NewNonRetryableApplicationError("no Temporal client to announce with", protocol.ErrConfig, nil)
 	}
 	sub := in.Subagent
@@ -149,7 +146,7 @@ func (a *Activities) Announce(ctx context.Context, in protocol.AnnounceInput) er
 		}
 	}
 	content := AnnounceText(sub, task, result, in.StopReason, sess, in.Turn)
-	bus := &channels.Bus{Client: a.Client, Settings: sub.Settings}
+	bus := &channels.Bus{Client: a.client, Settings: sub.Settings}
 	msg := protocol.Inbound{
 		ID: "subagent-" + sub.ID, SessionKey: sub.OriginKey, Route: sub.Origin, Content: content,
 		SentAt: time.Now(),

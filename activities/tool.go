@@ -10,6 +10,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -25,10 +26,22 @@ const ErrJournal = "JournalError"
 
 func toolEntryID(callID string) string { return "tool-" + callID }
 
+// ToolCalls runs a turn's tool calls, and journals the results the
+// workflow itself produces (spawn's, a failed call's).
+type ToolCalls struct {
+	journal
+	tools          *Toolbox
+	streams        *channels.StreamHub
+	restrict       bool // tools.restrictToWorkspace
+	maxResultChars int
+	redactor
+	config func() *config.Config // the hint length
+}
+
 // ToolCall runs one tool call whose arguments the journal holds (in the
 // model's reply), and journals its result; a retry returns that result.
 // Its preview and errors have the configured secrets masked.
-func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
+func (a *ToolCalls) ToolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
 	res, err := a.toolCall(ctx, in)
 	if m := metricsOf(ctx); m != nil {
 		countToolCall(m, in.Name, res, err)
@@ -37,7 +50,7 @@ func (a *Activities) ToolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	return res, a.redactError(err)
 }
 
-func (a *Activities) toolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
+func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
 	entry := toolEntryID(in.CallID)
 	sess, err := a.load(ctx, in.SessionKey)
 	if err != nil {
@@ -56,15 +69,15 @@ func (a *Activities) toolCall(ctx context.Context, in protocol.ToolCallInput) (p
 		msg := fmt.Sprintf("tool call %s is not in the journal of turn %s", in.CallID, in.Turn)
 		return protocol.ToolCallResult{}, temporal.NewNonRetryableApplicationError(msg, ErrJournal, nil)
 	}
-	policy := a.policy(in.Profile)
+	policy := a.tools.policy(in.Profile)
 	env := tools.Env{
-		Workspace: a.Workspace, RestrictToWorkspace: a.RestrictToWorkspace || policy.Confined(),
+		Workspace: a.tools.workspace, RestrictToWorkspace: a.restrict || policy.Confined(),
 		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route, Policy: policy,
 	}
-	reg := a.toolsFor(in.Profile.Kind)
+	reg := a.tools.forKind(in.Profile.Kind)
 	tool, known := reg.Get(call.Function.Name)
-	if !known && reg == a.Tools {
-		a.refreshTools(ctx) // an MCP tool this worker has not connected yet
+	if !known {
+		reg = a.tools.refreshed(ctx, in.Profile.Kind) // an MCP tool this worker has not connected yet
 		tool, known = reg.Get(call.Function.Name)
 	}
 	if err := reg.Permit(policy, call.Function.Name, call.Function.Arguments); err != nil {
@@ -73,7 +86,7 @@ func (a *Activities) toolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	var result tools.Result
 	claimed := true
 	if known && tool.Flags().SideEffects {
-		if claimed, err = a.Store.Claim(ctx, in.SessionKey, in.Turn, entry); err != nil {
+		if claimed, err = a.store.Claim(ctx, in.SessionKey, in.Turn, entry); err != nil {
 			return protocol.ToolCallResult{}, fmt.Errorf("claim tool call %s: %w", in.CallID, err)
 		}
 	}
@@ -81,8 +94,8 @@ func (a *Activities) toolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	if unknown {
 		result = tools.Result{Text: OutcomeUnknown, IsError: true}
 	} else {
-		if hint := tools.Hint(call.Function.Name, call.Function.Arguments, a.toolHintMax()); hint != "" {
-			a.Streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
+		if hint := tools.Hint(call.Function.Name, call.Function.Arguments, toolHintMax(a.config)); hint != "" {
+			a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
 				Iteration: in.Iteration, ToolHint: hint})
 		}
 		stop := startHeartbeats(ctx, in.Heartbeat)
@@ -97,17 +110,33 @@ func (a *Activities) toolCall(ctx context.Context, in protocol.ToolCallInput) (p
 	return a.journalToolResult(ctx, in, call, result, unknown)
 }
 
+// ToolResult journals a result the workflow produced for a call (spawn).
+func (a *ToolCalls) ToolResult(ctx context.Context, in protocol.ToolResultInput) (protocol.ToolCallResult, error) {
+	sess, err := a.load(ctx, in.SessionKey)
+	if err != nil {
+		return protocol.ToolCallResult{}, err
+	}
+	if i := sess.Find(in.Turn, toolEntryID(in.CallID)); i >= 0 {
+		res := toolResult(sess.Messages[i].Content, in.IsError)
+		res.FromJournal = true
+		return res, nil
+	}
+	tc := protocol.ToolCallInput{SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Name: in.Name}
+	call := chat.ToolCall{ID: in.CallID, Type: "function", Function: chat.FunctionCall{Name: in.Name}}
+	return a.journalToolResult(ctx, tc, call, tools.Result{Text: in.Text, IsError: in.IsError}, false)
+}
+
 // journalToolResult writes a call's result (within the result budget) into
 // the journal and returns what the workflow sees of it.
-func (a *Activities) journalToolResult(ctx context.Context, in protocol.ToolCallInput, call chat.ToolCall, result tools.Result, unknown bool) (protocol.ToolCallResult, error) {
-	env := tools.Env{Workspace: a.Workspace, SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID}
+func (a *ToolCalls) journalToolResult(ctx context.Context, in protocol.ToolCallInput, call chat.ToolCall, result tools.Result, unknown bool) (protocol.ToolCallResult, error) {
+	env := tools.Env{Workspace: a.tools.workspace, SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID}
 	entry := toolEntryID(in.CallID)
-	text := tools.ApplyResultBudget(env, call.Function.Name, result.Text, a.MaxToolResultChars)
+	text := tools.ApplyResultBudget(env, call.Function.Name, result.Text, a.maxResultChars)
 	msg := chat.Message{
 		Role: chat.RoleTool, ToolCallID: in.CallID, Name: call.Function.Name, Content: text,
 		Turn: in.Turn, EntryID: entry, Timestamp: time.Now().Format(session.TimeLayout),
 	}
-	if _, err := a.Store.Append(ctx, in.SessionKey, msg); err != nil {
+	if _, err := a.store.Append(ctx, in.SessionKey, msg); err != nil {
 		return protocol.ToolCallResult{}, fmt.Errorf("journal result of tool call %s: %w", in.CallID, err)
 	}
 	res := toolResult(text, result.IsError)
@@ -133,11 +162,9 @@ func toolResult(text string, isError bool) protocol.ToolCallResult {
 }
 
 // toolHintMax is agents.defaults.toolHintMaxLength (nanobot: 40).
-func (a *Activities) toolHintMax() int {
-	if a.Config != nil {
-		if n := a.Config().Agents.Defaults.ToolHintMaxLength; n > 0 {
-			return n
-		}
+func toolHintMax(cfg func() *config.Config) int {
+	if c := currentConfig(cfg); c != nil && c.Agents.Defaults.ToolHintMaxLength > 0 {
+		return c.Agents.Defaults.ToolHintMaxLength
 	}
 	return 40
 }

@@ -51,7 +51,7 @@ func (s *Service) now() time.Time {
 func Spec(j Job) schedules.Spec {
 	in := protocol.ScheduledTurnInput{JobID: j.ID, Name: j.Name, Message: j.Message, SessionKey: j.SessionKey, Route: j.Route, Once: !j.At.IsZero()}
 	return schedules.Spec{
-		ID: protocol.CronScheduleID(j.ID), Name: j.Name, Kind: "cron",
+		ID: protocol.CronScheduleID(j.ID), Name: j.Name, Kind: schedules.KindCron,
 		Every: j.Every, Cron: j.Expr, TimeZone: j.TZ, At: j.At,
 		Workflow: protocol.ScheduledTurnWorkflowName, Args: []any{in}, TaskQueue: protocol.TaskQueue,
 		Memo: map[string]any{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
@@ -100,9 +101,10 @@ func TestBenchRSSBaselineProcess(t *testing.T) {
 	h := &testenv.Home{Dir: dir, ConfigPath: filepath.Join(dir, ".nanobot", "config.json"), Workspace: filepath.Join(dir, "workspace")}
 	cfg, _, err := config.Load(h.ConfigPath)
 	require.NoError(t, err)
-	b := &benchEnv{t: t, home: h, set: protocol.Settings{Model: "test-model", Stream: false}.WithDefaults()}
+	b := &benchEnv{t: t, home: h, set: testenv.Settings(protocol.Settings{Model: "test-model", Stream: false})}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	b.acts, _, err = workers.NewActivities(cfg, nil, channels.NewManager(), channels.NewStreamHub(), quiet)
+	b.deps, _, err = workers.NewActivities(cfg, nil, channels.NewManager(), channels.NewStreamHub(), quiet)
+	b.acts = activities.New(b.deps)
 	require.NoError(t, err)
 	fmt.Println("ready")
 	line, err := bufio.NewReader(os.Stdin).ReadString('\n')

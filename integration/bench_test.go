@@ -33,7 +33,7 @@ func benchTurns(b *testing.B, reply func(i int) []modeltest.Step) {
 		b.Fatal(err)
 	}
 	defer set.Stop()
-	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model"}.WithDefaults()}
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
 	ctx := context.Background()
 	run := func(i int) {
 		model.Script(reply(i)...)

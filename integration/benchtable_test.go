@@ -116,7 +116,8 @@ type benchEnv struct {
 	dev   *testenv.DevServer
 	model *modeltest.Server
 	home  *testenv.Home
-	acts  *activities.Activities
+	deps  activities.Deps
+	acts  *activities.Set
 	set   protocol.Settings
 	seq   int
 	mu    sync.Mutex
@@ -157,7 +158,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	a := b.acts
-	for _, fn := range []any{a.Restore, a.Compact, a.Command, a.Build, a.LLMCall, a.ToolCall, a.Save} {
+	for _, fn := range []any{a.Turn.Restore, a.Turn.Compact, a.Commands.Command, a.Turn.Build, a.Model.LLMCall, a.Tools.ToolCall, a.Turn.Save} {
 		env.RegisterActivity(fn)
 	}
 	key := protocol.SessionKey("cli", chatID)
@@ -166,7 +167,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 		Message: protocol.Inbound{ID: b.id("m"), Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: text, SentAt: time.Now(), SessionKey: key},
 	}
 	start := time.Now()
-	for _, fn := range []any{a.Restore, a.Compact, a.Command, a.Build} {
+	for _, fn := range []any{a.Turn.Restore, a.Turn.Compact, a.Commands.Command, a.Turn.Build} {
 		if _, err := env.ExecuteActivity(fn, step); err != nil {
 			return 0, err
 		}
@@ -174,7 +175,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 	var last protocol.LLMCallResult
 	var prompt, completion int
 	for it := 1; it <= settings.MaxIterations; it++ {
-		v, err := env.ExecuteActivity(a.LLMCall, protocol.LLMCallInput{SessionKey: key, Turn: step.Turn, Iteration: it, Call: it, Settings: settings, Route: step.Message.Route})
+		v, err := env.ExecuteActivity(a.Model.LLMCall, protocol.LLMCallInput{SessionKey: key, Turn: step.Turn, Iteration: it, Call: it, Settings: settings, Route: step.Message.Route})
 		if err != nil {
 			return 0, err
 		}
@@ -195,8 +196,8 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 			go func() { // concurrency-safe calls run together, as the workflow runs them
 				defer wg.Done()
 				tenv := s.NewTestActivityEnvironment()
-				tenv.RegisterActivity(a.ToolCall)
-				_, errs[i] = tenv.ExecuteActivity(a.ToolCall, in)
+				tenv.RegisterActivity(a.Tools.ToolCall)
+				_, errs[i] = tenv.ExecuteActivity(a.Tools.ToolCall, in)
 			}()
 		}
 		wg.Wait()
@@ -207,7 +208,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 		}
 	}
 	save := protocol.SaveInput{StepInput: step, StopReason: protocol.StopCompleted, FinalEntry: last.EntryID, PromptTokens: prompt, CompletionTokens: completion}
-	if _, err := env.ExecuteActivity(a.Save, save); err != nil {
+	if _, err := env.ExecuteActivity(a.Turn.Save, save); err != nil {
 		return 0, err
 	}
 	return time.Since(start), nil
@@ -259,8 +260,9 @@ func newBenchEnv(t *testing.T) *benchEnv {
 	cfg, _, err := config.Load(b.home.ConfigPath)
 	require.NoError(t, err)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	b.acts, _, err = workers.NewActivities(cfg, nil, channels.NewManager(), channels.NewStreamHub(), quiet)
+	b.deps, _, err = workers.NewActivities(cfg, nil, channels.NewManager(), channels.NewStreamHub(), quiet)
+	b.acts = activities.New(b.deps)
 	require.NoError(t, err)
-	b.set = protocol.Settings{Model: "test-model", Stream: false}.WithDefaults()
+	b.set = testenv.Settings(protocol.Settings{Model: "test-model", Stream: false})
 	return b
 }

@@ -53,18 +53,18 @@ func (b *benchEnv) startTranscriptWorker() func() {
 	w := worker.New(b.dev.Client, transcriptQueue, worker.Options{})
 	w.RegisterWorkflowWithOptions(transcriptTurn, workflow.RegisterOptions{Name: "TranscriptTurn"})
 	w.RegisterActivityWithOptions(func(ctx context.Context, msgs []chat.Message) (chat.Message, error) {
-		m, err := b.acts.Models.Model("test-model")
+		m, err := b.deps.Models.Model("test-model")
 		if err != nil {
 			return chat.Message{}, err
 		}
-		resp, err := m.Provider.Chat(ctx, providers.Request{Model: m.APIModel, Messages: msgs, Tools: b.acts.Tools.Definitions()}, nil)
+		resp, err := m.Provider.Chat(ctx, providers.Request{Model: m.APIModel, Messages: msgs, Tools: b.deps.Tools.Definitions()}, nil)
 		if err != nil {
 			return chat.Message{}, err
 		}
 		return chat.Message{Role: chat.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls, FinishReason: resp.FinishReason}, nil
 	}, activity.RegisterOptions{Name: "TranscriptModel"})
 	w.RegisterActivityWithOptions(func(ctx context.Context, c chat.ToolCall) (chat.Message, error) {
-		res := b.acts.Tools.Execute(ctx, tools.Env{Workspace: b.acts.Workspace}, c.Function.Name, c.Function.Arguments)
+		res := b.deps.Tools.Execute(ctx, tools.Env{Workspace: b.deps.Workspace}, c.Function.Name, c.Function.Arguments)
 		return chat.Message{Role: chat.RoleTool, ToolCallID: c.ID, Name: c.Function.Name, Content: res.Text}, nil
 	}, activity.RegisterOptions{Name: "TranscriptTool"})
 	if err := w.Start(); err != nil {

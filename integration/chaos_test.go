@@ -107,7 +107,7 @@ func TestChaosRepeatedKills(t *testing.T) {
 	env := home.Env(dev.Addr)
 	worker, logs := startWorker(t, env)
 	// The product's defaults (heartbeat timeout and all): resume times are the user's.
-	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model", Stream: true}.WithDefaults()}
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", Stream: true})}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n)*3*time.Minute)
 	defer cancel()
 

@@ -51,7 +51,7 @@ func TestCrashMidTurnResumesWithoutRepeats(t *testing.T) {
 	env := home.Env(dev.Addr, "NANOBOT_LLM_HEARTBEAT_TIMEOUT_S=2")
 
 	first, logs := startWorker(t, env)
-	settings := protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second, Stream: true}.WithDefaults()
+	settings := testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second, Stream: true})
 	bus := &channels.Bus{Client: dev.Client, Settings: settings}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -110,7 +110,7 @@ func TestCrashDuringSideEffectNeverRunsItTwice(t *testing.T) {
 	home := testenv.NewHome(t, model.URL(), nil)
 	env := home.Env(dev.Addr)
 	first, logs := startWorker(t, env)
-	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second}.WithDefaults()}
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Route: protocol.Route{Channel: "cli", ChatID: "once"}, Content: "run it"})

@@ -50,7 +50,7 @@ func TestModelFaultsAtTheWire(t *testing.T) {
 			require.Zero(t, model.Remaining(), "the previous case left steps")
 			model.Script(tc.steps...)
 			before := model.Count()
-			settings := protocol.Settings{Model: "test-model", Stream: tc.stream, LLMTimeout: 3 * time.Second}.WithDefaults()
+			settings := testenv.Settings(protocol.Settings{Model: "test-model", Stream: tc.stream, LLMTimeout: 3 * time.Second})
 			bus := &channels.Bus{Client: dev.Client, Settings: settings}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

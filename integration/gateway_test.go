@@ -28,7 +28,7 @@ func TestGatewaySIGTERMResumesTheTurnOnNextStart(t *testing.T) {
 	env := home.Env(dev.Addr, "NANOBOT_STOP_TIMEOUT_S=1", "NANOBOT_LLM_HEARTBEAT_TIMEOUT_S=2")
 	gw, out, errOut := startGateway(t, dev, env)
 
-	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second}.WithDefaults()}
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Route: protocol.Route{Channel: "cli", ChatID: "sigterm"}, Content: "go", SentAt: time.Now()})

@@ -107,7 +107,7 @@ func newMemoryRig(t *testing.T, window, maxTokens int) *memoryRig {
 	})
 	startWorker(t, r.home.Env(r.dev.Addr))
 	s := protocol.Settings{Model: "test-model", ContextWindowTokens: window, MaxTokens: maxTokens, ConsolidationRatio: 0.5}
-	r.bus = &channels.Bus{Client: r.dev.Client, Settings: s.WithDefaults()}
+	r.bus = &channels.Bus{Client: r.dev.Client, Settings: testenv.Settings(s)}
 	return r
 }
 

@@ -55,7 +55,7 @@ func TestMetricsEndpointAfterATurn(t *testing.T) {
 	before := scrape()
 	require.Zero(t, metricValue(before, "nanobot_turns_total"))
 
-	r := &rig{dev: dev, model: model, home: home, bus: &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model"}.WithDefaults()}}
+	r := &rig{dev: dev, model: model, home: home, bus: &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}}
 	r.turn(t, "m1", "list", modeltest.ToolCalls(modeltest.Call{ID: "c1", Name: "list_dir", Args: `{"path":"."}`}).Usage(120, 8),
 		modeltest.Text("done").Usage(130, 2))
 	r.turn(t, "m2", "fail", modeltest.Error(400, "invalid_request", "bad request"))

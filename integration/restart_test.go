@@ -33,7 +33,7 @@ func TestServerRestartMidTurn(t *testing.T) {
 	defer model.Close()
 	home := testenv.NewHome(t, model.URL(), nil)
 	_, logs := startWorker(t, home.Env(dev.Addr))
-	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model", Stream: true}.WithDefaults()}
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", Stream: true})}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, err := bus.Publish(ctx, protocol.Inbound{ID: "r1", Route: protocol.Route{Channel: "cli", ChatID: "restart"}, Content: "write it", SentAt: time.Now()})
@@ -76,11 +76,10 @@ func TestServerRestartBetweenScheduleFirings(t *testing.T) {
 	_, logs := startWorker(t, home.Env(dev.Addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	settings := protocol.Settings{Model: "test-model"}.WithDefaults()
 	require.NoError(t, schedules.Ensure(ctx, dev.Client, schedules.Spec{
 		ID: "restart-test", Name: "restart test", Kind: "test", Every: 2 * time.Second,
 		Workflow: protocol.IdleCompactWorkflowName, TaskQueue: protocol.TaskQueue,
-		Args: []any{protocol.IdleCompactInput{IdleAfter: time.Hour, Settings: settings}},
+		Args: []any{protocol.IdleCompactInput{}},
 	}))
 	fired := func(c client.Client) int64 {
 		d, err := c.ScheduleClient().GetHandle(ctx, "restart-test").Describe(ctx)

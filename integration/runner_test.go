@@ -37,7 +37,7 @@ func newRig(t *testing.T, settings protocol.Settings) *rig {
 	r.home = testenv.NewHome(t, r.model.URL(), nil)
 	startWorker(t, r.home.Env(r.dev.Addr))
 	settings.Model = "test-model"
-	r.bus = &channels.Bus{Client: r.dev.Client, Settings: settings.WithDefaults()}
+	r.bus = &channels.Bus{Client: r.dev.Client, Settings: testenv.Settings(settings)}
 	return r
 }
 
@@ -119,7 +119,7 @@ func TestRecoveryPathsAtTheWire(t *testing.T) {
 			return modeltest.ToolCalls(modeltest.Call{ID: id, Name: "list_dir", Args: `{"path":"."}`})
 		}
 		r.bus.Settings.MaxIterations = 2
-		defer func() { r.bus.Settings.MaxIterations = protocol.Settings{}.WithDefaults().MaxIterations }()
+		defer func() { r.bus.Settings.MaxIterations = testenv.Settings(protocol.Settings{}).MaxIterations }()
 		res, msgs, reqs := r.turn(t, "maxiter", "loop", call("a"), call("b"), call("c"))
 		require.Len(t, reqs, 3)
 		require.Empty(t, reqs[2].Tools)

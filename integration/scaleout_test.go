@@ -62,7 +62,7 @@ func TestScaleOutSurvivesAWorkerKill(t *testing.T) {
 	env := home.Env(dev.Addr)
 	victim, _ := startWorker(t, env)
 	_, survivorLog := startWorker(t, env)
-	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model"}.WithDefaults()}
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 

@@ -40,7 +40,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	_, logs := startWorker(t, env)
 	const queue = "secrets-replies"
 	startRecordingChannel(t, dev.Client, queue)
-	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model", Stream: true}.WithDefaults()}
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", Stream: true})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

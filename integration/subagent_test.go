@@ -68,7 +68,7 @@ func subagentRun(t *testing.T, dev *testenv.DevServer) (string, enumspb.Workflow
 
 func publishSub(t *testing.T, dev *testenv.DevServer, id, text string) string {
 	t.Helper()
-	bus := &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second}.WithDefaults()}
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
 	reply, err := bus.Publish(context.Background(), protocol.Inbound{ID: id, Route: protocol.Route{Channel: "cli", ChatID: "sub"}, Content: text, SentAt: time.Now()})
 	require.NoError(t, err)
 	return reply

@@ -58,11 +58,14 @@ func TestUpkeepSchedulesFireOnTheDevServer(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return r.model.Waiting() == 1 }, 30*time.Second, 20*time.Millisecond)
 
-	// Seconds instead of minutes and hours: the same schedules, updated.
-	s := r.bus.Settings
+	// Both sessions look idle for 20 minutes (idleCompactAfterMinutes is 15),
+	// and the schedules fire every few seconds: the same schedules, updated.
+	for _, key := range []string{"cli:idle", "cli:busy"} {
+		past := time.Now().Add(-20 * time.Minute)
+		require.NoError(t, os.Chtimes(sessionPath(t, r.home, key), past, past))
+	}
 	require.NoError(t, schedules.Ensure(ctx, r.dev.Client, schedules.Spec{ID: workers.IdleCompactScheduleID, Every: 2 * time.Second,
-		Workflow: protocol.IdleCompactWorkflowName, TaskQueue: protocol.TaskQueue,
-		Args: []any{protocol.IdleCompactInput{IdleAfter: time.Second, Settings: s}}}))
+		Workflow: protocol.IdleCompactWorkflowName, TaskQueue: protocol.TaskQueue, Args: []any{protocol.IdleCompactInput{}}}))
 	t.Cleanup(func() { _ = schedules.Delete(context.Background(), r.dev.Client, workers.IdleCompactScheduleID) })
 
 	require.Eventually(t, func() bool {
@@ -80,7 +83,7 @@ func TestUpkeepSchedulesFireOnTheDevServer(t *testing.T) {
 	r.model.Release()
 
 	require.NoError(t, schedules.Ensure(ctx, r.dev.Client, schedules.Spec{ID: workers.DreamScheduleID, Every: 3 * time.Second,
-		Workflow: protocol.DreamWorkflowName, TaskQueue: protocol.TaskQueue, Args: []any{protocol.DreamInput{Settings: s}}}))
+		Workflow: protocol.DreamWorkflowName, TaskQueue: protocol.TaskQueue, Args: []any{protocol.DreamInput{}}}))
 	t.Cleanup(func() { _ = schedules.Delete(context.Background(), r.dev.Client, workers.DreamScheduleID) })
 	require.Eventually(t, func() bool {
 		data, _ := os.ReadFile(memory.MemoryPath(r.home.Workspace))

@@ -37,7 +37,7 @@ func TestWebUIShowsActivitySummariesInABrowser(t *testing.T) {
 	home := testenv.NewHome(t, model.URL(), nil)
 	startWorker(t, home.Env(dev.Addr))
 	r := &rig{dev: dev, model: model, home: home}
-	r.bus = &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model"}.WithDefaults()}
+	r.bus = &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
 	const chatID = "webui-browser"
 	r.send(t, chatID, "what is here?")
 	require.Equal(t, "listed", r.result(t, chatID).ReplyPreview)

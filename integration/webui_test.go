@@ -137,7 +137,7 @@ func TestNoSecretInHistoriesOrLogs(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
 
 	r := &rig{dev: dev, model: model, home: home}
-	r.bus = &channels.Bus{Client: dev.Client, Settings: protocol.Settings{Model: "test-model"}.WithDefaults()}
+	r.bus = &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
 	r.turn(t, "s1", "say my key", modeltest.Text("Your key is "+apiKey+" and "+tgToken))
 	r.turn(t, "s2", "read keys",
 		modeltest.ToolCalls(modeltest.Call{ID: "k1", Name: "read_file", Args: `{"path":"keys.txt"}`}),

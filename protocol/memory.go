@@ -1,7 +1,5 @@
 package protocol
 
-import "time"
-
 // Memory upkeep: consolidation into memory/history.jsonl, idle compaction
 // and Dream. Payloads carry counts and previews; the summaries stay in the
 // files.
@@ -62,16 +60,16 @@ type MeasureResult struct {
 	Budget       int `json:"budget"`
 }
 
-// IdleCompactInput is the idle-compact schedule's action.
-type IdleCompactInput struct {
-	IdleAfter time.Duration `json:"idle_after"`
-	Settings  Settings      `json:"settings"`
-}
+// IdleCompactInput is the idle-compact schedule's action: nothing, the
+// firing reads its settings from the config of its time (IdleSessions).
+type IdleCompactInput struct{}
 
-// IdleSessionsInput asks for sessions idle longer than IdleAfter.
-type IdleSessionsInput struct {
-	IdleAfter time.Duration `json:"idle_after"`
-	Keep      int           `json:"keep"`
+// IdleSessions are the sessions idle longer than
+// agents.defaults.idleCompactAfterMinutes, and the settings to compact them with.
+type IdleSessions struct {
+	Sessions []string `json:"sessions"`
+	Skipped  []string `json:"skipped,omitempty"` // a turn was running
+	Settings Settings `json:"settings"`
 }
 
 // IdleCompactResult tells what one idle-compact run did.
@@ -80,9 +78,9 @@ type IdleCompactResult struct {
 	Skipped   []string `json:"skipped,omitempty"` // a turn was running
 }
 
-// DreamInput is the dream schedule's action (and /dream's).
+// DreamInput is the dream schedule's action (and /dream's); the run reads
+// its settings from the config of its time (PrepareDream).
 type DreamInput struct {
-	Settings Settings `json:"settings"`
 	// Route, when set, gets the result (a /dream in that chat).
 	Route *Route `json:"route,omitempty"`
 }
@@ -93,6 +91,8 @@ type DreamPlan struct {
 	From       int    `json:"from"`        // the cursor before the run
 	To         int    `json:"to"`          // the last entry the run absorbs
 	Entries    int    `json:"entries"`
+	// Settings are the Dream turn's: agents.defaults.dream.modelOverride applies.
+	Settings Settings `json:"settings"`
 }
 
 // FinishDreamInput closes a Dream run.

@@ -50,7 +50,8 @@ func SplitSessionKey(key string) (channel, chatID string, err error) {
 }
 
 // Settings are the per-turn knobs fixed when a run starts, so that replays
-// see the same values whatever the worker's config says later.
+// see the same values whatever the worker's config says later
+// (config.TurnSettings makes them, with every default).
 type Settings struct {
 	Model               string        `json:"model"`
 	MaxIterations       int           `json:"max_iterations"`
@@ -331,35 +332,6 @@ const (
 	// StopFailed: the turn failed (a step that failed for good); the chat was told.
 	StopFailed = "failed"
 )
-
-// WithDefaults fills unset settings with nanobot's defaults.
-func (s Settings) WithDefaults() Settings {
-	if s.MaxIterations <= 0 {
-		s.MaxIterations = 200
-	}
-	if s.MaxTokens <= 0 {
-		s.MaxTokens = 8192
-	}
-	if s.ContextWindowTokens <= 0 {
-		s.ContextWindowTokens = 200000
-	}
-	if s.LLMTimeout <= 0 {
-		s.LLMTimeout = 300 * time.Second
-	}
-	if s.LLMHeartbeat <= 0 {
-		s.LLMHeartbeat = 10 * time.Second
-	}
-	if s.LLMMaxAttempts <= 0 {
-		s.LLMMaxAttempts = 5
-	}
-	if s.ToolTimeout <= 0 {
-		s.ToolTimeout = 11 * time.Minute
-	}
-	if s.ConsolidationRatio <= 0 || s.ConsolidationRatio >= 1 {
-		s.ConsolidationRatio = 0.5
-	}
-	return s
-}
 
 // MessageWorkflowName delivers one message the agent sends with the message tool.
 const MessageWorkflowName = "MessageWorkflow"

@@ -18,12 +18,23 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
+// Kind is what a schedule is for; it goes into the memo as "kind".
+type Kind string
+
+// The kinds of nanobot's schedules.
+const (
+	KindMemory    Kind = "memory"    // Dream, idle compaction
+	KindHeartbeat Kind = "heartbeat" // the heartbeat
+	KindCron      Kind = "cron"      // a cron job
+)
+
 // Spec is one schedule: when it fires and which workflow it starts.
 type Spec struct {
 	// ID is readable and stable: it names the schedule in the UI and the CLI.
 	ID string
-	// Name and Kind go into the memo ("Dream", "memory").
-	Name, Kind string
+	// Name and Kind go into the memo ("Dream", memory).
+	Name string
+	Kind Kind
 	// Every fires at a fixed interval; Cron (5 fields) fires on a calendar;
 	// At fires once at that instant. One of them.
 	Every    time.Duration
@@ -41,7 +52,7 @@ type Spec struct {
 }
 
 func (s Spec) memo() map[string]any {
-	m := map[string]any{"name": s.Name, "kind": s.Kind}
+	m := map[string]any{"name": s.Name, "kind": string(s.Kind)}
 	for k, v := range s.Memo {
 		m[k] = v
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -24,11 +23,8 @@ type configModels struct {
 }
 
 func newConfigModels(cfg *config.Config, log *slog.Logger) *configModels {
-	return &configModels{cfg: cfg, f: &providers.Factory{
-		Timeout:           envSeconds("NANOBOT_LLM_TIMEOUT_S", 300),
-		StreamIdleTimeout: envSeconds("NANOBOT_STREAM_IDLE_TIMEOUT_S", 90),
-		Log:               log,
-	}}
+	call, idle := config.ModelTimeouts()
+	return &configModels{cfg: cfg, f: &providers.Factory{Timeout: call, StreamIdleTimeout: idle, Log: log}}
 }
 
 // Config is the config the models are built from.
@@ -91,15 +87,4 @@ func modTime(path string) time.Time {
 		return time.Time{}
 	}
 	return st.ModTime()
-}
-
-// envSeconds reads a duration in seconds from the environment (0 = none).
-func envSeconds(name string, def int) time.Duration {
-	v := def
-	if s := os.Getenv(name); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
-			v = n
-		}
-	}
-	return time.Duration(v) * time.Second
 }

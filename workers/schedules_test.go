@@ -8,6 +8,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/schedules"
 )
 
 func TestUpkeepSchedulesFollowTheConfig(t *testing.T) {
@@ -19,15 +20,14 @@ func TestUpkeepSchedulesFollowTheConfig(t *testing.T) {
 	require.Equal(t, 2*time.Hour, on[0].Every)
 	require.Equal(t, IdleCompactScheduleID, on[1].ID)
 	require.Equal(t, time.Minute, on[1].Every)
-	require.Equal(t, 15*time.Minute, on[1].Args[0].(protocol.IdleCompactInput).IdleAfter)
+	require.Equal(t, protocol.IdleCompactInput{}, on[1].Args[0], "idle compaction reads its settings when it fires")
 	hb := on[2]
 	require.Equal(t, protocol.HeartbeatScheduleID, hb.ID)
 	require.Equal(t, 1800*time.Second, hb.Every, "gateway.heartbeat.intervalS 1800")
 	require.Equal(t, protocol.HeartbeatWorkflowName, hb.Workflow)
 	require.Equal(t, map[string]any{"session": protocol.HeartbeatSessionKey}, hb.Memo)
-	require.Equal(t, "heartbeat", hb.Kind)
-	require.Equal(t, 8, hb.Args[0].(protocol.HeartbeatInput).KeepRecentMessages)
-	require.Equal(t, 1800*time.Second, hb.Args[0].(protocol.HeartbeatInput).Interval)
+	require.Equal(t, schedules.KindHeartbeat, hb.Kind)
+	require.Equal(t, []any{protocol.HeartbeatInput{}}, hb.Args, "the heartbeat reads its settings when it fires")
 
 	cfg.Agents.Defaults.Dream = config.Dream{Enabled: true, IntervalH: 2, Cron: "0 3 * * *", ModelOverride: "cheap-model"}
 	cfg.Agents.Defaults.Timezone = "Asia/Shanghai"
@@ -40,7 +40,7 @@ func TestUpkeepSchedulesFollowTheConfig(t *testing.T) {
 	require.Equal(t, "0 3 * * *", on[0].Cron, "dream.cron wins over intervalH")
 	require.Zero(t, on[0].Every)
 	require.Equal(t, "Asia/Shanghai", on[0].TimeZone)
-	require.Equal(t, "cheap-model", on[0].Args[0].(protocol.DreamInput).Settings.Model)
+	require.Equal(t, []any{protocol.DreamInput{}}, on[0].Args, "Dream reads its model when it fires")
 
 	cfg.Agents.Defaults.Dream.Enabled = false
 	cfg.Gateway.Heartbeat.Enabled = false

@@ -11,10 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/channels"
@@ -26,7 +24,6 @@ import (
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
 	"github.com/nanobot-durable/nanobot/usage"
-	"github.com/nanobot-durable/nanobot/workflows"
 )
 
 // Options say what this process runs.
@@ -73,14 +70,14 @@ type Set struct {
 	stopWatch func()
 }
 
-// NewActivities builds the activities from the config; with a client, the
-// message tool sends through Temporal. The MCP pool it returns must be
-// closed when the process stops.
-func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (*activities.Activities, *mcp.Pool, error) {
+// NewActivities builds the activities' dependencies from the config; with a
+// client, the message tool sends through Temporal. The MCP pool it returns
+// must be closed when the process stops.
+func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (activities.Deps, *mcp.Pool, error) {
 	workspace := cfg.Agents.Defaults.WorkspacePath()
 	store, err := session.NewJSONLStore(session.SessionsDir(config.ConfigDir(cfg.Path), workspace), log)
 	if err != nil {
-		return nil, nil, err
+		return activities.Deps{}, nil, err
 	}
 	var sender tools.MessageSender
 	if c != nil {
@@ -92,7 +89,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	}
 	reg, err := newRegistry(cfg, sender, activities.GoalStore{Store: store}, jobs)
 	if err != nil {
-		return nil, nil, err
+		return activities.Deps{}, nil, err
 	}
 	pool := mcp.NewPool(cfg.Tools.MCPServers, log)
 	refresh := func(ctx context.Context) {
@@ -101,7 +98,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		}
 	}
 	models := newConfigModels(cfg, log)
-	acts := &activities.Activities{
+	deps := activities.Deps{
 		RefreshTools: refresh, Config: models.Config,
 		Store: store, Tools: reg, Models: models,
 		Prompt: prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName,
@@ -111,10 +108,9 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
-		Usage:    usage.Open(usage.Path(config.ConfigDir(cfg.Path))),
-		Settings: func() protocol.Settings { return Settings(models.Config()) },
+		Usage: usage.Open(usage.Path(config.ConfigDir(cfg.Path))),
 	}
-	return acts, pool, nil
+	return deps, pool, nil
 }
 
 // deliveryStopTimeout lets a delivery still running when the process stops
@@ -138,47 +134,30 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if opts.Channels == nil {
 		opts.Channels = channels.NewManager()
 	}
-	acts, pool, err := NewActivities(opts.Config, c, opts.Channels, opts.Streams, opts.Log)
+	deps, pool, err := NewActivities(opts.Config, c, opts.Channels, opts.Streams, opts.Log)
 	if err != nil {
 		return nil, err
 	}
-	set := &Set{Store: acts.Store, mcp: pool}
-	if models, ok := acts.Models.(*configModels); ok && opts.Config.Exists {
+	features := Features(activities.New(deps))
+	set := &Set{Store: deps.Store, mcp: pool}
+	if models, ok := deps.Models.(*configModels); ok && opts.Config.Exists {
 		ctx, cancel := context.WithCancel(context.Background())
 		set.stopWatch = cancel
 		go models.watchConfig(ctx, 2*time.Second, opts.Log, opts.OnReload)
 	}
 	if opts.Turns {
 		w := worker.New(c, protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		w.RegisterWorkflowWithOptions(workflows.TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
-		w.RegisterWorkflowWithOptions(workflows.MessageWorkflow, workflow.RegisterOptions{Name: protocol.MessageWorkflowName})
-		w.RegisterWorkflowWithOptions(workflows.SubagentWorkflow, workflow.RegisterOptions{Name: protocol.SubagentWorkflowName})
-		reg := func(fn any, name string) { w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
-		reg(acts.Restore, protocol.ActivityRestore)
-		reg(acts.Compact, protocol.ActivityCompact)
-		reg(acts.Command, protocol.ActivityCommand)
-		reg(acts.Build, protocol.ActivityBuild)
-		reg(acts.Save, protocol.ActivitySave)
-		reg(acts.Inject, protocol.ActivityInject)
-		reg(acts.MarkUndelivered, protocol.ActivityMarkUndelivered)
-		reg(acts.PrepareSpawn, protocol.ActivityPrepareSpawn)
-		reg(acts.ToolResult, protocol.ActivityToolResult)
-		reg(acts.SubagentBuild, protocol.ActivitySubagentBuild)
-		reg(acts.Announce, protocol.ActivityAnnounce)
-		reg(acts.ToolCall, protocol.ActivityTool)
-		registerUpkeep(w, acts)
+		register(w, features, protocol.TaskQueue, false)
 		set.workers = append(set.workers, w)
 	}
 	if opts.Models {
 		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		w.RegisterActivityWithOptions(acts.LLMCall, activity.RegisterOptions{Name: protocol.ActivityLLMCall})
-		w.RegisterActivityWithOptions(acts.Consolidate, activity.RegisterOptions{Name: protocol.ActivityConsolidate})
-		w.RegisterActivityWithOptions(acts.HeartbeatDecide, activity.RegisterOptions{Name: protocol.ActivityHeartbeatDecide})
+		register(w, features, protocol.LLMTaskQueue, false)
 		set.workers = append(set.workers, w)
 	}
 	for _, q := range opts.DeliveryQueues {
 		w := worker.New(c, q, worker.Options{WorkerStopTimeout: max(opts.StopTimeout, deliveryStopTimeout), Identity: opts.Identity})
-		w.RegisterActivityWithOptions(acts.Deliver, activity.RegisterOptions{Name: protocol.ActivityDeliver})
+		register(w, features, q, true)
 		set.workers = append(set.workers, w)
 	}
 	for i, w := range set.workers {

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -60,7 +61,7 @@ func TestReplyKeepsTheSlackThread(t *testing.T) {
 	var d deliveries
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
 
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "slack:C1"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "slack:C1", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, thread, llmRoute, "the model call streams to the thread")
 	require.Equal(t, thread, toolRoute, "tools see the thread (message tool, progress)")
@@ -82,7 +83,7 @@ func TestUnifiedSessionAnswersEachRouteOnce(t *testing.T) {
 	var d deliveries
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
 
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "unified:default"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "unified:default", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	var got []string
 	for _, in := range d.ins {
@@ -118,7 +119,7 @@ func TestMessageToolAnswerIsNotSentTwice(t *testing.T) {
 	var saved protocol.SaveInput
 	env.OnActivity(protocol.ActivitySave, mock.Anything, mock.Anything).Return(func(_ context.Context, in protocol.SaveInput) error { saved = in; return nil })
 
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "telegram:42"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "telegram:42", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	require.Empty(t, d.ins, "the message tool already answered the chat")
 	require.Equal(t, "llm-2", saved.FinalEntry, "the final reply is still journaled")
@@ -137,7 +138,7 @@ func TestReplyToAGoneCLIIsMarkedNotRetried(t *testing.T) {
 	env.OnActivity(protocol.ActivityMarkUndelivered, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { marked = append(marked, in); return nil })
 
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, d.ins, 1)
 	require.Len(t, marked, 1, "the next CLI of the session shows it")
@@ -157,7 +158,7 @@ func TestADeliveryToAProcessRunsBriefly(t *testing.T) {
 			runFor = activity.GetInfo(ctx).StartToCloseTimeout
 			return nil
 		})
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, perProcessDeliveryRun, runFor)
 	require.Less(t, runFor, channelDeliveryRun)
@@ -169,7 +170,7 @@ func TestRouteWithoutAProcessGetsNoDelivery(t *testing.T) {
 	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("Hello"), nil)
 	var d deliveries
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:script"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:script", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	require.Empty(t, d.ins)
 }
@@ -186,7 +187,7 @@ func TestMessageDuringDeliveryIsCarriedOver(t *testing.T) {
 		env.SignalWorkflow(protocol.SignalInbound, inbound("m2", "sent as the reply arrived"))
 		return nil
 	})
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, env.GetWorkflowError(), &can, "the run hands m2 to the next one")
 	var next protocol.TurnInput

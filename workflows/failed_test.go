@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -30,7 +31,7 @@ func TestToolFailureBecomesTheModelsResult(t *testing.T) {
 	var delivered protocol.DeliverInput
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = in; return nil })
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, "a", journaled.CallID)
 	require.True(t, journaled.IsError)
@@ -56,7 +57,7 @@ func TestFailedTurnAnswersItsChat(t *testing.T) {
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = append(delivered, in); return nil })
 	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(protocol.LLMCallResult{}, nil).Maybe() // for AssertNotCalled
 
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.Error(t, env.GetWorkflowError(), "the run fails, visibly, in the Web UI")
 	require.Contains(t, env.GetWorkflowError().Error(), "is a directory")
 	want := "Sorry, this turn failed: build system prompt: read AGENTS.md: is a directory. Nothing was lost; /history shows what was saved."
@@ -80,7 +81,7 @@ func TestFailedTurnCarriesWaitingMessages(t *testing.T) {
 	var delivered []protocol.DeliverInput
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = append(delivered, in); return nil })
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	err := env.GetWorkflowError()
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "continue as new"), err.Error())

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -37,7 +38,7 @@ func goalScript(t *testing.T, doneAt int) (*script, *[]protocol.InjectInput, *de
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
 	var saved protocol.SaveInput
 	env.OnActivity(protocol.ActivitySave, mock.Anything, mock.Anything).Return(func(_ context.Context, in protocol.SaveInput) error { saved = in; return nil })
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	return s, &injects, d, saved
 }

@@ -31,7 +31,7 @@ func HeartbeatWorkflow(ctx workflow.Context, in protocol.HeartbeatInput) (*proto
 		return res, nil
 	}
 	res.Ran = true
-	s := in.Settings.WithDefaults()
+	s := tasks.Settings
 	s.Stream = false
 	msg := heartbeatInbound(ctx, tasks)
 	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
@@ -54,10 +54,10 @@ func HeartbeatWorkflow(ctx workflow.Context, in protocol.HeartbeatInput) (*proto
 	case turn.StopReason != protocol.StopCompleted:
 		res.Reason = "the heartbeat turn stopped: " + turn.StopReason
 	default:
-		notifyHeartbeat(ctx, in, s, tasks, started.RunID, res)
+		notifyHeartbeat(ctx, s, tasks, started.RunID, res)
 	}
 	if err == nil || started.RunID != "" {
-		trim := protocol.HeartbeatTrimInput{SessionKey: protocol.HeartbeatSessionKey, Keep: in.KeepRecentMessages}
+		trim := protocol.HeartbeatTrimInput{SessionKey: protocol.HeartbeatSessionKey, Keep: tasks.KeepRecentMessages}
 		if err := workflow.ExecuteActivity(upkeepCtx(ctx, "trim the heartbeat session"), protocol.ActivityHeartbeatTrim, trim).Get(ctx, &res.Kept); err != nil {
 			log.Warn("trimming the heartbeat session failed", "error", err)
 		}
@@ -67,7 +67,7 @@ func HeartbeatWorkflow(ctx workflow.Context, in protocol.HeartbeatInput) (*proto
 
 // notifyHeartbeat asks evaluate_notification and delivers the turn's reply
 // when it says so; a failed decision or delivery leaves the chat alone.
-func notifyHeartbeat(ctx workflow.Context, in protocol.HeartbeatInput, s protocol.Settings, tasks protocol.HeartbeatTasks, turn string, res *protocol.HeartbeatResult) {
+func notifyHeartbeat(ctx workflow.Context, s protocol.Settings, tasks protocol.HeartbeatTasks, turn string, res *protocol.HeartbeatResult) {
 	log := workflow.GetLogger(ctx)
 	q := protocol.HeartbeatDecideInput{SessionKey: protocol.HeartbeatSessionKey, Turn: turn, Tasks: tasks.Tasks, Settings: s}
 	var d protocol.HeartbeatDecision
@@ -82,7 +82,7 @@ func notifyHeartbeat(ctx workflow.Context, in protocol.HeartbeatInput, s protoco
 	}
 	out := protocol.DeliverInput{SessionKey: protocol.HeartbeatSessionKey, Turn: turn, Route: *d.Route,
 		MessageIDs: []string{heartbeatMessageID(ctx)}, Text: d.Text, EntryID: d.EntryID, StopReason: protocol.StopCompleted}
-	wait := min(max(in.Interval, time.Minute), channelDeliveryWait) // a stale notification is not worth more
+	wait := min(max(tasks.Interval, time.Minute), channelDeliveryWait) // a stale notification is not worth more
 	dctx := workflow.WithScheduleToStartTimeout(deliverCtx(ctx, *d.Route), wait)
 	if err := workflow.ExecuteActivity(dctx, protocol.ActivityDeliver, out).Get(ctx, nil); err != nil {
 		log.Warn("delivering the heartbeat notification failed", "route", d.Route.String(), "error", err)

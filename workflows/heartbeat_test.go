@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -31,7 +32,8 @@ func runHeartbeat(t *testing.T, tasks, stop string, decision protocol.HeartbeatD
 	var run heartbeatRun
 	for name, fn := range map[string]any{
 		protocol.ActivityHeartbeatTasks: func(context.Context, protocol.HeartbeatInput) (protocol.HeartbeatTasks, error) {
-			return protocol.HeartbeatTasks{Tasks: tasks, Chars: len(tasks)}, nil
+			return protocol.HeartbeatTasks{Tasks: tasks, Chars: len(tasks), KeepRecentMessages: 8,
+				Settings: testenv.Settings(protocol.Settings{Model: "m", Stream: true})}, nil
 		},
 		protocol.ActivityHeartbeatDecide: func(_ context.Context, in protocol.HeartbeatDecideInput) (protocol.HeartbeatDecision, error) {
 			run.decisions = append(run.decisions, in)
@@ -54,7 +56,7 @@ func runHeartbeat(t *testing.T, tasks, stop string, decision protocol.HeartbeatD
 			run.delivered = append(run.delivered, in)
 			return nil
 		})
-	env.ExecuteWorkflow(protocol.HeartbeatWorkflowName, protocol.HeartbeatInput{Settings: protocol.Settings{Model: "m", Stream: true}, KeepRecentMessages: 8})
+	env.ExecuteWorkflow(protocol.HeartbeatWorkflowName, protocol.HeartbeatInput{})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, env.GetWorkflowResult(&run.res))

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -67,7 +68,7 @@ func runTurn(t *testing.T, s *script, settings protocol.Settings, msgs ...protoc
 	var saved protocol.SaveInput
 	env.OnActivity(protocol.ActivitySave, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.SaveInput) error { saved = in; return nil })
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: settings})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(settings)})
 	require.True(t, env.IsWorkflowCompleted())
 	return env, delivered, saved
 }
@@ -174,7 +175,7 @@ func TestInjectionLimits(t *testing.T) {
 	var deliveries int
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(context.Context, protocol.DeliverInput) error { deliveries++; return nil })
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.Equal(t, []int{3, 3, 3, 3, 3}, batches)
 	require.Equal(t, 6, deliveries, "each answer is delivered as it is given")
 	var can *workflow.ContinueAsNewError
@@ -201,7 +202,7 @@ func TestInlineStatusDuringTurn(t *testing.T) {
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = append(delivered, in); return nil })
 	env.OnActivity(protocol.ActivityInject, mock.Anything, mock.Anything).Return(nil).Maybe() // for AssertNotCalled
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, commands, 2)
 	require.Equal(t, "RUN, iteration 1 of 200", commands[1].Running)
@@ -227,7 +228,7 @@ func TestResumeContinuesAtRun(t *testing.T) {
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = in; return nil })
 	env.OnActivity(protocol.ActivityRestore, mock.Anything, mock.Anything).Return(protocol.RestoreResult{}, nil).Maybe() // for AssertNotCalled
 	env.OnActivity(protocol.ActivityBuild, mock.Anything, mock.Anything).Return(protocol.BuildResult{}, nil).Maybe()
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Resume: resume})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{}), Resume: resume})
 	require.NoError(t, env.GetWorkflowError())
 	require.Len(t, s.calls, 1)
 	require.Equal(t, 42, s.calls[0].Iteration)

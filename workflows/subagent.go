@@ -37,7 +37,6 @@ type subagent struct {
 // the subagent tool set; it outlives the turn (parent-close policy abandon)
 // and announces its result into the origin session.
 func SubagentWorkflow(ctx workflow.Context, in protocol.SubagentInput) (*protocol.SubagentResult, error) {
-	in.Settings = in.Settings.WithDefaults()
 	s := &subagent{in: in}
 	s.run = runner{host: s}
 	s.m = machine{table: SubagentTable, handlers: map[State]handler{

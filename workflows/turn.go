@@ -75,7 +75,6 @@ type reply struct {
 
 // TurnWorkflow runs one turn of a session: one user message in, one reply out.
 func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnResult, error) {
-	in.Settings = in.Settings.WithDefaults()
 	t := &turn{
 		in:      in,
 		id:      workflow.GetInfo(ctx).WorkflowExecution.RunID,

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -97,7 +98,7 @@ func TestTurnTextReply(t *testing.T) {
 	env.OnActivity(protocol.ActivitySave, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.SaveInput) error { saved = in; return nil }).Once()
 
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var res protocol.TurnResult
@@ -129,7 +130,7 @@ func TestTurnToolRoundTrip(t *testing.T) {
 			return protocol.ToolCallResult{Preview: "ok"}, nil
 		}).Times(3)
 
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	var res protocol.TurnResult
 	require.NoError(t, env.GetWorkflowResult(&res))
@@ -151,7 +152,7 @@ func TestTurnCommandShortcut(t *testing.T) {
 	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(protocol.LLMCallResult{}, errors.New("no model")).Maybe()
 	env.OnActivity(protocol.ActivityBuild, mock.Anything, mock.Anything).Return(protocol.BuildResult{}, nil).Maybe()
 
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	var res protocol.TurnResult
 	require.NoError(t, env.GetWorkflowResult(&res))
@@ -170,7 +171,7 @@ func TestTurnModelErrorBecomesReply(t *testing.T) {
 	var delivered protocol.DeliverInput
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = in; return nil })
-	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct"})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, "401 invalid api key", delivered.Text)
 	require.Equal(t, protocol.StopError, delivered.StopReason)

@@ -26,7 +26,7 @@ func DreamWorkflow(ctx workflow.Context, in protocol.DreamInput) (*protocol.Drea
 	}
 	res := &protocol.DreamResult{Text: "Nothing to dream about: no new history since the last Dream."}
 	if plan.Entries > 0 {
-		s := in.Settings.WithDefaults()
+		s := plan.Settings
 		s.MaxIterations = min(s.MaxIterations, dreamMaxIterations)
 		s.Stream = false
 		msg := dreamInbound(plan)
@@ -65,18 +65,18 @@ func dreamInbound(plan protocol.DreamPlan) protocol.Inbound {
 	}
 }
 
-// IdleCompactWorkflow summarizes sessions idle longer than in.IdleAfter
-// down to their last 8 messages; sessions with a running turn are skipped.
+// IdleCompactWorkflow summarizes sessions idle longer than
+// idleCompactAfterMinutes down to their last 8 messages; sessions with a
+// running turn are skipped.
 func IdleCompactWorkflow(ctx workflow.Context, in protocol.IdleCompactInput) (*protocol.IdleCompactResult, error) {
-	var found protocol.IdleCompactResult
-	q := protocol.IdleSessionsInput{IdleAfter: in.IdleAfter, Keep: protocol.IdleKeepMessages}
-	if err := workflow.ExecuteActivity(upkeepCtx(ctx, "find idle sessions"), protocol.ActivityIdleSessions, q).Get(ctx, &found); err != nil {
+	var found protocol.IdleSessions
+	if err := workflow.ExecuteActivity(upkeepCtx(ctx, "find idle sessions"), protocol.ActivityIdleSessions, in).Get(ctx, &found); err != nil {
 		return nil, err
 	}
 	res := &protocol.IdleCompactResult{Skipped: found.Skipped}
-	s := in.Settings.WithDefaults()
+	s := found.Settings
 	run := workflow.GetInfo(ctx).WorkflowExecution.RunID
-	for _, key := range found.Compacted {
+	for _, key := range found.Sessions {
 		c := protocol.ConsolidateInput{SessionKey: key, Turn: run, Reason: protocol.ConsolidateIdle, Round: 1, Settings: s}
 		var out protocol.ConsolidateResult
 		if err := workflow.ExecuteActivity(consolidateCtx(ctx, s, "compact idle "+key), protocol.ActivityConsolidate, c).Get(ctx, &out); err != nil {

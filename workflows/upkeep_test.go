@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -24,8 +25,8 @@ func upkeepEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		protocol.ActivityFinishDream: func(context.Context, protocol.FinishDreamInput) (protocol.DreamResult, error) {
 			return protocol.DreamResult{}, nil
 		},
-		protocol.ActivityIdleSessions: func(context.Context, protocol.IdleSessionsInput) (protocol.IdleCompactResult, error) {
-			return protocol.IdleCompactResult{}, nil
+		protocol.ActivityIdleSessions: func(context.Context, protocol.IdleCompactInput) (protocol.IdleSessions, error) {
+			return protocol.IdleSessions{}, nil
 		},
 	} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
@@ -35,7 +36,8 @@ func upkeepEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 
 func dreamRun(t *testing.T, stop string, route *protocol.Route) (protocol.FinishDreamInput, protocol.TurnInput, []protocol.DeliverInput) {
 	env := upkeepEnv(t)
-	plan := protocol.DreamPlan{SessionKey: "dream:20260101-030000", From: 40, To: 60, Entries: 20}
+	plan := protocol.DreamPlan{SessionKey: "dream:20260101-030000", From: 40, To: 60, Entries: 20,
+		Settings: testenv.Settings(protocol.Settings{Model: "dream-model"})}
 	env.OnActivity(protocol.ActivityPrepareDream, mock.Anything, mock.Anything).Return(plan, nil)
 	var child protocol.TurnInput
 	env.OnWorkflow(protocol.TurnWorkflowName, mock.Anything, mock.Anything).Return(
@@ -52,7 +54,7 @@ func dreamRun(t *testing.T, stop string, route *protocol.Route) (protocol.Finish
 	var delivered []protocol.DeliverInput
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.DeliverInput) error { delivered = append(delivered, in); return nil })
-	env.ExecuteWorkflow(protocol.DreamWorkflowName, protocol.DreamInput{Settings: protocol.Settings{Model: "m"}, Route: route})
+	env.ExecuteWorkflow(protocol.DreamWorkflowName, protocol.DreamInput{Route: route})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	return fin, child, delivered
@@ -64,6 +66,8 @@ func TestDreamMovesTheCursorOnlyWhenItsTurnCompletes(t *testing.T) {
 	require.Equal(t, 60, fin.Plan.To)
 	require.Equal(t, "dream:20260101-030000", child.SessionKey)
 	require.Equal(t, dreamMaxIterations, child.Settings.MaxIterations)
+	require.Equal(t, "dream-model", child.Settings.Model, "the model PrepareDream read from the config when it fired")
+	require.Equal(t, protocol.DreamTurn, child.Carry[0].Kind)
 	require.Equal(t, "40", child.Carry[0].Metadata["dream_from"], "entries after the cursor")
 	require.Equal(t, "60", child.Carry[0].Metadata["dream_to"])
 	require.Empty(t, delivered, "a scheduled Dream tells nobody")
@@ -83,11 +87,12 @@ func TestDreamAskedInAChatAnswersThere(t *testing.T) {
 func TestIdleCompactionCompactsWhatIdleSessionsFound(t *testing.T) {
 	env := upkeepEnv(t)
 	env.OnActivity(protocol.ActivityIdleSessions, mock.Anything, mock.Anything).Return(
-		protocol.IdleCompactResult{Compacted: []string{"cli:a", "telegram:1"}, Skipped: []string{"cli:busy"}}, nil)
+		protocol.IdleSessions{Sessions: []string{"cli:a", "telegram:1"}, Skipped: []string{"cli:busy"}, Settings: testenv.Settings(protocol.Settings{Model: "now"})}, nil)
 	var keys []string
 	env.OnActivity(protocol.ActivityConsolidate, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.ConsolidateInput) (protocol.ConsolidateResult, error) {
 			require.Equal(t, protocol.ConsolidateIdle, in.Reason)
+			require.Equal(t, "now", in.Settings.Model, "the settings IdleSessions read when the schedule fired")
 			keys = append(keys, in.SessionKey)
 			return protocol.ConsolidateResult{Archived: 6}, nil
 		})

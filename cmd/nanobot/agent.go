@@ -86,7 +86,7 @@ func (r *runtimeEnv) startWorkers(opts workers.Options, log *slog.Logger) error 
 		return err
 	}
 	r.workers = set
-	r.bus = &channels.Bus{Client: r.conn.Client, Settings: workers.Settings(r.cfg)}
+	r.bus = &channels.Bus{Client: r.conn.Client, Settings: r.cfg.TurnSettings()}
 	return nil
 }
 

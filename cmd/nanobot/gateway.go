@@ -102,7 +102,11 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		case <-ctx.Done():
 			running = false
 		case next := <-reloaded:
-			r.bus.SetSettings(workers.Settings(next))
+			r.bus.SetSettings(next.TurnSettings())
+			if err := a.ensureUpkeep(ctx, name, r, next); err != nil { // the schedules' timing follows the config
+				fmt.Fprintln(a.stdout, "! "+err.Error())
+				a.log.Warn("upkeep schedules after a config reload", "error", err)
+			}
 			a.reloadBanner(cfg, next)
 			cfg = next
 		}

@@ -20,9 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"log/slog"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
-	"log/slog"
 )
 
 // RepoRoot finds the module root from the test's working directory.
@@ -277,4 +280,33 @@ func (h *Home) Env(temporalAddr string, extra ...string) []string {
 	}
 	env = append(env, "HOME="+h.Dir, "TEMPORAL_ADDRESS="+temporalAddr)
 	return append(env, extra...)
+}
+
+// Settings are a test's turn settings: what it leaves at zero comes from
+// the config's defaults (config.TurnSettings); Stream stays as given.
+func Settings(s protocol.Settings) protocol.Settings {
+	d := config.Default().TurnSettings()
+	fill := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	fill(&s.MaxIterations, d.MaxIterations)
+	fill(&s.MaxTokens, d.MaxTokens)
+	fill(&s.ContextWindowTokens, d.ContextWindowTokens)
+	for _, f := range []struct{ v, def *time.Duration }{{&s.LLMTimeout, &d.LLMTimeout}, {&s.LLMHeartbeat, &d.LLMHeartbeat}, {&s.ToolTimeout, &d.ToolTimeout}} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	if s.LLMMaxAttempts == 0 {
+		s.LLMMaxAttempts = d.LLMMaxAttempts
+	}
+	if s.ConsolidationRatio == 0 {
+		s.ConsolidationRatio = d.ConsolidationRatio
+	}
+	if s.Model == "" {
+		s.Model = d.Model
+	}
+	return s
 }

@@ -1,0 +1,118 @@
+package workers
+
+import (
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/nanobot-durable/nanobot/activities"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/workflows"
+)
+
+// Entry is one workflow or activity: its registered name, its function and
+// the task queue it is polled on. DeliveryQueue stands for every delivery
+// queue the process serves (a channel's shared queue, or its own).
+type Entry struct {
+	Name     string
+	Func     any
+	Queue    string
+	Workflow bool
+}
+
+// DeliveryQueue marks the entries registered on each delivery queue.
+const DeliveryQueue = "<delivery>"
+
+// Feature is one capability's workflows and activities, read in one table.
+type Feature struct {
+	Name    string
+	Entries []Entry
+}
+
+func wf(name string, fn any) Entry {
+	return Entry{Name: name, Func: fn, Queue: protocol.TaskQueue, Workflow: true}
+}
+
+func act(name string, fn any, queue string) Entry { return Entry{Name: name, Func: fn, Queue: queue} }
+
+// Features are every workflow and activity of nanobot, feature by feature.
+// Local activities (the turn's states) run on the turn's own queue.
+func Features(a *activities.Set) []Feature {
+	turns, llm := protocol.TaskQueue, protocol.LLMTaskQueue
+	return []Feature{
+		{"turn", []Entry{
+			wf(protocol.TurnWorkflowName, workflows.TurnWorkflow),
+			act(protocol.ActivityRestore, a.Turn.Restore, turns),
+			act(protocol.ActivityCompact, a.Turn.Compact, turns),
+			act(protocol.ActivityCommand, a.Commands.Command, turns),
+			act(protocol.ActivityBuild, a.Turn.Build, turns),
+			act(protocol.ActivitySave, a.Turn.Save, turns),
+			act(protocol.ActivityInject, a.Turn.Inject, turns),
+		}},
+		{"model call", []Entry{act(protocol.ActivityLLMCall, a.Model.LLMCall, llm)}},
+		{"tool call", []Entry{
+			act(protocol.ActivityTool, a.Tools.ToolCall, turns),
+			act(protocol.ActivityToolResult, a.Tools.ToolResult, turns),
+		}},
+		{"delivery", []Entry{
+			wf(protocol.MessageWorkflowName, workflows.MessageWorkflow),
+			act(protocol.ActivityDeliver, a.Delivery.Deliver, DeliveryQueue),
+			act(protocol.ActivityMarkUndelivered, a.Delivery.MarkUndelivered, turns),
+		}},
+		{"memory", []Entry{
+			wf(protocol.IdleCompactWorkflowName, workflows.IdleCompactWorkflow),
+			act(protocol.ActivityConsolidate, a.Memory.Consolidate, llm),
+			act(protocol.ActivityMeasure, a.Memory.Measure, turns),
+			act(protocol.ActivityIdleSessions, a.Memory.IdleSessions, turns),
+		}},
+		{"dream", []Entry{
+			wf(protocol.DreamWorkflowName, workflows.DreamWorkflow),
+			act(protocol.ActivityPrepareDream, a.Dream.PrepareDream, turns),
+			act(protocol.ActivityFinishDream, a.Dream.FinishDream, turns),
+		}},
+		{"heartbeat", []Entry{
+			wf(protocol.HeartbeatWorkflowName, workflows.HeartbeatWorkflow),
+			act(protocol.ActivityHeartbeatTasks, a.Heartbeat.HeartbeatTasks, turns),
+			act(protocol.ActivityHeartbeatDecide, a.Heartbeat.HeartbeatDecide, llm),
+			act(protocol.ActivityHeartbeatTrim, a.Heartbeat.HeartbeatTrim, turns),
+		}},
+		{"cron", []Entry{
+			wf(protocol.ScheduledTurnWorkflowName, workflows.ScheduledTurnWorkflow),
+			act(protocol.ActivityPublishScheduled, a.Cron.PublishScheduled, turns),
+			act(protocol.ActivityDeleteSchedule, a.Cron.DeleteSchedule, turns),
+		}},
+		{"subagent", []Entry{
+			wf(protocol.SubagentWorkflowName, workflows.SubagentWorkflow),
+			act(protocol.ActivityPrepareSpawn, a.Subagents.PrepareSpawn, turns),
+			act(protocol.ActivitySubagentBuild, a.Subagents.SubagentBuild, turns),
+			act(protocol.ActivityAnnounce, a.Subagents.Announce, turns),
+		}},
+	}
+}
+
+// register puts every entry polled on queue into w (DeliveryQueue entries
+// go on every delivery queue).
+func register(w worker.Registry, features []Feature, queue string, delivery bool) {
+	for _, f := range features {
+		for _, e := range f.Entries {
+			switch {
+			case e.Queue != queue && !(delivery && e.Queue == DeliveryQueue):
+			case e.Workflow:
+				w.RegisterWorkflowWithOptions(e.Func, workflow.RegisterOptions{Name: e.Name})
+			default:
+				w.RegisterActivityWithOptions(e.Func, activity.RegisterOptions{Name: e.Name})
+			}
+		}
+	}
+}
+
+// RegisterWorkflows puts every workflow into w (a replayer, a test).
+func RegisterWorkflows(w worker.WorkflowRegistry, features []Feature) {
+	for _, f := range features {
+		for _, e := range f.Entries {
+			if e.Workflow {
+				w.RegisterWorkflowWithOptions(e.Func, workflow.RegisterOptions{Name: e.Name})
+			}
+		}
+	}
+}
