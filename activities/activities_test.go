@@ -33,7 +33,9 @@ type rig struct{ Deps }
 
 func (r *rig) set() *Set { return New(r.Deps) }
 
-func (r *rig) load(ctx context.Context, key string) (*session.Session, error) { return r.Store.Load(ctx, key) }
+func (r *rig) load(ctx context.Context, key string) (*session.Session, error) {
+	return r.Store.Load(ctx, key)
+}
 
 func newActivities(t *testing.T, model *modeltest.Server) *rig {
 	t.Helper()
