@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
@@ -15,8 +17,8 @@ import (
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tokens"
+	"github.com/nanobot-durable/nanobot/tools"
 	"github.com/nanobot-durable/nanobot/usage"
-	"go.temporal.io/sdk/client"
 )
 
 // slashCommand is one built-in command handled without the model.
@@ -108,34 +110,15 @@ func (c *Commands) Command(ctx context.Context, in protocol.StepInput) (protocol
 	return res, nil
 }
 
+// closestCommand is the command a mistyped name most likely meant.
 func closestCommand(name string) string {
 	best, bestDist := "", 3
 	for _, c := range commands {
-		if d := editDistance(name, c.name); d < bestDist {
+		if d := tools.EditDistance([]byte(name), []byte(c.name)); d < bestDist {
 			best, bestDist = c.name, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // ArchiveFailedReply is nanobot's answer when /new could not archive.
@@ -339,4 +322,13 @@ func (c *Commands) cmdModel(ctx context.Context, in protocol.StepInput, args str
 		return "", err
 	}
 	return fmt.Sprintf("Switched to model preset %q (%s) for this session.", args, p.Model), nil
+}
+
+// listing is a command's answer: a header and one line per item, or empty
+// when there is none.
+func listing(header, empty string, lines []string) string {
+	if len(lines) == 0 {
+		return empty
+	}
+	return header + "\n" + strings.Join(lines, "\n")
 }

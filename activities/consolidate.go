@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
@@ -15,7 +17,6 @@ import (
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tokens"
 	"github.com/nanobot-durable/nanobot/usage"
-	"go.temporal.io/sdk/client"
 )
 
 // ConsolidationPrompt instructs the model that summarizes archived messages.

@@ -38,7 +38,7 @@ func (a *Delivery) Deliver(ctx context.Context, in protocol.DeliverInput) error 
 	r := channels.Reply{
 		ID:    in.Turn + "#" + in.EntryID + "#" + strings.Join(in.MessageIDs, ","),
 		Route: in.Route, SessionKey: in.SessionKey, Turn: in.Turn,
-		MessageIDs: in.MessageIDs, Text: text, Media: in.Media, StopReason: in.StopReason,
+		MessageIDs: in.MessageIDs, Text: text, Media: in.Media, StopReason: in.StopReason, Kind: in.Kind,
 	}
 	if err := a.channels.Send(ctx, r); err != nil {
 		return deliveryError(in.Route, err)

@@ -245,15 +245,12 @@ func (c *Commands) cmdDreamLog(_ context.Context, _ protocol.StepInput, args str
 	if err != nil {
 		return "", err
 	}
-	if len(log) == 0 {
-		return "No memory commits yet: Dream has not run.", nil
-	}
-	var b strings.Builder
-	b.WriteString("Memory commits (newest first; /dream-log <sha> shows one, /dream-restore <sha> goes back):")
+	var lines []string
 	for _, e := range log {
-		fmt.Fprintf(&b, "\n%s %s %s", e.Short(), e.When.Format("2006-01-02 15:04"), e.Message)
+		lines = append(lines, fmt.Sprintf("%s %s %s", e.Short(), e.When.Format("2006-01-02 15:04"), e.Message))
 	}
-	return b.String(), nil
+	return listing("Memory commits (newest first; /dream-log <sha> shows one, /dream-restore <sha> goes back):",
+		"No memory commits yet: Dream has not run.", lines), nil
 }
 
 // cmdDreamRestore brings the memory files back to an earlier commit.

@@ -77,11 +77,7 @@ func (c *Commands) cmdSkill(_ context.Context, _ protocol.StepInput, _ string) (
 	if err != nil {
 		return "", err
 	}
-	if len(list) == 0 {
-		return "No skills installed.", nil
-	}
-	var b strings.Builder
-	b.WriteString("Skills (use one in a message with $name):")
+	lines := make([]string, 0, len(list))
 	for _, s := range list {
 		where := "built-in"
 		if s.Source == skills.SourceWorkspace {
@@ -89,14 +85,14 @@ func (c *Commands) cmdSkill(_ context.Context, _ protocol.StepInput, _ string) (
 		}
 		switch {
 		case s.Invalid != "":
-			fmt.Fprintf(&b, "\n✗ %s (%s) — invalid: %s", s.Name, where, s.Invalid)
+			lines = append(lines, fmt.Sprintf("✗ %s (%s) — invalid: %s", s.Name, where, s.Invalid))
 		case len(s.Missing) > 0:
-			fmt.Fprintf(&b, "\n✗ %s (%s) — %s (unavailable: %s)", s.Name, where, s.Description, strings.Join(s.Missing, ", "))
+			lines = append(lines, fmt.Sprintf("✗ %s (%s) — %s (unavailable: %s)", s.Name, where, s.Description, strings.Join(s.Missing, ", ")))
 		case s.Always:
-			fmt.Fprintf(&b, "\n✓ %s (%s, always on) — %s", s.Name, where, s.Description)
+			lines = append(lines, fmt.Sprintf("✓ %s (%s, always on) — %s", s.Name, where, s.Description))
 		default:
-			fmt.Fprintf(&b, "\n✓ %s (%s) — %s", s.Name, where, s.Description)
+			lines = append(lines, fmt.Sprintf("✓ %s (%s) — %s", s.Name, where, s.Description))
 		}
 	}
-	return b.String(), nil
+	return listing("Skills (use one in a message with $name):", "No skills installed.", lines), nil
 }

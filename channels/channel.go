@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/config"
-
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -25,7 +24,12 @@ type Reply struct {
 	// Media are files to attach (workspace paths or http(s) URLs).
 	Media      []string
 	StopReason string
+	Kind       protocol.ReplyKind
 }
+
+// Answer reports whether the reply is a turn's answer: it ends the turn's
+// stream, typing and reactions in the chat.
+func (r Reply) Answer() bool { return r.Kind == protocol.ReplyAnswer }
 
 // Key names one delivery to one chat (thread), for telling a retried
 // delivery from a new one; "" for replies that are never retried (a
@@ -40,12 +44,6 @@ func (r Reply) Key() string {
 	}
 	return id + "\x00" + r.Route.ChatID + "\x00" + r.Route.ThreadID
 }
-
-// Kinds of replies, in StopReason beside nanobot's stop reasons.
-const (
-	KindMessage = "message" // a message tool send: the turn goes on
-	KindSystem  = "system"  // said by the gateway itself (pairing, /stop)
-)
 
 // Publish hands an inbound message to the agent. Channels call it for every
 // message they receive; the manager checks access before a workflow is touched.

@@ -168,7 +168,7 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound) er
 		return err
 	}
 	if stopReply != "" {
-		return c.Send(ctx, Reply{Route: msg.Route, SessionKey: msg.SessionKey, Text: stopReply, StopReason: KindSystem})
+		return c.Send(ctx, Reply{Route: msg.Route, SessionKey: msg.SessionKey, Text: stopReply, Kind: protocol.ReplySystem})
 	}
 	return nil
 }
@@ -196,7 +196,7 @@ func (m *Manager) offerPairing(ctx context.Context, c Channel, msg protocol.Inbo
 		return ErrRefused // the code already given is still valid: one code, not one per message
 	}
 	m.log().Info("pairing code issued", "channel", c.Name(), "sender", msg.Route.SenderID)
-	if err := c.Send(ctx, Reply{Route: msg.Route, Text: PairingText(code), StopReason: KindSystem}); err != nil {
+	if err := c.Send(ctx, Reply{Route: msg.Route, Text: PairingText(code), Kind: protocol.ReplySystem}); err != nil {
 		return fmt.Errorf("send pairing code: %w", err)
 	}
 	return ErrRefused

@@ -305,10 +305,21 @@ type DeliverInput struct {
 	// Text is the reply when it is short; otherwise EntryID points into the journal.
 	Text string `json:"text,omitempty"`
 	// Media are files to attach (workspace paths or URLs).
-	Media      []string `json:"media,omitempty"`
-	EntryID    string   `json:"entry_id,omitempty"`
-	StopReason string   `json:"stop_reason"`
+	Media      []string  `json:"media,omitempty"`
+	EntryID    string    `json:"entry_id,omitempty"`
+	StopReason string    `json:"stop_reason,omitempty"`
+	Kind       ReplyKind `json:"kind,omitempty"`
 }
+
+// ReplyKind says what a reply is; why its turn stopped is its StopReason.
+type ReplyKind string
+
+// The kinds of replies.
+const (
+	ReplyAnswer  ReplyKind = ""        // a turn's (or a command's) answer: it closes the turn in the chat
+	ReplyMessage ReplyKind = "message" // a message tool send: the turn goes on
+	ReplySystem  ReplyKind = "system"  // said by the gateway itself (a pairing code, /stop)
+)
 
 // Application error types that activities return and workflows read.
 const (

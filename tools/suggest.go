@@ -150,11 +150,12 @@ func seqSimilarity[T comparable](a, b []T) float64 {
 	if n == 0 {
 		return 1
 	}
-	return 1 - float64(editDistance(a, b))/float64(n)
+	return 1 - float64(EditDistance(a, b))/float64(n)
 }
 
-// editDistance is the Levenshtein distance, in O(len(b)) memory.
-func editDistance[T comparable](a, b []T) int {
+// EditDistance is the Levenshtein distance, in O(len(b)) memory (tool
+// names here, slash commands in activities).
+func EditDistance[T comparable](a, b []T) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -39,7 +39,7 @@ func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, to proto
 	}
 	in := protocol.MessageInput{Deliver: protocol.DeliverInput{
 		SessionKey: key, Turn: env.Turn + "/" + env.CallID, Route: to,
-		Text: content, Media: media, StopReason: channels.KindMessage,
+		Text: content, Media: media, Kind: protocol.ReplyMessage,
 	}}
 	opts := client.StartWorkflowOptions{
 		ID:                       "message/" + env.SessionKey + "/" + env.Turn + "/" + env.CallID,

@@ -156,7 +156,7 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 	}
 	turn, _, _ := strings.Cut(r.Turn, "/") // a message tool send is "<turn>/<call id>"
 	if !c.waiters.answerOldest(r.Route.ChatID, turn, text) {
-		c.log.Info("message for a chat with no request answered by it", "chat", r.Route.ChatID, "kind", r.StopReason)
+		c.log.Info("message for a chat with no request answered by it", "chat", r.Route.ChatID, "kind", r.Kind)
 	}
 	return nil
 }

@@ -298,7 +298,7 @@ func TestStopAnswersItselfAndTheStoppedRequest(t *testing.T) {
 	p.mu.Lock()
 	p.hook = func(ctx context.Context, msg protocol.Inbound) error {
 		// The manager answers a /stop of a running turn while publishing it.
-		return c.Send(ctx, channels.Reply{Route: msg.Route, Text: "Stopped 1 task(s).", StopReason: channels.KindSystem})
+		return c.Send(ctx, channels.Reply{Route: msg.Route, Text: "Stopped 1 task(s).", Kind: protocol.ReplySystem})
 	}
 	p.mu.Unlock()
 	stop := post(t, url+"/v1/chat/completions", `{"messages":[{"role":"user","content":"/stop"}]}`)
@@ -314,7 +314,7 @@ func TestMessageToolSendAnswersTheTurnsRequestOnce(t *testing.T) {
 	second := post(t, url+"/v1/chat/completions", `{"messages":[{"role":"user","content":"next"}]}`)
 	m2 := p.nth(t, 2)
 	send := func(turn, text string) {
-		require.NoError(t, c.Send(context.Background(), channels.Reply{Route: m1.Route, Turn: turn, Text: text, StopReason: channels.KindMessage}))
+		require.NoError(t, c.Send(context.Background(), channels.Reply{Route: m1.Route, Turn: turn, Text: text, Kind: protocol.ReplyMessage}))
 	}
 	send("run-1/call_a", "sent by the message tool")
 	require.Equal(t, "sent by the message tool", completionText(t, wait(t, first)))

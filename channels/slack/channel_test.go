@@ -325,7 +325,7 @@ func TestMessageToolTargetsByName(t *testing.T) {
 	ctx := context.Background()
 	send := func(chat string) error {
 		return h.ch.Send(ctx, channels.Reply{Route: protocol.Route{Channel: "slack", ChatID: chat, ThreadID: "1.000001"},
-			Turn: "turn-1/call-" + chat, Text: "to " + chat, StopReason: channels.KindMessage})
+			Turn: "turn-1/call-" + chat, Text: "to " + chat, Kind: protocol.ReplyMessage})
 	}
 	for _, chat := range []string{"#general", "<#C0GENERAL|general>", "C0GENERAL", "@bobby", "<@U0BOB>", "U0BOB", "bob"} {
 		require.NoError(t, send(chat), chat)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // scriptedSlack answers chat.postMessage with the next scripted answer
@@ -138,7 +139,7 @@ func TestRetryAfterAPartialSendPostsOnlyTheRest(t *testing.T) {
 
 func TestRepliesWithoutTurnAreNotDeduplicated(t *testing.T) {
 	c, s := scriptedChannel(t)
-	r := channels.Reply{Route: reply("", "D1", "", "").Route, Text: "Your pairing code is ABCD", StopReason: channels.KindSystem}
+	r := channels.Reply{Route: reply("", "D1", "", "").Route, Text: "Your pairing code is ABCD", Kind: protocol.ReplySystem}
 	require.NoError(t, c.Send(context.Background(), r))
 	require.NoError(t, c.Send(context.Background(), r))
 	require.Len(t, s.posted, 2)

@@ -74,7 +74,7 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 	if to != route.ChatID { // a chat named by the message tool: its thread cannot be there
 		route.ChatID, route.ThreadID = to, ""
 	}
-	final := r.StopReason != channels.KindMessage && r.StopReason != channels.KindSystem
+	final := r.Answer()
 	var st *streamed
 	if final && r.Turn != "" {
 		st = c.streams.finish(r.Turn, r.Route)
@@ -211,7 +211,7 @@ func isPermanent(err error) bool {
 // finishReactions swaps reactEmoji for doneEmoji on the messages a final
 // reply answers, as nanobot does once it has replied.
 func (c *Channel) finishReactions(ctx context.Context, r channels.Reply) {
-	if r.StopReason == channels.KindMessage {
+	if r.Kind == protocol.ReplyMessage {
 		return
 	}
 	for _, id := range r.MessageIDs {

@@ -35,10 +35,10 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 	if rec.done {
 		return nil // shown by an earlier attempt
 	}
-	if r.StopReason != channels.KindMessage {
+	if r.Kind != protocol.ReplyMessage {
 		c.stopTyping(r.Route)
 	}
-	if !rec.tookStream && r.Turn != "" && r.StopReason != channels.KindMessage && r.StopReason != channels.KindSystem {
+	if !rec.tookStream && r.Turn != "" && r.Answer() {
 		rec.streamMsg, rec.streamShown = c.takeStream(r.Route, r.Turn)
 		rec.tookStream = true
 		c.sends.put(key, rec)

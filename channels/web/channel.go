@@ -141,7 +141,7 @@ func (c *Channel) Send(_ context.Context, r channels.Reply) error {
 		return nil // a retried delivery already shown
 	}
 	c.clients.broadcast(r.Route.ChatID, event{Name: "reply", Data: replyEvent{
-		ID: r.ID, Turn: r.Turn, Text: r.Text, MessageIDs: r.MessageIDs, Kind: r.StopReason, Media: r.Media,
+		ID: r.ID, Turn: r.Turn, Text: r.Text, MessageIDs: r.MessageIDs, Kind: string(r.Kind), Media: r.Media,
 	}})
 	return nil
 }

@@ -224,7 +224,7 @@ func TestEventsStreamTheChatsTurn(t *testing.T) {
 	reply := channels.Reply{ID: "t#e#web-1", Route: route, Turn: "t", Text: "Hello", MessageIDs: []string{"web-1"}}
 	require.NoError(t, c.Send(ctx, reply))
 	require.NoError(t, c.Send(ctx, reply)) // a retried delivery
-	require.NoError(t, c.Send(ctx, channels.Reply{Route: route, Text: "Stopped 1 task(s).", StopReason: channels.KindSystem}))
+	require.NoError(t, c.Send(ctx, channels.Reply{Route: route, Text: "Stopped 1 task(s).", Kind: protocol.ReplySystem}))
 
 	want := []struct{ name, text string }{
 		{"hint", "exec sleep 5"}, {"injected", ""}, {"delta", "Hel"}, {"reset", ""}, {"delta", "Hello"}, {"end", ""},

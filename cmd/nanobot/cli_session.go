@@ -72,7 +72,7 @@ func (s *cliSession) wait(ctx context.Context, msg protocol.Inbound) (channels.R
 	for {
 		select {
 		case reply := <-s.cli.Replies():
-			if reply.StopReason == channels.KindMessage && reply.SessionKey == s.key {
+			if reply.Kind == protocol.ReplyMessage && reply.SessionKey == s.key {
 				last = &reply
 			}
 			if msg.ID != "" && slices.Contains(reply.MessageIDs, msg.ID) {

@@ -13,9 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	sdklog "go.temporal.io/sdk/log"
-
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 )
 
 // devServer is a temporal-dev child process we started and must stop.

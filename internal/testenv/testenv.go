@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -20,12 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"log/slog"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
-	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 )
 
 // RepoRoot finds the module root from the test's working directory.
