@@ -163,10 +163,13 @@ func (u usageLog) add(rec usage.Record) {
 	}
 }
 
-// currentConfig is the worker's config now (nil outside a worker).
+// currentConfig is the worker's config now; outside a worker (a test, a
+// benchmark), nanobot's defaults.
 func currentConfig(cfg func() *config.Config) *config.Config {
-	if cfg == nil {
-		return nil
+	if cfg != nil {
+		if c := cfg(); c != nil {
+			return c
+		}
 	}
-	return cfg()
+	return config.Default()
 }

@@ -91,9 +91,6 @@ func (a *Dream) PrepareDream(_ context.Context, _ protocol.DreamInput) (protocol
 // dream.modelOverride when set.
 func (a *Dream) settings() protocol.Settings {
 	cfg := currentConfig(a.config)
-	if cfg == nil {
-		cfg = config.Default()
-	}
 	s := cfg.TurnSettings()
 	if o := cfg.Agents.Defaults.Dream.ModelOverride; o != "" {
 		s.Model = o

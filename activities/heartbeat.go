@@ -38,9 +38,6 @@ type Heartbeat struct {
 // has none) and how this firing runs, from the current config.
 func (a *Heartbeat) HeartbeatTasks(_ context.Context, _ protocol.HeartbeatInput) (protocol.HeartbeatTasks, error) {
 	cfg := currentConfig(a.config)
-	if cfg == nil {
-		cfg = config.Default()
-	}
 	hb := cfg.Gateway.Heartbeat
 	res := protocol.HeartbeatTasks{Settings: cfg.TurnSettings(), KeepRecentMessages: hb.KeepRecentMessages,
 		Interval: time.Duration(hb.IntervalS) * time.Second}
@@ -113,9 +110,6 @@ func (a *Heartbeat) heartbeatTarget() (*protocol.Route, error) {
 
 // enabledChannels are the chat channels a gateway runs with this config.
 func enabledChannels(cfg *config.Config) map[string]bool {
-	if cfg == nil {
-		return nil
-	}
 	return map[string]bool{
 		"telegram": cfg.Channels.Telegram.Enabled,
 		"slack":    cfg.Channels.Slack.Enabled,

@@ -10,7 +10,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
@@ -21,9 +20,6 @@ import (
 // Dream's own sessions are never compacted.
 func (a *Memory) IdleSessions(ctx context.Context, _ protocol.IdleCompactInput) (protocol.IdleSessions, error) {
 	cfg := currentConfig(a.config)
-	if cfg == nil {
-		cfg = config.Default()
-	}
 	res := protocol.IdleSessions{Settings: cfg.TurnSettings()}
 	idleAfter := time.Duration(cfg.Agents.Defaults.IdleCompactAfterMinutes) * time.Minute
 	if idleAfter <= 0 {

@@ -183,3 +183,22 @@ func TestConfinedProfileKeepsPathsInTheWorkspace(t *testing.T) {
 	require.True(t, res.IsError, "a confined run stays in the workspace: %s", res.Preview)
 	require.NotContains(t, res.Preview, "s\n")
 }
+
+// spawn runs in the workflow (a subagent is a child workflow), so its
+// check before the start asks the same policy as every other tool.
+func TestSpawnIsAskedOfThePolicyToo(t *testing.T) {
+	a := newActivities(t, nil)
+	ctx := context.Background()
+	_, err := a.Store.Append(ctx, "cli:t", chat.Message{Role: chat.RoleAssistant, Turn: "t1", EntryID: "llm-1", ToolCalls: []chat.ToolCall{
+		{ID: "s1", Type: "function", Function: chat.FunctionCall{Name: "spawn", Arguments: `{"task":"count the files"}`}}}})
+	require.NoError(t, err)
+	prepare := func(p protocol.Profile) string {
+		res, err := a.set().Subagents.PrepareSpawn(ctx, protocol.SpawnRef{SessionKey: "cli:t", Turn: "t1", LLMEntry: "llm-1", CallID: "s1", Profile: p})
+		require.NoError(t, err)
+		return res.Refused
+	}
+	require.True(t, strings.HasPrefix(prepare(policyProfiles["dream"]), "Error: Tool 'spawn' is not available here"))
+	require.True(t, strings.HasPrefix(prepare(policyProfiles["subagent"]), "Error: Tool 'spawn' is not available here"))
+	require.Equal(t, "Error: subagents are not available in this context", prepare(policyProfiles["chat"]),
+		"a chat turn passes the policy (and this worker has no Temporal to start one)")
+}

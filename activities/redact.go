@@ -25,7 +25,10 @@ type redactor struct{ config func() *config.Config }
 
 // secrets are the keys and tokens of the worker's current config and environment.
 func (a redactor) secrets() *secrets.Set {
-	cfg := currentConfig(a.config)
+	var cfg *config.Config // nil: the environment's secrets only
+	if a.config != nil {
+		cfg = a.config()
+	}
 	c := &workerSecrets
 	c.mu.Lock()
 	defer c.mu.Unlock()

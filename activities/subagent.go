@@ -60,14 +60,18 @@ func (a *Subagents) spawnArgs(ctx context.Context, ref protocol.SpawnRef) (task,
 	return task, label, wait, nil
 }
 
-// PrepareSpawn checks a spawn call before its subagent starts: a task, and
-// room under maxConcurrentSubagents for the origin session.
+// PrepareSpawn checks a spawn call before its subagent starts: the turn's
+// policy, a task, and room under maxConcurrentSubagents for the origin session.
 func (a *Subagents) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (protocol.PrepareSpawnResult, error) {
 	task, label, wait, err := a.spawnArgs(ctx, ref)
 	if err != nil {
 		return protocol.PrepareSpawnResult{}, err
 	}
 	res := protocol.PrepareSpawnResult{Label: label, Wait: wait}
+	if err := tools.NewPolicy(ref.Profile, a.workspace).Permit("spawn", nil); err != nil {
+		res.Refused = err.Error() // spawn runs in the workflow, so the policy is asked here
+		return res, nil
+	}
 	if task == "" {
 		res.Refused = "Error: Invalid parameters for tool 'spawn': task is required"
 		return res, nil
@@ -76,10 +80,7 @@ func (a *Subagents) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (pr
 		res.Refused = "Error: subagents are not available in this context"
 		return res, nil
 	}
-	limit := 1
-	if cfg := currentConfig(a.config); cfg != nil && cfg.Agents.Defaults.MaxConcurrentSubagents > 0 {
-		limit = cfg.Agents.Defaults.MaxConcurrentSubagents
-	}
+	limit := max(currentConfig(a.config).Agents.Defaults.MaxConcurrentSubagents, 1)
 	running, err := visibility.RunningSubagents(ctx, a.client, ref.SessionKey)
 	if err != nil {
 		// Temporal could not say; the model hears why, the turn goes on.

@@ -163,8 +163,8 @@ func toolResult(text string, isError bool) protocol.ToolCallResult {
 
 // toolHintMax is agents.defaults.toolHintMaxLength (nanobot: 40).
 func toolHintMax(cfg func() *config.Config) int {
-	if c := currentConfig(cfg); c != nil && c.Agents.Defaults.ToolHintMaxLength > 0 {
-		return c.Agents.Defaults.ToolHintMaxLength
+	if n := currentConfig(cfg).Agents.Defaults.ToolHintMaxLength; n > 0 {
+		return n
 	}
-	return 40
+	return config.Default().Agents.Defaults.ToolHintMaxLength
 }

@@ -108,6 +108,17 @@ func TestTelegramIsAnsweredOnATemporalWithoutSearchAttributes(t *testing.T) {
 		desc, err := dev.Client.DescribeWorkflowExecution(ctx, protocol.TurnWorkflowID("telegram:1001"), "")
 		return err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_FAILED
 	}, 30*time.Second, 100*time.Millisecond, "the run itself shows as failed in the Web UI")
+	runs, err := dev.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowId = 'turn/telegram:1001'"})
+	require.NoError(t, err)
+	for _, run := range runs.GetExecutions() { // newest first: the failed turn, the report, the spawn
+		if run.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+			testenv.RecordHistory(t, dev.Client, run.GetExecution().GetWorkflowId(), run.GetExecution().GetRunId(), "turn_failed")
+		}
+	}
+	if n := len(runs.GetExecutions()); n > 0 {
+		first := runs.GetExecutions()[n-1].GetExecution()
+		testenv.RecordHistory(t, dev.Client, first.GetWorkflowId(), first.GetRunId(), "turn_spawn_without_search_attributes")
+	}
 
 	// Fixed: the chat is not stuck.
 	require.NoError(t, os.Remove(agents))

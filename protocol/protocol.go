@@ -25,8 +25,10 @@ const (
 	ActivitySave    = "Save"
 	ActivityLLMCall = "LLMCall"
 	ActivityTool    = "ToolCall"
-	ActivityDeliver = "Deliver"
-	ActivityInject  = "Inject"
+	// ActivityToolResult journals a result the workflow produced for a call (spawn's, a failed call's).
+	ActivityToolResult = "ToolResult"
+	ActivityDeliver    = "Deliver"
+	ActivityInject     = "Inject"
 	// ActivityMarkUndelivered notes a reply whose process went away, for the next CLI.
 	ActivityMarkUndelivered = "MarkUndelivered"
 
@@ -282,6 +284,16 @@ type ToolCallInput struct {
 	Route Route `json:"route"`
 	// Profile says whether the call may run, and where its paths may reach.
 	Profile Profile `json:"profile"`
+}
+
+// ToolResultInput journals a result the workflow itself produced (spawn's, a failed call's).
+type ToolResultInput struct {
+	SessionKey string `json:"session_key"`
+	Turn       string `json:"turn"`
+	CallID     string `json:"call_id"`
+	Name       string `json:"name"`
+	Text       string `json:"text"`
+	IsError    bool   `json:"is_error,omitempty"`
 }
 
 // ToolCallResult is a tool's outcome; its full text stays in the journal.

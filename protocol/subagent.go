@@ -9,7 +9,6 @@ const (
 	SubagentWorkflowName = "SubagentWorkflow"
 
 	ActivityPrepareSpawn  = "PrepareSpawn"
-	ActivityToolResult    = "ToolResult"
 	ActivitySubagentBuild = "SubagentBuild"
 	ActivityAnnounce      = "Announce"
 )
@@ -26,6 +25,8 @@ type SpawnRef struct {
 	Turn       string `json:"turn"`
 	LLMEntry   string `json:"llm_entry"`
 	CallID     string `json:"call_id"`
+	// Profile is the spawning turn's: the policy may refuse spawn, as any tool.
+	Profile Profile `json:"profile"`
 }
 
 // PrepareSpawnResult is what a spawn call asks for, once checked.
@@ -36,16 +37,6 @@ type PrepareSpawnResult struct {
 	Wait    bool   `json:"wait"`
 	// SearchAttributes: the namespace has nanobot's, so the subagent carries them.
 	SearchAttributes bool `json:"search_attributes,omitempty"`
-}
-
-// ToolResultInput journals a result the workflow itself produced (spawn).
-type ToolResultInput struct {
-	SessionKey string `json:"session_key"`
-	Turn       string `json:"turn"`
-	CallID     string `json:"call_id"`
-	Name       string `json:"name"`
-	Text       string `json:"text"`
-	IsError    bool   `json:"is_error,omitempty"`
 }
 
 // SubagentInput starts (or continues) a subagent.

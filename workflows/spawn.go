@@ -38,7 +38,7 @@ func (t *turn) spawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry stri
 }
 
 func (t *turn) runSpawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) (protocol.ToolCallResult, error) {
-	ref := protocol.SpawnRef{SessionKey: t.in.SessionKey, Turn: t.id, LLMEntry: llmEntry, CallID: c.ID}
+	ref := protocol.SpawnRef{SessionKey: t.in.SessionKey, Turn: t.id, LLMEntry: llmEntry, CallID: c.ID, Profile: t.profile}
 	var prep protocol.PrepareSpawnResult
 	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "prepare spawn"), protocol.ActivityPrepareSpawn, ref).Get(ctx, &prep); err != nil {
 		return protocol.ToolCallResult{}, err

@@ -66,8 +66,5 @@ func (a *Cron) DeleteSchedule(ctx context.Context, id string) error {
 
 // turnSettings are the knobs a turn starts with, from the current config.
 func turnSettings(cfg func() *config.Config) protocol.Settings {
-	if c := currentConfig(cfg); c != nil {
-		return c.TurnSettings()
-	}
-	return config.Default().TurnSettings()
+	return currentConfig(cfg).TurnSettings()
 }
