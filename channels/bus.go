@@ -106,7 +106,7 @@ func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {
 	}
 	subs, err := visibility.RunningSubagents(ctx, b.Client, sessionKey)
 	if err != nil {
-		return stopped, fmt.Errorf("list subagents of %s: %w", sessionKey, err)
+		return stopped, err
 	}
 	for _, sub := range subs {
 		if err := b.Client.CancelWorkflow(ctx, sub, ""); err != nil && !errors.As(err, &notFound) {

@@ -128,3 +128,19 @@ func TestTelegramIsAnsweredOnATemporalWithoutSearchAttributes(t *testing.T) {
 		return len(got) > 0 && got[len(got)-1] == "I've started a helper on it."
 	}, 90*time.Second, 50*time.Millisecond, "the next turn runs: %q", texts())
 }
+
+// TestAgentShowsAFailedTurnAndExitsNonZero: `nanobot agent -m` prints the
+// failed turn's one reply and exits 1, so a script sees it.
+func TestAgentShowsAFailedTurnAndExitsNonZero(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New(modeltest.Text("never asked"))
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), nil)
+	require.NoError(t, os.Mkdir(filepath.Join(home.Workspace, "AGENTS.md"), 0o755))
+	out, errOut, code := runNanobot(t, home.Env(dev.Addr), "agent", "-m", "hello")
+	require.Equal(t, 1, code, "stdout: %s\nstderr: %s", out, errOut)
+	require.True(t, strings.HasPrefix(out, "Sorry, this turn failed: "), out)
+	require.Contains(t, out, "AGENTS.md")
+	require.Contains(t, errOut, "the turn failed")
+	require.Zero(t, model.Count())
+}

@@ -78,12 +78,14 @@ func RunningSubagents(ctx context.Context, c WorkflowLister, sessionKey string) 
 	base := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", protocol.SubagentWorkflowName)
 	byParent := fmt.Sprintf("%s AND ParentWorkflowId = '%s'", base, quote(protocol.TurnWorkflowID(sessionKey)))
 	ids, err := list(ctx, c, byParent)
-	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "parentworkflowid") {
-		return ids, err
-	}
-	bySession := fmt.Sprintf("%s AND %s = '%s'", base, protocol.SessionKeyAttribute.GetName(), quote(sessionKey))
-	if ids, err2 := list(ctx, c, bySession); err2 == nil {
+	if err == nil {
 		return ids, nil
+	}
+	if strings.Contains(strings.ToLower(err.Error()), "parentworkflowid") {
+		bySession := fmt.Sprintf("%s AND %s = '%s'", base, protocol.SessionKeyAttribute.GetName(), quote(sessionKey))
+		if ids, err2 := list(ctx, c, bySession); err2 == nil {
+			return ids, nil
+		}
 	}
 	return nil, fmt.Errorf("list the running subagents of %s: %w", sessionKey, err)
 }

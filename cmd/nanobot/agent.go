@@ -156,8 +156,11 @@ func (a *app) agent(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if reply.StopReason == protocol.StopError {
+		switch reply.StopReason {
+		case protocol.StopError:
 			return fmt.Errorf("model call failed: %s", reply.Text)
+		case protocol.StopFailed:
+			return errors.New("the turn failed (its reply says why)") // a script sees it in the exit code
 		}
 		return nil
 	}
