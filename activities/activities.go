@@ -105,7 +105,7 @@ func New(d Deps) *Set {
 			client: d.Client, config: d.Config, log: d.Log},
 		Dream:     dream,
 		Heartbeat: &Heartbeat{journal: j, models: d.Models, workspace: d.Workspace, config: d.Config, usage: used, log: d.Log},
-		Cron:      &Cron{client: d.Client, config: d.Config, log: d.Log},
+		Cron:      &Cron{client: d.Client, config: d.Config},
 		Subagents: &Subagents{journal: j, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -171,3 +172,23 @@ func TestNewRefusesToClearWhenArchivingFails(t *testing.T) {
 }
 
 func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o644) }
+
+// Idle compaction finds a session by its kind, not its key: a Dream
+// session (marked by its first BUILD) is never compacted, whatever its name.
+func TestIdleSessionsLeaveDreamSessionsAlone(t *testing.T) {
+	a := newActivities(t, nil)
+	ctx := context.Background()
+	for _, key := range []string{"cli:idle", "cli:dreamlike"} {
+		chatSession(t, a, key, 10)
+	}
+	sess, err := a.Store.Load(ctx, "cli:dreamlike")
+	require.NoError(t, err)
+	require.NoError(t, a.set().Turn.markSessionKind(ctx, sess, protocol.DreamTurn))
+	past := time.Now().Add(-time.Hour)
+	for _, key := range []string{"cli:idle", "cli:dreamlike"} {
+		require.NoError(t, os.Chtimes(a.Store.Path(key), past, past))
+	}
+	res, err := a.set().Memory.IdleSessions(ctx, protocol.IdleCompactInput{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"cli:idle"}, res.Sessions)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -23,7 +22,6 @@ import (
 type Cron struct {
 	client client.Client
 	config func() *config.Config // the settings of the turn a job starts
-	log    *slog.Logger
 }
 
 // PublishScheduled puts a fired job's message into its session, marked
@@ -49,7 +47,7 @@ func (a *Cron) PublishScheduled(ctx context.Context, in protocol.PublishSchedule
 		Metadata: map[string]string{"cron_job_id": job.JobID, "cron_job_name": job.Name},
 		SentAt:   time.Now(),
 	}
-	bus := &channels.Bus{Client: a.client, Settings: turnSettings(a.config)}
+	bus := &channels.Bus{Client: a.client, Settings: currentConfig(a.config).TurnSettings()}
 	if _, err := bus.Publish(ctx, msg); err != nil {
 		return fmt.Errorf("publish job %s: %w", job.JobID, err)
 	}
@@ -62,9 +60,4 @@ func (a *Cron) DeleteSchedule(ctx context.Context, id string) error {
 		return errors.New("deleting a schedule needs a Temporal client")
 	}
 	return schedules.Delete(ctx, a.client, id)
-}
-
-// turnSettings are the knobs a turn starts with, from the current config.
-func turnSettings(cfg func() *config.Config) protocol.Settings {
-	return currentConfig(cfg).TurnSettings()
 }

@@ -183,16 +183,10 @@ func (a *Dream) pruneDreamSessions(context.Context) {
 	if !ok {
 		return
 	}
-	all, err := lister.Sessions()
+	dreams, err := lister.SessionsOfKind(string(protocol.DreamTurn))
 	if err != nil {
 		a.log.Warn("listing Dream sessions failed", "error", err)
 		return
-	}
-	var dreams []session.Info
-	for _, s := range all {
-		if s.Kind == string(protocol.DreamTurn) {
-			dreams = append(dreams, s)
-		}
 	}
 	sort.Slice(dreams, func(i, j int) bool { return dreams[i].Key > dreams[j].Key }) // names are timestamps
 	for _, s := range dreams[min(keptDreamSessions, len(dreams)):] {

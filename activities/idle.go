@@ -36,13 +36,16 @@ func (a *Memory) IdleSessions(ctx context.Context, _ protocol.IdleCompactInput) 
 	sort.Slice(all, func(i, j int) bool { return all[i].Key < all[j].Key })
 	now := time.Now()
 	for _, info := range all {
-		if info.Kind == string(protocol.DreamTurn) || now.Sub(info.Modified) < idleAfter {
+		if now.Sub(info.Modified) < idleAfter {
 			continue
 		}
 		sess, err := a.load(ctx, info.Key)
 		if err != nil {
 			a.log.Warn("idle compaction: unreadable session skipped", "session", info.Key, "error", err)
 			continue
+		}
+		if sess.Kind == string(protocol.DreamTurn) {
+			continue // Dream's own
 		}
 		if len(archivable(sess.Messages[min(sess.LastConsolidated, len(sess.Messages)):])) <= protocol.IdleKeepMessages {
 			continue

@@ -226,3 +226,27 @@ func TestPruneTurnDataKeepsTheNewest(t *testing.T) {
 	}
 	require.NoError(t, s.PruneTurnData(ctx, "cli:none", 2), "a session without turn data")
 }
+
+// A session's kind is kept in its metadata line and survives a reload;
+// SessionsOfKind finds sessions by it, whatever their keys.
+func TestSessionKindIsKeptAndListed(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	for _, key := range []string{"cli:a", "dream:20260101-000000", "cli:b"} {
+		_, err := s.Append(ctx, key, chat.Message{Role: chat.RoleUser, Content: "hi", Turn: "t", EntryID: "user"})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Update(ctx, "cli:b", func(sess *Session) error { sess.Kind = "dream"; return nil }))
+	reopened, err := NewJSONLStore(s.dir, nil)
+	require.NoError(t, err)
+	sess, err := reopened.Load(ctx, "cli:b")
+	require.NoError(t, err)
+	require.Equal(t, "dream", sess.Kind)
+	infos, err := reopened.SessionsOfKind("dream")
+	require.NoError(t, err)
+	require.Len(t, infos, 1, "a dream: key is not a kind")
+	require.Equal(t, "cli:b", infos[0].Key)
+	all, err := reopened.Sessions()
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+}

@@ -16,8 +16,6 @@ import (
 // Info is a stored session as listed, without reading its messages.
 type Info struct {
 	Key string
-	// Kind is the session's (Session.Kind), from its metadata line.
-	Kind string
 	// Modified is when the session file last changed (appends do not touch
 	// the metadata line's updated_at).
 	Modified time.Time
@@ -27,6 +25,8 @@ type Info struct {
 // compaction and Dream's bookkeeping need it).
 type Lister interface {
 	Sessions() ([]Info, error)
+	// SessionsOfKind lists the sessions whose Session.Kind is kind.
+	SessionsOfKind(kind string) ([]Info, error)
 	Delete(key string) error
 }
 
@@ -50,7 +50,7 @@ func (s *JSONLStore) Sessions() ([]Info, error) {
 		if err != nil {
 			continue // removed meanwhile
 		}
-		out = append(out, Info{Key: string(key), Kind: kindOf(filepath.Join(s.dir, e.Name())), Modified: info.ModTime()})
+		out = append(out, Info{Key: string(key), Modified: info.ModTime()})
 	}
 	return out, nil
 }
@@ -72,6 +72,22 @@ func (s *JSONLStore) Delete(key string) error {
 	}
 	_ = os.Remove(filepath.Clean(s.Path(key) + ".lock"))
 	return nil
+}
+
+// SessionsOfKind lists the sessions of one kind, reading only each file's
+// metadata line (Sessions reads none).
+func (s *JSONLStore) SessionsOfKind(kind string) ([]Info, error) {
+	all, err := s.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	var out []Info
+	for _, info := range all {
+		if kindOf(s.Path(info.Key)) == kind {
+			out = append(out, info)
+		}
+	}
+	return out, nil
 }
 
 // kindOf reads a session's kind from its first line ("" when unreadable).

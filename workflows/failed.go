@@ -41,10 +41,7 @@ func (t *turn) failed(ctx workflow.Context, cause error) error {
 	}
 	t.run.final = reply{Text: text, StopReason: protocol.StopFailed}
 	t.deliver(ctx)
-	_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
-	t.setMemo(ctx)
-	countTurn(ctx, protocol.StopFailed)
-	if err := t.carryLeftovers(ctx); err != nil {
+	if err := t.close(ctx); err != nil {
 		return err
 	}
 	return cause

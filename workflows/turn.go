@@ -173,10 +173,7 @@ func (t *turn) drainSignals() {
 
 // finish hands unread messages to the next run: a run never ends with unread signals.
 func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
-	_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
-	t.setMemo(ctx)
-	countTurn(ctx, t.run.final.StopReason)
-	if err := t.carryLeftovers(ctx); err != nil {
+	if err := t.close(ctx); err != nil {
 		return nil, err
 	}
 	ids := make([]string, 0, len(t.answered))
@@ -188,6 +185,15 @@ func (t *turn) finish(ctx workflow.Context) (*protocol.TurnResult, error) {
 		ReplyPreview: chat.Preview(t.run.final.Text, protocol.PreviewBytes), StopReason: t.run.final.StopReason,
 		Iterations: t.run.Iteration, Trace: t.m.trace,
 	}, nil
+}
+
+// close ends a run that got this far: inline commands finish, the memo and
+// the count record how it stopped, and unread messages go to the next run.
+func (t *turn) close(ctx workflow.Context) error {
+	_ = workflow.Await(ctx, func() bool { return t.inflight == 0 })
+	t.setMemo(ctx)
+	countTurn(ctx, t.run.final.StopReason)
+	return t.carryLeftovers(ctx)
 }
 
 // countTurn counts a finished turn by how it stopped (not on replay).

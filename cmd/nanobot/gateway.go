@@ -103,9 +103,11 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 			running = false
 		case next := <-reloaded:
 			r.bus.SetSettings(next.TurnSettings())
-			if err := a.ensureUpkeep(ctx, name, r, next); err != nil { // the schedules' timing follows the config
-				fmt.Fprintln(a.stdout, "! "+err.Error())
-				a.log.Warn("upkeep schedules after a config reload", "error", err)
+			if name == "gateway" { // the gateway owns the schedules: their timing follows the config
+				if err := workers.EnsureUpkeep(ctx, r.conn.Client, next); err != nil {
+					fmt.Fprintln(a.stdout, "! "+err.Error())
+					a.log.Warn("upkeep schedules after a config reload", "error", err)
+				}
 			}
 			a.reloadBanner(cfg, next)
 			cfg = next
