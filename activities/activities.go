@@ -92,7 +92,7 @@ func New(d Deps) *Set {
 	red := redactor{config: d.Config}
 	dream := &Dream{journal: j, workspace: d.Workspace, config: d.Config, log: d.Log}
 	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace,
-		maxResultChars: d.MaxToolResultChars, redactor: red, config: d.Config}
+		maxResultChars: d.MaxToolResultChars, redactor: red}
 	return &Set{
 		Turn: &Turn{journal: j, prompts: prompts, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},
 		Commands: &Commands{journal: j, workspace: d.Workspace, prompts: prompts, usage: d.Usage, config: d.Config,

@@ -297,3 +297,11 @@ func wellFormedCalls(calls []chat.ToolCall) ([]chat.ToolCall, int) {
 	}
 	return out, len(calls) - len(out)
 }
+
+// toolHintMax is agents.defaults.toolHintMaxLength (nanobot: 40).
+func toolHintMax(cfg func() *config.Config) int {
+	if n := currentConfig(cfg).Agents.Defaults.ToolHintMaxLength; n > 0 {
+		return n
+	}
+	return config.Default().Agents.Defaults.ToolHintMaxLength
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
-	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -35,7 +34,6 @@ type ToolCalls struct {
 	restrict       bool // tools.restrictToWorkspace
 	maxResultChars int
 	redactor
-	config func() *config.Config // the hint length
 }
 
 // ToolCall runs one tool call whose arguments the journal holds (in the
@@ -94,7 +92,7 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 	if unknown {
 		result = tools.Result{Text: OutcomeUnknown, IsError: true}
 	} else {
-		if hint := tools.Hint(call.Function.Name, call.Function.Arguments, toolHintMax(a.config)); hint != "" {
+		for _, hint := range in.Hints {
 			a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
 				Iteration: in.Iteration, ToolHint: hint})
 		}
@@ -159,12 +157,4 @@ func findCall(sess *session.Session, in protocol.ToolCallInput) (chat.ToolCall, 
 
 func toolResult(text string, isError bool) protocol.ToolCallResult {
 	return protocol.ToolCallResult{Preview: chat.Preview(text, protocol.PreviewBytes), Chars: len(text), IsError: isError}
-}
-
-// toolHintMax is agents.defaults.toolHintMaxLength (nanobot: 40).
-func toolHintMax(cfg func() *config.Config) int {
-	if n := currentConfig(cfg).Agents.Defaults.ToolHintMaxLength; n > 0 {
-		return n
-	}
-	return config.Default().Agents.Defaults.ToolHintMaxLength
 }

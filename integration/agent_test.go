@@ -61,7 +61,8 @@ func TestAgentToolCallTurnWritesSession(t *testing.T) {
 	home := testenv.NewHome(t, model.URL(), nil)
 	out, errOut, code := runNanobot(t, home.Env(dev.Addr), "agent", "-m", "remember to buy milk", "-s", "cli:notes")
 	require.Equal(t, 0, code, "stderr: %s", errOut)
-	require.Equal(t, "↳ write_file notes/todo.txt\n↳ list_dir notes\n↳ read_file notes/todo.txt\nSaved your note: buy milk.\n", out)
+	require.Equal(t, "↳ write_file notes/todo.txt\n↳ read_file notes/todo.txt\n↳ list_dir notes\nSaved your note: buy milk.\n", out,
+		"the parallel batch's lines in the model's order")
 
 	data, err := os.ReadFile(filepath.Join(home.Workspace, "notes", "todo.txt"))
 	require.NoError(t, err)

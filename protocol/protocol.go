@@ -284,6 +284,10 @@ type ToolCallInput struct {
 	Route Route `json:"route"`
 	// Profile says whether the call may run, and where its paths may reach.
 	Profile Profile `json:"profile"`
+	// Hints are the progress lines the call shows when it starts: its own,
+	// or all of a parallel batch's on its first call, so the chat shows
+	// them in the model's order whichever call starts first.
+	Hints []string `json:"hints,omitempty"`
 }
 
 // ToolResultInput journals a result the workflow itself produced (spawn's, a failed call's).

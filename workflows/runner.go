@@ -300,9 +300,14 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 				j++
 			}
 		}
-		futures := make([]workflow.Future, 0, j-i)
-		for _, c := range calls[i:j] {
-			futures = append(futures, r.startTool(ctx, c, res.EntryID))
+		batch := calls[i:j]
+		futures := make([]workflow.Future, 0, len(batch))
+		for k, c := range batch {
+			var shows []string // the first call of a batch shows all its lines, in the model's order
+			if k == 0 {
+				shows = batchHints(batch)
+			}
+			futures = append(futures, r.startTool(ctx, c, res.EntryID, shows))
 		}
 		for k, f := range futures {
 			var out protocol.ToolCallResult
@@ -324,7 +329,18 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 	return nil
 }
 
-func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) workflow.Future {
+// batchHints are the progress lines of a batch's calls, in the model's order.
+func batchHints(batch []protocol.ToolCallRef) []string {
+	var out []string
+	for _, c := range batch {
+		if c.Hint != "" {
+			out = append(out, c.Hint)
+		}
+	}
+	return out
+}
+
+func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string, hints []string) workflow.Future {
 	s := r.cfg.Settings
 	if c.Hint != "" {
 		r.hints = append(r.hints, c.Hint)
@@ -341,7 +357,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	}
 	in := protocol.ToolCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
-		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Profile: r.cfg.Profile,
+		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Profile: r.cfg.Profile, Hints: hints,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
 }

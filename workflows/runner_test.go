@@ -238,3 +238,26 @@ func TestResumeContinuesAtRun(t *testing.T) {
 	env.AssertNotCalled(t, protocol.ActivityRestore, mock.Anything, mock.Anything)
 	env.AssertNotCalled(t, protocol.ActivityBuild, mock.Anything, mock.Anything)
 }
+
+// A parallel batch's progress lines are shown by its first call, in the
+// model's order, whichever of its calls starts first; a call run alone
+// shows its own.
+func TestToolHintsFollowTheModelsOrder(t *testing.T) {
+	env := newEnv(t)
+	sendAtStart(env, inbound("m1", "look around"))
+	batch := protocol.LLMCallResult{FinishReason: "tool_calls", ToolCalls: []protocol.ToolCallRef{
+		{ID: "r", Name: "read_file", ConcurrencySafe: true, Hint: "read_file a.md"},
+		{ID: "l", Name: "list_dir", ConcurrencySafe: true, Hint: "list_dir ."},
+		{ID: "w", Name: "write_file", Hint: "write_file b.md"},
+	}}
+	(&script{replies: []protocol.LLMCallResult{batch, text("done")}}).install(env)
+	hints := map[string][]string{}
+	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
+			hints[in.CallID] = in.Hints
+			return protocol.ToolCallResult{Preview: "ok"}, nil
+		})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(protocol.Settings{})})
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, map[string][]string{"r": {"read_file a.md", "list_dir ."}, "l": nil, "w": {"write_file b.md"}}, hints)
+}
