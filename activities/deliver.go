@@ -40,7 +40,9 @@ func (a *Delivery) Deliver(ctx context.Context, in protocol.DeliverInput) error 
 		Route: in.Route, SessionKey: in.SessionKey, Turn: in.Turn,
 		MessageIDs: in.MessageIDs, Text: text, Media: in.Media, StopReason: in.StopReason, Kind: in.Kind,
 	}
-	if err := a.channels.Send(ctx, r); err != nil {
+	prog := newDeliveryProgress(ctx)
+	defer prog.stop()
+	if err := a.channels.Send(channels.WithProgress(ctx, prog.prior(), prog.record), r); err != nil {
 		return deliveryError(in.Route, err)
 	}
 	return nil

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/heartbeat"
@@ -96,25 +98,16 @@ func (a *Heartbeat) heartbeatTarget() (*protocol.Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	enabled := enabledChannels(currentConfig(a.config))
+	enabled := channels.EnabledNames(currentConfig(a.config))
 	sort.Slice(all, func(i, j int) bool { return all[i].Modified.After(all[j].Modified) })
 	for _, s := range all {
 		channel, chatID, err := protocol.SplitSessionKey(s.Key)
-		if err != nil || !enabled[channel] {
+		if err != nil || !slices.Contains(enabled, channel) {
 			continue
 		}
 		return &protocol.Route{Channel: channel, ChatID: chatID}, nil
 	}
 	return nil, nil
-}
-
-// enabledChannels are the chat channels a gateway runs with this config.
-func enabledChannels(cfg *config.Config) map[string]bool {
-	return map[string]bool{
-		"telegram": cfg.Channels.Telegram.Enabled,
-		"slack":    cfg.Channels.Slack.Enabled,
-		"web":      cfg.Channels.Web.EnabledOr(os.Getenv("TEMPORAL_ADDRESS") == ""),
-	}
 }
 
 // heartbeatReply is the last answer the heartbeat turn journaled.

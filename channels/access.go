@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/pairing"
 )
 
@@ -30,18 +29,4 @@ func PairingText(code string) string {
 		"Your pairing code is %s (valid for %d minutes).\n"+
 		"Ask my owner to approve it: nanobot pairing approve %s (or /pairing approve %s in an approved chat).",
 		code, int(pairing.CodeTTL.Minutes()), code, code)
-}
-
-// AllowFromFor is the allow list of a channel in the config; the CLI and
-// the API and the web chat (guarded by their key or token) let their user in.
-func AllowFromFor(cfg *config.Config, channel string) AllowFrom {
-	switch channel {
-	case "cli", "api", "web":
-		return AllowFrom{"*"}
-	case "telegram":
-		return cfg.Channels.Telegram.AllowFrom
-	case "slack":
-		return cfg.Channels.Slack.AllowFrom
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -46,8 +47,9 @@ func (r Reply) Key() string {
 }
 
 // Publish hands an inbound message to the agent. Channels call it for every
-// message they receive; the manager checks access before a workflow is touched.
-type Publish func(ctx context.Context, msg protocol.Inbound) error
+// message they receive; the manager admits it (see Manager.Admit) before a
+// workflow is touched, then runs admitted (may be nil) and publishes.
+type Publish func(ctx context.Context, msg protocol.Inbound, admitted Admitted) error
 
 // Channel is a chat connection owned by this process.
 type Channel interface {
@@ -60,9 +62,6 @@ type Channel interface {
 	// Send shows a reply in the chat. Delivery is retried, so it must be
 	// safe to call again with the same reply.
 	Send(ctx context.Context, r Reply) error
-	// IsAllowed tells whether allowFrom lets this sender in; a sender it
-	// refuses can still come in through pairing.
-	IsAllowed(senderID string) bool
 }
 
 // Streamer is a channel that draws replies as they are generated.
@@ -71,10 +70,6 @@ type Streamer interface {
 	// end of a model call). It must be quick: the model activity waits.
 	SendDelta(ctx context.Context, ev StreamEvent)
 }
-
-// Known are the channels this build has; a message tool send to any other
-// name fails at once instead of waiting for a gateway that cannot exist.
-var Known = []string{"cli", "telegram", "slack", "api", "web"}
 
 // SendError tells delivery how to treat a failed send: wait RetryAfter
 // before the next attempt (Telegram's 429), or give up (Permanent: chat
@@ -96,5 +91,7 @@ type Deps struct {
 	// ProcessQueue is this process's own delivery queue, for channels whose
 	// replies only this process can hand over (an HTTP request waiting).
 	ProcessQueue string
-	Log          *slog.Logger
+	// Pairing is the one pairing store of the process (nil: allowFrom only).
+	Pairing *pairing.Store
+	Log     *slog.Logger
 }

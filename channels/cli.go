@@ -39,11 +39,18 @@ const (
 	dimOff = "\x1b[0m"
 )
 
+// CLIName is the terminal channel's name in routes and session keys.
+const CLIName = "cli"
+
+// The terminal is its user's own: no allow list, and replies go only to
+// the process that runs it.
+func init() { Register(Spec{Name: CLIName, PerProcess: true}) }
+
 // NewCLI returns a CLI channel writing to out.
 func NewCLI(out io.Writer) *CLI { return &CLI{Out: out, replies: make(chan Reply, 16)} }
 
 // Name implements Channel.
-func (c *CLI) Name() string { return "cli" }
+func (c *CLI) Name() string { return CLIName }
 
 // Draw shows one stream event; subscribe it to the hub for the CLI's session.
 func (c *CLI) Draw(ev StreamEvent) {

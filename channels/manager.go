@@ -8,26 +8,31 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // Manager runs the channels this process owns: it starts and stops them,
-// gates what they receive (allowFrom, then pairing) before any workflow is
-// touched, routes deliveries and stream events to them.
+// admits what they receive once (allowFrom, then pairing, then the session
+// key) before any workflow is touched, shows typing and acknowledgements
+// while a turn runs, and routes deliveries and stream events to them.
 type Manager struct {
 	// Bus publishes admitted messages to their session's turn.
 	Bus Intake
+	// Config holds each channel's allow list (see Spec.AllowFrom).
+	Config *config.Config
 	// Pairing lets unknown senders in by an approved code; nil = allowFrom only.
 	Pairing *pairing.Store
 	// Unified maps every channel to one session (agents.defaults.unifiedSession).
 	Unified bool
 	Log     *slog.Logger
 
-	mu       sync.RWMutex
-	channels map[string]Channel
-	started  []Channel
-	stopHub  func()
+	mu         sync.RWMutex
+	channels   map[string]Channel
+	started    []Channel
+	stopHub    func()
+	indicators indicators
 }
 
 // Intake takes admitted messages to the agent (the Bus); for a /stop it
@@ -108,6 +113,7 @@ func (m *Manager) Stop(ctx context.Context) {
 		}
 	}
 	m.started = nil
+	m.indicators.stopAll()
 }
 
 // stream hands an event to the channel that owns its chat, if it draws streams.
@@ -121,11 +127,18 @@ func (m *Manager) stream(ctx context.Context, ev StreamEvent) {
 	}
 }
 
-// Send routes a reply to the channel its route names.
+// Send routes a reply to the channel its route names. Anything but a
+// message tool send ends the chat's typing and acknowledgement.
 func (m *Manager) Send(ctx context.Context, r Reply) error {
 	c, ok := m.Get(r.Route.Channel)
 	if !ok {
 		return fmt.Errorf("channel %q is not connected in this process", r.Route.Channel)
+	}
+	if r.Kind != protocol.ReplyMessage {
+		m.indicators.stop(ctx, c, r.Route, m.log())
+	}
+	if ps, ok := c.(PartSender); ok {
+		return SendParts(ctx, ps, r)
 	}
 	return c.Send(ctx, r)
 }
@@ -133,19 +146,30 @@ func (m *Manager) Send(ctx context.Context, r Reply) error {
 // ErrRefused marks a message that access control kept out.
 var ErrRefused = errors.New("sender not allowed")
 
+// ErrHandled is what an Admitted hook returns when it answered the message
+// itself (a /start greeting): nothing goes to the agent.
+var ErrHandled = errors.New("message handled by the channel")
+
+// Admitted is work a channel does only for a sender the manager let in —
+// downloading files, a greeting — before the message goes to the agent.
+// It may change the message; ErrHandled stops it there.
+type Admitted func(ctx context.Context, msg *protocol.Inbound) error
+
 // publisher is what a channel calls with each message it receives.
 func (m *Manager) publisher(c Channel) Publish {
-	return func(ctx context.Context, msg protocol.Inbound) error {
-		return m.Admit(ctx, c, msg)
+	return func(ctx context.Context, msg protocol.Inbound, admitted Admitted) error {
+		return m.Admit(ctx, c, msg, admitted)
 	}
 }
 
-// Admit checks a message against the channel's allowFrom and the pairing
-// store, then publishes it. An unknown sender in a direct message gets a
-// pairing code; in a group it is ignored. Either way nothing reaches the model.
-func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound) error {
+// Admit is the one gate of every message: the channel's allowFrom, then
+// the pairing store; an unknown sender in a direct message gets a pairing
+// code, in a group it is ignored, and either way nothing reaches the model.
+// An admitted message runs the channel's hook, gets its session key and
+// the chat's indicators, and goes to the agent.
+func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, admitted Admitted) error {
 	msg.Route.Channel = c.Name()
-	allowed, err := m.allowed(c, msg.Route.SenderID)
+	allowed, err := m.allowed(c.Name(), msg.Route.SenderID)
 	if err != nil {
 		return err
 	}
@@ -157,14 +181,28 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound) er
 		}
 		return ErrRefused
 	}
+	if admitted != nil {
+		if err := admitted(ctx, &msg); err != nil {
+			return err
+		}
+	}
 	if msg.SessionKey == "" {
 		msg.SessionKey = protocol.SessionKey(msg.Route.Channel, msg.Route.ChatID)
 		if m.Unified {
 			msg.SessionKey = UnifiedSessionKey
 		}
 	}
+	// Indicators start before the message is handed over, so even a reply
+	// that comes back at once (a command) finds them to stop.
+	waits := !isStop(msg.Content)
+	if waits {
+		m.indicators.start(ctx, c, msg, m.log())
+	}
 	stopReply, err := m.Bus.Publish(ctx, msg)
 	if err != nil {
+		if waits {
+			m.indicators.stop(ctx, c, msg.Route, m.log())
+		}
 		return err
 	}
 	if stopReply != "" {
@@ -173,16 +211,17 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound) er
 	return nil
 }
 
-func (m *Manager) allowed(c Channel, sender string) (bool, error) {
-	if c.IsAllowed(sender) {
+// allowed: the channel's allow list, then senders approved by pairing.
+func (m *Manager) allowed(channel, sender string) (bool, error) {
+	if AllowFromFor(m.Config, channel).Allows(sender) {
 		return true, nil
 	}
 	if m.Pairing == nil || sender == "" {
 		return false, nil
 	}
-	ok, err := m.Pairing.IsApproved(c.Name(), sender)
+	ok, err := m.Pairing.IsApproved(channel, sender)
 	if err != nil {
-		return false, fmt.Errorf("check pairing of %s:%s: %w", c.Name(), sender, err)
+		return false, fmt.Errorf("check pairing of %s:%s: %w", channel, sender, err)
 	}
 	return ok, nil
 }
@@ -196,7 +235,7 @@ func (m *Manager) offerPairing(ctx context.Context, c Channel, msg protocol.Inbo
 		return ErrRefused // the code already given is still valid: one code, not one per message
 	}
 	m.log().Info("pairing code issued", "channel", c.Name(), "sender", msg.Route.SenderID)
-	if err := c.Send(ctx, Reply{Route: msg.Route, Text: PairingText(code), Kind: protocol.ReplySystem}); err != nil {
+	if err := m.Send(ctx, Reply{Route: msg.Route, Text: PairingText(code), Kind: protocol.ReplySystem}); err != nil {
 		return fmt.Errorf("send pairing code: %w", err)
 	}
 	return ErrRefused

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -25,19 +26,27 @@ func (r *recordingIntake) Publish(_ context.Context, msg protocol.Inbound) (stri
 }
 
 type fakeChannel struct {
-	name  string
-	allow AllowFrom
-	sent  []Reply
+	name string
+	mu   sync.Mutex
+	sent []Reply
 }
 
 func (f *fakeChannel) Name() string                         { return f.name }
 func (f *fakeChannel) Start(context.Context, Publish) error { return nil }
 func (f *fakeChannel) Stop(context.Context) error           { return nil }
 func (f *fakeChannel) Send(_ context.Context, r Reply) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.sent = append(f.sent, r)
 	return nil
 }
-func (f *fakeChannel) IsAllowed(sender string) bool { return f.allow.Allows(sender) }
+
+// Channels registered for these tests: one whose allowFrom names "owner",
+// one with an empty allowFrom (pairing only).
+func init() {
+	Register(Spec{Name: "gated", AllowFrom: func(*config.Config) AllowFrom { return AllowFrom{"owner"} }})
+	Register(Spec{Name: "closed", AllowFrom: func(*config.Config) AllowFrom { return nil }})
+}
 
 func TestAllowFrom(t *testing.T) {
 	for _, tc := range []struct {
@@ -61,24 +70,24 @@ func TestManagerGatesBeforeTheBus(t *testing.T) {
 	intake := &recordingIntake{}
 	store := pairing.NewStore(t.TempDir())
 	m := NewManager()
-	m.Bus, m.Pairing = intake, store
-	tg := &fakeChannel{name: "telegram", allow: AllowFrom{"owner"}}
+	m.Bus, m.Pairing, m.Config = intake, store, config.Default()
+	tg := &fakeChannel{name: "gated"}
 	m.Add(tg)
 	ctx := context.Background()
 	dm := func(sender, text string) protocol.Inbound {
 		return protocol.Inbound{ID: text, Route: protocol.Route{ChatID: "c-" + sender, SenderID: sender}, Content: text}
 	}
 
-	require.NoError(t, m.Admit(ctx, tg, dm("1|owner", "hello")))
-	require.ErrorIs(t, m.Admit(ctx, tg, dm("2|stranger", "let me in")), ErrRefused)
-	require.ErrorIs(t, m.Admit(ctx, tg, dm("2|stranger", "please")), ErrRefused)
+	require.NoError(t, m.Admit(ctx, tg, dm("1|owner", "hello"), nil))
+	require.ErrorIs(t, m.Admit(ctx, tg, dm("2|stranger", "let me in"), nil), ErrRefused)
+	require.ErrorIs(t, m.Admit(ctx, tg, dm("2|stranger", "please"), nil), ErrRefused)
 	group := dm("3|lurker", "in a group")
 	group.Group = true
-	require.ErrorIs(t, m.Admit(ctx, tg, group), ErrRefused)
+	require.ErrorIs(t, m.Admit(ctx, tg, group, nil), ErrRefused)
 
 	require.Len(t, intake.msgs, 1, "nothing from a refused sender reaches the bus")
-	require.Equal(t, "telegram:c-1|owner", intake.msgs[0].SessionKey)
-	require.Equal(t, "telegram", intake.msgs[0].Route.Channel)
+	require.Equal(t, "gated:c-1|owner", intake.msgs[0].SessionKey)
+	require.Equal(t, "gated", intake.msgs[0].Route.Channel)
 	require.Len(t, tg.sent, 1, "one pairing code, sent once, only in a direct message")
 	require.Equal(t, "c-2|stranger", tg.sent[0].Route.ChatID)
 	pending, _, err := store.List()
@@ -88,12 +97,12 @@ func TestManagerGatesBeforeTheBus(t *testing.T) {
 
 	_, err = store.Approve(pending[0].Code)
 	require.NoError(t, err)
-	require.NoError(t, m.Admit(ctx, tg, dm("2|stranger", "thanks")))
+	require.NoError(t, m.Admit(ctx, tg, dm("2|stranger", "thanks"), nil))
 	require.Len(t, intake.msgs, 2)
 	require.Equal(t, "thanks", intake.msgs[1].Content)
 
 	m.Unified = true
-	require.NoError(t, m.Admit(ctx, tg, dm("1|owner", "again")))
+	require.NoError(t, m.Admit(ctx, tg, dm("1|owner", "again"), nil))
 	require.Equal(t, UnifiedSessionKey, intake.msgs[2].SessionKey)
 }
 
@@ -101,8 +110,8 @@ func TestNoPairingStoreMeansAllowFromOnly(t *testing.T) {
 	intake := &recordingIntake{}
 	m := NewManager()
 	m.Bus = intake
-	sl := &fakeChannel{name: "slack"}
-	require.ErrorIs(t, m.Admit(context.Background(), sl, protocol.Inbound{Route: protocol.Route{ChatID: "D1", SenderID: "U1"}}), ErrRefused)
+	sl := &fakeChannel{name: "closed"}
+	require.ErrorIs(t, m.Admit(context.Background(), sl, protocol.Inbound{Route: protocol.Route{ChatID: "D1", SenderID: "U1"}}, nil), ErrRefused)
 	require.Empty(t, sl.sent)
 	require.Empty(t, intake.msgs)
 }

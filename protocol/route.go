@@ -1,6 +1,9 @@
 package protocol
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Route is where a reply goes: the one answer to "which chat, which
 // thread, through which process". It rides on the inbound message, through
@@ -32,13 +35,19 @@ func (r Route) PerProcess() bool { return r.Queue != "" }
 
 // perProcessChannels deliver only through the queue of the process that
 // sent the message: their "connection" is a terminal or an HTTP request.
-var perProcessChannels = map[string]bool{"cli": true, "api": true}
+// The channel registry marks them at init, before any workflow runs.
+var perProcessChannels sync.Map
+
+// MarkPerProcess records a channel whose replies only the sending process
+// can deliver; the channel registry calls it for each such channel.
+func MarkPerProcess(channel string) { perProcessChannels.Store(channel, true) }
 
 // Deliverable reports whether anyone can take a reply on this route: a
 // per-process channel without its process queue (a message published by a
 // test or a script) has nobody to answer.
 func (r Route) Deliverable() bool {
-	return r.Channel != "" && (r.Queue != "" || !perProcessChannels[r.Channel])
+	_, perProcess := perProcessChannels.Load(r.Channel)
+	return r.Channel != "" && (r.Queue != "" || !perProcess)
 }
 
 // SameChat reports whether two routes reach the same conversation.

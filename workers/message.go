@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -30,8 +29,8 @@ type messageSender struct {
 
 // SendMessage implements tools.MessageSender.
 func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, to protocol.Route, content string, media []string) (bool, error) {
-	if !slices.Contains(channels.Known, to.Channel) {
-		return false, fmt.Errorf("unknown channel %q (known: %v)", to.Channel, channels.Known)
+	if !channels.IsKnown(to.Channel) {
+		return false, fmt.Errorf("unknown channel %q (known: %v)", to.Channel, channels.Known())
 	}
 	key := env.SessionKey
 	if !to.SameChat(env.Route) {

@@ -22,7 +22,6 @@ type slowChannel struct{ sending chan struct{} }
 func (c slowChannel) Name() string                                  { return "cli" }
 func (c slowChannel) Start(context.Context, channels.Publish) error { return nil }
 func (c slowChannel) Stop(context.Context) error                    { return nil }
-func (c slowChannel) IsAllowed(string) bool                         { return true }
 func (c slowChannel) Send(context.Context, channels.Reply) error {
 	close(c.sending)
 	time.Sleep(300 * time.Millisecond)

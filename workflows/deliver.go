@@ -29,6 +29,10 @@ const (
 	perProcessDeliveryRun = 30 * time.Second
 )
 
+// deliveryHeartbeat is the heartbeat timeout of a delivery attempt; the
+// activity beats every few seconds.
+const deliveryHeartbeat = 20 * time.Second
+
 // deliver sends the current reply for every answered message not yet
 // answered, once per route. A failed delivery is logged, not fatal: the
 // reply is in the journal.
@@ -107,6 +111,9 @@ func deliverCtx(ctx workflow.Context, r protocol.Route) workflow.Context {
 		TaskQueue:              r.DeliveryQueue(),
 		ScheduleToStartTimeout: wait,
 		StartToCloseTimeout:    run,
+		// The activity beats while it sends: a gateway that died mid-reply is
+		// noticed in this, and the retry resumes from the parts it recorded.
+		HeartbeatTimeout: deliveryHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute, MaximumAttempts: 10,
 			NonRetryableErrorTypes: []string{protocol.ErrDeliveryRejected},

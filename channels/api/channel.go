@@ -91,9 +91,6 @@ func New(deps channels.Deps) (*Channel, error) {
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }
 
-// IsAllowed implements channels.Channel: the API key is the gate.
-func (c *Channel) IsAllowed(string) bool { return true }
-
 // Describe tells the banner where the API listens.
 func (c *Channel) Describe() string {
 	c.mu.Lock()

@@ -127,7 +127,7 @@ func (c *Channel) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		ID: msgID, Content: req.Text, Media: media, SentAt: time.Now(),
 		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID, Queue: c.queue},
 	}
-	if err := c.publish(context.WithValue(r.Context(), publishingKey{}, wt), msg); err != nil {
+	if err := c.publish(context.WithValue(r.Context(), publishingKey{}, wt), msg, nil); err != nil {
 		if r.Context().Err() != nil {
 			return // the client left while we published
 		}

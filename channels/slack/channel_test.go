@@ -30,7 +30,7 @@ type harness struct {
 
 	mu     sync.Mutex
 	got    []protocol.Inbound
-	refuse bool
+	refuse string // a sender the "manager" refuses
 }
 
 func startHarness(t *testing.T, mod func(*config.Config)) *harness {
@@ -63,12 +63,22 @@ func startHarness(t *testing.T, mod func(*config.Config)) *harness {
 	return h
 }
 
-func (h *harness) publish(_ context.Context, msg protocol.Inbound) error {
+// publish stands where the manager is: a refused sender gets nothing
+// more; an admitted one has the channel's hook run, then is recorded.
+func (h *harness) publish(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.refuse {
+	refuse := h.refuse
+	h.mu.Unlock()
+	if refuse != "" && msg.Route.SenderID == refuse {
 		return channels.ErrRefused
 	}
+	if admitted != nil {
+		if err := admitted(ctx, &msg); err != nil {
+			return err
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.got = append(h.got, msg)
 	return nil
 }
@@ -166,19 +176,17 @@ func TestMalformedEnvelopesAreAcknowledgedAndDropped(t *testing.T) {
 	require.Equal(t, "still alive?", got[0].Content)
 }
 
-func TestRefusedMessageLosesItsReaction(t *testing.T) {
+func TestRefusedMessageGetsNoReaction(t *testing.T) {
 	h := startHarness(t, nil)
 	h.mu.Lock()
-	h.refuse = true
+	h.refuse = "U9"
 	h.mu.Unlock()
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U9", "400.000001", "", "let me in"))
-	require.Eventually(t, func() bool {
-		return len(h.peer.Reactions()) == 2
-	}, 10*time.Second, 10*time.Millisecond)
-	require.Equal(t, []slackpeer.Reaction{
-		{Op: "add", Name: "eyes", Channel: "D1", TS: "400.000001"},
-		{Op: "remove", Name: "eyes", Channel: "D1", TS: "400.000001"},
-	}, h.peer.Reactions())
+	// Events are handled in order: once the next one is in, the refused one was handled.
+	h.peer.Push("env-2", "Ev2", 0, slackpeer.MessageEvent("D1", "im", "U1", "400.000002", "", "hello"))
+	require.Eventually(t, func() bool { return len(h.published()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, []slackpeer.Reaction{{Op: "add", Name: "eyes", Channel: "D1", TS: "400.000002"}}, h.peer.Reactions(),
+		"only the admitted message is acknowledged")
 }
 
 func TestSharedFileIsDownloadedIntoTheWorkspace(t *testing.T) {
@@ -208,12 +216,13 @@ func reply(turn, chat, thread, text string, ids ...string) channels.Reply {
 func TestSendPostsMrkdwnInTheThreadOnceAndSwapsReactions(t *testing.T) {
 	h := startHarness(t, nil)
 	ctx := context.Background()
-	r := reply("turn-1", "C1", "600.000001", "**Four**, see [docs](https://e.com)", messageID("C1", "600.000001"))
-	require.NoError(t, h.ch.Send(ctx, r))
-	require.NoError(t, h.ch.Send(ctx, r), "a retried delivery")
-	r2 := r
-	r2.Route.SenderID, r2.MessageIDs = "U2", []string{messageID("C1", "600.000002")}
-	require.NoError(t, h.ch.Send(ctx, r2), "the same reply for a second message in the thread")
+	r := reply("turn-1", "C1", "600.000001", "**Four**, see [docs](https://e.com)", messageID("C1", "600.000001"), messageID("C1", "600.000002"))
+	var progress channels.Progress
+	attempt := func() context.Context {
+		return channels.WithProgress(ctx, progress, func(p channels.Progress) error { progress = p; return nil })
+	}
+	require.NoError(t, h.ch.Send(attempt(), r))
+	require.NoError(t, h.ch.Send(attempt(), r), "a retried delivery")
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) >= 1 }, 10*time.Second, 10*time.Millisecond)
 	// A later post proves no second copy is on its way.
 	require.NoError(t, h.ch.Send(ctx, reply("turn-2", "C1", "600.000001", "next")))
@@ -246,7 +255,8 @@ func TestSendUploadsMediaInTheThread(t *testing.T) {
 	require.NoError(t, h.ch.Send(context.Background(), r))
 	require.Equal(t, []slackpeer.Upload{{Name: "chart.csv", Content: "a,b\n1,2\n", Channel: "C1", ThreadTS: "700.000001"}}, h.peer.Uploads())
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
-	require.Equal(t, "_(file not sent: missing.png)_", h.peer.Posts()[1].Text)
+	require.Equal(t, "_(file not sent: missing.png)_", h.peer.Posts()[0].Text, "files first, as on every channel")
+	require.Equal(t, "here it is", h.peer.Posts()[1].Text)
 }
 
 func streamEvents(h *harness, turn string, route protocol.Route, evs ...channels.StreamEvent) {

@@ -127,11 +127,17 @@ func TestTransientFailuresAreRetried(t *testing.T) {
 func TestRetryAfterAPartialSendPostsOnlyTheRest(t *testing.T) {
 	c, s := scriptedChannel(t, nil, rateLimited("1"))
 	long := strings.Repeat("a sentence of words. ", 2500)
-	err := c.Send(context.Background(), reply("turn-1", "C1", "", long))
+	// The delivery activity's heartbeat details, as each attempt finds them.
+	var progress channels.Progress
+	attempt := func() context.Context {
+		return channels.WithProgress(context.Background(), progress, func(p channels.Progress) error { progress = p; return nil })
+	}
+	err := c.Send(attempt(), reply("turn-1", "C1", "", long))
 	var se *channels.SendError
 	require.True(t, errors.As(err, &se), "got %v", err)
 	require.Len(t, s.posted, 1, "the first part went out before the limit")
-	require.NoError(t, c.Send(context.Background(), reply("turn-1", "C1", "", long)))
+	require.Equal(t, 1, progress.Sent)
+	require.NoError(t, c.Send(attempt(), reply("turn-1", "C1", "", long)))
 	require.Len(t, s.posted, 2)
 	require.Equal(t, 3, s.calls)
 	require.Equal(t, strings.Fields(long), strings.Fields(s.posted[0]+" "+s.posted[1]), "each part once, in order")

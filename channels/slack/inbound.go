@@ -131,7 +131,7 @@ func (c *Channel) handle(ctx context.Context, req request) {
 		return
 	}
 	e := cb.Event
-	if c.seen.add(keyOf("envelope:", req.envelopeID), keyOf("event:", cb.EventID)) {
+	if c.seen.Add(keyOf("envelope:", req.envelopeID), keyOf("event:", cb.EventID)) {
 		c.log.Info("slack event redelivered; already taken in", "event_id", cb.EventID, "envelope", req.envelopeID, "retry", req.retry)
 		return
 	}
@@ -145,7 +145,7 @@ func (c *Channel) handle(ctx context.Context, req request) {
 		return
 	}
 	// The same message can arrive as two events (message and app_mention) or be redelivered.
-	if e.TS != "" && c.seen.add("message:"+e.Channel+":"+e.TS) {
+	if e.TS != "" && c.seen.Add("message:"+e.Channel+":"+e.TS) {
 		c.log.Info("slack message already taken in", "channel", e.Channel, "ts", e.TS)
 		return
 	}
@@ -154,12 +154,31 @@ func (c *Channel) handle(ctx context.Context, req request) {
 		c.log.Debug("slack event skipped", "why", "nothing to say (no text or files)", "event_id", cb.EventID, "channel", e.Channel, "user", e.User)
 		return
 	}
-	c.react(ctx, "reactions.add", e.Channel, e.TS, c.cfg.ReactEmoji, true)
-	err := c.publishWithRetry(ctx, msg)
+	reacted := false
+	// Only for a sender the manager let in: the files, the reaction.
+	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
+		var markers []string
+		for _, f := range e.Files {
+			path, marker := c.download(ctx, f)
+			if path != "" {
+				msg.Media = append(msg.Media, path)
+			}
+			markers = append(markers, marker)
+		}
+		if len(markers) > 0 {
+			msg.Content = strings.TrimSpace(strings.Join(append([]string{msg.Content}, markers...), "\n"))
+		}
+		c.react(ctx, "reactions.add", e.Channel, e.TS, c.cfg.ReactEmoji, true)
+		reacted = true
+		return nil
+	}
+	err := c.publishWithRetry(ctx, msg, admitted)
 	if err == nil {
 		return
 	}
-	c.react(ctx, "reactions.remove", e.Channel, e.TS, c.cfg.ReactEmoji, false)
+	if reacted {
+		c.react(ctx, "reactions.remove", e.Channel, e.TS, c.cfg.ReactEmoji, false)
+	}
 	if errors.Is(err, channels.ErrRefused) {
 		return // the manager logged who was refused
 	}
@@ -170,22 +189,11 @@ func (c *Channel) handle(ctx context.Context, req request) {
 func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.Inbound, bool) {
 	text := cleanText(e.Text, botID)
 	replyThread, sessionThread := c.policy.threadOf(e)
-	var media, markers []string
-	for _, f := range e.Files {
-		path, marker := c.download(ctx, f)
-		if path != "" {
-			media = append(media, path)
-		}
-		markers = append(markers, marker)
-	}
 	content := text
 	if !strings.HasPrefix(strings.TrimSpace(text), "/") {
 		content = c.withThreadContext(ctx, e, text, botID)
 	}
-	if len(markers) > 0 {
-		content = strings.TrimSpace(strings.Join(append([]string{content}, markers...), "\n"))
-	}
-	if content == "" && len(media) == 0 {
+	if content == "" && len(e.Files) == 0 {
 		return protocol.Inbound{}, false
 	}
 	msg := protocol.Inbound{
@@ -194,7 +202,6 @@ func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.
 			Channel: Name, ChatID: e.Channel, ThreadID: replyThread, SenderID: e.User,
 		},
 		Content: content,
-		Media:   media,
 		Group:   !e.isDM(),
 		SentAt:  tsTime(e.TS),
 		Metadata: map[string]string{
@@ -210,13 +217,13 @@ func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.
 // publishWithRetry hands the message to the manager, retrying a while if
 // Temporal is unreachable: the envelope is already acknowledged, so this
 // is the message's only chance.
-func (c *Channel) publishWithRetry(ctx context.Context, msg protocol.Inbound) error {
+func (c *Channel) publishWithRetry(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
 	c.mu.Lock()
 	publish := c.publish
 	c.mu.Unlock()
 	delay := time.Second
 	for attempt := 1; ; attempt++ {
-		err := publish(ctx, msg)
+		err := publish(ctx, msg, admitted)
 		if err == nil || errors.Is(err, channels.ErrRefused) || attempt == 5 || ctx.Err() != nil {
 			return err
 		}

@@ -125,14 +125,15 @@ func (p policy) decide(e event, botID string) string {
 	}
 }
 
-// allows is the channel's allowFrom for the manager's check: allowFrom,
-// plus dm.allowFrom when direct messages are on an allowlist (nanobot lets
-// those senders DM the bot). Anyone else comes in through pairing.
-func (p policy) allows(sender string) bool {
-	if channels.AllowFrom(p.cfg.AllowFrom).Allows(sender) {
-		return true
+// allowFrom is who may talk through Slack: allowFrom, plus dm.allowFrom
+// when direct messages are on an allowlist (nanobot lets those senders DM
+// the bot). Anyone else comes in through pairing.
+func allowFrom(cfg config.Slack) channels.AllowFrom {
+	list := append(channels.AllowFrom{}, cfg.AllowFrom...)
+	if cfg.DM.Policy == "allowlist" {
+		list = append(list, cfg.DM.AllowFrom...)
 	}
-	return p.cfg.DM.Policy == "allowlist" && channels.AllowFrom(p.cfg.DM.AllowFrom).Allows(sender)
+	return list
 }
 
 // threadOf returns the thread a reply goes in and the thread that names

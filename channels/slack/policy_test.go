@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 )
 
@@ -80,17 +81,21 @@ func TestPolicyDecide(t *testing.T) {
 	}
 }
 
-func TestPolicyAllows(t *testing.T) {
-	p := policy{cfg: slackCfg(func(c *config.Slack) { c.AllowFrom = []string{"U1"} })}
-	assert.True(t, p.allows("U1"))
-	assert.False(t, p.allows("U2"))
-	assert.False(t, policy{cfg: slackCfg(nil)}.allows("U1"), "no allowFrom: pairing only")
-	assert.True(t, policy{cfg: slackCfg(func(c *config.Slack) { c.AllowFrom = []string{"*"} })}.allows("anyone"))
-	dmList := policy{cfg: slackCfg(func(c *config.Slack) { c.DM.Policy, c.DM.AllowFrom = "allowlist", []string{"U7"} })}
-	assert.True(t, dmList.allows("U7"), "dm.allowFrom lets its senders in")
-	assert.False(t, dmList.allows("U8"))
-	dmOpen := policy{cfg: slackCfg(func(c *config.Slack) { c.DM.AllowFrom = []string{"U7"} })}
-	assert.False(t, dmOpen.allows("U7"), "dm.allowFrom counts only with policy allowlist")
+func TestPolicyAllowFrom(t *testing.T) {
+	allows := func(mod func(*config.Slack), sender string) bool {
+		cfg := config.Default()
+		cfg.Channels.Slack = slackCfg(mod)
+		return channels.AllowFromFor(cfg, Name).Allows(sender)
+	}
+	only := func(c *config.Slack) { c.AllowFrom = []string{"U1"} }
+	assert.True(t, allows(only, "U1"))
+	assert.False(t, allows(only, "U2"))
+	assert.False(t, allows(nil, "U1"), "no allowFrom: pairing only")
+	assert.True(t, allows(func(c *config.Slack) { c.AllowFrom = []string{"*"} }, "anyone"))
+	dmList := func(c *config.Slack) { c.DM.Policy, c.DM.AllowFrom = "allowlist", []string{"U7"} }
+	assert.True(t, allows(dmList, "U7"), "dm.allowFrom lets its senders in")
+	assert.False(t, allows(dmList, "U8"))
+	assert.False(t, allows(func(c *config.Slack) { c.DM.AllowFrom = []string{"U7"} }, "U7"), "dm.allowFrom counts only with policy allowlist")
 }
 
 func TestPolicyThreads(t *testing.T) {
@@ -119,16 +124,6 @@ func TestCleanText(t *testing.T) {
 	assert.Equal(t, "hi <@U2>", cleanText("hi <@UBOT> <@U2>", bot))
 	assert.Equal(t, "", cleanText("<@UBOT>", bot))
 	assert.Equal(t, "<@UBOT> hi", cleanText("<@UBOT> hi", ""), "bot unknown: nothing stripped")
-}
-
-func TestSeenSetForgetsOldest(t *testing.T) {
-	s := newSeenSet(3)
-	assert.False(t, s.add("a", "b"))
-	assert.True(t, s.add("a"))
-	assert.False(t, s.add("c", "d")) // "a" is forgotten
-	assert.False(t, s.has("a"))
-	assert.True(t, s.has("d"))
-	assert.False(t, s.add("", ""), "empty keys are not keys")
 }
 
 func TestMessageIDRoundTrip(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/slack-go/slack"
 
@@ -14,112 +13,64 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
-// delivery is how far one reply got: delivery is retried, and a retry
-// must go on from there, never post a part twice.
-type delivery struct {
-	mu       sync.Mutex // one attempt at a time: a timed-out attempt may still run
-	parts    []string   // the ts of each part posted
-	uploaded int
-	complete bool
-}
-
-// outbox remembers the last deliveries, by reply.
-type outbox struct {
-	mu   sync.Mutex
-	max  int
-	byID map[string]*delivery
-	ids  []string
-}
-
-func newOutbox(max int) *outbox { return &outbox{max: max, byID: map[string]*delivery{}} }
-
-func (o *outbox) get(id string) *delivery {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if d, ok := o.byID[id]; ok {
-		return d
-	}
-	d := &delivery{}
-	o.byID[id] = d
-	o.ids = append(o.ids, id)
-	if len(o.ids) > o.max {
-		delete(o.byID, o.ids[0])
-		o.ids = o.ids[1:]
-	}
-	return d
-}
-
-// Send implements channels.Channel: the reply as mrkdwn in the route's
-// thread, split at MaxMessageLen; the turn's streamed message is updated
-// with it rather than a second one posted; its media uploaded; then the
-// reactEmoji on the messages it answers becomes doneEmoji. Retried, it
-// goes on where the previous attempt stopped.
+// Send implements channels.Channel: the manager's part-by-part delivery.
 func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	d := &delivery{}
-	if id := r.Key(); id != "" {
-		d = c.sent.get(id)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.complete {
-		c.log.Debug("slack reply already sent", "turn", r.Turn, "route", r.Route.String())
-		c.finishReactions(ctx, r)
-		return nil
-	}
+	return channels.SendParts(ctx, c, r)
+}
+
+// MaxLength implements channels.PartSender.
+func (c *Channel) MaxLength() int { return MaxMessageLen }
+
+// SendPart implements channels.PartSender: a file uploaded (a URL posted as
+// a link Slack unfurls), a piece of Markdown posted as mrkdwn in the
+// route's thread; the first piece of a turn's answer updates the message
+// streamed for it instead of posting a second one. After the last part the
+// reactEmoji on the messages it answers becomes doneEmoji.
+func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
 	route := r.Route
 	to, err := c.resolveTarget(ctx, route.ChatID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if to != route.ChatID { // a chat named by the message tool: its thread cannot be there
 		route.ChatID, route.ThreadID = to, ""
 	}
-	final := r.Answer()
-	var st *streamed
-	if final && r.Turn != "" {
-		st = c.streams.finish(r.Turn, r.Route)
+	var ts string
+	if p.Media != "" {
+		err = c.uploadMedia(ctx, route, p.Media)
+	} else {
+		ts, err = c.postPart(ctx, r, route, p)
 	}
-	if err := c.postParts(ctx, r, route, d, st); err != nil {
-		return err
+	if err != nil {
+		return "", err
 	}
-	if err := c.uploadMedia(ctx, r, route, d); err != nil {
-		return err
+	if p.Last {
+		c.finishReactions(ctx, r)
 	}
-	d.complete = true
-	c.finishReactions(ctx, r)
-	return nil
+	return ts, nil
 }
 
-// postParts posts (or, for the first, updates the streamed message with)
-// the parts not posted yet.
-func (c *Channel) postParts(ctx context.Context, r channels.Reply, route protocol.Route, d *delivery, st *streamed) error {
-	text := strings.TrimSpace(r.Text)
-	if text == "" {
-		if len(r.Media) > 0 || (st != nil && st.ts != "") {
-			return nil // nothing to say beside the files, or the stream already said it
-		}
-		text = "…" // Slack refuses an empty message; the turn did answer
-	}
-	parts := Split(ToMrkdwn(text), MaxMessageLen)
-	for i := len(d.parts); i < len(parts); i++ {
-		if i == 0 && st != nil && st.ts != "" && st.open {
-			err := c.update(ctx, route.ChatID, st.ts, parts[0])
+// postPart posts one piece, or for the first piece of a streamed answer
+// updates the streamed message with it.
+func (c *Channel) postPart(ctx context.Context, r channels.Reply, route protocol.Route, p channels.Part) (string, error) {
+	text := ToMrkdwn(p.Text)
+	if p.Index == len(r.Media) && r.Answer() && r.Turn != "" {
+		if st := c.streams.finish(r.Turn, r.Route); st != nil && st.ts != "" && st.open {
+			err := c.update(ctx, route.ChatID, st.ts, text)
 			if err == nil {
-				d.parts = append(d.parts, st.ts)
-				continue
+				return st.ts, nil
 			}
 			if !gone(err) {
-				return sendError("chat.update", err)
+				return "", sendError("chat.update", err)
 			}
 			// The streamed message was deleted or can no longer be edited: post the reply instead.
 		}
-		ts, err := c.post(ctx, route, parts[i])
-		if err != nil {
-			return sendError("chat.postMessage", err)
-		}
-		d.parts = append(d.parts, ts)
 	}
-	return nil
+	ts, err := c.post(ctx, route, text)
+	if err != nil {
+		return "", sendError("chat.postMessage", err)
+	}
+	return ts, nil
 }
 
 // gone tells an update that cannot succeed: the message is not there or
@@ -146,29 +97,26 @@ func (c *Channel) update(ctx context.Context, chatID, ts, text string) error {
 	return err
 }
 
-// uploadMedia uploads the reply's files in its thread. A URL is posted as
-// a link (Slack unfurls it); a file that is not there is named in the
-// thread rather than failing the whole reply.
-func (c *Channel) uploadMedia(ctx context.Context, r channels.Reply, route protocol.Route, d *delivery) error {
-	for i := d.uploaded; i < len(r.Media); i++ {
-		m := r.Media[i]
-		var err error
-		if strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://") {
-			_, err = c.post(ctx, route, "<"+escapeURL(m)+">")
-		} else {
-			err = c.upload(ctx, route, c.mediaPath(m))
-		}
-		if err != nil {
-			var local *fileError
-			if se := sendError("files.upload", err); !errors.As(err, &local) && !isPermanent(se) {
-				return se
-			}
-			c.log.Warn("slack file not sent", "file", m, "error", err)
-			if _, err := c.post(ctx, route, "_(file not sent: "+escapeText(filepath.Base(m))+")_"); err != nil {
-				return sendError("chat.postMessage", err)
-			}
-		}
-		d.uploaded = i + 1
+// uploadMedia uploads one of the reply's files in its thread. A URL is
+// posted as a link (Slack unfurls it); a file that is not there is named in
+// the thread rather than failing the whole reply.
+func (c *Channel) uploadMedia(ctx context.Context, route protocol.Route, m string) error {
+	var err error
+	if strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://") {
+		_, err = c.post(ctx, route, "<"+escapeURL(m)+">")
+	} else {
+		err = c.upload(ctx, route, c.mediaPath(m))
+	}
+	if err == nil {
+		return nil
+	}
+	var local *fileError
+	if se := sendError("files.upload", err); !errors.As(err, &local) && !isPermanent(se) {
+		return se
+	}
+	c.log.Warn("slack file not sent", "file", m, "error", err)
+	if _, err := c.post(ctx, route, "_(file not sent: "+escapeText(filepath.Base(m))+")_"); err != nil {
+		return sendError("chat.postMessage", err)
 	}
 	return nil
 }

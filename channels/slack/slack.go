@@ -35,10 +35,9 @@ type Channel struct {
 	log       *slog.Logger
 
 	// seen are envelopes, events and messages already taken in.
-	seen *seenSet
+	seen *channels.RecentKeys
 	// threadsRead are threads whose earlier messages were already given to the model.
-	threadsRead *seenSet
-	sent        *outbox
+	threadsRead *channels.RecentKeys
 	streams     *streams
 
 	mu      sync.Mutex
@@ -83,9 +82,8 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 		workspace:   deps.Workspace,
 		api:         api,
 		log:         log,
-		seen:        newSeenSet(10_000),
-		threadsRead: newSeenSet(10_000),
-		sent:        newOutbox(4096),
+		seen:        channels.NewRecentKeys(10_000),
+		threadsRead: channels.NewRecentKeys(10_000),
 		queue:       make(chan request, 256),
 		targets:     map[string]string{},
 	}
@@ -96,10 +94,6 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }
-
-// IsAllowed implements channels.Channel: allowFrom, plus dm.allowFrom when
-// DMs are on an allowlist. Everyone else needs an approved pairing code.
-func (c *Channel) IsAllowed(senderID string) bool { return c.policy.allows(senderID) }
 
 // Describe tells the gateway's banner who the bot is.
 func (c *Channel) Describe() string {

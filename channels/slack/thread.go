@@ -15,7 +15,7 @@ func (c *Channel) withThreadContext(ctx context.Context, e event, text, botID st
 	if !c.cfg.IncludeThreadContext || e.ThreadTS == "" || e.TS == e.ThreadTS {
 		return text
 	}
-	if c.threadsRead.add(e.Channel + ":" + e.ThreadTS) {
+	if c.threadsRead.Add(e.Channel + ":" + e.ThreadTS) {
 		return text // already given once
 	}
 	limit := max(1, c.cfg.ThreadContextLimit)

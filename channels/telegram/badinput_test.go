@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-telegram/bot/models"
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,7 +46,7 @@ func TestBadInputUpdates(t *testing.T) {
 		// onUpdate on a channel with no connection must not panic for updates it skips.
 		if upd.Message == nil || upd.Message.From == nil {
 			c := testChannel("open", false)
-			c.seen = newRecentIDs(8)
+			c.seen = channels.NewRecentKeys(8)
 			c.onUpdate(context.Background(), nil, &upd)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -134,7 +135,7 @@ func startChannel(t *testing.T, f *fakeAPI, edit func(*config.Config)) *Channel 
 	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, c.Start(ctx, func(context.Context, protocol.Inbound) error { return nil }))
+	require.NoError(t, c.Start(ctx, func(context.Context, protocol.Inbound, channels.Admitted) error { return nil }))
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, c.Stop(context.Background()))
@@ -144,18 +145,31 @@ func startChannel(t *testing.T, f *fakeAPI, edit func(*config.Config)) *Channel 
 
 var dm = protocol.Route{Channel: Name, ChatID: "42", SenderID: "42|alice"}
 
-// capture records what the channel publishes.
+// capture stands where the bus is, behind a real manager, and records
+// what the manager lets through.
 type capture struct {
 	mu   sync.Mutex
 	msgs []protocol.Inbound
-	err  error
 }
 
-func (p *capture) publish(_ context.Context, in protocol.Inbound) error {
+func (p *capture) Publish(_ context.Context, in protocol.Inbound) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.msgs = append(p.msgs, in)
-	return p.err
+	return "", nil
+}
+
+// via admits as a gateway does: the channel's allowFrom, then a pairing
+// store, then the channel's hook.
+func (p *capture) via(t *testing.T, c *Channel) channels.Publish {
+	m := channels.NewManager()
+	cfg := config.Default()
+	cfg.Channels.Telegram = c.cfg
+	m.Bus, m.Config, m.Pairing = p, cfg, pairing.NewStore(t.TempDir())
+	m.Add(c)
+	return func(ctx context.Context, in protocol.Inbound, admitted channels.Admitted) error {
+		return m.Admit(ctx, c, in, admitted)
+	}
 }
 
 func (p *capture) got() []protocol.Inbound {

@@ -2,12 +2,8 @@ package telegram
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,7 +13,6 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/nanobot-durable/nanobot/atomicfile"
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -27,10 +22,14 @@ const startText = "👋 Hi %s! I'm nanobot.\n\nSend me a message and I'll respon
 
 // onUpdate handles one update from getUpdates.
 func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, upd *models.Update) {
-	if upd == nil || c.seen.Has(upd.ID) {
+	if upd == nil {
+		return
+	}
+	key := strconv.FormatInt(upd.ID, 10)
+	if c.seen.Has(key) {
 		return // a server that ignores offset, or a restart, sends updates again
 	}
-	defer c.seen.Add(upd.ID) // once handled: a restart does not hand it to the agent again
+	defer c.seen.Add(key) // once handled: a restart does not hand it to the agent again
 	c.handle(ctx, upd)
 }
 
@@ -43,34 +42,30 @@ func (c *Channel) handle(ctx context.Context, upd *models.Update) {
 	if !ok {
 		return
 	}
-	admitted := c.admitted(in.Route.SenderID)
-	name, _, isCmd := protocol.ParseCommand(in.Content)
-	if isCmd && name == "/start" && admitted {
-		c.greet(ctx, in, msg.From)
-		return
-	}
-	if admitted {
-		in.Media = c.downloadMedia(ctx, msg)
-		in.Content = withMediaNote(in.Content, msg, len(in.Media) > 0)
-	} else if att, ok := attachmentOf(msg); ok && in.Content == "" {
-		in.Content = "[" + att.kind + "]" // still a message: a stranger gets the pairing code
-	}
-	if strings.TrimSpace(in.Content) == "" && len(in.Media) == 0 {
+	att, hasFile := attachmentOf(msg)
+	if strings.TrimSpace(in.Content) == "" && !hasFile {
 		return // a sticker, a poll, a service message: nothing to answer
 	}
-	// Typing starts before the message is handed over, so even a reply that
-	// comes back at once (a command) finds it to stop.
-	waits := admitted && !(isCmd && name == "/stop")
-	if waits {
-		c.startTyping(in.Route, msg.ID)
+	text := in.Content
+	if text == "" {
+		in.Content = "[" + att.kind + "]" // still a message: a stranger gets the pairing code
 	}
-	err := c.publishRetrying(ctx, in)
-	if err != nil && waits {
-		c.stopTyping(in.Route)
+	// Only for a sender the manager let in: the greeting, the downloads.
+	admitted := func(ctx context.Context, in *protocol.Inbound) error {
+		if name, _, isCmd := protocol.ParseCommand(in.Content); isCmd && name == "/start" {
+			c.greet(ctx, *in, msg.From)
+			return channels.ErrHandled
+		}
+		if hasFile {
+			in.Media = c.downloadMedia(ctx, msg)
+			in.Content = withMediaNote(text, msg, len(in.Media) > 0)
+		}
+		return nil
 	}
+	err := c.publishRetrying(ctx, in, admitted)
 	switch {
-	case errors.Is(err, channels.ErrRefused):
-		// the manager logged it and, in a DM, offered pairing
+	case errors.Is(err, channels.ErrRefused), errors.Is(err, channels.ErrHandled):
+		// the manager logged it and, in a DM, offered pairing; or it was answered here
 	case err != nil:
 		c.log.Error("telegram message not delivered to the agent", "chat", in.Route.ChatID, "sender", in.Route.SenderID, "error", err)
 	}
@@ -78,12 +73,12 @@ func (c *Channel) handle(ctx context.Context, upd *models.Update) {
 
 // publishRetrying hands the message over, retrying while the agent cannot
 // take it (Temporal restarting): Telegram will not send it again.
-func (c *Channel) publishRetrying(ctx context.Context, in protocol.Inbound) error {
+func (c *Channel) publishRetrying(ctx context.Context, in protocol.Inbound, admitted channels.Admitted) error {
 	wait := time.Second
 	deadline := time.Now().Add(publishPatience)
 	for {
-		err := c.publish(ctx, in)
-		if err == nil || errors.Is(err, channels.ErrRefused) || ctx.Err() != nil || time.Now().After(deadline) {
+		err := c.publish(ctx, in, admitted)
+		if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
 		c.log.Warn("the agent did not take a telegram message; retrying", "chat", in.Route.ChatID, "in", wait, "error", err)
@@ -224,23 +219,6 @@ func commandTarget(text string) string {
 	return to
 }
 
-// admitted tells whether the manager will let the sender in (allowFrom or
-// an approved pairing), so the channel neither greets nor downloads files
-// for strangers.
-func (c *Channel) admitted(sender string) bool {
-	if c.IsAllowed(sender) {
-		return true
-	}
-	if c.pairing == nil || sender == "" {
-		return false
-	}
-	ok, err := c.pairing.IsApproved(Name, sender)
-	if err != nil {
-		c.log.Warn("telegram could not read the pairing store", "error", err)
-	}
-	return ok
-}
-
 // greet answers /start without the model.
 func (c *Channel) greet(ctx context.Context, in protocol.Inbound, from *models.User) {
 	name := from.FirstName
@@ -252,84 +230,4 @@ func (c *Channel) greet(ctx context.Context, in protocol.Inbound, from *models.U
 	if _, err := c.sendText(cctx, in.Route, fmt.Sprintf(startText, name), false); err != nil {
 		c.log.Warn("telegram /start greeting not sent", "chat", in.Route.ChatID, "error", err)
 	}
-}
-
-// recentIDs remembers the last n update IDs. Telegram's IDs usually grow,
-// but after a week without updates the next one is random, so a high-water
-// mark would drop real updates: remember the IDs themselves.
-type recentIDs struct {
-	mu    sync.Mutex
-	n     int
-	order []int64
-	set   map[int64]bool
-	// path keeps the set across restarts ("" = memory only).
-	path string
-	log  *slog.Logger
-}
-
-func newRecentIDs(n int) *recentIDs { return &recentIDs{n: n, set: map[int64]bool{}} }
-
-// loadRecentIDs is a set kept in path: updates handled before a restart
-// stay handled. An unreadable file starts an empty set (and says so).
-func loadRecentIDs(n int, path string, log *slog.Logger) *recentIDs {
-	r := newRecentIDs(n)
-	r.path, r.log = path, log
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) && log != nil {
-			log.Warn("cannot read handled telegram updates; starting afresh", "path", path, "error", err)
-		}
-		return r
-	}
-	var ids []int64
-	if err := json.Unmarshal(data, &ids); err != nil {
-		if log != nil {
-			log.Warn("handled telegram updates file is broken; starting afresh", "path", path, "error", err)
-		}
-		return r
-	}
-	for _, id := range ids {
-		r.add(id)
-	}
-	return r
-}
-
-// Has reports whether id was handled.
-func (r *recentIDs) Has(id int64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.set[id]
-}
-
-// Add records id, saves the set, and reports whether id was new.
-func (r *recentIDs) Add(id int64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.add(id) {
-		return false
-	}
-	if r.path != "" {
-		data, _ := json.Marshal(r.order)
-		err := os.MkdirAll(filepath.Dir(r.path), 0o700)
-		if err == nil {
-			err = atomicfile.Write(r.path, data, 0o600)
-		}
-		if err != nil && r.log != nil {
-			r.log.Warn("cannot save handled telegram updates", "path", r.path, "error", err)
-		}
-	}
-	return true
-}
-
-func (r *recentIDs) add(id int64) bool {
-	if r.set[id] {
-		return false
-	}
-	r.set[id] = true
-	r.order = append(r.order, id)
-	if len(r.order) > r.n {
-		delete(r.set, r.order[0])
-		r.order = r.order[1:]
-	}
-	return true
 }

@@ -55,17 +55,6 @@ func TestCommandTarget(t *testing.T) {
 	require.Equal(t, "", commandTarget("mail a@b"))
 }
 
-func TestRecentIDsDropRepeats(t *testing.T) {
-	r := newRecentIDs(3)
-	require.True(t, r.Add(10))
-	require.False(t, r.Add(10), "the same update again")
-	require.True(t, r.Add(7), "an older ID is still new (IDs restart at random after a quiet week)")
-	require.True(t, r.Add(11))
-	require.True(t, r.Add(12))
-	require.True(t, r.Add(10), "forgotten once more than n newer IDs came")
-	require.False(t, r.Add(12))
-}
-
 func testChannel(policy string, replyTo bool) *Channel {
 	return &Channel{me: botUser, cfg: config.Telegram{GroupPolicy: policy, ReplyToMessage: replyTo}}
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-telegram/bot"
@@ -19,52 +18,34 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
-// Send implements channels.Channel. Files go first, then the text in
-// pieces of at most MaxMessageRunes; a reply whose turn was streamed here
-// turns the streamed message into its first piece. Delivery is retried by
-// Temporal: a retry shows only what the failed attempt did not.
+// Send implements channels.Channel: the manager's part-by-part delivery.
 func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
+	return channels.SendParts(ctx, c, r)
+}
+
+// MaxLength implements channels.PartSender.
+func (c *Channel) MaxLength() int { return MaxMessageRunes }
+
+// SendPart implements channels.PartSender: a file as a photo or document, a
+// piece of Markdown as Telegram HTML. The first piece of a turn's answer
+// that was streamed here replaces the streamed message.
+func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
 	if c.bot == nil {
-		return errors.New("telegram channel is not connected")
+		return "", errors.New("telegram channel is not connected")
 	}
 	if _, err := strconv.ParseInt(r.Route.ChatID, 10, 64); err != nil {
-		return &channels.SendError{Err: fmt.Errorf("telegram chat id %q is not a number", r.Route.ChatID), Permanent: true}
+		return "", &channels.SendError{Err: fmt.Errorf("telegram chat id %q is not a number", r.Route.ChatID), Permanent: true}
 	}
-	key := r.Key()
-	rec := c.sends.get(key)
-	if rec.done {
-		return nil // shown by an earlier attempt
+	if p.Media != "" {
+		return "", sendError(c.sendMedia(ctx, r.Route, p.Media))
 	}
-	if r.Kind != protocol.ReplyMessage {
-		c.stopTyping(r.Route)
-	}
-	if !rec.tookStream && r.Turn != "" && r.Answer() {
-		rec.streamMsg, rec.streamShown = c.takeStream(r.Route, r.Turn)
-		rec.tookStream = true
-		c.sends.put(key, rec)
-	}
-	var steps []func(context.Context) error
-	for _, m := range r.Media {
-		steps = append(steps, func(ctx context.Context) error { return c.sendMedia(ctx, r.Route, m) })
-	}
-	for i, piece := range Split(r.Text, MaxMessageRunes) {
-		if i == 0 && rec.streamMsg != 0 {
-			id, shown := rec.streamMsg, rec.streamShown
-			steps = append(steps, func(ctx context.Context) error { return c.editChunk(ctx, r.Route, id, piece, shown) })
-			continue
+	if p.Index == len(r.Media) && r.Turn != "" && r.Answer() {
+		if id, shown := c.takeStream(r.Route, r.Turn); id != 0 {
+			return strconv.Itoa(id), sendError(c.editChunk(ctx, r.Route, id, p.Text, shown))
 		}
-		steps = append(steps, func(ctx context.Context) error { _, err := c.sendChunk(ctx, r.Route, piece); return err })
 	}
-	for i := rec.steps; i < len(steps); i++ {
-		if err := steps[i](ctx); err != nil {
-			return sendError(err)
-		}
-		rec.steps = i + 1
-		c.sends.put(key, rec)
-	}
-	rec.done = true
-	c.sends.put(key, rec)
-	return nil
+	id, err := c.sendChunk(ctx, r.Route, p.Text)
+	return strconv.Itoa(id), sendError(err)
 }
 
 // sendChunk sends one piece of Markdown as Telegram HTML, and as plain
@@ -227,49 +208,4 @@ func isParseError(err error) bool {
 
 func isNotModified(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "message is not modified")
-}
-
-// sendRecord is how far one reply got.
-type sendRecord struct {
-	steps       int // files and pieces shown
-	done        bool
-	tookStream  bool
-	streamMsg   int // the streamed message the first piece replaces
-	streamShown string
-}
-
-// sendLog remembers the newest replies' progress, so a retried delivery
-// (the same turn to the same chat) shows nothing twice.
-type sendLog struct {
-	mu    sync.Mutex
-	n     int
-	order []string
-	recs  map[string]sendRecord
-}
-
-func newSendLog(n int) *sendLog { return &sendLog{n: n, recs: map[string]sendRecord{}} }
-
-func (l *sendLog) get(key string) sendRecord {
-	if key == "" {
-		return sendRecord{}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.recs[key]
-}
-
-func (l *sendLog) put(key string, rec sendRecord) {
-	if key == "" {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.recs[key]; !ok {
-		l.order = append(l.order, key)
-		if len(l.order) > l.n {
-			delete(l.recs, l.order[0])
-			l.order = l.order[1:]
-		}
-	}
-	l.recs[key] = rec
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
-	"github.com/nanobot-durable/nanobot/pairing"
 )
 
 // Name is the channel's name in routes, session keys and config.
@@ -45,9 +44,7 @@ type Channel struct {
 	workspace string
 	apiBase   string
 	log       *slog.Logger
-	// pairing tells /start whom to greet; the manager does the real gating.
-	pairing *pairing.Store
-	http    *transport
+	http      *transport
 
 	bot     *bot.Bot
 	me      *models.User
@@ -56,12 +53,10 @@ type Channel struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 
-	seen    *recentIDs
-	warned  sync.Map // Bot API method → logged once
+	seen    *channels.RecentKeys // update ids handled
+	warned  sync.Map             // Bot API method → logged once
 	mu      sync.Mutex
 	streams map[string]*chatStream // by chat (and topic)
-	typing  map[string]context.CancelFunc
-	sends   *sendLog
 }
 
 // New builds the channel from the gateway's config; it connects in Start.
@@ -101,25 +96,17 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, shared: deps.Config.Channels, workspace: deps.Workspace, apiBase: base,
 		log: log.With("channel", Name), http: &transport{client: hc, minPoll: minPoll},
-		seen: newRecentIDs(4096), streams: map[string]*chatStream{}, typing: map[string]context.CancelFunc{},
-		sends: newSendLog(512),
+		seen: channels.NewRecentKeys(4096), streams: map[string]*chatStream{},
 	}
 	if deps.Config.Path != "" {
 		dir := config.ConfigDir(deps.Config.Path)
-		c.pairing = pairing.NewStore(dir)
-		c.seen = loadRecentIDs(1024, filepath.Join(dir, "channels", "telegram-updates.json"), c.log)
+		c.seen = channels.LoadRecentKeys(1024, filepath.Join(dir, "channels", "telegram-updates.json"), c.log)
 	}
 	return c, nil
 }
 
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }
-
-// IsAllowed implements channels.Channel: nanobot's allowFrom ("*", an id,
-// a username, or "id|username").
-func (c *Channel) IsAllowed(senderID string) bool {
-	return channels.AllowFrom(c.cfg.AllowFrom).Allows(senderID)
-}
 
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
@@ -167,12 +154,6 @@ func (c *Channel) Stop(ctx context.Context) error {
 		return nil
 	}
 	c.cancel()
-	c.mu.Lock()
-	for key, stop := range c.typing {
-		stop()
-		delete(c.typing, key)
-	}
-	c.mu.Unlock()
 	wait, cancel := context.WithTimeout(ctx, stopTimeout)
 	defer cancel()
 	select {

@@ -30,7 +30,7 @@ func TestPhotoIsDownloadedIntoMediaAndPublishedOnce(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"alice"} })
 	p := &capture{}
-	c.publish = p.publish
+	c.publish = p.via(t, c)
 
 	c.onUpdate(context.Background(), nil, photoUpdate(7, alice))
 	c.onUpdate(context.Background(), nil, photoUpdate(7, alice))
@@ -52,17 +52,17 @@ func TestPhotoIsDownloadedIntoMediaAndPublishedOnce(t *testing.T) {
 func TestStrangersFilesAreNotFetched(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"someone-else"} })
-	p := &capture{err: channels.ErrRefused}
-	c.publish = p.publish
+	p := &capture{}
+	c.publish = p.via(t, c)
 	up := photoUpdate(8, alice)
 	up.Message.Caption = ""
 	c.onUpdate(context.Background(), nil, up)
-	got := p.got()
-	require.Len(t, got, 1)
-	require.Equal(t, "[image]", got[0].Content)
-	require.Empty(t, got[0].Media)
+	require.Empty(t, p.got())
 	require.Empty(t, f.sent("getFile", "download"))
 	require.Empty(t, f.sent("sendChatAction"), "no typing for a refused message")
+	sent := f.sent("sendMessage")
+	require.Len(t, sent, 1, "the stranger's photo still gets the pairing code")
+	require.Contains(t, sent[0].Form["text"], "pairing code")
 }
 
 // TestStartIsGreetedWithoutTheAgent: /start from an allowed user is
@@ -71,7 +71,7 @@ func TestStartIsGreetedWithoutTheAgent(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, nil)
 	p := &capture{}
-	c.publish = p.publish
+	c.publish = p.via(t, c)
 	c.onUpdate(context.Background(), nil, &models.Update{ID: 1, Message: &models.Message{
 		ID: 1, From: alice, Chat: models.Chat{ID: 42, Type: models.ChatTypePrivate}, Text: "/start",
 	}})
@@ -83,16 +83,18 @@ func TestStartIsGreetedWithoutTheAgent(t *testing.T) {
 
 func TestHandledUpdatesSurviveARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "channels", "telegram-updates.json")
-	first := loadRecentIDs(3, path, nil)
-	for _, id := range []int64{10, 11, 12, 13} {
-		require.True(t, first.Add(id))
+	first := channels.LoadRecentKeys(3, path, nil)
+	for _, id := range []string{"10", "11", "12", "13"} {
+		require.False(t, first.Add(id))
 	}
-	require.False(t, first.Add(12))
-	again := loadRecentIDs(3, path, nil)
-	require.False(t, again.Has(10), "only the newest n are kept")
-	for _, id := range []int64{11, 12, 13} {
-		require.True(t, again.Has(id), "update %d was handled before the restart", id)
+	require.True(t, first.Add("12"))
+	again := channels.LoadRecentKeys(3, path, nil)
+	require.False(t, again.Has("10"), "only the newest n are kept")
+	for _, id := range []string{"11", "12", "13"} {
+		require.True(t, again.Has(id), "update %s was handled before the restart", id)
 	}
+	require.NoError(t, os.WriteFile(path, []byte("[20, 21]"), 0o600))
+	require.True(t, channels.LoadRecentKeys(3, path, nil).Has("21"), "the ids an older build saved as numbers")
 	require.NoError(t, os.WriteFile(path, []byte("{broken"), 0o600))
-	require.False(t, loadRecentIDs(3, path, nil).Has(12), "a broken file starts afresh")
+	require.False(t, channels.LoadRecentKeys(3, path, nil).Has("12"), "a broken file starts afresh")
 }

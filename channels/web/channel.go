@@ -75,9 +75,6 @@ func New(deps channels.Deps) (*Channel, error) {
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }
 
-// IsAllowed implements channels.Channel: the token (or the loopback bind) is the gate.
-func (c *Channel) IsAllowed(string) bool { return true }
-
 // UseTemporal lets the page show where a running turn is and link each
 // turn to the Temporal Web UI (uiURL "" = no links).
 func (c *Channel) UseTemporal(t Turns, uiURL, namespace string) {

@@ -275,7 +275,7 @@ func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID},
 	}
 	c.log.Info("web message", "chat", chatID, "text", chat.Preview(text, 80))
-	if err := publish(r.Context(), msg); err != nil {
+	if err := publish(r.Context(), msg, nil); err != nil {
 		c.log.Error("publishing a web message failed", "chat", chatID, "error", err)
 		writeError(w, http.StatusServiceUnavailable, "the agent could not take the message: "+err.Error())
 		return

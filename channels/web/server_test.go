@@ -29,7 +29,7 @@ type published struct {
 	err  error
 }
 
-func (p *published) publish(_ context.Context, msg protocol.Inbound) error {
+func (p *published) publish(_ context.Context, msg protocol.Inbound, _ channels.Admitted) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {

@@ -14,21 +14,21 @@ func TestSlackChannelIsBuiltFromConfig(t *testing.T) {
 	off := false
 	cfg.Channels.Web.Enabled = &off
 	deps := channels.Deps{Config: cfg, ProcessQueue: "q"}
-	require.Empty(t, buildChannels(cfg, deps, nil).list, "disabled by default")
+	require.Empty(t, channels.Build(cfg, deps, nil).Channels, "disabled by default")
 
 	cfg.Channels.Slack.Enabled = true
-	b := buildChannels(cfg, deps, nil)
-	require.Empty(t, b.list)
-	require.Contains(t, b.warnings, "channels.slack is enabled but lacks channels.slack.botToken and channels.slack.appToken: the channel is not started")
+	b := channels.Build(cfg, deps, nil)
+	require.Empty(t, b.Channels)
+	require.Contains(t, b.Warnings, "channels.slack is enabled but lacks channels.slack.botToken and channels.slack.appToken: the channel is not started")
 
 	cfg.Channels.Slack.BotToken, cfg.Channels.Slack.AppToken = "xoxb-1", "xapp-1"
-	b = buildChannels(cfg, deps, nil)
-	require.Len(t, b.list, 1)
-	require.Equal(t, "slack", b.list[0].Name())
-	require.Contains(t, b.queues, "nanobot-channel-slack", "replies wait on the shared Slack queue")
+	b = channels.Build(cfg, deps, nil)
+	require.Len(t, b.Channels, 1)
+	require.Equal(t, "slack", b.Channels[0].Name())
+	require.Contains(t, b.Queues, "nanobot-channel-slack", "replies wait on the shared Slack queue")
 
 	cfg.Channels.Slack.Mode = "webhook"
-	b = buildChannels(cfg, deps, nil)
-	require.Empty(t, b.list)
-	require.Contains(t, b.warnings, `channels.slack: channels.slack.mode "webhook" is not supported (only "socket"): the channel is not started`)
+	b = channels.Build(cfg, deps, nil)
+	require.Empty(t, b.Channels)
+	require.Contains(t, b.Warnings, `channels.slack: channels.slack.mode "webhook" is not supported (only "socket"): the channel is not started`)
 }

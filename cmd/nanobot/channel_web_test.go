@@ -13,15 +13,15 @@ func TestWebChatIsOnWithALocalTemporalOnly(t *testing.T) {
 	cfg := config.Default()
 	deps := channels.Deps{Config: cfg, Workspace: t.TempDir(), ProcessQueue: "q"}
 	t.Setenv("TEMPORAL_ADDRESS", "")
-	b := buildChannels(cfg, deps, nil)
-	require.Len(t, b.list, 1)
-	require.Equal(t, "web", b.list[0].Name())
-	require.Contains(t, b.queues, "nanobot-channel-web", "replies wait on the shared web queue")
+	b := channels.Build(cfg, deps, nil)
+	require.Len(t, b.Channels, 1)
+	require.Equal(t, "web", b.Channels[0].Name())
+	require.Contains(t, b.Queues, "nanobot-channel-web", "replies wait on the shared web queue")
 
 	t.Setenv("TEMPORAL_ADDRESS", "temporal.internal:7233")
-	require.Empty(t, buildChannels(cfg, deps, nil).list, "off against an external cluster unless enabled")
+	require.Empty(t, channels.Build(cfg, deps, nil).Channels, "off against an external cluster unless enabled")
 	on := true
 	cfg.Channels.Web.Enabled = &on
-	require.Len(t, buildChannels(cfg, deps, nil).list, 1)
-	require.Empty(t, buildChannels(cfg, deps, map[string]bool{}).list, "a plain worker runs no channels")
+	require.Len(t, channels.Build(cfg, deps, nil).Channels, 1)
+	require.Empty(t, channels.Build(cfg, deps, map[string]bool{}).Channels, "a plain worker runs no channels")
 }

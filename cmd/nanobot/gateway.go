@@ -62,19 +62,20 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	deps := channels.Deps{
 		Config: cfg, Workspace: cfg.Agents.Defaults.WorkspacePath(),
 		ProcessQueue: "nanobot-" + name + "-" + randomID(), Log: a.log,
+		Pairing: pairing.NewStore(config.ConfigDir(cfg.Path)),
 	}
-	built := buildChannels(cfg, deps, only)
-	for _, w := range built.warnings {
+	built := channels.Build(cfg, deps, only)
+	for _, w := range built.Warnings {
 		fmt.Fprintln(a.stdout, "! "+w)
 		a.log.Warn(w)
 	}
 	mgr := channels.NewManager()
-	for _, c := range built.list {
+	for _, c := range built.Channels {
 		mgr.Add(c)
 	}
 	reloaded := make(chan *config.Config, 4)
 	r, err := a.startRuntime(ctx, cfg, workers.Options{
-		Turns: true, Models: true, DeliveryQueues: built.queues, Channels: mgr,
+		Turns: true, Models: true, DeliveryQueues: built.Queues, Channels: mgr,
 		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c },
 	})
 	if err != nil {
@@ -85,8 +86,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		fmt.Fprintln(a.stdout, "! "+err.Error())
 		a.log.Warn("memory schedules", "error", err)
 	}
-	mgr.Bus, mgr.Log = r.bus, a.log
-	mgr.Pairing = pairing.NewStore(config.ConfigDir(cfg.Path))
+	mgr.Bus, mgr.Log, mgr.Config, mgr.Pairing = r.bus, a.log, cfg, deps.Pairing
 	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
 	useTemporal(mgr, r)
 	for _, err := range mgr.Start(ctx, r.hub) {

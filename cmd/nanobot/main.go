@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/nanobot-durable/nanobot/channels"
+	_ "github.com/nanobot-durable/nanobot/channels/all" // every channel of this build registers itself
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/secrets"
 )
@@ -179,8 +181,12 @@ func (a *app) loadConfig() (*config.Config, error) {
 	// From here on no log line carries a configured key or token.
 	a.log = slog.New(secrets.Handler(a.log.Handler(), secrets.FromEnv(cfg)))
 	slog.SetDefault(a.log)
-	for _, w := range warnings {
+	more, err := channels.CheckConfig(cfg)
+	for _, w := range append(warnings, more...) {
 		a.log.Warn("config: " + w.String())
+	}
+	if err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

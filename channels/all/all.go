@@ -1,0 +1,11 @@
+// Package all links every channel of this build: importing it registers
+// them (see channels.Register). A new channel is its folder plus one line
+// here.
+package all
+
+import (
+	_ "github.com/nanobot-durable/nanobot/channels/api"
+	_ "github.com/nanobot-durable/nanobot/channels/slack"
+	_ "github.com/nanobot-durable/nanobot/channels/telegram"
+	_ "github.com/nanobot-durable/nanobot/channels/web"
+)

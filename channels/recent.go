@@ -1,0 +1,125 @@
+package channels
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/nanobot-durable/nanobot/atomicfile"
+)
+
+// RecentKeys remembers the last n keys (update ids, event ids, chat+ts) so
+// a platform's redelivery is taken in once. The oldest key is forgotten
+// first: platforms redeliver within minutes, not after thousands of newer
+// events. Keys are remembered, not a high-water mark, because ids are not
+// always increasing (Telegram's jump after a week of silence).
+type RecentKeys struct {
+	mu    sync.Mutex
+	n     int
+	keys  map[string]struct{}
+	order []string // a ring once full
+	next  int
+	// path keeps the set across restarts ("" = memory only).
+	path string
+	log  *slog.Logger
+}
+
+// NewRecentKeys is a set of at most n keys held in memory.
+func NewRecentKeys(n int) *RecentKeys {
+	return &RecentKeys{n: max(n, 1), keys: make(map[string]struct{}, n)}
+}
+
+// LoadRecentKeys is a set kept in a file: keys handled before a restart
+// stay handled. An unreadable file starts an empty set, and says so.
+func LoadRecentKeys(n int, path string, log *slog.Logger) *RecentKeys {
+	r := NewRecentKeys(n)
+	r.path, r.log = path, log
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			r.warn("cannot read the handled keys; starting afresh", err)
+		}
+		return r
+	}
+	// An older build kept Telegram update ids as numbers: read both.
+	var keys []json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		r.warn("the handled keys file is broken; starting afresh", err)
+		return r
+	}
+	for _, raw := range keys {
+		var k string
+		if json.Unmarshal(raw, &k) != nil {
+			k = string(raw)
+		}
+		r.add(k)
+	}
+	return r
+}
+
+// Has reports whether key was recorded.
+func (r *RecentKeys) Has(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.keys[key]
+	return ok
+}
+
+// Add records the keys ("" ones are skipped), saves the set if it is kept
+// in a file, and reports whether any of them was already there.
+func (r *RecentKeys) Add(keys ...string) (dup bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	added := false
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		if !r.add(k) {
+			dup = true
+			continue
+		}
+		added = true
+	}
+	if added && r.path != "" {
+		r.save()
+	}
+	return dup
+}
+
+func (r *RecentKeys) add(k string) bool {
+	if _, ok := r.keys[k]; ok {
+		return false
+	}
+	r.keys[k] = struct{}{}
+	if len(r.order) < r.n {
+		r.order = append(r.order, k)
+		return true
+	}
+	delete(r.keys, r.order[r.next])
+	r.order[r.next] = k
+	r.next = (r.next + 1) % r.n
+	return true
+}
+
+// save writes the keys oldest first, so a reload keeps the same ones.
+func (r *RecentKeys) save() {
+	ordered := append(append([]string{}, r.order[r.next:]...), r.order[:r.next]...)
+	data, _ := json.Marshal(ordered)
+	err := os.MkdirAll(filepath.Dir(r.path), 0o700)
+	if err == nil {
+		err = atomicfile.Write(r.path, data, 0o600)
+	}
+	if err != nil {
+		r.warn("cannot save the handled keys", err)
+	}
+}
+
+func (r *RecentKeys) warn(msg string, err error) {
+	if r.log != nil {
+		r.log.Warn(msg, "path", r.path, "error", err)
+	}
+}
