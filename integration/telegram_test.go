@@ -124,5 +124,5 @@ func TestTelegramEndToEnd(t *testing.T) {
 	require.Equal(t, 4, model.Count())
 
 	// The emulator has no sendChatAction: said once in the log, never a failed reply.
-	require.Equal(t, 1, strings.Count(logs.String(), "telegram sendChatAction failed"), logs.String())
+	require.Equal(t, 1, strings.Count(logs.String(), "telegram typing failed"), logs.String())
 }

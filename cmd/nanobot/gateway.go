@@ -184,11 +184,19 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 			fmt.Fprintf(a.stdout, "Chat:     %s\n", d.Describe())
 		}
 	}
+	if len(mgr.Names()) == 0 && name == "gateway" {
+		fmt.Fprintln(a.stdout, "Channels: none enabled (talk to it with `nanobot agent`)")
+	}
+	a.channelLines(mgr)
+	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
+}
+
+// channelLines name the channels this process runs, each with what it
+// tells about itself (the bot it is, where it listens).
+func (a *app) channelLines(mgr *channels.Manager) {
 	names := mgr.Names()
 	if len(names) > 0 {
 		fmt.Fprintf(a.stdout, "Channels: %v\n", names)
-	} else if name == "gateway" {
-		fmt.Fprintln(a.stdout, "Channels: none enabled (talk to it with `nanobot agent`)")
 	}
 	for _, n := range names {
 		if n == web.Name {
@@ -200,7 +208,6 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 			}
 		}
 	}
-	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
 }
 
 // ensureUpkeep registers the dream, idle-compact and heartbeat schedules from the

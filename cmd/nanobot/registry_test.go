@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// channelRows turn each registered channel on, with "owner" as its only
+// allowed sender. A channel registered without a row fails the test below:
+// forgetting one is a red test, not a silent refusal at run time.
+var channelRows = map[string]func(cfg *config.Config){
+	"cli": nil, // built by `nanobot agent`, not by a gateway
+	"api": func(cfg *config.Config) { cfg.API.Enabled = true },
+	"web": func(cfg *config.Config) { on := true; cfg.Channels.Web.Enabled = &on },
+	"telegram": func(cfg *config.Config) {
+		cfg.Channels.Telegram.Enabled, cfg.Channels.Telegram.Token = true, "123:abc"
+		cfg.Channels.Telegram.AllowFrom = []string{"owner"}
+	},
+	"slack": func(cfg *config.Config) {
+		s := &cfg.Channels.Slack
+		s.Enabled, s.BotToken, s.AppToken, s.AllowFrom = true, "xoxb-1", "xapp-1", []string{"owner"}
+	},
+}
+
+// TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of
+// this build, the gateway builds it, polls its delivery queue (or its own
+// process queue for a per-process channel), lists it in the banner, and
+// admits by its allow list.
+func TestEveryRegisteredChannelIsBuiltQueuedAndGated(t *testing.T) {
+	for _, spec := range channels.Specs() {
+		t.Run(spec.Name, func(t *testing.T) {
+			enable, ok := channelRows[spec.Name]
+			require.True(t, ok, "channel %q is registered but has no row in channelRows", spec.Name)
+			require.True(t, channels.IsKnown(spec.Name))
+			if enable == nil {
+				require.Nil(t, spec.New)
+				return
+			}
+			cfg := config.Default()
+			off := false
+			cfg.Channels.Web.Enabled = &off
+			enable(cfg)
+			require.Contains(t, channels.EnabledNames(cfg), spec.Name)
+			built := channels.Build(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(), ProcessQueue: "nanobot-gateway-test"}, nil)
+			require.Empty(t, built.Warnings)
+			require.Len(t, built.Channels, 1)
+			require.Equal(t, spec.Name, built.Channels[0].Name())
+			if spec.PerProcess {
+				require.Equal(t, []string{"nanobot-gateway-test"}, built.Queues)
+				require.False(t, protocol.Route{Channel: spec.Name, ChatID: "x"}.Deliverable(), "only its process can answer")
+			} else {
+				require.Contains(t, built.Queues, protocol.ChannelQueue(spec.Name))
+				require.True(t, protocol.Route{Channel: spec.Name, ChatID: "x"}.Deliverable())
+			}
+			mgr := channels.NewManager()
+			mgr.Add(built.Channels[0])
+			var banner bytes.Buffer
+			(&app{stdout: &banner}).channelLines(mgr)
+			require.Contains(t, banner.String(), spec.Name)
+			allow := channels.AllowFromFor(cfg, spec.Name)
+			require.True(t, allow.Allows("owner"))
+			if spec.AllowFrom != nil {
+				require.False(t, allow.Allows("stranger"), "only the allow list (and pairing) lets a sender in")
+			}
+		})
+	}
+}
