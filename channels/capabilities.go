@@ -41,12 +41,6 @@ type Typer interface {
 	SendTyping(ctx context.Context, route protocol.Route) error
 }
 
-// Editor is a channel that can change a message it sent: streaming draws a
-// reply by editing one message in place.
-type Editor interface {
-	EditMessage(ctx context.Context, route protocol.Route, messageID, text string) error
-}
-
 // Reactor is a channel that acknowledges a message with an emoji (nanobot's
 // reactEmoji) while its turn runs; the manager puts it on at admission and
 // takes it off with the answer.

@@ -33,6 +33,7 @@ type Manager struct {
 	started    []Channel
 	stopHub    func()
 	indicators indicators
+	edits      editStreams
 }
 
 // Intake takes admitted messages to the agent (the Bus); for a /stop it
@@ -96,6 +97,8 @@ func (m *Manager) Start(ctx context.Context, hub *StreamHub) []error {
 		}
 		m.started = append(m.started, c)
 	}
+	m.edits.log = m.log()
+	m.edits.hints = m.Config != nil && m.Config.Channels.SendToolHints
 	if hub != nil {
 		m.stopHub = hub.SubscribeAll(func(ev StreamEvent) { m.stream(ctx, ev) })
 	}
@@ -116,14 +119,18 @@ func (m *Manager) Stop(ctx context.Context) {
 	m.indicators.stopAll()
 }
 
-// stream hands an event to the channel that owns its chat, if it draws streams.
+// stream hands an event to the channel that owns its chat: one that draws
+// streams itself, or one the manager streams to by editing a message.
 func (m *Manager) stream(ctx context.Context, ev StreamEvent) {
 	c, ok := m.Get(ev.Route.Channel)
 	if !ok {
 		return
 	}
-	if s, ok := c.(Streamer); ok {
+	switch s := c.(type) {
+	case Streamer:
 		s.SendDelta(ctx, ev)
+	case Editor:
+		m.edits.event(ctx, s, ev)
 	}
 }
 
@@ -138,7 +145,11 @@ func (m *Manager) Send(ctx context.Context, r Reply) error {
 		m.indicators.stop(ctx, c, r.Route, m.log())
 	}
 	if ps, ok := c.(PartSender); ok {
-		return SendParts(ctx, ps, r)
+		var streamed func() (string, string)
+		if _, ok := c.(Editor); ok && r.Answer() && r.Turn != "" {
+			streamed = func() (string, string) { return m.edits.take(r.Route, r.Turn) }
+		}
+		return sendParts(ctx, ps, r, streamed)
 	}
 	return c.Send(ctx, r)
 }

@@ -143,3 +143,67 @@ func TestRegistryDerivesAccessAndQueues(t *testing.T) {
 	require.False(t, protocol.Route{Channel: "cli", ChatID: "x"}.Deliverable(), "a per-process channel needs its process queue")
 	require.Panics(t, func() { Register(Spec{Name: "cli"}) })
 }
+
+// editing is a channel the manager streams to by editing one message.
+type editing struct {
+	capable
+	edits []string
+}
+
+func (c *editing) EditMessage(_ context.Context, _ protocol.Route, id, text string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.edits = append(c.edits, id+"="+text)
+	return nil
+}
+func (c *editing) StreamEvery() time.Duration { return time.Millisecond }
+
+func (c *editing) seen() ([]string, []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string{}, c.calls...), append([]string{}, c.edits...)
+}
+
+// TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver: deltas post
+// one message and edit it; the answer edits that message instead of
+// posting a second one.
+func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {
+	m := NewManager()
+	m.Bus, m.Config = &recordingIntake{}, config.Default()
+	ch := &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
+	m.Add(ch)
+	hub := NewStreamHub()
+	require.Empty(t, m.Start(context.Background(), hub))
+	defer m.Stop(context.Background())
+	route := protocol.Route{Channel: "gated", ChatID: "c"}
+	ev := StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1}
+	for _, d := range []string{"Hel", "lo, ", "world"} {
+		ev.Delta = d
+		hub.Publish(ev)
+	}
+	shown := func() string { // what the streamed message shows now
+		calls, edits := ch.seen()
+		if len(edits) > 0 {
+			return edits[len(edits)-1]
+		}
+		if len(calls) > 0 {
+			return "m0=" + calls[0]
+		}
+		return ""
+	}
+	require.Eventually(t, func() bool { return shown() == "m0=Hello, world" }, 5*time.Second, 5*time.Millisecond)
+	ev.Delta = "!!"
+	hub.Publish(ev)
+	require.Eventually(t, func() bool { return shown() == "m0=Hello, world!!" }, 5*time.Second, 5*time.Millisecond, "later text edits the message")
+	calls, _ := ch.seen()
+	require.Len(t, calls, 1, "one message posted for the stream: %q", calls)
+
+	require.NoError(t, m.Send(context.Background(), Reply{Route: route, Turn: "t1", Text: "Hello, world!", Kind: protocol.ReplyAnswer}))
+	calls, edits := ch.seen()
+	require.Len(t, calls, 1, "the answer took the streamed message over: %q", calls)
+	require.Equal(t, "m0=Hello, world!", edits[len(edits)-1])
+
+	require.NoError(t, m.Send(context.Background(), Reply{Route: route, Turn: "t2", Text: "Not streamed", Kind: protocol.ReplyAnswer}))
+	calls, _ = ch.seen()
+	require.Equal(t, "Not streamed", calls[len(calls)-1], "a turn that drew nothing gets a new message")
+}

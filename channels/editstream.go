@@ -1,0 +1,225 @@
+package channels
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// Editor is a channel whose replies the manager streams by editing one
+// message in place: the first text of a model call is posted with
+// SendPart, later text edits it, and the turn's answer takes the message
+// over instead of posting a second one. A channel with a Streamer of its
+// own draws its streams itself.
+type Editor interface {
+	PartSender
+	// EditMessage makes a message it sent show text (Markdown).
+	EditMessage(ctx context.Context, route protocol.Route, messageID, text string) error
+	// StreamEvery is how often a streamed message may be edited; 0 turns
+	// streaming off (the channel's `streaming` key).
+	StreamEvery() time.Duration
+}
+
+// streamTakeWait bounds how long an answer waits for drawing to finish.
+const streamTakeWait = 15 * time.Second
+
+// editStreams are the replies being drawn in each chat of Editor channels.
+type editStreams struct {
+	mu    sync.Mutex
+	chats map[string]*drawing
+	hints bool // channels.sendToolHints
+	log   *slog.Logger
+}
+
+// drawing is what is being drawn in one chat.
+type drawing struct {
+	c        Editor
+	route    protocol.Route
+	segs     []*segment
+	painting bool
+	idle     chan struct{} // closed when the painter stops
+	last     time.Time
+}
+
+// segment is one message drawn while a turn runs: a model call's text or a tool hint.
+type segment struct {
+	turn   string
+	iter   int
+	hint   bool
+	text   string
+	id     string // "" until posted
+	shown  string
+	failed bool // drawing failed: the answer is sent whole
+}
+
+// event records one stream event; a painter per chat posts and edits, so
+// the model's stream never waits on the platform.
+func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
+	if c.StreamEvery() <= 0 || ev.Route.ChatID == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	key := chatOf(ev.Route)
+	d := e.chats[key]
+	if d == nil {
+		if e.chats == nil {
+			e.chats = map[string]*drawing{}
+		}
+		d = &drawing{c: c, route: ev.Route}
+		e.chats[key] = d
+	}
+	d.keepTurn(ev.Turn)
+	switch {
+	case ev.ToolHint != "":
+		if !e.hints {
+			return
+		}
+		d.segs = append(d.segs, &segment{turn: ev.Turn, iter: ev.Iteration, hint: true, text: "↳ " + ev.ToolHint})
+	case ev.Reset:
+		if s := d.find(ev.Turn, ev.Iteration); s != nil {
+			s.text = "" // the retried call draws over the same message
+		}
+		return
+	case ev.Delta != "":
+		s := d.find(ev.Turn, ev.Iteration)
+		if s == nil {
+			s = &segment{turn: ev.Turn, iter: ev.Iteration}
+			d.segs = append(d.segs, s)
+		}
+		s.text += ev.Delta
+	default:
+		return
+	}
+	if !d.painting {
+		d.painting, d.idle = true, make(chan struct{})
+		go e.paint(context.WithoutCancel(ctx), d)
+	}
+}
+
+func (d *drawing) find(turn string, iter int) *segment {
+	for i := len(d.segs) - 1; i >= 0; i-- {
+		if s := d.segs[i]; !s.hint && s.turn == turn && s.iter == iter {
+			return s
+		}
+	}
+	return nil
+}
+
+// keepTurn forgets what earlier turns left drawn (their answer was sent).
+func (d *drawing) keepTurn(turn string) {
+	keep := d.segs[:0]
+	for _, s := range d.segs {
+		if s.turn == turn {
+			keep = append(keep, s)
+		}
+	}
+	d.segs = keep
+}
+
+// want is what a segment should show now, cut to the platform's limit.
+func (d *drawing) want(s *segment) (string, bool) {
+	text := strings.TrimSpace(s.text)
+	if s.failed || text == "" {
+		return "", false
+	}
+	if limit := d.c.MaxLength(); limit > 1 && utf8.RuneCountInString(text) > limit {
+		text = string([]rune(text)[:limit-1]) + "…"
+	}
+	return text, text != s.shown
+}
+
+// paint draws the chat's segments in order, each edit at most every
+// StreamEvery, until nothing is left to draw.
+func (e *editStreams) paint(ctx context.Context, d *drawing) {
+	for {
+		e.mu.Lock()
+		var seg *segment
+		var text string
+		for _, s := range d.segs {
+			if t, ok := d.want(s); ok {
+				seg, text = s, t
+				break
+			}
+		}
+		if seg == nil {
+			d.painting = false
+			close(d.idle)
+			e.mu.Unlock()
+			return
+		}
+		id, wait := seg.id, time.Duration(0)
+		if id != "" {
+			wait = d.c.StreamEvery() - time.Since(d.last)
+		}
+		e.mu.Unlock()
+		if wait > 0 {
+			time.Sleep(wait) // the painter's own pace; the newest text is drawn after it
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, platformCall)
+		var err error
+		if id == "" {
+			id, err = d.c.SendPart(cctx, Reply{Route: d.route, Turn: seg.turn, Kind: protocol.ReplyMessage}, Part{Text: text, Last: true})
+		} else {
+			err = d.c.EditMessage(cctx, d.route, id, text)
+		}
+		cancel()
+		e.mu.Lock()
+		d.last = time.Now()
+		if err != nil {
+			seg.failed = true
+			e.log.Warn("could not draw the reply as it streams; the answer will be sent whole", "channel", d.c.Name(), "chat", d.route.ChatID, "error", err)
+		} else {
+			seg.id, seg.shown = id, text
+		}
+		e.mu.Unlock()
+	}
+}
+
+// take waits for the chat's drawing to finish and hands the answer the
+// message of the turn's last model call ("" if it drew nothing, or a tool
+// hint came after it) with what it shows; the turn's segments are forgotten.
+func (e *editStreams) take(route protocol.Route, turn string) (id, shown string) {
+	key := chatOf(route)
+	deadline := time.After(streamTakeWait)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d := e.chats[key]
+	if d == nil {
+		return "", ""
+	}
+wait:
+	for d.painting {
+		idle := d.idle
+		e.mu.Unlock()
+		select {
+		case <-idle:
+			e.mu.Lock()
+		case <-deadline:
+			e.mu.Lock()
+			break wait
+		}
+	}
+	keep := d.segs[:0]
+	for _, s := range d.segs {
+		if s.turn != turn {
+			keep = append(keep, s)
+			continue
+		}
+		id, shown = "", "" // only the turn's last drawing can become the answer
+		if !s.hint && s.id != "" {
+			id, shown = s.id, s.shown
+		}
+	}
+	d.segs = keep
+	if len(d.segs) == 0 && !d.painting {
+		delete(e.chats, key)
+	}
+	return id, shown
+}
