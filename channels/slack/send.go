@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -100,7 +101,7 @@ func (c *Channel) postParts(ctx context.Context, r channels.Reply, route protoco
 		}
 		text = "…" // Slack refuses an empty message; the turn did answer
 	}
-	parts := Split(ToMrkdwn(text), MaxMessageLen)
+	parts := markdown.Split(markdown.SlackMrkdwn(text), MaxMessageLen)
 	for i := len(d.parts); i < len(parts); i++ {
 		if i == 0 && st != nil && st.ts != "" && st.open {
 			err := c.update(ctx, route.ChatID, st.ts, parts[0])
@@ -154,7 +155,7 @@ func (c *Channel) uploadMedia(ctx context.Context, r channels.Reply, route proto
 		m := r.Media[i]
 		var err error
 		if strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://") {
-			_, err = c.post(ctx, route, "<"+escapeURL(m)+">")
+			_, err = c.post(ctx, route, "<"+markdown.EscapeSlackURL(m)+">")
 		} else {
 			err = c.upload(ctx, route, c.mediaPath(m))
 		}
@@ -164,7 +165,7 @@ func (c *Channel) uploadMedia(ctx context.Context, r channels.Reply, route proto
 				return se
 			}
 			c.log.Warn("slack file not sent", "file", m, "error", err)
-			if _, err := c.post(ctx, route, "_(file not sent: "+escapeText(filepath.Base(m))+")_"); err != nil {
+			if _, err := c.post(ctx, route, "_(file not sent: "+markdown.EscapeSlack(filepath.Base(m))+")_"); err != nil {
 				return sendError("chat.postMessage", err)
 			}
 		}
