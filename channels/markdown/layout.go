@@ -23,8 +23,10 @@ type flavor struct {
 	autolink func(url, label string, angle bool) string
 	// html shows raw HTML, inline or a block's lines.
 	html func(s string) string
-	// lineBreak ends a line inside a paragraph ("\n" where nil).
-	lineBreak string
+	// lineBreak and softBreak end a line inside a paragraph, where the
+	// source has a hard break (two spaces, a backslash) or a plain one;
+	// "\n" where empty.
+	lineBreak, softBreak string
 	heading   func(level int, inner string) string
 	// boldHeading renders a heading's text as inside bold already.
 	boldHeading bool
@@ -49,12 +51,19 @@ type layout struct {
 	open       map[*[2]string]bool
 	listDepth  int
 	quoteDepth int
+	// plainF is plainFlavor, held here as the flavors' own funcs reach
+	// plain and a package variable there would make an init cycle.
+	plainF *flavor
+}
+
+func newLayout(src []byte, f *flavor) *layout {
+	return &layout{f: f, src: src, open: map[*[2]string]bool{}, plainF: plainFlavor}
 }
 
 // render parses md and lays it out in f.
 func render(md string, f *flavor) string {
 	src, doc := parse(md)
-	l := &layout{f: f, src: src, open: map[*[2]string]bool{}}
+	l := newLayout(src, f)
 	return strings.TrimRight(l.blocks(doc), " \n")
 }
 
@@ -156,7 +165,7 @@ func taskBox(item ast.Node) *east.TaskCheckBox {
 // inlines renders the inline children of n.
 func (l *layout) inlines(n ast.Node) string {
 	var b strings.Builder
-	var run []byte // adjacent text, escaped at once so a token split over two nodes is seen whole
+	var run []byte // a line's adjacent text, escaped at once so a token split over two nodes is seen whole
 	flush := func() {
 		if len(run) > 0 {
 			b.WriteString(l.text(run))
@@ -174,9 +183,10 @@ func (l *layout) inlines(n ast.Node) string {
 		switch {
 		case t.HardLineBreak():
 			flush()
-			b.WriteString(l.lineBreak())
+			b.WriteString(orNewline(l.f.lineBreak))
 		case t.SoftLineBreak():
-			run = append(run, '\n')
+			flush()
+			b.WriteString(orNewline(l.f.softBreak))
 		}
 	}
 	flush()
@@ -191,11 +201,11 @@ func (l *layout) text(raw []byte) string {
 	return l.f.text(literal(raw))
 }
 
-func (l *layout) lineBreak() string {
-	if l.f.lineBreak == "" {
+func orNewline(s string) string {
+	if s == "" {
 		return "\n"
 	}
-	return l.f.lineBreak
+	return s
 }
 
 func (l *layout) inline(n ast.Node) string {
@@ -246,7 +256,7 @@ func (l *layout) within(m *[2]string, on bool, fn func() string) string {
 
 // plain is n's inline content as plain text, for an image's alt or a table cell.
 func (l *layout) plain(n ast.Node) string {
-	p := &layout{f: plainFlavor, src: l.src, open: map[*[2]string]bool{}}
+	p := &layout{f: l.plainF, src: l.src, open: map[*[2]string]bool{}, plainF: l.plainF}
 	return p.inlines(n)
 }
 

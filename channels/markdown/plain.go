@@ -10,26 +10,21 @@ import (
 // columns. Matrix sends it as a message's body beside the HTML.
 func PlainText(md string) string { return render(md, plainFlavor) }
 
-// plainFlavor is set in init: its tables read their cells with plainFlavor.
-var plainFlavor *flavor
-
-func init() {
-	plainFlavor = &flavor{
-		text:     func(s string) string { return s },
-		code:     func(s string) string { return s },
-		link:     plainLink,
-		image:    plainLink,
-		autolink: func(_, label string, _ bool) string { return label },
-		html:     func(s string) string { return s },
-		heading:  func(_ int, inner string) string { return inner },
-		fence:    func(_, code string) string { return code },
-		quote:    func(body string, _ int, _ bool) string { return prefixLines(body, "> ") },
-		rule:     rule,
-		table:    func(l *layout, t *table) string { return t.aligned(l) },
-		bullet:   func(int) string { return "- " },
-		number:   dotted,
-		task:     bracketTask,
-	}
+var plainFlavor = &flavor{
+	text:     func(s string) string { return s },
+	code:     func(s string) string { return s },
+	link:     plainLink,
+	image:    plainLink,
+	autolink: func(_, label string, _ bool) string { return label },
+	html:     func(s string) string { return s },
+	heading:  func(_ int, inner string) string { return inner },
+	fence:    func(_, code string) string { return code },
+	quote:    func(body string, _ int, _ bool) string { return prefixLines(body, "> ") },
+	rule:     rule,
+	table:    func(l *layout, t *table) string { return t.aligned(l) },
+	bullet:   func(int) string { return "- " },
+	number:   dotted,
+	task:     bracketTask,
 }
 
 // rule stands for a thematic break where a platform draws none.

@@ -131,7 +131,7 @@ func telegramValid(s string) error {
 			return fmt.Errorf("<%s> inside a link", tag)
 		case name == "blockquote" && inside("blockquote"):
 			return fmt.Errorf("nested blockquote")
-		case name == "a" && !strings.HasPrefix(attr, `href="http`) && !strings.HasPrefix(attr, `href="tg:`) && !strings.HasPrefix(attr, `href="mailto:`):
+		case name == "a" && !telegramHref.MatchString(attr):
 			return fmt.Errorf("link %s", attr)
 		}
 		stack = append(stack, name)
@@ -141,6 +141,8 @@ func telegramValid(s string) error {
 	}
 	return nil
 }
+
+var telegramHref = regexp.MustCompile(`^href="(?i:https?://|tg://|mailto:)`)
 
 var telegramTag = regexp.MustCompile(`^(b|i|s|pre|code|blockquote|code class="language-[A-Za-z0-9_+#.-]+"|a href="[^"<>]+")$`)
 
