@@ -7,7 +7,7 @@ import (
 )
 
 func TestDiscord(t *testing.T) {
-	cases := []struct{ name, md, want string }{
+	checkRender(t, Discord, []renderCase{
 		{"plain", "hello world", "hello world"},
 		{"marks", "**b** *i* _u_ __bb__ ~~s~~", "**b** *i* *u* **bb** ~~s~~"},
 		{"escapes kept", `\*not italic\* 2 * 3 <x> &amp;`, `\*not italic\* 2 * 3 <x> &amp;`},
@@ -29,12 +29,7 @@ func TestDiscord(t *testing.T) {
 		{"table as code", "| a | bb |\n|---|---|\n| **ccc** | d |", "```\na    bb\n───  ──\nccc  d\n```"},
 		{"hard break", "a  \nb", "a\nb"},
 		{"html as written", "<b>x</b>", "<b>x</b>"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, Discord(c.md))
-		})
-	}
+	})
 }
 
 // TestDiscordReadsBack: what Discord gets reads, as Markdown, as the

@@ -8,7 +8,7 @@ import (
 )
 
 func TestEmailText(t *testing.T) {
-	cases := []struct{ name, md, want string }{
+	checkRender(t, EmailText, []renderCase{
 		{"link", "see [the docs](https://e.org/x)", "see the docs (https://e.org/x)"},
 		{"bare and angle links", "https://a.b and <https://c.d>", "https://a.b and https://c.d"},
 		{"marks dropped, code kept", "**b** _i_ `x := 1`", "b i `x := 1`"},
@@ -18,12 +18,7 @@ func TestEmailText(t *testing.T) {
 		{"quote", "> said\n> so", "> said\n> so"},
 		{"html as written", "<b>x</b> &amp;", "<b>x</b> &"},
 		{"table", "| a | b |\n|---|---|\n| 1 | 2 |", "a  b\n─  ─\n1  2"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, EmailText(c.md))
-		})
-	}
+	})
 }
 
 func TestEmailHTML(t *testing.T) {

@@ -27,7 +27,7 @@ type flavor struct {
 	// source has a hard break (two spaces, a backslash) or a plain one;
 	// "\n" where empty.
 	lineBreak, softBreak string
-	heading   func(level int, inner string) string
+	heading              func(level int, inner string) string
 	// boldHeading renders a heading's text as inside bold already.
 	boldHeading bool
 	fence       func(lang, code string) string

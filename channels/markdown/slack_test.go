@@ -5,12 +5,10 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/stretchr/testify/assert"
 )
 
 func TestSlackMrkdwn(t *testing.T) {
-	cases := []struct{ name, in, want string }{
+	checkRender(t, SlackMrkdwn, []renderCase{
 		{"plain", "hello world", "hello world"},
 		{"bold", "this is **bold** text", "this is *bold* text"},
 		{"bold underscores", "this is __bold__ text", "this is *bold* text"},
@@ -78,12 +76,7 @@ func TestSlackMrkdwn(t *testing.T) {
 		{"channel kept", "see <#C0123|general>", "see <#C0123|general>"},
 		{"indented code", "    a < b", "```\na &lt; b\n```"},
 		{"unclosed bold", "**open", "**open"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, SlackMrkdwn(c.in))
-		})
-	}
+	})
 }
 
 // FuzzSlackMrkdwn: any Markdown converts without a panic to valid UTF-8;

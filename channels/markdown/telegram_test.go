@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -12,9 +11,7 @@ import (
 )
 
 func TestTelegramHTML(t *testing.T) {
-	cases := []struct {
-		name, md, want string
-	}{
+	checkRender(t, TelegramHTML, []renderCase{
 		{"plain", "hello world", "hello world"},
 		{"escaping", "a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"},
 		{"html in text is text", "<b>not bold</b>", "&lt;b&gt;not bold&lt;/b&gt;"},
@@ -66,12 +63,7 @@ func TestTelegramHTML(t *testing.T) {
 		{"ordered from 3", "3. three\n4. four", "3. three\n4. four"},
 		{"indented code", "    indented <code>", "<pre>indented &lt;code&gt;</pre>"},
 		{"tg link", "[me](tg://user?id=1)", `<a href="tg://user?id=1">me</a>`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, TelegramHTML(c.md))
-		})
-	}
+	})
 }
 
 // TestTelegramHTMLBalanced: whatever the input, every tag opened is closed
@@ -93,35 +85,8 @@ func TestTelegramHTMLBalanced(t *testing.T) {
 // tag inside code or pre but pre's code, no entity but marks inside a
 // link, no quote in a quote), and no <, > or & in text unescaped.
 func telegramValid(s string) error {
-	var stack []string
-	inside := func(name string) bool { return slices.Contains(stack, name) }
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '>':
-			return fmt.Errorf("raw > at %d", i)
-		case '&':
-			if !hasEntity(s[i:]) {
-				return fmt.Errorf("raw & at %d", i)
-			}
-			continue
-		case '<':
-		default:
-			continue
-		}
-		end := strings.IndexByte(s[i:], '>')
-		if end < 0 {
-			return fmt.Errorf("raw < at %d", i)
-		}
-		tag := s[i+1 : i+end]
-		i += end
-		if name, ok := strings.CutPrefix(tag, "/"); ok {
-			if len(stack) == 0 || stack[len(stack)-1] != name {
-				return fmt.Errorf("closing %s does not match %v", tag, stack)
-			}
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		name, attr, _ := strings.Cut(tag, " ")
+	return checkTags(s, func(string) bool { return false }, func(tag, name, attr string, stack []string) error {
+		inside := func(name string) bool { return slices.Contains(stack, name) }
 		switch {
 		case !telegramTag.MatchString(tag):
 			return fmt.Errorf("tag <%s> is not one Telegram takes", tag)
@@ -134,27 +99,13 @@ func telegramValid(s string) error {
 		case name == "a" && !telegramHref.MatchString(attr):
 			return fmt.Errorf("link %s", attr)
 		}
-		stack = append(stack, name)
-	}
-	if len(stack) > 0 {
-		return fmt.Errorf("unclosed %v", stack)
-	}
-	return nil
+		return nil
+	})
 }
 
 var telegramHref = regexp.MustCompile(`^href="(?i:https?://|tg://|mailto:)`)
 
 var telegramTag = regexp.MustCompile(`^(b|i|s|pre|code|blockquote|code class="language-[A-Za-z0-9_+#.-]+"|a href="[^"<>]+")$`)
-
-// hasEntity reports s starting with one of the entities the renderers write.
-func hasEntity(s string) bool {
-	for _, e := range []string{"&amp;", "&lt;", "&gt;", "&quot;"} {
-		if strings.HasPrefix(s, e) {
-			return true
-		}
-	}
-	return false
-}
 
 // FuzzTelegramHTML: no input makes HTML Telegram cannot parse, or invalid
 // UTF-8 (go test runs the seeds; go test -fuzz=FuzzTelegramHTML explores).
