@@ -12,8 +12,7 @@ type fenceLine struct {
 	end    int    // where its line ends in the text scanned
 }
 
-// openingFence reads line as a fence opening: up to three spaces, three
-// or more ` or ~, and an info string (no ` in it after backticks).
+// openingFence reads line as CommonMark's fence opening: ≤3 spaces, ≥3 ` or ~, an info string.
 func openingFence(line string) *fenceLine {
 	t := strings.TrimLeft(line, " ")
 	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
@@ -34,8 +33,7 @@ func openingFence(line string) *fenceLine {
 	return f
 }
 
-// closes reports line closing fence f: as long a run of its character at
-// least, and nothing else but spaces.
+// closes reports line closing f: a run of f's character at least as long, and spaces.
 func (f *fenceLine) closes(line string) bool {
 	t := strings.TrimLeft(line, " ")
 	if len(line)-len(t) > 3 {
@@ -45,14 +43,12 @@ func (f *fenceLine) closes(line string) bool {
 	return len(t) >= len(f.marker) && strings.Trim(t, f.marker[:1]) == ""
 }
 
-// reopenable reports whether a piece of limit runes has room to open f
-// again and still carry some of its code.
+// reopenable: a piece of limit runes must have room to reopen f and still carry code.
 func (f *fenceLine) reopenable(limit int) bool {
 	return utf8.RuneCountInString(f.line)+1 <= limit/4 && 1+len(f.marker) <= limit/2
 }
 
-// openFenceAt is the fence still open at byte at of s, counting the lines
-// that end by at; nil outside fences.
+// openFenceAt is the fence open at byte at of s, from the lines that end by then.
 func openFenceAt(s string, at int) *fenceLine {
 	var open *fenceLine
 	for start := 0; start < at; {
@@ -79,8 +75,7 @@ func openFenceAt(s string, at int) *fenceLine {
 	return open
 }
 
-// insideFenceLine reports byte i falling within a fence's opening or
-// closing line, which must stay whole.
+// insideFenceLine: a fence line is not cut, or its info string would become code.
 func insideFenceLine(s string, i int) bool {
 	start := strings.LastIndexByte(s[:i], '\n') + 1
 	end := strings.IndexByte(s[i:], '\n')

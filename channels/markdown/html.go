@@ -8,9 +8,7 @@ import (
 	east "github.com/yuin/goldmark/extension/ast"
 )
 
-// htmlFlavor writes inline content as HTML for the block walk below
-// (Matrix, email): text escaped, raw HTML shown as text, and a link kept
-// only to one of schemes, else shown as "label (url)".
+// htmlFlavor writes inline HTML for htmlBlocks, linking only to schemes (else "label (url)").
 func htmlFlavor(schemes ...string) *flavor {
 	link := func(label, url string) string {
 		if !safeURL(url, schemes...) {
@@ -44,8 +42,7 @@ func renderHTML(md string, f *flavor) string {
 	return strings.TrimSpace(h.b.String())
 }
 
-// htmlBlocks writes blocks as the HTML tags Matrix takes, which email
-// clients show too.
+// htmlBlocks writes blocks in the tags Matrix takes, which email clients show too.
 type htmlBlocks struct {
 	l *layout
 	b strings.Builder

@@ -8,11 +8,9 @@ import (
 	east "github.com/yuin/goldmark/extension/ast"
 )
 
-// flavor is how one text platform writes each construct; the walk over
-// the tree (layout) is shared by Telegram, Slack, Discord and plain text.
+// flavor is how one text platform writes each construct; layout's walk is shared.
 type flavor struct {
-	// text escapes literal text; nil writes text as the source has it,
-	// backslash escapes included (Discord reads Markdown itself).
+	// text escapes literal text; nil keeps the source's escapes, for Discord to read.
 	text func(s string) string
 	// italic, bold and strike are the marks around emphasised text.
 	italic, bold, strike [2]string
@@ -23,16 +21,13 @@ type flavor struct {
 	autolink func(url, label string, angle bool) string
 	// html shows raw HTML, inline or a block's lines.
 	html func(s string) string
-	// lineBreak and softBreak end a line inside a paragraph, where the
-	// source has a hard break (two spaces, a backslash) or a plain one;
-	// "\n" where empty.
+	// lineBreak and softBreak stand for a hard and a plain line end ("\n" if empty).
 	lineBreak, softBreak string
 	heading              func(level int, inner string) string
-	// boldHeading renders a heading's text as inside bold already.
+	// boldHeading renders a heading's text as inside bold, for platforms that cannot nest it.
 	boldHeading bool
 	fence       func(lang, code string) string
-	// quote wraps a quote's rendered body; depth 1 is the outermost, and
-	// inList tells a quote that starts after a list item's marker.
+	// quote wraps a quote's body; depth 1 is outermost, inList follows a list marker.
 	quote  func(body string, depth int, inList bool) string
 	rule   string
 	table  func(l *layout, t *table) string
@@ -46,13 +41,11 @@ type flavor struct {
 type layout struct {
 	f   *flavor
 	src []byte
-	// open are the marks around the text being rendered: a mark is not
-	// opened again inside itself (Slack's *a *b* c* would not parse).
+	// open marks are not opened again inside themselves: Slack's *a *b* c* would not parse.
 	open       map[*[2]string]bool
 	listDepth  int
 	quoteDepth int
-	// plainF is plainFlavor, held here as the flavors' own funcs reach
-	// plain and a package variable there would make an init cycle.
+	// plainF is plainFlavor, held here: read from plain it would make an init cycle.
 	plainF *flavor
 }
 
@@ -67,8 +60,7 @@ func render(md string, f *flavor) string {
 	return strings.TrimRight(l.blocks(doc), " \n")
 }
 
-// blocks renders a container's blocks one a line, with a blank line
-// between two where the source has one.
+// blocks renders blocks one a line, a blank line between two where the source has one.
 func (l *layout) blocks(parent ast.Node) string {
 	var b strings.Builder
 	for n := parent.FirstChild(); n != nil; n = n.NextSibling() {
@@ -123,8 +115,7 @@ func (l *layout) block(n ast.Node) string {
 	return l.blocks(n)
 }
 
-// list renders items one a line, each continuation line indented under
-// the item's text.
+// list renders items one a line, continuation lines indented under the item's text.
 func (l *layout) list(n *ast.List) string {
 	var b strings.Builder
 	num := n.Start

@@ -24,17 +24,16 @@ import (
 // parser is shared: goldmark keeps each parse's state in its own context.
 var parser gparser.Parser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser()
 
-// parse normalises line ends and invalid UTF-8 (no platform takes it) and
-// parses md; nodes point into the returned source.
+// parse normalises line ends, NUL and invalid UTF-8 (no platform takes them) and parses md.
 func parse(md string) ([]byte, ast.Node) {
 	md = strings.ReplaceAll(md, "\r\n", "\n")
 	md = strings.ReplaceAll(md, "\r", "\n")
+	md = strings.ReplaceAll(md, "\x00", "\uFFFD")
 	src := []byte(strings.ToValidUTF8(md, "\uFFFD"))
 	return src, parser.Parse(text.NewReader(src))
 }
 
-// literal is what a text segment says once its backslash escapes and
-// entities are resolved: goldmark's own HTML writer does it, unescaped back.
+// literal resolves a text's escapes and entities as goldmark's HTML writer does, then unescapes.
 func literal(raw []byte) string {
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
@@ -69,8 +68,7 @@ func blockText(src []byte, n ast.Node) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// blankBefore reports a blank line in the source just above block n, which
-// the renderers keep as a paragraph break.
+// blankBefore reports a blank line above block n in the source: the renderers keep the break.
 func blankBefore(src []byte, n ast.Node) bool {
 	pos := n.Pos()
 	if pos <= 0 || pos > len(src) {
@@ -84,8 +82,7 @@ func blankBefore(src []byte, n ast.Node) bool {
 	return len(bytes.Trim(prev, " \t>")) == 0
 }
 
-// autoLink is an autolink's target and the text it shows, and whether it
-// was written in angle brackets (<https://…>) rather than found bare.
+// autoLink is an autolink's target, its text, and whether it was written <https://…>, not bare.
 func autoLink(src []byte, n *ast.AutoLink) (url, label string, angle bool) {
 	lb := n.Label(src)
 	url, label = string(n.URL(src)), string(lb)
@@ -108,8 +105,7 @@ func rawHTML(src []byte, n *ast.RawHTML) string {
 	return b.String()
 }
 
-// safeURL admits a link whose scheme is one of schemes (with its colon);
-// anything else (javascript:, data:, relative paths) is shown as text.
+// safeURL admits only the given schemes: javascript:, data: or a relative path is shown as text.
 func safeURL(u string, schemes ...string) bool {
 	l := strings.ToLower(strings.TrimSpace(u))
 	for _, s := range schemes {

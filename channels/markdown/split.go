@@ -44,9 +44,7 @@ func Split(text string, limit int) []string {
 	return out
 }
 
-// closeFence ends piece inside fence f: with the fence's own closing line
-// when that comes next and fits, else with a closing line of its own and
-// the fence opened again in next.
+// closeFence ends piece in fence f: with f's own closing line if next starts with it, else reopening f in next.
 func closeFence(piece, next string, f *fenceLine, limit int) (string, string) {
 	first, after, _ := strings.Cut(next, "\n")
 	if closing := strings.TrimSpace(first); f.closes(first) &&
@@ -56,8 +54,7 @@ func closeFence(piece, next string, f *fenceLine, limit int) (string, string) {
 	return piece + "\n" + f.marker, f.line + "\n" + next
 }
 
-// cutPoint is where a piece ends: it keeps s[:at], drops s[at:at+skip],
-// and closes fence (when set) at its end.
+// cutPoint is where a piece ends: it keeps s[:at], drops s[at:at+skip], closes fence if set.
 type cutPoint struct {
 	at, skip int
 	space    bool
@@ -108,8 +105,7 @@ func boundary(s string, budget int) cutPoint {
 	return cutPoint{at: hard}
 }
 
-// usefulCut reports that a piece ending at i says something beyond the
-// fence it opens: a piece of a fence line alone would come back forever.
+// usefulCut: a piece of nothing but a fence's opening line would come back forever.
 func usefulCut(s string, i int) bool {
 	f := openFenceAt(s, i)
 	if f == nil {
@@ -118,8 +114,7 @@ func usefulCut(s string, i int) bool {
 	return strings.TrimSpace(s[f.end:i]) != ""
 }
 
-// hardCut moves a cut between runes back out of an escape (&amp;) or a
-// <url|label>, where one would be broken.
+// hardCut moves a cut between runes back out of an escape (&amp;) or a <url|label>.
 func hardCut(s string, hard, floor int) int {
 	if amp := strings.LastIndexByte(s[:hard], '&'); amp > 0 && hard-amp < 10 {
 		if semi := strings.IndexByte(s[amp:], ';'); semi > hard-amp && semi < 10 && !strings.ContainsAny(s[amp+1:amp+semi], " \n<&") {
@@ -143,8 +138,7 @@ func byteIndexOfRune(s string, n int) int {
 	return len(s)
 }
 
-// trimLeadingBlankLines drops whole lines of whitespace, keeping the
-// indent of the first line that says something.
+// trimLeadingBlankLines drops blank lines but keeps the next line's indent, which means something.
 func trimLeadingBlankLines(s string) string {
 	for {
 		nl := strings.IndexByte(s, '\n')

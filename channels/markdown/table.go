@@ -31,8 +31,7 @@ func newTable(n *east.Table) *table {
 	return t
 }
 
-// aligned lays the table out as columns of plain text, the header ruled
-// off, for a monospaced block.
+// aligned lays the table out as plain-text columns under a ruled header, for a monospaced block.
 func (t *table) aligned(l *layout) string {
 	grid := make([][]string, 0, len(t.rows)+1)
 	var width []int

@@ -21,13 +21,15 @@ var telegramFlavor = &flavor{
 	autolink: func(_, label string, _ bool) string { return EscapeHTML(label) }, // Telegram links bare URLs itself
 	html:     EscapeHTML,
 	heading:  func(_ int, inner string) string { return "<b>" + inner + "</b>" },
-	fence:    telegramPre,
-	quote:    telegramQuote,
-	rule:     rule,
-	table:    func(l *layout, t *table) string { return "<pre>" + EscapeHTML(t.aligned(l)) + "</pre>" },
-	bullet:   func(int) string { return "• " },
-	number:   dotted,
-	task:     boxTask,
+	// a heading is bold already
+	boldHeading: true,
+	fence:       telegramPre,
+	quote:       telegramQuote,
+	rule:        rule,
+	table:       func(l *layout, t *table) string { return "<pre>" + EscapeHTML(t.aligned(l)) + "</pre>" },
+	bullet:      func(int) string { return "• " },
+	number:      dotted,
+	task:        boxTask,
 }
 
 // Telegram lets no entity but bold, italic and the like sit inside a link.

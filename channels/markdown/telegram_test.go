@@ -63,6 +63,7 @@ func TestTelegramHTML(t *testing.T) {
 		{"ordered from 3", "3. three\n4. four", "3. three\n4. four"},
 		{"indented code", "    indented <code>", "<pre>indented &lt;code&gt;</pre>"},
 		{"tg link", "[me](tg://user?id=1)", `<a href="tg://user?id=1">me</a>`},
+		{"bold in a heading", "# **h** x", "<b>h x</b>"},
 	})
 }
 
