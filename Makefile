@@ -60,7 +60,8 @@ chaos: build
 FUZZTIME ?= 30s
 FUZZ_TARGETS := config:FuzzLoad session:FuzzSessionLoad tools:FuzzCoerceArgs tools:FuzzResolvePath \
 	tools:FuzzCommandGuard tools:FuzzSSRFClassify governance:FuzzPrepareKeepsToolPairsValid \
-	channels/telegram:FuzzToHTML channels/slack:FuzzToMrkdwn
+	channels/markdown:FuzzTelegramHTML channels/markdown:FuzzSlackMrkdwn \
+	channels/markdown:FuzzMatrixHTML channels/markdown:FuzzSplit
 fuzz:
 	@set -eo pipefail; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "== $$name (./$$pkg) for $(FUZZTIME)"; \

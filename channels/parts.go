@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 )
 
 // SendParts is delivery for a PartSender: the reply split once at the
@@ -65,7 +67,7 @@ func Parts(r Reply, limit int) []Part {
 	for _, m := range r.Media {
 		parts = append(parts, Part{Index: len(parts), Media: m})
 	}
-	for _, piece := range splitText(r.Text, limit) {
+	for _, piece := range markdown.Split(r.Text, limit) {
 		parts = append(parts, Part{Index: len(parts), Text: piece})
 	}
 	if n := len(parts); n > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -53,7 +54,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 // postPart posts one piece, or for the first piece of a streamed answer
 // updates the streamed message with it.
 func (c *Channel) postPart(ctx context.Context, r channels.Reply, route protocol.Route, p channels.Part) (string, error) {
-	text := ToMrkdwn(p.Text)
+	text := markdown.SlackMrkdwn(p.Text)
 	if p.Index == len(r.Media) && r.Answer() && r.Turn != "" {
 		if st := c.streams.finish(r.Turn, r.Route); st != nil && st.ts != "" && st.open {
 			err := c.update(ctx, route.ChatID, st.ts, text)
@@ -103,7 +104,7 @@ func (c *Channel) update(ctx context.Context, chatID, ts, text string) error {
 func (c *Channel) uploadMedia(ctx context.Context, route protocol.Route, m string) error {
 	var err error
 	if strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://") {
-		_, err = c.post(ctx, route, "<"+escapeURL(m)+">")
+		_, err = c.post(ctx, route, "<"+markdown.EscapeSlackURL(m)+">")
 	} else {
 		err = c.upload(ctx, route, c.mediaPath(m))
 	}
@@ -115,7 +116,7 @@ func (c *Channel) uploadMedia(ctx context.Context, route protocol.Route, m strin
 		return se
 	}
 	c.log.Warn("slack file not sent", "file", m, "error", err)
-	if _, err := c.post(ctx, route, "_(file not sent: "+escapeText(filepath.Base(m))+")_"); err != nil {
+	if _, err := c.post(ctx, route, "_(file not sent: "+markdown.EscapeSlack(filepath.Base(m))+")_"); err != nil {
 		return sendError("chat.postMessage", err)
 	}
 	return nil

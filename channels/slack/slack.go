@@ -23,6 +23,10 @@ import (
 // Name is the channel's name in config, routes and session keys.
 const Name = "slack"
 
+// MaxMessageLen is where nanobot splits a Slack message (Slack allows
+// about 40 000 characters; the margin is nanobot's).
+const MaxMessageLen = 39_000
+
 // Channel is one Slack app connection (a bot token and an app token).
 type Channel struct {
 	cfg       config.Slack

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 )
@@ -116,8 +117,8 @@ func (s *streams) event(ev channels.StreamEvent) {
 func visible(markdown string) string { return strings.TrimSpace(providers.StripThink(markdown)) }
 
 // render is a segment as mrkdwn, cut to one message while it streams.
-func render(markdown string) string {
-	text := ToMrkdwn(visible(markdown))
+func render(md string) string {
+	text := markdown.SlackMrkdwn(visible(md))
 	if r := []rune(text); len(r) > MaxMessageLen {
 		text = string(r[:MaxMessageLen-1]) + "…"
 	}
@@ -127,7 +128,7 @@ func render(markdown string) string {
 func renderHints(hints []string) string {
 	lines := make([]string, len(hints))
 	for i, h := range hints {
-		lines[i] = "↳ `" + escapeText(strings.ReplaceAll(h, "`", "'")) + "`"
+		lines[i] = "↳ `" + markdown.EscapeSlack(strings.ReplaceAll(h, "`", "'")) + "`"
 	}
 	return strings.Join(lines, "\n")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -51,7 +52,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 // sendChunk sends one piece of Markdown as Telegram HTML, and as plain
 // text when Telegram cannot parse the HTML.
 func (c *Channel) sendChunk(ctx context.Context, route protocol.Route, md string) (int, error) {
-	id, err := c.sendText(ctx, route, ToHTML(md), true)
+	id, err := c.sendText(ctx, route, markdown.TelegramHTML(md), true)
 	if err != nil && isParseError(err) {
 		c.log.Warn("telegram rejected the HTML; sending plain text", "chat", route.ChatID, "error", err)
 		return c.sendText(ctx, route, md, false)
@@ -63,7 +64,7 @@ func (c *Channel) sendChunk(ctx context.Context, route protocol.Route, md string
 // text when Telegram cannot parse it). A message that cannot be edited
 // (deleted meanwhile) is replaced by a new one.
 func (c *Channel) editChunk(ctx context.Context, route protocol.Route, id int, md, shown string) error {
-	html := ToHTML(md)
+	html := markdown.TelegramHTML(md)
 	if html == shown {
 		return nil
 	}

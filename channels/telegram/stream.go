@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -119,14 +120,14 @@ func (c *Channel) want(s *segment) (text string, html bool, ok bool) {
 		return "", false, false
 	}
 	if s.hint {
-		return "<blockquote expandable>↳ " + escape(s.text) + "</blockquote>", true, s.msgID == 0
+		return "<blockquote expandable>↳ " + markdown.EscapeHTML(s.text) + "</blockquote>", true, s.msgID == 0
 	}
 	if s.ended {
-		pieces := Split(s.text, MaxMessageRunes)
+		pieces := markdown.Split(s.text, MaxMessageRunes)
 		if len(pieces) == 0 {
 			return "", false, false
 		}
-		h := ToHTML(pieces[0])
+		h := markdown.TelegramHTML(pieces[0])
 		return h, true, h != s.shown
 	}
 	preview := strings.TrimSpace(s.text)
@@ -176,11 +177,11 @@ func (c *Channel) paint(cs *chatStream) {
 		var err error
 		switch {
 		case id == 0 && html && !seg.hint:
-			id, err = c.sendChunk(ctx, route, Split(md, MaxMessageRunes)[0])
+			id, err = c.sendChunk(ctx, route, markdown.Split(md, MaxMessageRunes)[0])
 		case id == 0:
 			id, err = c.sendText(ctx, route, text, html)
 		case html:
-			err = c.editChunk(ctx, route, id, Split(md, MaxMessageRunes)[0], "")
+			err = c.editChunk(ctx, route, id, markdown.Split(md, MaxMessageRunes)[0], "")
 		default:
 			err = c.editText(ctx, route, id, text, false)
 			if isNotModified(err) {

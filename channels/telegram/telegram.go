@@ -25,6 +25,10 @@ import (
 // Name is the channel's name in routes, session keys and config.
 const Name = "telegram"
 
+// MaxMessageRunes is where a reply is split: Telegram takes 4096 characters
+// a message; the margin leaves room for a code fence closed at a cut.
+const MaxMessageRunes = 4000
+
 // Timing of the connection.
 const (
 	// pollTimeout is how long Telegram may hold a getUpdates call open.

@@ -1,25 +1,24 @@
-package slack
+package markdown
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
-func TestToMrkdwn(t *testing.T) {
-	cases := []struct{ name, in, want string }{
+func TestSlackMrkdwn(t *testing.T) {
+	checkRender(t, SlackMrkdwn, []renderCase{
 		{"plain", "hello world", "hello world"},
 		{"bold", "this is **bold** text", "this is *bold* text"},
 		{"bold underscores", "this is __bold__ text", "this is *bold* text"},
 		{"bold underscores then period", "it is __done__.", "it is *done*."},
 		{"snake_case stays", "call my_func_name now", "call my_func_name now"},
-		{"dunder stays", "see __init__.py", "see __init__.py"},
+		{"dunder is bold, as CommonMark reads it", "see __init__.py", "see *init*.py"},
+		{"dunder in code stays", "see `__init__.py`", "see `__init__.py`"},
 		{"italic star", "this is *italic* text", "this is _italic_ text"},
 		{"italic underscore", "this is _italic_ text", "this is _italic_ text"},
-		{"bold italic", "***both***", "*_both_*"},
+		{"bold italic", "***both***", "_*both*_"},
 		{"two italics", "*a* and *b*", "_a_ and _b_"},
 		{"bold then italic", "**a** *b*", "*a* _b_"},
 		{"arithmetic stars", "2 * 3 * 4 = 24", "2 * 3 * 4 = 24"},
@@ -52,7 +51,8 @@ func TestToMrkdwn(t *testing.T) {
 		{"ordered", "1. first\n2) second", "1. first\n2. second"},
 		{"quote", "> wise words", "> wise words"},
 		{"quote with bold", "> **note** this", "> *note* this"},
-		{"rule", "above\n---\nbelow", "above\n──────────\nbelow"},
+		{"setext heading", "above\n---\nbelow", "*above*\nbelow"},
+		{"rule", "above\n\n---\n\nbelow", "above\n\n──────────\n\nbelow"},
 		{"fence", "```go\nfmt.Println(\"<hi>\")\n```", "```\nfmt.Println(\"&lt;hi&gt;\")\n```"},
 		{"fence keeps markdown", "```\n**x** # y\n- z\n```", "```\n**x** # y\n- z\n```"},
 		{"unclosed fence", "```\ncode *x*", "```\ncode *x*\n```"},
@@ -67,82 +67,70 @@ func TestToMrkdwn(t *testing.T) {
 		{"blank lines kept", "a\n\nb", "a\n\nb"},
 		{"crlf", "a\r\nb", "a\nb"},
 		{"empty", "", ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, ToMrkdwn(c.in))
-		})
-	}
-}
-
-func TestSplit(t *testing.T) {
-	t.Run("short text is one part", func(t *testing.T) {
-		require.Equal(t, []string{"hello"}, Split("hello", 100))
-	})
-	t.Run("cuts at paragraphs and stays under the limit", func(t *testing.T) {
-		para := strings.Repeat("word ", 30) // 150 chars
-		text := strings.Repeat(para+"\n\n", 10)
-		parts := Split(text, 400)
-		require.Greater(t, len(parts), 1)
-		for _, p := range parts {
-			require.LessOrEqual(t, utf8.RuneCountInString(p), 400)
-			require.False(t, strings.HasPrefix(p, "\n") || strings.HasSuffix(p, "\n"), "part %q", p)
-		}
-		require.Equal(t, strings.Fields(text), strings.Fields(strings.Join(parts, " ")), "no word lost or cut")
-	})
-	t.Run("counts characters, not bytes", func(t *testing.T) {
-		text := strings.Repeat("é", 250)
-		parts := Split(text, 100)
-		for _, p := range parts {
-			require.LessOrEqual(t, utf8.RuneCountInString(p), 100)
-			require.True(t, utf8.ValidString(p))
-		}
-		require.Equal(t, text, strings.Join(parts, ""))
-	})
-	t.Run("a code block cut in two is closed and reopened", func(t *testing.T) {
-		code := "```\n" + strings.Repeat("line of code\n", 40) + "```"
-		parts := Split(code, 200)
-		require.Greater(t, len(parts), 1)
-		for _, p := range parts {
-			require.LessOrEqual(t, utf8.RuneCountInString(p), 200)
-			require.Equal(t, 0, strings.Count(p, "```")%2, "part has an unbalanced fence: %q", p)
-			require.True(t, strings.HasPrefix(p, "```\n"), "part %q", p)
-		}
-	})
-	t.Run("never inside an escape or a link", func(t *testing.T) {
-		text := strings.Repeat("x", 97) + "&amp;" + strings.Repeat("y", 50)
-		parts := Split(text, 100+fenceRoom)
-		require.Equal(t, strings.Repeat("x", 97), parts[0])
-		require.True(t, strings.HasPrefix(parts[1], "&amp;"))
-		text = strings.Repeat("x", 80) + "<https://e.com/abcdefghijkl|link>" + strings.Repeat("y", 50)
-		parts = Split(text, 100+fenceRoom)
-		require.Equal(t, strings.Repeat("x", 80), parts[0])
-		require.True(t, strings.HasPrefix(parts[1], "<https://e.com/abcdefghijkl|link>"))
-	})
-	t.Run("the Slack limit", func(t *testing.T) {
-		text := strings.Repeat("a sentence of words. ", 4000) // 84 000 chars
-		parts := Split(text, MaxMessageLen)
-		require.Len(t, parts, 3)
-		for _, p := range parts {
-			require.LessOrEqual(t, utf8.RuneCountInString(p), MaxMessageLen)
-		}
+		{"nested quote", "> > inner\n>\n> outer", "> > inner\n>\n> outer"},
+		{"quote in a list", "* > quoted", "• &gt; quoted"},
+		{"empty link label", "[](https://x.org)", "<https://x.org>"},
+		{"entities", "&copy; &#60;b&#62; &bogus;", "© &lt;b&gt; &amp;bogus;"},
+		{"html block is text", "<div>\n<b>x</b>\n</div>", "&lt;div&gt;\n&lt;b&gt;x&lt;/b&gt;\n&lt;/div&gt;"},
+		{"email autolink", "<a@b.co>", "<mailto:a@b.co|a@b.co>"},
+		{"channel kept", "see <#C0123|general>", "see <#C0123|general>"},
+		{"indented code", "    a < b", "```\na &lt; b\n```"},
+		{"unclosed bold", "**open", "**open"},
 	})
 }
 
-// FuzzToMrkdwn: any Markdown converts without a panic, valid UTF-8 stays
-// valid, and no raw <, > or & (Slack's control characters) leaks through
-// outside a link the converter made.
-func FuzzToMrkdwn(f *testing.F) {
-	for _, s := range []string{"**a *b** c*", "```go\nx\n", "[a](https://x) _b_ ~~c~~ `d`", "> q\n- l\n1. o\n# h", "| a | b |\n|---|---|\n| c | d |", "<@U123> & <!here>"} {
+// FuzzSlackMrkdwn: any Markdown converts without a panic to valid UTF-8;
+// no raw <, > or & (Slack's control characters) leaks through outside a
+// <…> the converter made or a mention it kept, and with no brackets in
+// the input there is no <…> at all.
+func FuzzSlackMrkdwn(f *testing.F) {
+	for _, s := range []string{"**a *b** c*", "```go\nx\n", "[a](https://x) _b_ ~~c~~ `d`", "> q\n- l\n1. o\n# h", "| a | b |\n|---|---|\n| c | d |", "<@U123> & <!here>",
+		"[a|b](https://x?a=1&b=<2>) <https://y> ![i](z) <#C1|gen>", "- [x] **t**\n  - *n*\n\n---\n&amp; &#60;"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, md string) {
-		out := ToMrkdwn(md)
-		if utf8.ValidString(md) && !utf8.ValidString(out) {
+		out := SlackMrkdwn(md)
+		if !utf8.ValidString(out) {
 			t.Fatalf("%q → invalid UTF-8 %q", md, out)
+		}
+		if err := slackValid(out); err != nil {
+			t.Fatalf("%q → %q: %v", md, out, err)
 		}
 		if !strings.ContainsAny(md, "[]()<>") && strings.ContainsAny(out, "<>") {
 			t.Fatalf("%q → %q: a raw angle bracket", md, out)
 		}
 	})
+}
+
+// slackValid checks that every < opens a <…> closed before the next < or
+// line end, that no > stands alone, and that & only starts an escape.
+func slackValid(s string) error {
+	open := -1
+	for i := 0; i < len(s); i++ {
+		if i == 0 || s[i-1] == '\n' {
+			for strings.HasPrefix(s[i:], ">") { // a quote's marks
+				i += len(">")
+				i += len(s[i:]) - len(strings.TrimPrefix(s[i:], " "))
+			}
+			if i >= len(s) {
+				break
+			}
+		}
+		switch c := s[i]; {
+		case c == '<' && open >= 0, c == '\n' && open >= 0:
+			return fmt.Errorf("<…> at %d not closed", open)
+		case c == '<':
+			open = i
+		case c == '>' && open < 0:
+			return fmt.Errorf("raw > at %d", i)
+		case c == '>':
+			open = -1
+		case c == '&' && !hasEntity(s[i:]):
+			return fmt.Errorf("raw & at %d", i)
+		}
+	}
+	if open >= 0 {
+		return fmt.Errorf("<…> at %d not closed", open)
+	}
+	return nil
 }
