@@ -106,15 +106,25 @@ func (h *harness) start() {
 }
 
 // deliver puts a mail in the INBOX.
-func (h *harness) deliver(body string, headers ...string) { h.imap.Deliver(mailpeer.Compose(body, headers...)) }
+func (h *harness) deliver(body string, headers ...string) {
+	h.imap.Deliver(mailpeer.Compose(body, headers...))
+}
 
-// mailFrom is a plain mail from sender with the given Message-ID and subject.
+// mailFrom are the headers of a mail from sender with the given
+// Message-ID and subject: plain text unless extra has a Content-Type.
 func mailFrom(sender, id, subject string, extra ...string) []string {
-	return append([]string{
+	hs := []string{
 		"From: " + sender, "To: " + mailpeer.User, "Subject: " + subject,
-		"Message-ID: <" + id + ">", "Date: Mon, 02 Jun 2025 10:00:00 +0000",
-		"MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8",
-	}, extra...)
+		"Message-ID: <" + id + ">", "Date: Mon, 02 Jun 2025 10:00:00 +0000", "MIME-Version: 1.0",
+	}
+	typed := false
+	for _, e := range extra {
+		typed = typed || strings.HasPrefix(strings.ToLower(e), "content-type:")
+	}
+	if !typed {
+		hs = append(hs, "Content-Type: text/plain; charset=utf-8")
+	}
+	return append(hs, extra...)
 }
 
 // waitMails waits until n mails went out and returns them.

@@ -179,6 +179,30 @@ func (m *IMAP) Unseen() int {
 	return n
 }
 
+// Count is the number of mails in a mailbox.
+func (m *IMAP) Count(mailbox string) int {
+	m.t.Helper()
+	var n int
+	if err := m.session(func(c *imapclient.Client) error {
+		st, err := c.Status(mailbox, &imap.StatusOptions{NumMessages: true}).Wait()
+		if err == nil && st.NumMessages != nil {
+			n = int(*st.NumMessages)
+		}
+		return err
+	}); err != nil {
+		m.t.Fatalf("mailpeer: status %s: %v", mailbox, err)
+	}
+	return n
+}
+
+// CreateMailbox makes a mailbox beside INBOX.
+func (m *IMAP) CreateMailbox(name string) {
+	m.t.Helper()
+	if err := m.session(func(c *imapclient.Client) error { return c.Create(name, nil).Wait() }); err != nil {
+		m.t.Fatalf("mailpeer: create %s: %v", name, err)
+	}
+}
+
 func (m *IMAP) session(do func(c *imapclient.Client) error) error {
 	c, err := imapclient.DialInsecure(m.Addr(), nil)
 	if err != nil {
