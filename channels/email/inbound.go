@@ -91,8 +91,7 @@ func (c *Channel) inbound(m *parsedMail, uid imap.UID) protocol.Inbound {
 		},
 		Content: fmt.Sprintf("[EMAIL-CONTEXT] Email received.\nFrom: %s\nSubject: %s\nDate: %s\n\n%s", m.from, m.subject, m.date, body),
 		// Email never offers pairing codes (nanobot's rule: no mail to
-		// forged senders): the manager ignores strangers as in a group,
-		// approved senders still come in.
+		// forged senders): the manager ignores strangers as in a group.
 		Group:  true,
 		SentAt: m.sentAt,
 		Metadata: map[string]string{
