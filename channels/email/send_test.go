@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"strconv"
 	"testing"
 
@@ -83,10 +82,7 @@ func TestSMTPLoginRefusedIsFinalAndNoServerIsRetried(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "535: the password will not get better by itself")
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
+	port := testenv.FreePort(t)
 	ch, _ = sender(t, func(b map[string]any) { b["smtpPort"] = port })
 	_, err = ch.SendPart(context.Background(), reply, channels.Part{Text: "hi", Last: true})
 	require.Error(t, err)

@@ -23,6 +23,8 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 )
 
 // The mailbox's login.
@@ -76,7 +78,7 @@ func StartIMAP(t testing.TB, opts ...Options) *IMAP {
 		t.Fatalf("mailpeer: %v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	m := &IMAP{Host: "127.0.0.1", Port: freePort(t), User: User, Pass: Password, t: t, bin: bin, dir: dir}
+	m := &IMAP{Host: "127.0.0.1", Port: testenv.FreePort(t), User: User, Pass: Password, t: t, bin: bin, dir: dir}
 	if err := m.writeConfig(ids, o); err != nil {
 		t.Fatalf("mailpeer: %v", err)
 	}
@@ -301,7 +303,12 @@ userdb {
   args = uid={{.IDs.MailUID}} gid={{.IDs.MailGID}} home={{.Dir}}/home/%u
 }
 mail_location = maildir:~/Maildir
+# no chroot: an unprivileged Dovecot may not
+service anvil {
+  chroot =
+}
 service imap-login {
+  chroot =
   inet_listener imap {
     address = 127.0.0.1
     port = {{.Port}}
@@ -352,15 +359,4 @@ func greeting(addr string) error {
 		return errors.New("unexpected greeting: " + line)
 	}
 	return nil
-}
-
-// freePort is a port nothing listens on now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("mailpeer: free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
