@@ -94,7 +94,7 @@ func StartIMAP(t testing.TB, opts ...Options) *IMAP {
 	return m
 }
 
-// Restart stops Dovecot and starts it again on the same port with the same
+// Restart kills Dovecot and starts it again on the same port with the same
 // mails: every client connection is cut.
 func (m *IMAP) Restart() {
 	m.t.Helper()
@@ -107,6 +107,9 @@ func (m *IMAP) start() {
 	cmd := exec.Command(m.bin, "-F", "-c", m.conf)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// Its own process group, so stop takes every Dovecot process at once;
+	// gone with the test binary.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		m.t.Fatalf("mailpeer: start dovecot: %v", err)
 	}
@@ -129,19 +132,25 @@ func (m *IMAP) start() {
 	}
 }
 
-// stop ends Dovecot and waits until its port is free again.
+// stop kills every Dovecot process: client connections drop as in a
+// crash (a graceful stop keeps them for seconds), the mails stay on disk.
 func (m *IMAP) stop() {
 	if m.cmd == nil || m.cmd.Process == nil {
 		return
 	}
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-m.exit:
-	case <-time.After(15 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.exit
-	}
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	<-m.exit
 	m.cmd = nil
+	// The login and mail processes die with the group; wait until the port is free.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		l, err := net.Listen("tcp", m.Addr())
+		if err == nil {
+			l.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Addr is host:port.
