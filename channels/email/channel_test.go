@@ -23,6 +23,7 @@ func TestMailInThreadedReplyOut(t *testing.T) {
 	m := h.waitMails(1)[0]
 	require.Equal(t, []string{alice}, m.To)
 	require.Equal(t, mailpeer.User, m.From)
+	require.Equal(t, `"Nanobot" <`+mailpeer.User+`>`, m.Header.Get("From"), "fromAddress as written")
 	require.Equal(t, "Re: Invoice #42", m.Header.Get("Subject"))
 	require.Equal(t, "<m1@example.org>", m.Header.Get("In-Reply-To"))
 	require.Equal(t, "<m1@example.org>", m.Header.Get("References"))

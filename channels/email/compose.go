@@ -12,7 +12,8 @@ import (
 
 // outMail is one mail the channel sends.
 type outMail struct {
-	from, to  string
+	from      *mail.Address
+	to        string
 	subject   string
 	messageID string // without angle brackets
 	inReplyTo string // the Message-ID answered, "" for a mail that starts a thread
@@ -27,7 +28,7 @@ type outMail struct {
 func (m outMail) bytes() ([]byte, error) {
 	var h mail.Header
 	h.SetDate(m.date)
-	h.SetAddressList("From", []*mail.Address{{Address: m.from}})
+	h.SetAddressList("From", []*mail.Address{m.from})
 	h.SetAddressList("To", []*mail.Address{{Address: m.to}})
 	h.SetSubject(m.subject)
 	h.SetMessageID(m.messageID)

@@ -70,11 +70,11 @@ func TestARestartDoesNotAnswerAMailTwice(t *testing.T) {
 func TestAutoReplyDisabledReadsButDoesNotAnswer(t *testing.T) {
 	h := startHarness(t, mailpeer.Options{}, func(b map[string]any) { b["autoReplyEnabled"] = false })
 	h.deliver("hello", mailFrom(alice, "noreply@x", "Hello")...)
-	h.waitPublished("noreply@x")
+	h.deliver("no id", "From: "+alice, "Subject: No Message-ID")
 	require.Eventually(t, func() bool {
-		return len(h.agent.sendErrors()) == 0 && strings.Contains(h.logs.String(), "autoReplyEnabled is false")
-	},
-		wait, 20*time.Millisecond)
+		return len(h.agent.received()) == 2 && strings.Count(h.logs.String(), "autoReplyEnabled is false") == 2
+	}, wait, 20*time.Millisecond)
+	require.Empty(t, h.agent.sendErrors())
 	require.Empty(t, h.smtp.Mails())
 
 	err := h.agent.mgr.Send(context.Background(), channels.Reply{ID: "p1",

@@ -32,7 +32,10 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if err != nil {
 		return "", &channels.SendError{Err: fmt.Errorf("email chat %q is not an address: %w", r.Route.ChatID, err), Permanent: true}
 	}
-	if r.Route.ReplyTo != "" && !c.cfg.AutoReplyEnabled {
+	// A route that came with a mail (it names its sender) answers that
+	// sender; the message tool's route to a new address starts a conversation.
+	answersMail := r.Route.ReplyTo != "" || r.Route.SenderID != ""
+	if answersMail && !c.cfg.AutoReplyEnabled {
 		c.log.Info("email reply not sent: autoReplyEnabled is false", "to", addr.Address, "in_reply_to", r.Route.ReplyTo)
 		return "", nil
 	}
@@ -47,22 +50,23 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 		files, notes = c.loadFiles(r.Media)
 	}
 	text, html := render(strings.TrimSpace(strings.Join(append([]string{p.Text}, notes...), "\n\n")))
+	from, err := mail.ParseAddress(c.cfg.from()) // validated in New
+	if err != nil {
+		return "", &channels.SendError{Err: fmt.Errorf("channels.email.fromAddress: %w", err), Permanent: true}
+	}
 	m := outMail{
-		from: c.cfg.from(), to: addr.Address,
+		from: from, to: addr.Address,
 		subject:   replySubject(r.Route.ThreadID, c.cfg.subjectPrefix()),
 		messageID: c.messageID(r, p),
 		inReplyTo: r.Route.ReplyTo,
 		text:      text, html: html, files: files,
 		date: time.Now(),
 	}
-	if a, err := mail.ParseAddress(m.from); err == nil {
-		m.from = a.Address
-	}
 	raw, err := m.bytes()
 	if err != nil {
 		return "", &channels.SendError{Err: fmt.Errorf("compose the mail to %s: %w", addr.Address, err), Permanent: true}
 	}
-	if err := c.sendSMTP(ctx, m.from, addr.Address, raw); err != nil {
+	if err := c.sendSMTP(ctx, from.Address, addr.Address, raw); err != nil {
 		return "", sendError(err)
 	}
 	c.log.Info("email sent", "to", addr.Address, "message_id", m.messageID, "in_reply_to", m.inReplyTo, "files", len(files))
