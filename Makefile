@@ -6,7 +6,7 @@ DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name g
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench bench-go e2e temporal-dev clean fmt vet memory-200 chaos chromium fuzz
+.PHONY: all build run test unit integration bench bench-go e2e temporal-dev clean fmt vet memory-200 chaos chromium dovecot fuzz
 
 all: build
 
@@ -31,7 +31,7 @@ run: build
 
 ## test: unit, workflow and integration tests against a real temporal-dev
 ## (and the tests against real npm MCP servers when npm is present)
-test: build chromium
+test: build chromium dovecot
 	@if command -v npm >/dev/null 2>&1; then bash e2e/install.sh; \
 	else echo "WARNING: npm not found: tests against the real npm peers (MCP servers, telegram-test-api) are SKIPPED (install Node.js, then run make e2e)"; fi
 	cd cmd/temporal-dev && $(GO) test -trimpath ./...
@@ -41,8 +41,12 @@ test: build chromium
 chromium:
 	@bash e2e/chromium.sh
 
+## dovecot: Dovecot's IMAP server for the Email channel's tests (apt; warns and goes on where it cannot install)
+dovecot:
+	@bash e2e/dovecot.sh
+
 ## e2e: install the real MCP servers (npm, into e2e/node_modules) and run the tests that use them
-e2e: build chromium
+e2e: build chromium dovecot
 	bash e2e/install.sh
 	NANOBOT_E2E=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -run 'E2E|EndToEnd' ./mcp/ ./integration/
 

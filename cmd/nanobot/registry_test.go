@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,18 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
+
+// block sets channels.<name> as nanobot's config.json would hold it.
+func block(cfg *config.Config, name string, v map[string]any) {
+	raw, _ := json.Marshal(v)
+	if cfg.Channels.Other == nil {
+		cfg.Channels.Other = map[string]json.RawMessage{}
+	}
+	cfg.Channels.Other[name] = raw
+}
+
+// owners are the allowed sender of a row where "owner" is not an id the platform has.
+var owners = map[string]string{"email": "owner@example.com"}
 
 // channelRows turn each registered channel on, with "owner" as its only
 // allowed sender. A channel registered without a row fails the test below:
@@ -25,6 +38,12 @@ var channelRows = map[string]func(cfg *config.Config){
 	"slack": func(cfg *config.Config) {
 		s := &cfg.Channels.Slack
 		s.Enabled, s.BotToken, s.AppToken, s.AllowFrom = true, "xoxb-1", "xapp-1", []string{"owner"}
+	},
+	"email": func(cfg *config.Config) {
+		block(cfg, "email", map[string]any{"enabled": true, "consentGranted": true,
+			"imapHost": "127.0.0.1", "imapUsername": "bot", "imapPassword": "pw",
+			"smtpHost": "127.0.0.1", "smtpUsername": "bot", "smtpPassword": "pw",
+			"fromAddress": "bot@example.com", "allowFrom": []string{"owner@example.com"}})
 	},
 }
 
@@ -63,8 +82,12 @@ func TestEveryRegisteredChannelIsBuiltQueuedAndGated(t *testing.T) {
 			var banner bytes.Buffer
 			(&app{stdout: &banner}).channelLines(mgr)
 			require.Contains(t, banner.String(), spec.Name)
+			owner := owners[spec.Name]
+			if owner == "" {
+				owner = "owner"
+			}
 			allow := channels.AllowFromFor(cfg, spec.Name)
-			require.True(t, allow.Allows("owner"))
+			require.True(t, allow.Allows(owner))
 			if spec.AllowFrom != nil {
 				require.False(t, allow.Allows("stranger"), "only the allow list (and pairing) lets a sender in")
 			}

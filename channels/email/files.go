@@ -1,0 +1,163 @@
+package email
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"mime"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/emersion/go-imap/v2"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// saveFiles writes the mail's attachments nanobot's settings let in
+// (allowedAttachmentTypes, maxAttachmentSize, maxAttachmentsPerEmail) into
+// <workspace>/media, and tells the model about each, saved or not. It runs
+// only for a sender the manager admitted.
+func (c *Channel) saveFiles(m *parsedMail, uid imap.UID, in *protocol.Inbound) {
+	saved := 0
+	for _, f := range m.files {
+		name := safeName(f.name)
+		var why string
+		switch {
+		case !c.typeAllowed(f.contentType):
+			why = "type " + f.contentType + " is not in allowedAttachmentTypes"
+		case len(f.data) > c.cfg.MaxAttachmentSize:
+			why = fmt.Sprintf("over maxAttachmentSize (%d bytes)", c.cfg.MaxAttachmentSize)
+		case saved >= c.cfg.MaxAttachmentsPerEmail:
+			why = fmt.Sprintf("over maxAttachmentsPerEmail (%d)", c.cfg.MaxAttachmentsPerEmail)
+		}
+		if why == "" {
+			p, err := c.saveFile(f.data, name)
+			if err == nil {
+				saved++
+				in.Media = append(in.Media, p)
+				in.Content += fmt.Sprintf("\n[attachment: %s — saved to %s]", filepath.Base(p), p)
+				continue
+			}
+			c.log.Warn("email attachment not saved", "uid", uid, "file", name, "error", err)
+			why = "could not be saved"
+		} else {
+			c.log.Info("email attachment not saved: "+why, "uid", uid, "file", name)
+		}
+		in.Content += fmt.Sprintf("\n[attachment: %s — not saved: %s]", name, why)
+	}
+}
+
+// typeAllowed matches a MIME type against allowedAttachmentTypes as
+// nanobot's fnmatch does ("*" matches everything, "image/*" every image).
+func (c *Channel) typeAllowed(ct string) bool {
+	ct = strings.ToLower(ct)
+	for _, p := range c.cfg.AllowedAttachmentTypes {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if ok, _ := path.Match(p, ct); ok || p == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// saveFile writes data as media/email-<hash>-<name>: the hash keeps names
+// apart and makes a mail read twice land on the same file.
+func (c *Channel) saveFile(data []byte, name string) (string, error) {
+	if c.workspace == "" {
+		return "", fmt.Errorf("no workspace to save files in")
+	}
+	dir := filepath.Join(c.workspace, "media")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	sum := sha256.Sum256(data)
+	dest := filepath.Join(dir, "email-"+hex.EncodeToString(sum[:6])+"-"+name)
+	tmp, err := os.CreateTemp(dir, ".email-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", dest, err)
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return "", fmt.Errorf("save %s: %w", dest, err)
+	}
+	return dest, nil
+}
+
+var unsafeName = regexp.MustCompile(`[^\p{L}\p{N}._-]+`)
+
+// safeName is a file name that cannot leave media/: no path, no odd characters.
+func safeName(name string) string {
+	if d, err := new(mime.WordDecoder).DecodeHeader(name); err == nil {
+		name = d
+	}
+	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	name = strings.Trim(unsafeName.ReplaceAllString(name, "_"), "._")
+	if r := []rune(name); len(r) > 80 {
+		name = string(r[len(r)-80:])
+	}
+	if name == "" {
+		return "attachment"
+	}
+	return name
+}
+
+// outFile is a workspace file attached to a reply.
+type outFile struct {
+	name        string
+	contentType string
+	data        []byte
+}
+
+// loadFiles reads a reply's files for attaching, within maxAttachmentSize
+// and maxAttachmentsPerEmail; each one left out becomes a line of the text,
+// as in nanobot. Links are listed, not fetched.
+func (c *Channel) loadFiles(refs []string) (files []outFile, notes []string) {
+	for _, ref := range refs {
+		if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+			notes = append(notes, "[attachment: "+ref+"]")
+			continue
+		}
+		p := ref
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.workspace, p)
+		}
+		name := filepath.Base(p)
+		if len(files) >= c.cfg.MaxAttachmentsPerEmail {
+			notes = append(notes, "[attachment: "+name+" - too many attachments]")
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			c.log.Warn("email attachment not found", "file", p, "error", err)
+			notes = append(notes, "[attachment: "+name+" - send failed]")
+			continue
+		}
+		if st.Size() > int64(c.cfg.MaxAttachmentSize) {
+			c.log.Warn("email attachment too large", "file", p, "size", st.Size(), "max", c.cfg.MaxAttachmentSize)
+			notes = append(notes, "[attachment: "+name+" - too large]")
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			c.log.Warn("email attachment unreadable", "file", p, "error", err)
+			notes = append(notes, "[attachment: "+name+" - send failed]")
+			continue
+		}
+		ct := mime.TypeByExtension(filepath.Ext(name))
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		files = append(files, outFile{name: name, contentType: ct, data: data})
+	}
+	return files, notes
+}
