@@ -57,8 +57,23 @@ func (h *Homeserver) RegisterUser(t testing.TB, name string) *User {
 	return u
 }
 
-// do makes one client-server API call and returns its status and body.
+// do makes one client-server API call and returns its status and body;
+// a 429 (rate limiting on) is waited out as the server says.
 func (h *Homeserver) do(t testing.TB, method, path, token string, body any) (int, []byte) {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		status, raw := h.doOnce(t, method, path, token, body)
+		var limited struct {
+			RetryAfterMS int `json:"retry_after_ms"`
+		}
+		if status != http.StatusTooManyRequests || attempt == 20 || json.Unmarshal(raw, &limited) != nil {
+			return status, raw
+		}
+		time.Sleep(time.Duration(limited.RetryAfterMS+10) * time.Millisecond)
+	}
+}
+
+func (h *Homeserver) doOnce(t testing.TB, method, path, token string, body any) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	contentType := "application/json"

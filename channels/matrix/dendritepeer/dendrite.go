@@ -92,7 +92,7 @@ func StartDendrite(t testing.TB, opts ...Options) *Homeserver {
 		"-http-bind-address", "127.0.0.1:"+strconv.Itoa(port))
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // never outlives the test
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("dendritepeer: start %s: %v", bin, err)
 	}
