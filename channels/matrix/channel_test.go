@@ -57,6 +57,8 @@ func TestRoomMentionPolicy(t *testing.T) {
 	require.Eventually(t, func() bool { return h.alice.Joined(t, room, h.bot) }, 30*time.Second, 20*time.Millisecond)
 
 	chatter := h.alice.SendText(t, room, "just chatting about nanobots")
+	// m.mentions names carol only: the bot's name in the body is not a mention then.
+	toCarol := h.alice.SendMention(t, room, carol, "carol", "ask Nanobot later")
 	mention := h.alice.SendMention(t, room, h.bot, botName, "what now?")
 	legacy := h.alice.SendText(t, room, "hey "+h.bot.ID+" and you?")
 	got := h.waitInbound(2)
@@ -66,6 +68,7 @@ func TestRoomMentionPolicy(t *testing.T) {
 	require.True(t, got[0].Group)
 	require.Equal(t, legacy, got[1].Route.ReplyTo)
 	h.waitLog("not for the bot (groupPolicy)", chatter)
+	h.waitLog("not for the bot (groupPolicy)", toCarol)
 }
 
 // TestAllowlistPolicy: "allowlist" answers the rooms of groupAllowFrom only.

@@ -23,6 +23,12 @@ import (
 // botName is the bot's display name on the test homeserver.
 const botName = "Nanobot"
 
+// defaultWait bounds a wait for the homeserver or the channel; pollEvery is its poll.
+const (
+	defaultWait = 30 * time.Second
+	pollEvery   = 20 * time.Millisecond
+)
+
 // harness is the channel on a real dendrite, run by a real manager whose
 // agent is a list: alice is allowed, bob is not.
 type harness struct {
@@ -192,4 +198,22 @@ func withKey(t *testing.T, raw json.RawMessage, key string, value any) json.RawM
 	out, err := json.Marshal(b)
 	require.NoError(t, err)
 	return out
+}
+
+func contents(msgs []protocol.Inbound) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Content
+	}
+	return out
+}
+
+func countLines(logs, part string) int {
+	n := 0
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, part) {
+			n++
+		}
+	}
+	return n
 }

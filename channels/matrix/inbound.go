@@ -19,8 +19,9 @@ const publishPatience = 10 * time.Minute
 
 // onInvite joins a room the bot is invited to, if the inviter may talk to
 // the agent (allowFrom, or approved by pairing): nanobot's auto-join. Other
-// invites are left pending and logged.
-func (c *Channel) onInvite(ctx context.Context, room string, state []json.RawMessage) {
+// invites are left pending and logged. A join that failed for now (a 429,
+// the network) is an error: the batch is synced again, the invite with it.
+func (c *Channel) onInvite(ctx context.Context, room string, state []json.RawMessage) error {
 	me, _ := c.identity()
 	inviter := ""
 	for _, raw := range state {
@@ -34,20 +35,25 @@ func (c *Channel) onInvite(ctx context.Context, room string, state []json.RawMes
 	}
 	if inviter == "" {
 		c.log.Warn("matrix invite without its member event; not joined", "room", room)
-		return
+		return nil
 	}
 	if !c.mayInvite(inviter) {
 		c.log.Warn("matrix invite from a sender not allowed; not joined", "room", room, "inviter", inviter)
-		return
+		return nil
 	}
 	cctx, cancel := callCtx(ctx)
 	defer cancel()
 	if _, err := c.api().JoinRoomByID(cctx, id.RoomID(room)); err != nil {
-		c.log.Error("matrix auto-join failed", "room", room, "inviter", inviter, "error", err)
-		return
+		if err := sendError("join", err); !isPermanent(err) {
+			c.log.Warn("matrix auto-join failed; trying again with the next sync", "room", room, "inviter", inviter, "error", err)
+			return err
+		}
+		c.log.Error("matrix auto-join refused", "room", room, "inviter", inviter, "error", err)
+		return nil
 	}
 	c.members.forget(room)
 	c.log.Info("matrix joined a room on invite", "room", room, "inviter", inviter)
+	return nil
 }
 
 // mayInvite is the manager's own rule (allowFrom, then pairing), for the

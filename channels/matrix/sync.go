@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
 
 	"github.com/nanobot-durable/nanobot/atomicfile"
 )
@@ -145,15 +147,25 @@ func (c *Channel) syncOnce(ctx context.Context, since string) (string, error) {
 // message) leaves the token where it was, so the batch comes again.
 func (c *Channel) handleBatch(ctx context.Context, resp *syncResponse, first bool) error {
 	for room, inv := range resp.Rooms.Invite {
-		c.onInvite(ctx, room, inv.State.Events)
+		if err := c.onInvite(ctx, room, inv.State.Events); err != nil {
+			return err
+		}
 	}
+	me, _ := c.identity()
 	for room, joined := range resp.Rooms.Join {
 		for _, raw := range joined.State.Events {
 			c.noteState(room, raw)
 		}
-		for _, raw := range joined.Timeline.Events {
+		// A room just joined comes with the messages before the join: history, not for the bot.
+		from := 0
+		for i, raw := range joined.Timeline.Events {
+			if isOwnJoin(raw, me) {
+				from = i + 1
+			}
+		}
+		for i, raw := range joined.Timeline.Events {
 			c.noteState(room, raw)
-			if first {
+			if first || i < from {
 				continue
 			}
 			if err := c.onEvent(ctx, room, raw); err != nil {
@@ -162,6 +174,19 @@ func (c *Channel) handleBatch(ctx context.Context, resp *syncResponse, first boo
 		}
 	}
 	return nil
+}
+
+// isOwnJoin tells whether an event is the bot's own join of the room.
+func isOwnJoin(raw json.RawMessage, me id.UserID) bool {
+	var ev struct {
+		Type     string `json:"type"`
+		StateKey string `json:"state_key"`
+		Content  struct {
+			Membership string `json:"membership"`
+		} `json:"content"`
+	}
+	return json.Unmarshal(raw, &ev) == nil && ev.Type == event.StateMember.Type &&
+		ev.StateKey == string(me) && ev.Content.Membership == "join"
 }
 
 func (c *Channel) loadToken() string {
