@@ -136,7 +136,7 @@ func (h *harness) start() {
 // from now on are new to it.
 func (h *harness) waitSynced() {
 	h.t.Helper()
-	path := h.ch.syncPath()
+	path := h.ch.statePath(syncFile)
 	require.Eventually(h.t, func() bool { _, err := os.Stat(path); return err == nil }, 30*time.Second, 10*time.Millisecond,
 		"the channel never finished its first sync")
 }

@@ -2,16 +2,10 @@ package matrix
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/id"
-
-	"github.com/nanobot-durable/nanobot/atomicfile"
 )
 
 // session is what a password login got, kept under the nanobot home so a
@@ -22,13 +16,6 @@ type session struct {
 	UserID      string `json:"user_id"`
 	AccessToken string `json:"access_token"`
 	DeviceID    string `json:"device_id"`
-}
-
-func (c *Channel) sessionPath() string {
-	if c.stateDir == "" {
-		return ""
-	}
-	return filepath.Join(c.stateDir, "matrix-session.json")
 }
 
 // login finds working credentials (the access token; with a password, the
@@ -62,7 +49,7 @@ func (c *Channel) login(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("matrix password login: %w", err)
 	}
-	c.saveSession(session{Homeserver: c.base, UserID: string(resp.UserID), AccessToken: resp.AccessToken, DeviceID: string(resp.DeviceID)})
+	c.saveState(sessionFile, session{Homeserver: c.base, UserID: string(resp.UserID), AccessToken: resp.AccessToken, DeviceID: string(resp.DeviceID)})
 	c.log.Info("matrix logged in with the password", "user", resp.UserID, "device", resp.DeviceID)
 	return c.useToken(ctx, resp.UserID, resp.AccessToken)
 }
@@ -98,39 +85,12 @@ func (c *Channel) useToken(ctx context.Context, user id.UserID, token string) er
 }
 
 func (c *Channel) loadSession() (session, bool) {
-	path := c.sessionPath()
-	if path == "" {
-		return session{}, false
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			c.log.Warn("matrix saved session unreadable; logging in again", "path", path, "error", err)
-		}
-		return session{}, false
-	}
 	var s session
-	if err := json.Unmarshal(data, &s); err != nil || s.AccessToken == "" {
-		c.log.Warn("matrix saved session broken; logging in again", "path", path, "error", err)
+	if !c.loadState(sessionFile, &s) || s.AccessToken == "" {
 		return session{}, false
 	}
 	if s.Homeserver != c.base || s.UserID != c.cfg.UserID {
 		return session{}, false // another account's: the config changed
 	}
 	return s, true
-}
-
-func (c *Channel) saveSession(s session) {
-	path := c.sessionPath()
-	if path == "" {
-		return
-	}
-	data, _ := json.MarshalIndent(s, "", "  ")
-	err := os.MkdirAll(filepath.Dir(path), 0o700)
-	if err == nil {
-		err = atomicfile.Write(path, data, 0o600)
-	}
-	if err != nil {
-		c.log.Warn("matrix session not saved: the next start logs in again", "path", path, "error", err)
-	}
 }

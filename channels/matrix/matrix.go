@@ -92,7 +92,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	if deps.Config != nil && deps.Config.Path != "" {
 		c.stateDir = filepath.Join(config.ConfigDir(deps.Config.Path), "channels")
-		c.seen = channels.LoadRecentKeys(4096, filepath.Join(c.stateDir, "matrix-events.json"), c.log)
+		c.seen = channels.LoadRecentKeys(4096, c.statePath(eventsFile), c.log)
 	}
 	client, err := c.newClient(id.UserID(cfg.UserID), "")
 	if err != nil {

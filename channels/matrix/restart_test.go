@@ -41,13 +41,13 @@ func TestPasswordLoginKeepsItsSession(t *testing.T) {
 	room := h.dm(h.alice)
 	h.alice.SendText(t, room, "hi")
 	h.waitInbound(1)
-	data, err := os.ReadFile(h.ch.sessionPath())
+	data, err := os.ReadFile(h.ch.statePath(sessionFile))
 	require.NoError(t, err)
 	var s session
 	require.NoError(t, json.Unmarshal(data, &s))
 	require.Equal(t, h.bot.ID, s.UserID)
 	require.NotEqual(t, h.bot.DeviceID, s.DeviceID, "a device of its own")
-	info, err := os.Stat(h.ch.sessionPath())
+	info, err := os.Stat(h.ch.statePath(sessionFile))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 
@@ -63,12 +63,12 @@ func TestPasswordLoginKeepsItsSession(t *testing.T) {
 func TestReplayedBatchIsDeduplicated(t *testing.T) {
 	h := startHarness(t, nil)
 	room := h.dm(h.alice)
-	before, err := os.ReadFile(h.ch.syncPath())
+	before, err := os.ReadFile(h.ch.statePath(syncFile))
 	require.NoError(t, err)
 	h.alice.SendText(t, room, "one")
 	h.waitInbound(1)
 	h.stop()
-	require.NoError(t, os.WriteFile(h.ch.syncPath(), before, 0o600)) // the token as it was before "one"
+	require.NoError(t, os.WriteFile(h.ch.statePath(syncFile), before, 0o600)) // the token as it was before "one"
 	h.start()
 	h.alice.SendText(t, room, "two")
 	got := h.waitInbound(2)

@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
-
-	"github.com/nanobot-durable/nanobot/atomicfile"
 )
 
 // syncTimeout is the /sync long poll.
@@ -52,13 +48,6 @@ type eventList struct {
 type syncState struct {
 	UserID    string `json:"user_id"`
 	NextBatch string `json:"next_batch"`
-}
-
-func (c *Channel) syncPath() string {
-	if c.stateDir == "" {
-		return ""
-	}
-	return filepath.Join(c.stateDir, "matrix-sync.json")
 }
 
 // syncLoop logs in if Start could not, then syncs until ctx ends. A failed
@@ -135,7 +124,7 @@ func (c *Channel) syncOnce(ctx context.Context, since string) (string, error) {
 	if err := c.handleBatch(ctx, &resp, first); err != nil {
 		return since, err
 	}
-	c.saveToken(resp.NextBatch)
+	c.saveState(syncFile, syncState{UserID: c.cfg.UserID, NextBatch: resp.NextBatch})
 	if first {
 		c.log.Info("matrix first sync: earlier messages are not answered", "rooms", len(resp.Rooms.Join), "invites", len(resp.Rooms.Invite))
 	}
@@ -189,40 +178,11 @@ func isOwnJoin(raw json.RawMessage, me id.UserID) bool {
 		ev.StateKey == string(me) && ev.Content.Membership == "join"
 }
 
+// loadToken is the saved next_batch of this account ("" for a first start).
 func (c *Channel) loadToken() string {
-	path := c.syncPath()
-	if path == "" {
-		return ""
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			c.log.Warn("matrix sync token unreadable; starting from now", "path", path, "error", err)
-		}
-		return ""
-	}
 	var s syncState
-	if err := json.Unmarshal(data, &s); err != nil {
-		c.log.Warn("matrix sync token broken; starting from now", "path", path, "error", err)
+	if !c.loadState(syncFile, &s) || s.UserID != c.cfg.UserID {
 		return ""
-	}
-	if s.UserID != c.cfg.UserID {
-		return "" // another account's token
 	}
 	return s.NextBatch
-}
-
-func (c *Channel) saveToken(next string) {
-	path := c.syncPath()
-	if path == "" {
-		return
-	}
-	data, _ := json.Marshal(syncState{UserID: c.cfg.UserID, NextBatch: next})
-	err := os.MkdirAll(filepath.Dir(path), 0o700)
-	if err == nil {
-		err = atomicfile.Write(path, data, 0o600)
-	}
-	if err != nil {
-		c.log.Warn("matrix sync token not saved: a restart may see this batch again (its events are deduplicated)", "path", path, "error", err)
-	}
 }
