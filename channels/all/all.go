@@ -6,6 +6,7 @@ package all
 import (
 	_ "github.com/nanobot-durable/nanobot/channels/api"
 	_ "github.com/nanobot-durable/nanobot/channels/email"
+	_ "github.com/nanobot-durable/nanobot/channels/matrix"
 	_ "github.com/nanobot-durable/nanobot/channels/slack"
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"
 	_ "github.com/nanobot-durable/nanobot/channels/web"

@@ -22,7 +22,7 @@ func block(cfg *config.Config, name string, v map[string]any) {
 }
 
 // owners are the allowed sender of a row where "owner" is not an id the platform has.
-var owners = map[string]string{"email": "owner@example.com"}
+var owners = map[string]string{"email": "owner@example.com", "matrix": "@owner:example.org"}
 
 // channelRows turn each registered channel on, with "owner" as its only
 // allowed sender. A channel registered without a row fails the test below:
@@ -44,6 +44,10 @@ var channelRows = map[string]func(cfg *config.Config){
 			"imapHost": "127.0.0.1", "imapUsername": "bot", "imapPassword": "pw",
 			"smtpHost": "127.0.0.1", "smtpUsername": "bot", "smtpPassword": "pw",
 			"fromAddress": "bot@example.com", "allowFrom": []string{"owner@example.com"}})
+	},
+	"matrix": func(cfg *config.Config) {
+		block(cfg, "matrix", map[string]any{"enabled": true, "homeserver": "http://127.0.0.1:8008",
+			"userId": "@bot:example.org", "accessToken": "syt_test", "allowFrom": []string{"@owner:example.org"}})
 	},
 }
 

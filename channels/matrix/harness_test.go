@@ -1,0 +1,219 @@
+package matrix
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// botName is the bot's display name on the test homeserver.
+const botName = "Nanobot"
+
+// defaultWait bounds a wait for the homeserver or the channel; pollEvery is its poll.
+const (
+	defaultWait = 30 * time.Second
+	pollEvery   = 20 * time.Millisecond
+)
+
+// harness is the channel on a real dendrite, run by a real manager whose
+// agent is a list: alice is allowed, bob is not.
+type harness struct {
+	t          *testing.T
+	hs         *dendritepeer.Homeserver
+	bot        *dendritepeer.User
+	alice, bob *dendritepeer.User
+	cfg        *config.Config
+	workspace  string
+	logs       *testenv.SyncBuffer
+	ch         *Channel
+	mgr        *channels.Manager
+	intake     *intake
+	stop       func()
+}
+
+// intake stands where the agent is: it records what the manager admits.
+type intake struct {
+	mu  sync.Mutex
+	got []protocol.Inbound
+}
+
+func (i *intake) Publish(_ context.Context, msg protocol.Inbound) (string, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.got = append(i.got, msg)
+	return "", nil
+}
+
+func (i *intake) messages() []protocol.Inbound {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return append([]protocol.Inbound(nil), i.got...)
+}
+
+// newHarness registers the users and writes the config; start connects.
+func newHarness(t *testing.T, block map[string]any, opts ...dendritepeer.Options) *harness {
+	t.Helper()
+	hs := dendritepeer.StartDendrite(t, opts...)
+	h := &harness{t: t, hs: hs, bot: hs.RegisterUser(t, "nanobot"), alice: hs.RegisterUser(t, "alice"), bob: hs.RegisterUser(t, "bob"),
+		workspace: t.TempDir(), logs: &testenv.SyncBuffer{}}
+	h.bot.SetDisplayName(t, botName)
+	b := map[string]any{"enabled": true, "homeserver": hs.URL, "userId": h.bot.ID, "accessToken": h.bot.Token,
+		"deviceId": h.bot.DeviceID, "allowFrom": []string{h.alice.ID}}
+	for k, v := range block {
+		if v == nil {
+			delete(b, k)
+		} else {
+			b[k] = v
+		}
+	}
+	raw, err := json.Marshal(b)
+	require.NoError(t, err)
+	h.cfg = config.Default()
+	h.cfg.Path = filepath.Join(t.TempDir(), "config.json")
+	h.cfg.Channels.Other = map[string]json.RawMessage{"matrix": raw}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("channel log:\n%s", h.logs.String())
+		}
+	})
+	return h
+}
+
+// startHarness is newHarness, started.
+func startHarness(t *testing.T, block map[string]any, opts ...dendritepeer.Options) *harness {
+	h := newHarness(t, block, opts...)
+	h.start()
+	return h
+}
+
+// start builds the channel from the config and runs it under a manager
+// until the test ends (or stop), waiting for its first sync.
+func (h *harness) start() {
+	t := h.t
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ch, err := New(channels.Deps{Config: h.cfg, Workspace: h.workspace, Log: log})
+	require.NoError(t, err)
+	if h.intake == nil {
+		h.intake = &intake{}
+	}
+	mgr := channels.NewManager()
+	mgr.Bus, mgr.Config, mgr.Log = h.intake, h.cfg, log
+	mgr.Add(ch)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.Empty(t, mgr.Start(ctx, nil))
+	stopped := false
+	h.ch, h.mgr = ch, mgr
+	h.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		stopCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		mgr.Stop(stopCtx)
+		cancel()
+	}
+	t.Cleanup(h.stop)
+	h.waitSynced()
+}
+
+// waitSynced waits until the channel saved a sync token: messages sent
+// from now on are new to it.
+func (h *harness) waitSynced() {
+	h.t.Helper()
+	path := h.ch.statePath(syncFile)
+	require.Eventually(h.t, func() bool { _, err := os.Stat(path); return err == nil }, 30*time.Second, 10*time.Millisecond,
+		"the channel never finished its first sync")
+}
+
+// waitLog waits until the channel logged a line containing every part.
+func (h *harness) waitLog(parts ...string) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool {
+		for _, line := range strings.Split(h.logs.String(), "\n") {
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(line, p)
+			}
+			if ok {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond, "no log line with %q", parts)
+}
+
+// waitInbound waits for n admitted messages and returns them.
+func (h *harness) waitInbound(n int) []protocol.Inbound {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool { return len(h.intake.messages()) >= n }, 30*time.Second, 10*time.Millisecond,
+		"expected %d admitted messages", n)
+	return h.intake.messages()
+}
+
+// dm is a direct room alice opened with the bot, joined by the bot.
+func (h *harness) dm(user *dendritepeer.User) string {
+	h.t.Helper()
+	room := user.CreateRoom(h.t, true, h.bot)
+	require.Eventually(h.t, func() bool { return user.Joined(h.t, room, h.bot) }, 30*time.Second, 20*time.Millisecond,
+		"the bot did not join %s's DM", user.ID)
+	return room
+}
+
+// botMessages are the bot's messages in the room (edits left out), and every event.
+func (h *harness) botMessages(room string) ([]dendritepeer.Event, []dendritepeer.Event) {
+	all := h.alice.Messages(h.t, room)
+	return dendritepeer.From(all, h.bot), all
+}
+
+// answer delivers a turn's answer through the manager.
+func (h *harness) answer(in protocol.Inbound, turn, text string, media ...string) {
+	h.t.Helper()
+	require.NoError(h.t, h.mgr.Send(context.Background(), channels.Reply{
+		ID: turn, Route: in.Route, Turn: turn, Text: text, Media: media, Kind: protocol.ReplyAnswer,
+	}))
+}
+
+// withKey is a config block with one key set.
+func withKey(t *testing.T, raw json.RawMessage, key string, value any) json.RawMessage {
+	t.Helper()
+	var b map[string]any
+	require.NoError(t, json.Unmarshal(raw, &b))
+	b[key] = value
+	out, err := json.Marshal(b)
+	require.NoError(t, err)
+	return out
+}
+
+func contents(msgs []protocol.Inbound) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Content
+	}
+	return out
+}
+
+func countLines(logs, part string) int {
+	n := 0
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, part) {
+			n++
+		}
+	}
+	return n
+}

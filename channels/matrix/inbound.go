@@ -1,0 +1,192 @@
+package matrix
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// publishPatience bounds how long one message is offered to the agent
+// again (each sync of the same batch) before it is given up and logged.
+const publishPatience = 10 * time.Minute
+
+// onInvite joins a room the bot is invited to, if the inviter may talk to
+// the agent (allowFrom, or approved by pairing): nanobot's auto-join. Other
+// invites are left pending and logged. A join that failed for now (a 429,
+// the network) is an error: the batch is synced again, the invite with it.
+func (c *Channel) onInvite(ctx context.Context, room string, state []json.RawMessage) error {
+	me, _ := c.identity()
+	inviter := ""
+	for _, raw := range state {
+		var ev rawEvent // stripped state: no event_id
+		if json.Unmarshal(raw, &ev) != nil {
+			continue
+		}
+		if ev.Type == event.StateMember.Type && ev.StateKey != nil && *ev.StateKey == string(me) {
+			inviter = ev.Sender
+		}
+	}
+	if inviter == "" {
+		c.log.Warn("matrix invite without its member event; not joined", "room", room)
+		return nil
+	}
+	if !c.mayInvite(inviter) {
+		c.log.Warn("matrix invite from a sender not allowed; not joined", "room", room, "inviter", inviter)
+		return nil
+	}
+	cctx, cancel := callCtx(ctx)
+	defer cancel()
+	if _, err := c.api().JoinRoomByID(cctx, id.RoomID(room)); err != nil {
+		if err := sendError("join", err); !isPermanent(err) {
+			c.log.Warn("matrix auto-join failed; trying again with the next sync", "room", room, "inviter", inviter, "error", err)
+			return err
+		}
+		c.log.Error("matrix auto-join refused", "room", room, "inviter", inviter, "error", err)
+		return nil
+	}
+	c.members.forget(room)
+	c.log.Info("matrix joined a room on invite", "room", room, "inviter", inviter)
+	return nil
+}
+
+// mayInvite is the manager's own rule (allowFrom, then pairing), for the
+// one decision taken before any message: whether to join at all.
+func (c *Channel) mayInvite(sender string) bool {
+	if channels.AllowFromFor(c.full, Name).Allows(sender) {
+		return true
+	}
+	if c.pairing == nil {
+		return false
+	}
+	ok, err := c.pairing.IsApproved(Name, sender)
+	if err != nil {
+		c.log.Warn("matrix pairing check failed; invite not joined", "sender", sender, "error", err)
+	}
+	return ok
+}
+
+// noteState forgets a room's member count when its membership changes.
+func (c *Channel) noteState(room string, raw json.RawMessage) {
+	var ev struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &ev) == nil && ev.Type == event.StateMember.Type {
+		c.members.forget(room)
+	}
+}
+
+// onEvent takes one timeline event in. Bad input is logged with the
+// event's id and dropped; only a message the agent could not take (yet)
+// returns an error, so the batch is synced again.
+func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage) error {
+	ev, err := decodeEvent(raw)
+	if err != nil {
+		c.log.Warn("matrix event dropped", "room", room, "event_id", eventIDOf(raw), "error", err)
+		return nil
+	}
+	if c.seen.Has(ev.ID) {
+		return nil
+	}
+	me, _ := c.identity()
+	switch {
+	case ev.Sender == string(me):
+		return nil // our own reply, echoed back
+	case ev.Type == event.EventEncrypted.Type:
+		if !c.warned.Add(room) {
+			c.log.Warn("matrix encrypted room skipped: end-to-end encryption is not supported by this build", "room", room, "event_id", ev.ID, "sender", ev.Sender)
+		}
+		return nil
+	case ev.Type != event.EventMessage.Type:
+		if ev.StateKey == nil {
+			c.log.Debug("matrix event of a type not answered", "room", room, "event_id", ev.ID, "type", ev.Type)
+		}
+		return nil
+	}
+	m, err := decodeMessage(ev.Content)
+	var ignored errIgnored
+	switch {
+	case errors.As(err, &ignored):
+		c.log.Debug("matrix message not answered", "room", room, "event_id", ev.ID, "why", ignored.why)
+		return nil
+	case err != nil:
+		c.log.Warn("matrix message dropped", "room", room, "event_id", ev.ID, "sender", ev.Sender, "error", err)
+		return nil
+	}
+	err = c.take(ctx, room, ev, m)
+	if err != nil && !c.givenUp(ev.ID, err) {
+		return err
+	}
+	c.seen.Add(ev.ID)
+	return nil
+}
+
+// take applies the room policy and hands the message to the manager,
+// which checks allowFrom and pairing, then runs the download hook.
+func (c *Channel) take(ctx context.Context, room string, ev rawEvent, m message) error {
+	group := !c.isDM(ctx, room)
+	if group && !c.admitsGroup(room, m) {
+		c.log.Debug("matrix room message not for the bot (groupPolicy)", "room", room, "event_id", ev.ID, "policy", c.cfg.GroupPolicy)
+		return nil
+	}
+	text := c.stripMention(m.Body)
+	if m.media {
+		text = m.caption()
+		if text == "" {
+			text = "[" + m.kind() + ": " + m.fileName() + "]" // still a message: a stranger gets the pairing code
+		}
+	}
+	in := protocol.Inbound{
+		Route: protocol.Route{
+			Channel: Name, ChatID: room, ThreadID: m.threadRoot(), ReplyTo: ev.ID, SenderID: ev.Sender,
+		},
+		Content:  text,
+		Group:    group,
+		Metadata: map[string]string{channels.MetaMessageID: ev.ID},
+		SentAt:   time.UnixMilli(ev.TS),
+	}
+	if root := in.Route.ThreadID; root != "" {
+		in.SessionKey = protocol.SessionKey(Name, room+":thread:"+root) // nanobot's per-thread session
+	}
+	var admitted channels.Admitted
+	if m.media {
+		admitted = func(ctx context.Context, in *protocol.Inbound) error {
+			c.downloadInto(ctx, in, ev.ID, m)
+			return nil
+		}
+	}
+	c.mu.Lock()
+	publish := c.publish
+	c.mu.Unlock()
+	err := publish(ctx, in, admitted)
+	if errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
+		return nil // the manager logged it and, in a DM, offered pairing
+	}
+	if err != nil {
+		c.log.Warn("the agent did not take a matrix message; the batch will be synced again", "room", room, "event_id", ev.ID, "error", err)
+	}
+	return err
+}
+
+// givenUp tells whether a message the agent keeps refusing has been
+// offered long enough: then it is logged and dropped, so one message
+// cannot stall the room's sync for ever.
+func (c *Channel) givenUp(eventID string, err error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failing.id != eventID {
+		c.failing.id, c.failing.since = eventID, time.Now()
+		return false
+	}
+	if time.Since(c.failing.since) < publishPatience {
+		return false
+	}
+	c.log.Error("matrix message given up: the agent refused it for too long", "event_id", eventID, "error", err)
+	return true
+}

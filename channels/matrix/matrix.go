@@ -1,0 +1,192 @@
+// Package matrix is the Matrix channel: the client-server API's /sync
+// long poll in (DMs, and room messages as groupPolicy allows), events out
+// (replies to the user's event, HTML from Markdown, streaming by m.replace
+// edits, typing, media through the content repository), with nanobot's
+// channels.matrix config. End-to-end encryption is not supported:
+// encrypted rooms are logged and skipped.
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/pairing"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "matrix"
+
+// callTimeout bounds one API call made outside the sync long poll.
+const callTimeout = 30 * time.Second
+
+// Channel is one Matrix account's connection to its homeserver.
+type Channel struct {
+	cfg       Config
+	full      *config.Config // for the allow list invites are checked against
+	pairing   *pairing.Store
+	workspace string
+	stateDir  string // <nanobot home>/channels ("" = keep nothing across restarts)
+	log       *slog.Logger
+	base      string // the homeserver's URL
+	// client is swapped whole at login, so calls in flight keep the
+	// credentials they started with.
+	client atomic.Pointer[mautrix.Client]
+
+	// seen are event ids already handed over: a re-sync after a crash
+	// between an event and the saved token does not answer it twice.
+	seen *channels.RecentKeys
+	// warned are rooms whose encrypted events were already logged.
+	warned  *channels.RecentKeys
+	members *memberCounts
+	streams *streams
+
+	mu          sync.Mutex
+	me          id.UserID
+	displayName string
+	uploadLimit int64
+	publish     channels.Publish
+	failing     struct {
+		id    string
+		since time.Time
+	} // the message the agent last refused, and since when
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New builds the channel from config; Start logs in and syncs.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := channels.Block(deps.Config, Name, defaults)
+	if err != nil {
+		return nil, err
+	}
+	if keys := missing(cfg); len(keys) > 0 {
+		return nil, fmt.Errorf("channels.matrix lacks %s", strings.Join(keys, " and "))
+	}
+	base := strings.TrimRight(strings.TrimSpace(cfg.Homeserver), "/")
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("channels.matrix.homeserver %q is not an http(s) URL", cfg.Homeserver)
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Channel{
+		cfg: cfg, full: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
+		log: log.With("channel", Name), base: base,
+		seen: channels.NewRecentKeys(4096), warned: channels.NewRecentKeys(256),
+		members: newMemberCounts(), me: id.UserID(cfg.UserID), uploadLimit: cfg.MaxMediaBytes,
+	}
+	if deps.Config != nil && deps.Config.Path != "" {
+		c.stateDir = filepath.Join(config.ConfigDir(deps.Config.Path), "channels")
+		c.seen = channels.LoadRecentKeys(4096, c.statePath(eventsFile), c.log)
+	}
+	client, err := c.newClient(id.UserID(cfg.UserID), "")
+	if err != nil {
+		return nil, fmt.Errorf("channels.matrix.homeserver: %w", err)
+	}
+	c.client.Store(client)
+	c.streams = newStreams(c)
+	return c, nil
+}
+
+// newClient is a client of the homeserver with one set of credentials.
+func (c *Channel) newClient(user id.UserID, token string) (*mautrix.Client, error) {
+	client, err := mautrix.NewClient(c.base, user, token)
+	if err != nil {
+		return nil, err
+	}
+	client.DefaultHTTPRetries = 0 // a 429 comes back to delivery, which waits its retry_after_ms
+	client.Client = &http.Client{Timeout: syncTimeout + callTimeout}
+	return client, nil
+}
+
+// api is the client with the current credentials.
+func (c *Channel) api() *mautrix.Client { return c.client.Load() }
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// Describe tells the gateway banner which account this is.
+func (c *Channel) Describe() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("%s on %s (sync)", c.me, c.base)
+}
+
+// Start implements channels.Channel: it logs in (access token, or
+// password with the session kept under the nanobot home) and runs the
+// sync loop until ctx ends or Stop is called. Credentials the homeserver
+// refuses fail the start; a homeserver not answering yet only delays it.
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	if c.cfg.E2EEEnabled {
+		c.log.Info("matrix end-to-end encryption is not supported by this build: encrypted rooms are skipped (channels.matrix.e2eeEnabled is ignored)")
+	}
+	loginCtx, cancel := context.WithTimeout(ctx, callTimeout)
+	err := c.login(loginCtx)
+	cancel()
+	if err != nil {
+		if isAuthError(err) {
+			return fmt.Errorf("matrix homeserver %s refused the credentials of %s: %w", c.base, c.cfg.UserID, err)
+		}
+		c.log.Warn("matrix login failed; retrying in the sync loop", "error", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	c.streams.start(runCtx)
+	c.mu.Lock()
+	c.publish, c.cancel, c.done = publish, stop, make(chan struct{})
+	done := c.done
+	c.mu.Unlock()
+	go func() {
+		defer close(done)
+		c.syncLoop(runCtx, err == nil)
+	}()
+	return nil
+}
+
+// Stop implements channels.Channel: the long poll is cancelled and the
+// loop waited for, up to syncStopGraceSeconds.
+func (c *Channel) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	cancel, done := c.cancel, c.done
+	c.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	grace := time.Duration(max(c.cfg.SyncStopGraceSeconds, 1)) * time.Second
+	select {
+	case <-done:
+		c.streams.wait()
+		return nil
+	case <-time.After(grace):
+		return errors.New("matrix sync loop did not stop in time")
+	case <-ctx.Done():
+		return fmt.Errorf("matrix sync loop did not stop: %w", ctx.Err())
+	}
+}
+
+// callCtx bounds an API call made on the channel's own behalf.
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, callTimeout)
+}
+
+// identity is the bot's user id and display name, for mentions and echoes.
+func (c *Channel) identity() (id.UserID, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.me, c.displayName
+}

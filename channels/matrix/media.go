@@ -1,0 +1,169 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// errTooLarge is a file over maxMediaBytes (or the homeserver's limit).
+var errTooLarge = errors.New("too large")
+
+// downloadInto saves a message's file into <workspace>/media and gives it
+// to the agent (images reach the model as images); a file that cannot be
+// fetched is named in the text instead, as nanobot does.
+func (c *Channel) downloadInto(ctx context.Context, in *protocol.Inbound, eventID string, m message) {
+	path, err := c.download(ctx, eventID, m)
+	if err == nil {
+		in.Media = []string{path}
+		return
+	}
+	c.log.Warn("matrix file not downloaded", "event_id", eventID, "url", m.URL, "error", err)
+	note := "[" + m.kind() + ": " + m.fileName() + " - download failed]"
+	if errors.Is(err, errTooLarge) {
+		note = "[" + m.kind() + ": " + m.fileName() + " - too large]"
+	}
+	if m.caption() == "" {
+		in.Content = note
+	} else {
+		in.Content += "\n" + note
+	}
+}
+
+func (c *Channel) download(ctx context.Context, eventID string, m message) (string, error) {
+	if c.workspace == "" {
+		return "", errors.New("no workspace to save files in")
+	}
+	limit := c.mediaLimit()
+	if m.Info != nil && int64(m.Info.Size) > limit {
+		return "", fmt.Errorf("declared size %d over %d bytes: %w", m.Info.Size, limit, errTooLarge)
+	}
+	uri, err := id.ParseContentURI(string(m.URL))
+	if err != nil {
+		return "", fmt.Errorf("url %q: %w", m.URL, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
+	defer cancel()
+	resp, err := c.api().Download(cctx, uri)
+	if err != nil {
+		return "", fmt.Errorf("download: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength > limit {
+		return "", fmt.Errorf("%d bytes over %d: %w", resp.ContentLength, limit, errTooLarge)
+	}
+	dir := filepath.Join(c.workspace, "media")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".download-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, io.LimitReader(resp.Body, limit+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("save: %w", err)
+	}
+	if n > limit {
+		return "", fmt.Errorf("over %d bytes: %w", limit, errTooLarge)
+	}
+	dest := filepath.Join(dir, mediaName(eventID, m))
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return "", err
+	}
+	return dest, nil
+}
+
+func (c *Channel) mediaLimit() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.uploadLimit
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// mediaName is a file name that cannot leave media/ and does not collide:
+// the event id, then the sender's file name (or an extension from the mime type).
+func mediaName(eventID string, m message) string {
+	ev := unsafeName.ReplaceAllString(strings.TrimPrefix(eventID, "$"), "")
+	if len(ev) > 24 {
+		ev = ev[:24]
+	}
+	name := strings.Trim(unsafeName.ReplaceAllString(filepath.Base(m.fileName()), "_"), "._")
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	if name == "" {
+		name = m.kind()
+		if m.Info != nil {
+			if exts, _ := mime.ExtensionsByType(m.Info.MimeType); len(exts) > 0 {
+				name += exts[0]
+			}
+		}
+	}
+	return "matrix-" + ev + "-" + name
+}
+
+// fileContent uploads a workspace file to the content repository and is
+// the event that shows it: m.image for images, m.audio, m.video, else m.file.
+func (c *Channel) fileContent(ctx context.Context, path string) (*event.MessageEventContent, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, &fileError{err}
+	}
+	if limit := c.mediaLimit(); info.Size() > limit {
+		return nil, &fileError{fmt.Errorf("%d bytes over %d: %w", info.Size(), limit, errTooLarge)}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &fileError{err}
+	}
+	name := filepath.Base(path)
+	mimeType := mime.TypeByExtension(filepath.Ext(name))
+	if mimeType == "" {
+		mimeType = http.DetectContentType(data)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
+	defer cancel()
+	up, err := c.api().UploadMedia(cctx, mautrix.ReqUploadMedia{ContentBytes: data, ContentType: mimeType, FileName: name})
+	if err != nil {
+		return nil, sendError("upload", err)
+	}
+	msgType := event.MsgFile
+	switch strings.SplitN(mimeType, "/", 2)[0] {
+	case "image":
+		msgType = event.MsgImage
+	case "audio":
+		msgType = event.MsgAudio
+	case "video":
+		msgType = event.MsgVideo
+	}
+	return &event.MessageEventContent{
+		MsgType: msgType, Body: name, FileName: name, URL: up.ContentURI.CUString(),
+		Info:     &event.FileInfo{MimeType: mimeType, Size: int(info.Size())},
+		Mentions: &event.Mentions{},
+	}, nil
+}
+
+// fileError is a local file that cannot be sent: retrying will not help.
+type fileError struct{ err error }
+
+func (e *fileError) Error() string { return e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }

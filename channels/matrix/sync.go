@@ -1,0 +1,188 @@
+package matrix
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+)
+
+// syncTimeout is the /sync long poll.
+const syncTimeout = 30 * time.Second
+
+// The filters of the two kinds of sync: the first of an account takes one
+// event per room (the backlog is skipped, as nanobot does), later ones the
+// timeline since the saved token. Presence and account data are never read.
+const (
+	firstSyncFilter = `{"presence":{"not_types":["*"]},"account_data":{"not_types":["*"]},"room":{"timeline":{"limit":1},"account_data":{"not_types":["*"]},"ephemeral":{"not_types":["*"]}}}`
+	syncFilter      = `{"presence":{"not_types":["*"]},"account_data":{"not_types":["*"]},"room":{"timeline":{"limit":100},"account_data":{"not_types":["*"]},"ephemeral":{"not_types":["*"]}}}`
+)
+
+// syncResponse is the part of /sync the channel reads. Events stay raw
+// until each is read on its own, so one malformed event is dropped alone
+// instead of failing the whole batch (and stalling the loop on it).
+type syncResponse struct {
+	NextBatch string `json:"next_batch"`
+	Rooms     struct {
+		Join map[string]struct {
+			State    eventList `json:"state"`
+			Timeline eventList `json:"timeline"`
+		} `json:"join"`
+		Invite map[string]struct {
+			State eventList `json:"invite_state"`
+		} `json:"invite"`
+	} `json:"rooms"`
+}
+
+type eventList struct {
+	Events []json.RawMessage `json:"events"`
+}
+
+// syncState is the saved next_batch of one account.
+type syncState struct {
+	UserID    string `json:"user_id"`
+	NextBatch string `json:"next_batch"`
+}
+
+// syncLoop logs in if Start could not, then syncs until ctx ends. A failed
+// batch is synced again from the same token (its handled events are in
+// seen); a refused token stops the loop, as nanobot does, rather than
+// hammering the homeserver.
+func (c *Channel) syncLoop(ctx context.Context, loggedIn bool) {
+	since := c.loadToken()
+	delay := time.Second
+	for ctx.Err() == nil {
+		var err error
+		if !loggedIn {
+			lctx, cancel := callCtx(ctx)
+			err = c.login(lctx)
+			cancel()
+			loggedIn = err == nil
+		}
+		if err == nil {
+			var next string
+			next, err = c.syncOnce(ctx, since)
+			if err == nil {
+				since, delay = next, time.Second
+				continue
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		wait := delay
+		switch w, limited := retryAfter(err); {
+		case limited:
+			wait = w
+		case isAuthError(err) && c.cfg.Password == "":
+			c.log.Error("matrix homeserver refused channels.matrix.accessToken; the channel stops syncing", "error", err)
+			return
+		case isAuthError(err):
+			c.log.Warn("matrix session refused; logging in with the password again", "error", err)
+			loggedIn = false
+		default:
+			c.log.Warn("matrix sync failed; retrying", "error", err, "in", wait)
+			delay = min(2*delay, time.Minute)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// syncOnce is one /sync: the batch handled, then its next_batch saved.
+func (c *Channel) syncOnce(ctx context.Context, since string) (string, error) {
+	first := since == ""
+	query := map[string]string{"filter": syncFilter, "timeout": strconv.Itoa(int(syncTimeout / time.Millisecond))}
+	if first {
+		query = map[string]string{"filter": firstSyncFilter, "timeout": "0"}
+	} else {
+		query["since"] = since
+	}
+	api := c.api()
+	var resp syncResponse
+	_, err := api.MakeFullRequest(ctx, mautrix.FullRequest{
+		Method:       http.MethodGet,
+		URL:          api.BuildURLWithQuery(mautrix.ClientURLPath{"v3", "sync"}, query),
+		ResponseJSON: &resp,
+		MaxAttempts:  1,
+	})
+	if err != nil {
+		return since, err
+	}
+	if resp.NextBatch == "" {
+		return since, errors.New("matrix sync answered without next_batch")
+	}
+	if err := c.handleBatch(ctx, &resp, first); err != nil {
+		return since, err
+	}
+	c.saveState(syncFile, syncState{UserID: c.cfg.UserID, NextBatch: resp.NextBatch})
+	if first {
+		c.log.Info("matrix first sync: earlier messages are not answered", "rooms", len(resp.Rooms.Join), "invites", len(resp.Rooms.Invite))
+	}
+	return resp.NextBatch, nil
+}
+
+// handleBatch joins the invites the allow list lets in, then hands each
+// room's new events over in order. An error (the agent could not take a
+// message) leaves the token where it was, so the batch comes again.
+func (c *Channel) handleBatch(ctx context.Context, resp *syncResponse, first bool) error {
+	for room, inv := range resp.Rooms.Invite {
+		if err := c.onInvite(ctx, room, inv.State.Events); err != nil {
+			return err
+		}
+	}
+	me, _ := c.identity()
+	for room, joined := range resp.Rooms.Join {
+		for _, raw := range joined.State.Events {
+			c.noteState(room, raw)
+		}
+		// A room just joined comes with the messages before the join: history, not for the bot.
+		from := 0
+		for i, raw := range joined.Timeline.Events {
+			if isOwnJoin(raw, me) {
+				from = i + 1
+			}
+		}
+		for i, raw := range joined.Timeline.Events {
+			c.noteState(room, raw)
+			if first || i < from {
+				continue
+			}
+			if err := c.onEvent(ctx, room, raw); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isOwnJoin tells whether an event is the bot's own join of the room.
+func isOwnJoin(raw json.RawMessage, me id.UserID) bool {
+	var ev struct {
+		Type     string `json:"type"`
+		StateKey string `json:"state_key"`
+		Content  struct {
+			Membership string `json:"membership"`
+		} `json:"content"`
+	}
+	return json.Unmarshal(raw, &ev) == nil && ev.Type == event.StateMember.Type &&
+		ev.StateKey == string(me) && ev.Content.Membership == "join"
+}
+
+// loadToken is the saved next_batch of this account ("" for a first start).
+func (c *Channel) loadToken() string {
+	var s syncState
+	if !c.loadState(syncFile, &s) || s.UserID != c.cfg.UserID {
+		return ""
+	}
+	return s.NextBatch
+}
