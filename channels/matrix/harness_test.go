@@ -41,6 +41,7 @@ type harness struct {
 	logs       *testenv.SyncBuffer
 	ch         *Channel
 	mgr        *channels.Manager
+	hub        *channels.StreamHub // stream events reach the channel through the manager
 	intake     *intake
 	stop       func()
 }
@@ -115,9 +116,10 @@ func (h *harness) start() {
 	mgr.Bus, mgr.Config, mgr.Log = h.intake, h.cfg, log
 	mgr.Add(ch)
 	ctx, cancel := context.WithCancel(context.Background())
-	require.Empty(t, mgr.Start(ctx, nil))
+	hub := channels.NewStreamHub()
+	require.Empty(t, mgr.Start(ctx, hub))
 	stopped := false
-	h.ch, h.mgr = ch, mgr
+	h.ch, h.mgr, h.hub = ch, mgr, hub
 	h.stop = func() {
 		if stopped {
 			return

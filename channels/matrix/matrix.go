@@ -52,7 +52,6 @@ type Channel struct {
 	// warned are rooms whose encrypted events were already logged.
 	warned  *channels.RecentKeys
 	members *memberCounts
-	streams *streams
 
 	mu          sync.Mutex
 	me          id.UserID
@@ -99,7 +98,6 @@ func New(deps channels.Deps) (*Channel, error) {
 		return nil, fmt.Errorf("channels.matrix.homeserver: %w", err)
 	}
 	c.client.Store(client)
-	c.streams = newStreams(c)
 	return c, nil
 }
 
@@ -145,7 +143,6 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		c.log.Warn("matrix login failed; retrying in the sync loop", "error", err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
-	c.streams.start(runCtx)
 	c.mu.Lock()
 	c.publish, c.cancel, c.done = publish, stop, make(chan struct{})
 	done := c.done
@@ -170,7 +167,6 @@ func (c *Channel) Stop(ctx context.Context) error {
 	grace := time.Duration(max(c.cfg.SyncStopGraceSeconds, 1)) * time.Second
 	select {
 	case <-done:
-		c.streams.wait()
 		return nil
 	case <-time.After(grace):
 		return errors.New("matrix sync loop did not stop in time")

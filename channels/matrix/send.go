@@ -37,9 +37,8 @@ func (c *Channel) MaxLength() int { return MaxMessageRunes }
 
 // SendPart implements channels.PartSender: a file uploaded and shown, a
 // piece of Markdown sent as body and HTML; the first piece answers the
-// user's event (m.in_reply_to, or the thread); the first piece of a turn's
-// answer replaces the event streamed for it (m.replace) instead of posting
-// another. The last part of an answer ends the bot's typing.
+// user's event (m.in_reply_to, or the thread). The last part of an answer
+// ends the bot's typing.
 func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
 	var (
 		eventID string
@@ -59,19 +58,21 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	return eventID, nil
 }
 
-func (c *Channel) sendText(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
-	if p.Index == len(r.Media) && r.Answer() && r.Turn != "" {
-		if streamed := c.streams.finish(r.Turn, r.Route); streamed != "" {
-			err := c.send(ctx, r.Route.ChatID, editContent(streamed, p.Text))
-			if err == nil {
-				return streamed, nil
-			}
-			if !isPermanent(err) {
-				return "", err
-			}
-			c.log.Warn("matrix streamed event not editable; sending the reply anew", "room", r.Route.ChatID, "event_id", streamed, "error", err)
-		}
+// EditMessage implements channels.Editor: the event's text replaced (m.replace).
+func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, eventID, text string) error {
+	return c.send(ctx, route.ChatID, editContent(eventID, text))
+}
+
+// StreamEvery implements channels.Editor: with channels.matrix.streaming
+// the manager draws a reply into one event, edited at most once a second.
+func (c *Channel) StreamEvery() time.Duration {
+	if !c.cfg.Streaming {
+		return 0
 	}
+	return time.Second
+}
+
+func (c *Channel) sendText(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
 	content := textContent(p.Text)
 	content.RelatesTo = relation(r.Route, p.Index == 0)
 	return c.post(ctx, r.Route.ChatID, content)

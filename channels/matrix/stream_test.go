@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -20,7 +19,7 @@ func TestStreamIsEditedInPlace(t *testing.T) {
 	asked := h.alice.SendText(t, room, "count")
 	in := h.waitInbound(1)[0]
 	delta := func(s string) {
-		h.ch.SendDelta(context.Background(), channels.StreamEvent{Route: in.Route, Turn: "turn-1", Delta: s})
+		h.hub.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: "turn-1", Delta: s})
 	}
 	delta("One")
 	require.Eventually(t, func() bool { mine, _ := h.botMessages(room); return len(mine) == 1 }, 30*time.Second, 20*time.Millisecond,
@@ -47,29 +46,31 @@ func TestStreamIsEditedInPlace(t *testing.T) {
 	require.Equal(t, "* One, two, **three**.", last[len(last)-1].Body(), "the fallback older clients show")
 }
 
-// TestStreamAfterToolStartsAnewEvent: text streamed before a tool stays;
-// the model call after it streams into a new event, which the answer replaces.
+// TestStreamAfterToolStartsANewEvent: text streamed before a tool stays,
+// the tool's hint is shown (sendToolHints), the model call after it streams
+// into a new event, which the answer replaces.
 func TestStreamAfterToolStartsANewEvent(t *testing.T) {
 	h := startHarness(t, map[string]any{"streaming": true})
 	room := h.dm(h.alice)
 	h.alice.SendText(t, room, "look around")
 	in := h.waitInbound(1)[0]
 	send := func(ev channels.StreamEvent) {
-		ev.Route, ev.Turn = in.Route, "turn-1"
-		h.ch.SendDelta(context.Background(), ev)
+		ev.SessionKey, ev.Route, ev.Turn = in.SessionKey, in.Route, "turn-1"
+		h.hub.Publish(ev)
 	}
 	send(channels.StreamEvent{Delta: "Let me look."})
 	send(channels.StreamEvent{End: true})
 	require.Eventually(t, func() bool { mine, _ := h.botMessages(room); return len(mine) == 1 }, 30*time.Second, 20*time.Millisecond)
 	send(channels.StreamEvent{ToolHint: "list_dir ."})
 	send(channels.StreamEvent{Iteration: 1, Delta: "Two files."})
-	require.Eventually(t, func() bool { mine, _ := h.botMessages(room); return len(mine) == 2 }, 30*time.Second, 20*time.Millisecond,
-		"the call after the tool streams into a new event")
+	require.Eventually(t, func() bool { mine, _ := h.botMessages(room); return len(mine) == 3 }, 30*time.Second, 20*time.Millisecond,
+		"the hint, then the call after the tool streams into a new event")
 	h.answer(in, "turn-1", "Two files: a and b.")
 	mine, all := h.botMessages(room)
-	require.Len(t, mine, 2)
+	require.Len(t, mine, 3)
 	require.Equal(t, "Let me look.", dendritepeer.ShownBody(all, mine[0]))
-	require.Equal(t, "Two files: a and b.", dendritepeer.ShownBody(all, mine[1]))
+	require.Equal(t, "↳ list_dir .", dendritepeer.ShownBody(all, mine[1]))
+	require.Equal(t, "Two files: a and b.", dendritepeer.ShownBody(all, mine[2]))
 }
 
 // TestStreamingOffPostsOnce: without streaming (nanobot's default) deltas
@@ -79,7 +80,7 @@ func TestStreamingOffPostsOnce(t *testing.T) {
 	room := h.dm(h.alice)
 	h.alice.SendText(t, room, "hi")
 	in := h.waitInbound(1)[0]
-	h.ch.SendDelta(context.Background(), channels.StreamEvent{Route: in.Route, Turn: "turn-1", Delta: "Hel"})
+	h.hub.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: "turn-1", Delta: "Hel"})
 	h.answer(in, "turn-1", "Hello.")
 	mine, all := h.botMessages(room)
 	require.Len(t, mine, 1)
