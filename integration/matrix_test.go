@@ -79,14 +79,15 @@ func TestMatrixGatewayEndToEnd(t *testing.T) {
 		mine := dendritepeer.From(all, bot)
 		return len(mine) >= 1 && dendritepeer.ShownBody(all, mine[len(mine)-1]) == "I see `notes.txt`."
 	}, 60*time.Second, 50*time.Millisecond, "no answer to the mention")
-	mine := dendritepeer.From(alice.Messages(t, room), bot)
-	require.Len(t, mine, 1, "one answer: the chatter was not answered")
-	require.Equal(t, mention, mine[0].ReplyTo())
+	all := alice.Messages(t, room)
+	mine := dendritepeer.From(all, bot)
+	require.Len(t, mine, 2, "the tool's hint and one answer: the chatter was not answered")
+	require.Equal(t, "↳ list_dir .", dendritepeer.ShownBody(all, mine[0]), "sendToolHints shows the tool as it runs")
+	require.Equal(t, mention, mine[1].ReplyTo())
 
 	// A slow answer streams into one event edited in place.
 	alice.SendText(t, dm, "count slowly")
 	var streamed dendritepeer.Event
-	var all []dendritepeer.Event
 	require.Eventually(t, func() bool {
 		all = alice.Messages(t, dm)
 		mine := dendritepeer.From(all, bot)
