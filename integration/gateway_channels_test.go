@@ -10,17 +10,23 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/channels/email/mailpeer"
+	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
 	"github.com/nanobot-durable/nanobot/channels/slack/slackpeer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 )
 
 // TestOneGatewayHoldsEveryChannel: one `nanobot gateway` with Telegram,
-// Slack and the API enabled holds a conversation on each, against the
-// peers (telegram-test-api, slack-go's slacktest in Socket Mode, go-openai).
+// Slack, Email, Matrix and the API enabled holds a conversation on each,
+// against the peers (telegram-test-api, Slack Socket Mode at the wire, a
+// real Dovecot with an SMTP recorder, a real dendrite, go-openai).
 func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 	tg := startTelegramEmulator(t)
 	peer := slackpeer.New(t)
+	imap, smtp := mailpeer.StartIMAP(t), mailpeer.StartSMTP(t)
+	hs := dendritepeer.StartDendrite(t)
+	bot, alice := hs.RegisterUser(t, "nanobot"), hs.RegisterUser(t, "alice")
 	dev := testenv.StartDevServer(t)
 	// Each channel's question gets its own answer, whatever order they arrive in.
 	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
@@ -32,6 +38,10 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 			return modeltest.Text("Hello, Slack.")
 		case strings.Contains(last, "from the api"):
 			return modeltest.Text("Hello, API.")
+		case strings.Contains(last, "from email"):
+			return modeltest.Text("Hello, Email.")
+		case strings.Contains(last, "from matrix"):
+			return modeltest.Text("Hello, Matrix.")
 		}
 		return modeltest.Text("Hello again.")
 	})
@@ -42,6 +52,12 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 			"telegram": map[string]any{"enabled": true, "token": tg.Token, "apiBase": tg.URL, "allowFrom": []string{"1001"}},
 			"slack": map[string]any{"enabled": true, "botToken": "xoxb-e2e", "appToken": "xapp-e2e", "apiBase": peer.APIURL(),
 				"allowFrom": []string{"U0ALICE01"}},
+			"email": map[string]any{"enabled": true, "consentGranted": true,
+				"imapHost": imap.Host, "imapPort": imap.Port, "imapUsername": imap.User, "imapPassword": imap.Pass, "imapUseSsl": false,
+				"smtpHost": smtp.Host, "smtpPort": smtp.Port, "smtpUsername": smtp.User, "smtpPassword": smtp.Pass, "smtpUseTls": false,
+				"fromAddress": mailpeer.User, "allowFrom": []string{"alice@example.org"}, "verifyDkim": false, "verifySpf": false},
+			"matrix": map[string]any{"enabled": true, "homeserver": hs.URL, "userId": bot.ID, "accessToken": bot.Token,
+				"deviceId": bot.DeviceID, "allowFrom": []string{alice.ID}},
 		},
 		"api": map[string]any{"enabled": true, "port": apiPort},
 	})
@@ -50,9 +66,10 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 	peer.Hello()
 	require.Eventually(t, func() bool {
 		s := out.String()
-		return strings.Contains(s, "  telegram: @") && strings.Contains(s, "  slack: Socket Mode") && strings.Contains(s, "  api: http://127.0.0.1:")
+		return strings.Contains(s, "  telegram: @") && strings.Contains(s, "  slack: Socket Mode") && strings.Contains(s, "  api: http://127.0.0.1:") &&
+			strings.Contains(s, "  email: "+mailpeer.User) && strings.Contains(s, "  matrix: "+bot.ID)
 	}, 60*time.Second, 50*time.Millisecond, "the banner names every channel:\n%s", out)
-	require.Contains(t, out.String(), "Channels: [api slack telegram]")
+	require.Contains(t, out.String(), "Channels: [api email matrix slack telegram]")
 
 	tg.say(t, tgUser{ID: 1001, FirstName: "Alice", Username: "alice"}, 1001, "private", "hi from telegram")
 	peer.Push("env-1", "Ev0001", 0, slackpeer.AppMention("C0E2E0001", "U0ALICE01", "1700000000.000100", "", "<@"+slackpeer.BotUserID+"> hi from slack"))
@@ -63,6 +80,12 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, "Hello, API.", resp.Choices[0].Message.Content)
+	imap.Deliver(mailpeer.Compose("hi from email\n", "From: Alice <alice@example.org>", "To: "+mailpeer.User,
+		"Subject: Hello", "Message-ID: <every-1@example.org>", "Date: Mon, 02 Jun 2025 10:00:00 +0000",
+		"MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8"))
+	dm := alice.CreateRoom(t, true, bot)
+	require.Eventually(t, func() bool { return alice.Joined(t, dm, bot) }, 60*time.Second, 50*time.Millisecond, "the bot joins the Matrix DM")
+	asked := alice.SendText(t, dm, "hi from matrix")
 
 	require.Eventually(t, func() bool {
 		msgs := tg.botMessages(t, 1001)
@@ -76,8 +99,17 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 		shown, _ := peer.Shown("C0E2E0001", posts[0].TS)
 		return shown == "Hello, Slack."
 	}, 60*time.Second, 50*time.Millisecond, "slack reply in the thread")
-	require.Equal(t, 3, model.Count(), "one model call per channel's message")
-	for _, key := range []string{"telegram:1001", "slack:C0E2E0001", "api:default"} {
+	require.Eventually(t, func() bool {
+		mails := smtp.Mails()
+		return len(mails) == 1 && strings.Contains(mails[0].Text, "Hello, Email.") && mails[0].Header.Get("In-Reply-To") == "<every-1@example.org>"
+	}, 60*time.Second, 50*time.Millisecond, "email reply, threaded")
+	require.Eventually(t, func() bool {
+		all := alice.Messages(t, dm)
+		mine := dendritepeer.From(all, bot)
+		return len(mine) == 1 && dendritepeer.ShownBody(all, mine[0]) == "Hello, Matrix." && mine[0].ReplyTo() == asked
+	}, 60*time.Second, 50*time.Millisecond, "matrix reply to alice's event")
+	require.Equal(t, 5, model.Count(), "one model call per channel's message")
+	for _, key := range []string{"telegram:1001", "slack:C0E2E0001", "api:default", "email:alice@example.org", "matrix:" + dm} {
 		_, msgs := sessionLines(t, home, key)
 		require.Len(t, msgs, 2, "session %s: the message and its reply", key)
 	}
