@@ -52,7 +52,8 @@ func startHarness(t *testing.T, block map[string]any) *harness {
 	return startOn(t, peer, block)
 }
 
-func startOn(t *testing.T, peer *discordpeer.Peer, block map[string]any) *harness {
+// depsFor are a channel's deps: block over a token and the peer's apiBase.
+func depsFor(t *testing.T, peer *discordpeer.Peer, block map[string]any) channels.Deps {
 	t.Helper()
 	b := map[string]any{"enabled": true, "token": discordpeer.Token, "apiBase": peer.URL(), "allowFrom": []string{"*"},
 		"workingEmoji": ""}
@@ -63,10 +64,17 @@ func startOn(t *testing.T, peer *discordpeer.Peer, block map[string]any) *harnes
 	require.NoError(t, err)
 	cfg := config.Default()
 	cfg.Channels.Other = map[string]json.RawMessage{"discord": raw}
+	return channels.Deps{Config: cfg, Workspace: t.TempDir(),
+		Log: slog.New(slog.NewTextHandler(&testenv.SyncBuffer{}, nil))}
+}
+
+func startOn(t *testing.T, peer *discordpeer.Peer, block map[string]any) *harness {
+	t.Helper()
+	deps := depsFor(t, peer, block)
 	logs := &testenv.SyncBuffer{}
-	workspace := t.TempDir()
-	ch, err := New(channels.Deps{Config: cfg, Workspace: workspace,
-		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	deps.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	workspace := deps.Workspace
+	ch, err := New(deps)
 	require.NoError(t, err)
 	h := &harness{t: t, peer: peer, ch: ch, logs: logs, workspace: workspace}
 	ctx, cancel := context.WithCancel(context.Background())

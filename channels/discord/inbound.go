@@ -39,6 +39,8 @@ func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 		case c.events <- append([]byte(nil), e.RawData...):
 		case <-ctx.Done():
 		}
+	default:
+		c.log.Debug("discord gateway event ignored", "type", e.Type, "seq", e.Sequence)
 	}
 }
 

@@ -120,7 +120,10 @@ func idOf(raw []byte) string {
 	if json.Unmarshal(raw, &probe) != nil || len(probe.ID) == 0 {
 		return "?"
 	}
-	s := string(probe.ID)
+	var s string
+	if json.Unmarshal(probe.ID, &s) != nil {
+		s = string(probe.ID) // a number, say
+	}
 	if len(s) > 40 {
 		s = s[:40]
 	}

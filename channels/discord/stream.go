@@ -37,6 +37,7 @@ type chatStream struct {
 	segs     []*segment
 	painting bool
 	idle     chan struct{} // closed when the painter stops
+	wake     chan struct{} // a new event for a painter waiting out the interval
 	last     time.Time     // the painter's last REST call
 }
 
@@ -70,7 +71,7 @@ func (st *streams) record(ev channels.StreamEvent) {
 	key := streamKey(ev.Route)
 	cs := st.chats[key]
 	if cs == nil {
-		cs = &chatStream{route: ev.Route}
+		cs = &chatStream{route: ev.Route, wake: make(chan struct{}, 1)}
 		st.chats[key] = cs
 	}
 	cs.dropOtherTurns(ev.Turn)
@@ -103,6 +104,10 @@ func (st *streams) record(ev channels.StreamEvent) {
 		s.text += ev.Delta
 	default:
 		return
+	}
+	select {
+	case cs.wake <- struct{}{}:
+	default:
 	}
 	ctx := st.c.runContext()
 	if !cs.painting && ctx != nil {
@@ -184,10 +189,13 @@ func (st *streams) paint(ctx context.Context, cs *chatStream) {
 		}
 		st.mu.Unlock()
 		if wait > 0 {
+			timer := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
-			case <-time.After(wait):
+			case <-cs.wake: // the call may have ended: that is drawn at once
+			case <-timer.C:
 			}
+			timer.Stop()
 			continue // draw the newest text, not the one seen before the wait
 		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)

@@ -234,6 +234,16 @@ func (p *Peer) CloseGateway(code int) {
 	_ = c.ws.Close()
 }
 
+// ForgetSession ends the bot's session on the gateway's side: its next
+// RESUME gets INVALID_SESSION.
+func (p *Peer) ForgetSession() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sess != nil {
+		p.sess.id = "forgotten-" + p.sess.id
+	}
+}
+
 // Reconnect sends op 7: the bot is to reconnect and resume.
 func (p *Peer) Reconnect() {
 	p.mu.Lock()
