@@ -183,6 +183,12 @@ func (st *streams) paint(ctx context.Context, cs *chatStream) {
 			return
 		}
 		id, route := seg.msgID, cs.route
+		ref := st.c.reference(route, 0)
+		for _, s := range cs.segs {
+			if s.turn == seg.turn && s.msgID != "" {
+				ref = nil // only the turn's first message answers the user's
+			}
+		}
 		var wait time.Duration
 		if id != "" && !seg.ended {
 			wait = st.interval - time.Since(cs.last)
@@ -201,7 +207,7 @@ func (st *streams) paint(ctx context.Context, cs *chatStream) {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		var err error
 		if id == "" {
-			id, err = st.c.post(cctx, route.ChatID, newMessage(text, st.c.reference(route, 0)))
+			id, err = st.c.post(cctx, route.ChatID, newMessage(text, ref))
 		} else {
 			err = st.c.edit(cctx, route.ChatID, id, text)
 		}

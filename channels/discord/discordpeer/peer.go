@@ -116,6 +116,10 @@ func New(t testing.TB) *Peer {
 	}
 	mux.HandleFunc("/attachments/", p.attachment)
 	mux.HandleFunc("/api/", p.rest)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("discordpeer: the bot called %s %s, which Discord does not serve", r.Method, r.URL)
+		http.NotFound(w, r)
+	})
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		p.Release()
