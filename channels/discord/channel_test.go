@@ -2,6 +2,8 @@ package discord
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,13 +177,16 @@ func TestTypingAndReactions(t *testing.T) {
 func TestAttachmentInIsDownloaded(t *testing.T) {
 	h := startHarness(t, nil)
 	png := []byte("\x89PNG\r\n\x1a\nnot really")
+	// Not Discord's CDN (nor apiBase): never fetched.
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("evil")) }))
+	defer elsewhere.Close()
 	url := h.peer.AddFile(dm, "700000000000000002", "cat.png", png)
 	h.peer.Say(discordpeer.Incoming{ChannelID: dm, Author: alice, Content: "see this",
 		Attachments: []discordpeer.Attachment{
 			{ID: "700000000000000002", Filename: "cat.png", ContentType: "image/png", Size: len(png), URL: url},
 			{ID: "700000000000000003", Filename: "huge.bin", Size: 50 << 20, URL: url},
 			{ID: "700000000000000004", Filename: "gone.txt", Size: 4, URL: h.peer.URL() + "/attachments/nope"},
-			{ID: "700000000000000005", Filename: "evil.txt", Size: 4, URL: "http://example.invalid/x"},
+			{ID: "700000000000000005", Filename: "evil.txt", Size: 4, URL: elsewhere.URL + "/x"},
 		}})
 	got := h.waitPublished(1)[0]
 	want := filepath.Join(h.workspace, "media", "discord-700000000000000002-cat.png")
