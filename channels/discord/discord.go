@@ -42,7 +42,7 @@ type Channel struct {
 
 	seen    *channels.RecentKeys // message ids taken in
 	events  chan []byte          // MESSAGE_CREATE payloads, handled in order
-	streams *streams
+	streams *channels.EditStreams
 	working *workingEmojis
 
 	mu      sync.Mutex
@@ -94,7 +94,9 @@ func New(deps channels.Deps) (*Channel, error) {
 		c.toolHints = deps.Config.Channels.SendToolHints
 		c.unified = deps.Config.Agents.Defaults.UnifiedSession
 	}
-	c.streams = newStreams(c)
+	c.streams = channels.NewEditStreams(drawer{c}, channels.EditStreamOptions{
+		Interval: streamInterval, Wait: streamWait, Streaming: cfg.Streaming, ToolHints: c.toolHints, Log: log,
+	})
 	c.working = newWorkingEmojis(c)
 	api.AddHandler(c.onEvent)
 	api.AddHandler(c.onConnect)
@@ -136,6 +138,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	c.mu.Lock()
 	c.publish, c.runCtx, c.cancel = publish, runCtx, cancel
 	c.mu.Unlock()
+	c.streams.Start(runCtx)
 	meCtx, done := context.WithTimeout(ctx, callTimeout)
 	me, err := c.api.User("@me", discordgo.WithContext(meCtx))
 	done()
@@ -238,13 +241,6 @@ func (c *Channel) bot() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.botID
-}
-
-// runContext is the context of the running channel (nil before Start).
-func (c *Channel) runContext() context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.runCtx
 }
 
 // callCtx bounds a REST call made on the channel's own behalf.

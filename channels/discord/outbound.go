@@ -43,7 +43,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	}
 	text := render(p.Text)
 	if p.Index == len(r.Media) && r.Turn != "" && r.Answer() {
-		if id, shown := c.streams.take(r.Route, r.Turn); id != "" {
+		if id, shown := c.streams.Take(r.Route, r.Turn); id != "" {
 			return c.takeOver(ctx, r.Route, id, shown, text, ref)
 		}
 	}

@@ -52,7 +52,7 @@ func TestStreamEditsOneMessageAndTheAnswerTakesItOver(t *testing.T) {
 
 func TestStreamEditsAreSpaced(t *testing.T) {
 	h := startHarness(t, nil)
-	h.ch.streams.interval = time.Hour // no edit is due until the call ends
+	h.ch.streams.Options.Interval = time.Hour // no edit is due until the call ends
 	ctx := context.Background()
 	h.ch.SendDelta(ctx, delta(dm, "t1", "one"))
 	require.Eventually(t, func() bool { return len(h.peer.Messages(dm)) == 1 }, 10*time.Second, 10*time.Millisecond)
@@ -110,4 +110,25 @@ func TestStreamedMessageGoneIsPostedAnew(t *testing.T) {
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 2)
 	require.Equal(t, "The answer.", msgs[1].Content)
+}
+
+func TestStreamedTurnAnswersTheUserOnce(t *testing.T) {
+	h := startHarness(t, nil)
+	ctx := context.Background()
+	hint := delta(dm, "t1", "")
+	hint.ToolHint = "read_file README.md"
+	h.ch.SendDelta(ctx, hint)
+	require.Eventually(t, func() bool { return len(h.peer.Messages(dm)) == 1 }, 10*time.Second, 10*time.Millisecond)
+	text := delta(dm, "t1", "It says hello.")
+	text.Iteration = 2
+	h.ch.SendDelta(ctx, text)
+	text.Delta, text.End = "", true
+	h.ch.SendDelta(ctx, text)
+	require.NoError(t, h.ch.Send(ctx, reply(dm, "1300000000000000004", "t1", "It says hello.")))
+	msgs := h.peer.Messages(dm)
+	require.Len(t, msgs, 2)
+	require.Equal(t, "-# ↳ read_file README.md", msgs[0].Content)
+	require.Equal(t, "1300000000000000004", msgs[0].ReplyTo, "the turn's first message answers the user's")
+	require.Equal(t, "It says hello.", msgs[1].Content)
+	require.Empty(t, msgs[1].ReplyTo, "the others do not")
 }
