@@ -3,6 +3,7 @@ module github.com/nanobot-durable/nanobot
 go 1.26.8
 
 require (
+	github.com/bwmarrin/discordgo v0.28.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/chzyer/readline v1.5.1

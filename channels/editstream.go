@@ -25,6 +25,12 @@ type Editor interface {
 	StreamEvery() time.Duration
 }
 
+// HintDrawer is an Editor that shows a tool hint its own way (Discord's
+// small grey subtext); others show "↳ hint".
+type HintDrawer interface {
+	DrawHint(hint string) string
+}
+
 // streamTakeWait bounds how long an answer waits for drawing to finish.
 const streamTakeWait = 15 * time.Second
 
@@ -43,6 +49,7 @@ type drawing struct {
 	segs     []*segment
 	painting bool
 	idle     chan struct{} // closed when the painter stops
+	wake     chan struct{} // a new event for a painter waiting out the interval
 	last     time.Time
 }
 
@@ -52,6 +59,7 @@ type segment struct {
 	iter   int
 	hint   bool
 	text   string
+	ended  bool   // the model call finished: drawn at once, not paced
 	id     string // "" until posted
 	shown  string
 	failed bool // drawing failed: the answer is sent whole
@@ -71,7 +79,7 @@ func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
 		if e.chats == nil {
 			e.chats = map[string]*drawing{}
 		}
-		d = &drawing{c: c, route: ev.Route}
+		d = &drawing{c: c, route: ev.Route, wake: make(chan struct{}, 1)}
 		e.chats[key] = d
 	}
 	d.keepTurn(ev.Turn)
@@ -80,12 +88,22 @@ func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
 		if !e.hints {
 			return
 		}
-		d.segs = append(d.segs, &segment{turn: ev.Turn, iter: ev.Iteration, hint: true, text: "↳ " + ev.ToolHint})
+		text := "↳ " + ev.ToolHint
+		if h, ok := c.(HintDrawer); ok {
+			text = h.DrawHint(ev.ToolHint)
+		}
+		d.segs = append(d.segs, &segment{turn: ev.Turn, iter: ev.Iteration, hint: true, text: text})
 	case ev.Reset:
 		if s := d.find(ev.Turn, ev.Iteration); s != nil {
-			s.text = "" // the retried call draws over the same message
+			s.text, s.ended = "", false // the retried call draws over the same message
 		}
 		return
+	case ev.End:
+		s := d.find(ev.Turn, ev.Iteration)
+		if s == nil {
+			return
+		}
+		s.ended = true
 	case ev.Delta != "":
 		s := d.find(ev.Turn, ev.Iteration)
 		if s == nil {
@@ -99,6 +117,11 @@ func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
 	if !d.painting {
 		d.painting, d.idle = true, make(chan struct{})
 		go e.paint(context.WithoutCancel(ctx), d)
+		return
+	}
+	select {
+	case d.wake <- struct{}{}:
+	default: // the painter is already woken
 	}
 }
 
@@ -109,6 +132,21 @@ func (d *drawing) find(turn string, iter int) *segment {
 		}
 	}
 	return nil
+}
+
+// posted counts the turn's messages drawn before seg: a channel answers the
+// user's message with the first only (its Part.Index is 0).
+func (d *drawing) posted(seg *segment) int {
+	n := 0
+	for _, s := range d.segs {
+		if s == seg {
+			break
+		}
+		if s.turn == seg.turn && s.id != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // keepTurn forgets what earlier turns left drawn (their answer was sent).
@@ -154,18 +192,22 @@ func (e *editStreams) paint(ctx context.Context, d *drawing) {
 			return
 		}
 		id, wait := seg.id, time.Duration(0)
-		if id != "" {
+		if id != "" && !seg.ended {
 			wait = d.c.StreamEvery() - time.Since(d.last)
 		}
+		index := d.posted(seg)
 		e.mu.Unlock()
 		if wait > 0 {
-			time.Sleep(wait) // the painter's own pace; the newest text is drawn after it
+			select { // the painter's own pace; an ended call is drawn at once
+			case <-time.After(wait):
+			case <-d.wake:
+			}
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, platformCall)
 		var err error
 		if id == "" {
-			id, err = d.c.SendPart(cctx, Reply{Route: d.route, Turn: seg.turn, Kind: protocol.ReplyMessage}, Part{Text: text, Last: true})
+			id, err = d.c.SendPart(cctx, Reply{Route: d.route, Turn: seg.turn, Kind: protocol.ReplyMessage}, Part{Index: index, Text: text, Last: true})
 		} else {
 			err = d.c.EditMessage(cctx, d.route, id, text)
 		}

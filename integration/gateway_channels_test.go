@@ -10,6 +10,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/channels/discord/discordpeer"
 	"github.com/nanobot-durable/nanobot/channels/email/mailpeer"
 	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
 	"github.com/nanobot-durable/nanobot/channels/slack/slackpeer"
@@ -18,14 +19,16 @@ import (
 )
 
 // TestOneGatewayHoldsEveryChannel: one `nanobot gateway` with Telegram,
-// Slack, Email, Matrix and the API enabled holds a conversation on each,
-// against the peers (telegram-test-api, Slack Socket Mode at the wire, a
-// real Dovecot with an SMTP recorder, a real dendrite, go-openai).
+// Slack, Discord, Email, Matrix and the API enabled holds a conversation on
+// each, against the peers (telegram-test-api, Slack Socket Mode and Discord
+// at the wire, a real Dovecot with an SMTP recorder, a real dendrite, go-openai).
 func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 	tg := startTelegramEmulator(t)
 	peer := slackpeer.New(t)
 	imap, smtp := mailpeer.StartIMAP(t), mailpeer.StartSMTP(t)
 	hs := dendritepeer.StartDendrite(t)
+	dc := discordpeer.New(t)
+	dc.DM(discordDM)
 	bot, alice := hs.RegisterUser(t, "nanobot"), hs.RegisterUser(t, "alice")
 	dev := testenv.StartDevServer(t)
 	// Each channel's question gets its own answer, whatever order they arrive in.
@@ -38,6 +41,8 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 			return modeltest.Text("Hello, Slack.")
 		case strings.Contains(last, "from the api"):
 			return modeltest.Text("Hello, API.")
+		case strings.Contains(last, "from discord"):
+			return modeltest.Text("Hello, Discord.")
 		case strings.Contains(last, "from email"):
 			return modeltest.Text("Hello, Email.")
 		case strings.Contains(last, "from matrix"):
@@ -56,6 +61,8 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 				"imapHost": imap.Host, "imapPort": imap.Port, "imapUsername": imap.User, "imapPassword": imap.Pass, "imapUseSsl": false,
 				"smtpHost": smtp.Host, "smtpPort": smtp.Port, "smtpUsername": smtp.User, "smtpPassword": smtp.Pass, "smtpUseTls": false,
 				"fromAddress": mailpeer.User, "allowFrom": []string{"alice@example.org"}, "verifyDkim": false, "verifySpf": false},
+			"discord": map[string]any{"enabled": true, "token": discordpeer.Token, "apiBase": dc.URL(),
+				"allowFrom": []string{discordAlice.ID}, "workingEmoji": ""},
 			"matrix": map[string]any{"enabled": true, "homeserver": hs.URL, "userId": bot.ID, "accessToken": bot.Token,
 				"deviceId": bot.DeviceID, "allowFrom": []string{alice.ID}},
 		},
@@ -67,9 +74,11 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 	require.Eventually(t, func() bool {
 		s := out.String()
 		return strings.Contains(s, "  telegram: @") && strings.Contains(s, "  slack: Socket Mode") && strings.Contains(s, "  api: http://127.0.0.1:") &&
-			strings.Contains(s, "  email: "+mailpeer.User) && strings.Contains(s, "  matrix: "+bot.ID)
+			strings.Contains(s, "  email: "+mailpeer.User) && strings.Contains(s, "  matrix: "+bot.ID) && strings.Contains(s, "  discord: @")
 	}, 60*time.Second, 50*time.Millisecond, "the banner names every channel:\n%s", out)
-	require.Contains(t, out.String(), "Channels: [api email matrix slack telegram]")
+	require.Contains(t, out.String(), "Channels: [api discord email matrix slack telegram]")
+	require.Eventually(t, dc.Connected, time.Minute, 50*time.Millisecond, "the Discord gateway never identified")
+	hi := dc.Say(discordpeer.Incoming{ChannelID: discordDM, Author: discordAlice, Content: "hi from discord"})
 
 	tg.say(t, tgUser{ID: 1001, FirstName: "Alice", Username: "alice"}, 1001, "private", "hi from telegram")
 	peer.Push("env-1", "Ev0001", 0, slackpeer.AppMention("C0E2E0001", "U0ALICE01", "1700000000.000100", "", "<@"+slackpeer.BotUserID+"> hi from slack"))
@@ -108,8 +117,12 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 		mine := dendritepeer.From(all, bot)
 		return len(mine) == 1 && dendritepeer.ShownBody(all, mine[0]) == "Hello, Matrix." && mine[0].ReplyTo() == asked
 	}, 60*time.Second, 50*time.Millisecond, "matrix reply to alice's event")
-	require.Equal(t, 5, model.Count(), "one model call per channel's message")
-	for _, key := range []string{"telegram:1001", "slack:C0E2E0001", "api:default", "email:alice@example.org", "matrix:" + dm} {
+	require.Eventually(t, func() bool {
+		msgs := dc.Messages(discordDM)
+		return len(msgs) == 1 && msgs[0].Content == "Hello, Discord." && msgs[0].ReplyTo == hi
+	}, 60*time.Second, 50*time.Millisecond, "discord reply to alice's message")
+	require.Equal(t, 6, model.Count(), "one model call per channel's message")
+	for _, key := range []string{"telegram:1001", "slack:C0E2E0001", "discord:" + discordDM, "api:default", "email:alice@example.org", "matrix:" + dm} {
 		_, msgs := sessionLines(t, home, key)
 		require.Len(t, msgs, 2, "session %s: the message and its reply", key)
 	}

@@ -45,6 +45,9 @@ var channelRows = map[string]func(cfg *config.Config){
 			"smtpHost": "127.0.0.1", "smtpUsername": "bot", "smtpPassword": "pw",
 			"fromAddress": "bot@example.com", "allowFrom": []string{"owner@example.com"}})
 	},
+	"discord": func(cfg *config.Config) {
+		block(cfg, "discord", map[string]any{"enabled": true, "token": "discord-token", "allowFrom": []string{"owner"}})
+	},
 	"matrix": func(cfg *config.Config) {
 		block(cfg, "matrix", map[string]any{"enabled": true, "homeserver": "http://127.0.0.1:8008",
 			"userId": "@bot:example.org", "accessToken": "syt_test", "allowFrom": []string{"@owner:example.org"}})

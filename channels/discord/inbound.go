@@ -1,0 +1,160 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// onEvent sees every gateway dispatch, raw. It runs in discordgo's read
+// loop (SyncEvents), so it only notes who the bot is and queues messages.
+func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
+	switch e.Type {
+	case "READY":
+		var ready struct {
+			SessionID string `json:"session_id"`
+			User      user   `json:"user"`
+		}
+		if err := json.Unmarshal(e.RawData, &ready); err != nil || ready.User.ID == "" {
+			c.log.Warn("discord READY without the bot's user", "error", err)
+			return
+		}
+		c.setBot(ready.User.ID, ready.User.Username)
+		c.log.Info("discord gateway ready", "bot", "@"+ready.User.Username, "id", ready.User.ID, "session", ready.SessionID)
+	case "MESSAGE_CREATE":
+		c.mu.Lock()
+		ctx := c.runCtx
+		c.mu.Unlock()
+		if ctx == nil {
+			return
+		}
+		select {
+		case c.events <- append([]byte(nil), e.RawData...):
+		case <-ctx.Done():
+		}
+	default:
+		c.log.Debug("discord gateway event ignored", "type", e.Type, "seq", e.Sequence)
+	}
+}
+
+func (c *Channel) handleQueue(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case raw := <-c.events:
+			c.handle(ctx, raw)
+		}
+	}
+}
+
+// handle takes one MESSAGE_CREATE in: checked, de-duplicated, filtered by
+// nanobot's rules, turned into an inbound message and published.
+func (c *Channel) handle(ctx context.Context, raw []byte) {
+	m, id, err := decodeMessage(raw)
+	if err != nil {
+		c.log.Warn("discord message dropped", "message_id", id, "error", err)
+		return
+	}
+	// A resumed session replays what it missed; a message is taken in once.
+	if c.seen.Add("message:" + m.ID) {
+		c.log.Info("discord message redelivered; already taken in", "message_id", m.ID, "channel_id", m.ChannelID)
+		return
+	}
+	botID := c.bot()
+	parent := ""
+	if !m.isDM() {
+		parent = c.threadParent(m.ChannelID)
+	}
+	if why := c.skipReason(m, botID, parent); why != "" {
+		c.log.Debug("discord message skipped", "why", why, "message_id", m.ID, "channel_id", m.ChannelID, "author", m.Author.ID)
+		return
+	}
+	msg := c.inbound(m, botID, parent)
+	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
+		media, notes := c.downloadAll(ctx, m)
+		msg.Media = append(msg.Media, media...)
+		if len(notes) > 0 {
+			msg.Content = strings.TrimSpace(strings.Join(append([]string{msg.Content}, notes...), "\n"))
+		}
+		return nil
+	}
+	c.mu.Lock()
+	publish := c.publish
+	c.mu.Unlock()
+	err = publish(ctx, msg, admitted)
+	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
+		return // a refused sender was logged by the manager
+	}
+	c.log.Error("discord message could not be handed to the agent", "message_id", m.ID, "channel_id", m.ChannelID, "author", m.Author.ID, "error", err)
+}
+
+// emptyMessage is what the model reads for a message with nothing in it, as in nanobot.
+const emptyMessage = "[empty message]"
+
+// inbound is the message the agent gets: the chat is the Discord channel
+// (a thread is its own channel, so the answer lands in it) and a thread has
+// a session of its own.
+func (c *Channel) inbound(m message, botID, parent string) protocol.Inbound {
+	content := stripMention(m.Content, botID)
+	if content == "" && len(m.Attachments) == 0 {
+		content = emptyMessage
+	}
+	meta := map[string]string{channels.MetaMessageID: m.ID}
+	if m.GuildID != "" {
+		meta["guild_id"] = m.GuildID
+	}
+	if r := m.MessageReference; r != nil && r.MessageID != "" {
+		meta["reply_to"] = r.MessageID
+	}
+	msg := protocol.Inbound{
+		ID: "discord:" + m.ID,
+		Route: protocol.Route{
+			Channel: Name, ChatID: m.ChannelID, SenderID: m.Author.ID, ReplyTo: m.ID,
+		},
+		Content: content, Group: !m.isDM(), SentAt: sentAt(m.Timestamp), Metadata: meta,
+	}
+	if parent != "" {
+		meta["parent_channel_id"], meta["thread_id"] = parent, m.ChannelID
+		if !c.unified {
+			msg.SessionKey = protocol.SessionKey(Name, parent+":thread:"+m.ChannelID)
+		}
+	}
+	return msg
+}
+
+// threadParent is the parent channel of a thread, "" for any other
+// channel: from the gateway's state (GUILD_CREATE, THREAD_CREATE), else
+// asked of the REST API once and remembered.
+func (c *Channel) threadParent(channelID string) string {
+	ch, err := c.api.State.Channel(channelID)
+	if err != nil {
+		ctx, cancel := c.callCtx()
+		ch, err = c.api.Channel(channelID, discordgo.WithContext(ctx))
+		cancel()
+		if err != nil {
+			c.log.Warn("discord channel not found; taking it as a plain channel", "channel_id", channelID, "error", err)
+			return ""
+		}
+		_ = c.api.State.ChannelAdd(ch) // fails only for a guild not in the state yet
+	}
+	if ch.IsThread() {
+		return ch.ParentID
+	}
+	return ""
+}
+
+func sentAt(ts string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return time.Now()
+	}
+	return t
+}

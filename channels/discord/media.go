@@ -1,0 +1,123 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// maxDownload bounds an attachment taken into the workspace (nanobot's 20 MB).
+const maxDownload = 20 << 20
+
+// cdnHosts serve Discord's attachments; nothing else is fetched.
+var cdnHosts = map[string]bool{"cdn.discordapp.com": true, "media.discordapp.net": true}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// downloadAll saves a message's attachments into <workspace>/media and
+// returns their paths, and a note for each one the model will not get.
+func (c *Channel) downloadAll(ctx context.Context, m message) (paths, notes []string) {
+	for _, a := range m.Attachments {
+		name := a.Filename
+		if name == "" {
+			name = "attachment"
+		}
+		if a.Size > maxDownload {
+			notes = append(notes, "[attachment: "+name+" - too large]")
+			continue
+		}
+		p, err := c.download(ctx, a)
+		if err != nil {
+			c.log.Warn("discord attachment not downloaded", "message_id", m.ID, "attachment", a.ID, "error", err)
+			notes = append(notes, "[attachment: "+name+" - download failed]")
+			continue
+		}
+		paths = append(paths, p)
+	}
+	return paths, notes
+}
+
+func (c *Channel) download(ctx context.Context, a attachment) (string, error) {
+	if c.workspace == "" {
+		return "", errors.New("no workspace to save files in")
+	}
+	if !c.fromCDN(a.URL) {
+		return "", fmt.Errorf("url %q is not Discord's CDN", redact(a.URL))
+	}
+	dctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(dctx, http.MethodGet, a.URL, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.http.Do(req) // no token: CDN urls are signed
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %s", resp.Status)
+	}
+	dir := filepath.Join(c.workspace, "media")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".download-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxDownload+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("save: %w", err)
+	}
+	if n > maxDownload {
+		return "", fmt.Errorf("over the %d-byte limit", maxDownload)
+	}
+	dest := filepath.Join(dir, mediaName(a))
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return "", err
+	}
+	return dest, nil
+}
+
+// fromCDN: https on Discord's CDN, or the host of apiBase (a test server).
+func (c *Channel) fromCDN(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if base, err := url.Parse(c.cfg.APIBase); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
+		return true
+	}
+	return u.Scheme == "https" && cdnHosts[strings.ToLower(u.Hostname())]
+}
+
+// mediaName cannot leave media/ and does not collide: the attachment's id, then its name.
+func mediaName(a attachment) string {
+	id := unsafeName.ReplaceAllString(a.ID, "")
+	name := strings.Trim(unsafeName.ReplaceAllString(a.Filename, "_"), "._")
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	if name == "" {
+		return "discord-" + id
+	}
+	return "discord-" + id + "-" + name
+}
+
+// redact drops a url's query (CDN signatures) for the log.
+func redact(raw string) string {
+	before, _, _ := strings.Cut(raw, "?")
+	return before
+}

@@ -1,0 +1,147 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// maxMessageRunes is Discord's limit on one message's content.
+const maxMessageRunes = 2000
+
+// maxUpload is the largest file a bot may attach without a boosted server.
+const maxUpload = 10 << 20
+
+// Send implements channels.Channel: the manager's part-by-part delivery.
+func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
+	return channels.SendParts(ctx, c, r)
+}
+
+// MaxLength implements channels.PartSender.
+func (c *Channel) MaxLength() int { return maxMessageRunes }
+
+// SendPart implements channels.PartSender: a file uploaded (a URL posted
+// as a link), a piece of text posted. The reply's first part references the
+// user's message.
+func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
+	if !snowflake.MatchString(r.Route.ChatID) {
+		return "", &channels.SendError{Err: fmt.Errorf("discord channel id %q is not an id", r.Route.ChatID), Permanent: true}
+	}
+	ref := c.reference(r.Route, p.Index)
+	if p.Media != "" {
+		return c.sendMedia(ctx, r.Route, p.Media, ref)
+	}
+	return c.post(ctx, r.Route.ChatID, &discordgo.MessageSend{Content: render(p.Text), Reference: ref})
+}
+
+// streamInterval spaces the edits of a message being drawn (Discord allows
+// about five edits per five seconds in a channel).
+const streamInterval = time.Second
+
+// EditMessage implements channels.Editor: the manager draws a streamed
+// reply by editing the message it posted.
+func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, messageID, text string) error {
+	if !snowflake.MatchString(route.ChatID) || !snowflake.MatchString(messageID) {
+		return &channels.SendError{Err: fmt.Errorf("discord message %q in %q is not an id", messageID, route.ChatID), Permanent: true}
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	return c.edit(cctx, route.ChatID, messageID, render(text))
+}
+
+// StreamEvery implements channels.Editor: channels.discord.streaming.
+func (c *Channel) StreamEvery() time.Duration { return c.streamEvery }
+
+// render turns the model's Markdown into what Discord shows. Discord
+// renders Markdown itself; this is the one place to adapt it.
+func render(md string) string { return strings.TrimSpace(md) }
+
+// reference points the reply's first part at the user's message; a
+// deleted message does not fail the reply.
+func (c *Channel) reference(route protocol.Route, index int) *discordgo.MessageReference {
+	if index != 0 || !snowflake.MatchString(route.ReplyTo) {
+		return nil
+	}
+	fail := false
+	return &discordgo.MessageReference{MessageID: route.ReplyTo, ChannelID: route.ChatID, FailIfNotExists: &fail}
+}
+
+// mentions: the model's text may ping users it names, never @everyone,
+// roles, or (as in nanobot) the user it replies to.
+func mentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}}
+}
+
+// post sends one message and returns its id.
+func (c *Channel) post(ctx context.Context, channelID string, m *discordgo.MessageSend) (string, error) {
+	m.AllowedMentions = mentions()
+	sent, err := c.api.ChannelMessageSendComplex(channelID, m, discordgo.WithContext(ctx))
+	if err != nil {
+		return "", sendError("post message", err)
+	}
+	return sent.ID, nil
+}
+
+// edit changes a message the bot sent.
+func (c *Channel) edit(ctx context.Context, channelID, messageID, text string) error {
+	e := discordgo.NewMessageEdit(channelID, messageID).SetContent(text)
+	e.AllowedMentions = mentions()
+	_, err := c.api.ChannelMessageEditComplex(e, discordgo.WithContext(ctx))
+	return sendError("edit message", err)
+}
+
+// sendMedia uploads a workspace file, or posts a URL as a link. A file
+// that is missing or too large becomes a line saying so, as in nanobot,
+// rather than failing the whole reply again and again.
+func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref string, mref *discordgo.MessageReference) (string, error) {
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: ref, Reference: mref})
+	}
+	path := ref
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(c.workspace, path)
+	}
+	name := filepath.Base(path)
+	failed := func(why string, err error) (string, error) {
+		c.log.Warn("discord attachment not sent", "file", path, "why", why, "error", err)
+		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: "[attachment: " + name + " - send failed]", Reference: mref})
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return failed("not found", err)
+	case !st.Mode().IsRegular():
+		return failed("not a file", nil)
+	case st.Size() > maxUpload:
+		return failed("larger than Discord's upload limit", nil)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return failed("cannot open", err)
+	}
+	defer f.Close()
+	file := &discordgo.File{Name: name, ContentType: mime.TypeByExtension(filepath.Ext(name)), Reader: f}
+	id, err := c.post(ctx, route.ChatID, &discordgo.MessageSend{Files: []*discordgo.File{file}, Reference: mref})
+	var se *channels.SendError
+	if errors.As(err, &se) && se.Permanent && !isChannelGone(err) {
+		return failed("refused by Discord", err)
+	}
+	return id, err
+}
+
+func newMessage(text string, ref *discordgo.MessageReference) *discordgo.MessageSend {
+	return &discordgo.MessageSend{Content: text, Reference: ref}
+}
+
+// DrawHint implements channels.HintDrawer: a tool hint as Discord's small grey subtext.
+func (c *Channel) DrawHint(hint string) string { return "-# ↳ " + hint }
