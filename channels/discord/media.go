@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // maxDownload bounds an attachment taken into the workspace (nanobot's 20 MB).
@@ -65,30 +64,7 @@ func (c *Channel) download(ctx context.Context, a attachment) (string, error) {
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("HTTP %s", resp.Status)
 	}
-	dir := filepath.Join(c.workspace, "media")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(dir, ".download-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxDownload+1))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("save: %w", err)
-	}
-	if n > maxDownload {
-		return "", fmt.Errorf("over the %d-byte limit", maxDownload)
-	}
-	dest := filepath.Join(dir, mediaName(a))
-	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return "", err
-	}
-	return dest, nil
+	return channels.SaveMedia(c.workspace, mediaName(a), resp.Body, maxDownload)
 }
 
 // fromCDN: https on Discord's CDN, or the host of apiBase (a test server).

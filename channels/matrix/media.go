@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"os"
@@ -16,11 +15,12 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // errTooLarge is a file over maxMediaBytes (or the homeserver's limit).
-var errTooLarge = errors.New("too large")
+var errTooLarge = channels.ErrTooLarge
 
 // downloadInto saves a message's file into <workspace>/media and gives it
 // to the agent (images reach the model as images); a file that cannot be
@@ -65,30 +65,7 @@ func (c *Channel) download(ctx context.Context, eventID string, m message) (stri
 	if resp.ContentLength > limit {
 		return "", fmt.Errorf("%d bytes over %d: %w", resp.ContentLength, limit, errTooLarge)
 	}
-	dir := filepath.Join(c.workspace, "media")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(dir, ".download-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(resp.Body, limit+1))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("save: %w", err)
-	}
-	if n > limit {
-		return "", fmt.Errorf("over %d bytes: %w", limit, errTooLarge)
-	}
-	dest := filepath.Join(dir, mediaName(eventID, m))
-	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return "", err
-	}
-	return dest, nil
+	return channels.SaveMedia(c.workspace, mediaName(eventID, m), resp.Body, limit)
 }
 
 func (c *Channel) mediaLimit() int64 {

@@ -3,16 +3,14 @@ package telegram
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // maxDownload is the Bot API's own limit on files a bot may download.
@@ -94,30 +92,7 @@ func (c *Channel) download(ctx context.Context, att attachment) (string, error) 
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("download: HTTP %d", resp.StatusCode)
 	}
-	dir := filepath.Join(c.workspace, "media")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	dest := filepath.Join(dir, mediaName(att, f.FilePath))
-	tmp, err := os.CreateTemp(dir, ".download-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(resp.Body, maxDownload+1))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("save %s: %w", dest, err)
-	}
-	if n > maxDownload {
-		return "", fmt.Errorf("file is over the %d-byte download limit", maxDownload)
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return "", err
-	}
-	return dest, nil
+	return channels.SaveMedia(c.workspace, mediaName(att, f.FilePath), resp.Body, maxDownload)
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -1,0 +1,42 @@
+package channels
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ErrTooLarge marks a file over a download limit.
+var ErrTooLarge = errors.New("too large")
+
+// SaveMedia writes a downloaded file into <workspace>/media under name,
+// through a temporary file, so a half-written or oversized download never
+// shows up there. It returns the saved path.
+func SaveMedia(workspace, name string, body io.Reader, limit int64) (string, error) {
+	dir := filepath.Join(workspace, "media")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".download-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, io.LimitReader(body, limit+1))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("save %s: %w", name, err)
+	}
+	if n > limit {
+		return "", fmt.Errorf("over the %d-byte limit: %w", limit, ErrTooLarge)
+	}
+	dest := filepath.Join(dir, name)
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return "", err
+	}
+	return dest, nil
+}
