@@ -45,7 +45,6 @@ type editStreams struct {
 // drawing is what is being drawn in one chat.
 type drawing struct {
 	c        Editor
-	route    protocol.Route
 	segs     []*segment
 	painting bool
 	idle     chan struct{} // closed when the painter stops
@@ -55,6 +54,7 @@ type drawing struct {
 
 // segment is one message drawn while a turn runs: a model call's text or a tool hint.
 type segment struct {
+	route  protocol.Route // the route of the event that began it
 	turn   string
 	iter   int
 	hint   bool
@@ -79,7 +79,7 @@ func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
 		if e.chats == nil {
 			e.chats = map[string]*drawing{}
 		}
-		d = &drawing{c: c, route: ev.Route, wake: make(chan struct{}, 1)}
+		d = &drawing{c: c, wake: make(chan struct{}, 1)}
 		e.chats[key] = d
 	}
 	d.keepTurn(ev.Turn)
@@ -92,7 +92,7 @@ func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
 		if h, ok := c.(HintDrawer); ok {
 			text = h.DrawHint(ev.ToolHint)
 		}
-		d.segs = append(d.segs, &segment{turn: ev.Turn, iter: ev.Iteration, hint: true, text: text})
+		d.segs = append(d.segs, &segment{route: ev.Route, turn: ev.Turn, iter: ev.Iteration, hint: true, text: text})
 	case ev.Reset:
 		if s := d.find(ev.Turn, ev.Iteration); s != nil {
 			s.text, s.ended = "", false // the retried call draws over the same message
@@ -107,7 +107,7 @@ func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
 	case ev.Delta != "":
 		s := d.find(ev.Turn, ev.Iteration)
 		if s == nil {
-			s = &segment{turn: ev.Turn, iter: ev.Iteration}
+			s = &segment{route: ev.Route, turn: ev.Turn, iter: ev.Iteration}
 			d.segs = append(d.segs, s)
 		}
 		s.text += ev.Delta
@@ -134,15 +134,16 @@ func (d *drawing) find(turn string, iter int) *segment {
 	return nil
 }
 
-// posted counts the turn's messages drawn before seg: a channel answers the
-// user's message with the first only (its Part.Index is 0).
+// posted counts the turn's texts drawn before seg: a channel answers the
+// user's message with the first only (its Part.Index is 0), as an answer
+// that was not drawn does with its first part.
 func (d *drawing) posted(seg *segment) int {
 	n := 0
 	for _, s := range d.segs {
 		if s == seg {
 			break
 		}
-		if s.turn == seg.turn && s.id != "" {
+		if s.turn == seg.turn && s.id != "" && !s.hint {
 			n++
 		}
 	}
@@ -195,7 +196,10 @@ func (e *editStreams) paint(ctx context.Context, d *drawing) {
 		if id != "" && !seg.ended {
 			wait = d.c.StreamEvery() - time.Since(d.last)
 		}
-		index := d.posted(seg)
+		route, index := seg.route, d.posted(seg)
+		if seg.hint {
+			route.ReplyTo = "" // progress answers nobody: the turn's first text does
+		}
 		e.mu.Unlock()
 		if wait > 0 {
 			select { // the painter's own pace; an ended call is drawn at once
@@ -207,16 +211,16 @@ func (e *editStreams) paint(ctx context.Context, d *drawing) {
 		cctx, cancel := context.WithTimeout(ctx, platformCall)
 		var err error
 		if id == "" {
-			id, err = d.c.SendPart(cctx, Reply{Route: d.route, Turn: seg.turn, Kind: protocol.ReplyMessage}, Part{Index: index, Text: text, Last: true})
+			id, err = d.c.SendPart(cctx, Reply{Route: route, Turn: seg.turn, Kind: protocol.ReplyMessage}, Part{Index: index, Text: text, Last: true})
 		} else {
-			err = d.c.EditMessage(cctx, d.route, id, text)
+			err = d.c.EditMessage(cctx, route, id, text)
 		}
 		cancel()
 		e.mu.Lock()
 		d.last = time.Now()
 		if err != nil {
 			seg.failed = true
-			e.log.Warn("could not draw the reply as it streams; the answer will be sent whole", "channel", d.c.Name(), "chat", d.route.ChatID, "error", err)
+			e.log.Warn("could not draw the reply as it streams; the answer will be sent whole", "channel", d.c.Name(), "chat", route.ChatID, "error", err)
 		} else {
 			seg.id, seg.shown = id, text
 		}

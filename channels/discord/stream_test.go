@@ -156,7 +156,7 @@ func TestStreamedTurnAnswersTheUserOnce(t *testing.T) {
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 2)
 	require.Equal(t, "-# ↳ read_file README.md", msgs[0].Content)
-	require.Equal(t, "1300000000000000004", msgs[0].ReplyTo, "the turn's first message answers the user's")
+	require.Empty(t, msgs[0].ReplyTo, "a tool's hint answers nobody")
 	require.Equal(t, "It says hello.", msgs[1].Content)
-	require.Empty(t, msgs[1].ReplyTo, "the others do not")
+	require.Equal(t, "1300000000000000004", msgs[1].ReplyTo, "the turn's first text answers the user's, drawn or not")
 }
