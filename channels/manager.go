@@ -222,15 +222,22 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, ad
 	return nil
 }
 
-// allowed: the channel's allow list, then senders approved by pairing.
 func (m *Manager) allowed(channel, sender string) (bool, error) {
-	if AllowFromFor(m.Config, channel).Allows(sender) {
+	return Allowed(m.Config, m.Pairing, channel, sender)
+}
+
+// Allowed is the one access rule: the channel's allow list, then senders
+// approved by pairing (store may be nil: allowFrom only). The manager
+// applies it to every message; a channel asks it only for a decision taken
+// before any message (Matrix: whether to join on an invite).
+func Allowed(cfg *config.Config, store *pairing.Store, channel, sender string) (bool, error) {
+	if AllowFromFor(cfg, channel).Allows(sender) {
 		return true, nil
 	}
-	if m.Pairing == nil || sender == "" {
+	if store == nil || sender == "" {
 		return false, nil
 	}
-	ok, err := m.Pairing.IsApproved(channel, sender)
+	ok, err := store.IsApproved(channel, sender)
 	if err != nil {
 		return false, fmt.Errorf("check pairing of %s:%s: %w", channel, sender, err)
 	}

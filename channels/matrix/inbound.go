@@ -56,16 +56,10 @@ func (c *Channel) onInvite(ctx context.Context, room string, state []json.RawMes
 	return nil
 }
 
-// mayInvite is the manager's own rule (allowFrom, then pairing), for the
-// one decision taken before any message: whether to join at all.
+// mayInvite is the manager's own rule (channels.Allowed), for the one
+// decision taken before any message: whether to join at all.
 func (c *Channel) mayInvite(sender string) bool {
-	if channels.AllowFromFor(c.full, Name).Allows(sender) {
-		return true
-	}
-	if c.pairing == nil {
-		return false
-	}
-	ok, err := c.pairing.IsApproved(Name, sender)
+	ok, err := channels.Allowed(c.full, c.pairing, Name, sender)
 	if err != nil {
 		c.log.Warn("matrix pairing check failed; invite not joined", "sender", sender, "error", err)
 	}
