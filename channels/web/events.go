@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // event is one Server-Sent Event: a name and a JSON body.
@@ -52,13 +54,12 @@ func (cl *client) end() { cl.once.Do(func() { close(cl.gone) }) }
 type clients struct {
 	mu     sync.Mutex
 	byChat map[string]map[*client]bool
-	seen   map[string]bool
-	order  []string
+	seen   *channels.RecentKeys // reply IDs delivered: a retried delivery is shown once
 	closed bool
 }
 
 func newClients() *clients {
-	return &clients{byChat: map[string]map[*client]bool{}, seen: map[string]bool{}}
+	return &clients{byChat: map[string]map[*client]bool{}, seen: channels.NewRecentKeys(seenReplies)}
 }
 
 // add opens a stream on a chat; nil when the server is stopping.
@@ -108,20 +109,7 @@ func (cs *clients) count(chat string) int {
 }
 
 // firstDelivery reports whether a reply ID is new, remembering it.
-func (cs *clients) firstDelivery(id string) bool {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.seen[id] {
-		return false
-	}
-	cs.seen[id] = true
-	cs.order = append(cs.order, id)
-	if len(cs.order) > seenReplies {
-		delete(cs.seen, cs.order[0])
-		cs.order = cs.order[1:]
-	}
-	return true
-}
+func (cs *clients) firstDelivery(id string) bool { return !cs.seen.Add(id) }
 
 // closeAll ends every stream, and refuses new ones.
 func (cs *clients) closeAll() {
