@@ -41,7 +41,7 @@ func TestBadPayloadsAreDropped(t *testing.T) {
 		h.peer.DispatchRaw(tc.event, []byte(tc.data))
 	}
 	h.sync() // handled in order: everything before it was handled too
-	require.Len(t, h.published(), 1, "only the sync message was published")
+	require.Len(t, h.Published(), 1, "only the sync message was published")
 	logs := h.logs.String()
 	for _, tc := range cases {
 		if tc.logged != "" {

@@ -22,7 +22,7 @@ func TestDMIsPublished(t *testing.T) {
 	h := startHarness(t, nil)
 	require.Equal(t, defaultIntents, h.peer.Intents(), "nanobot's intents are asked for")
 	id := h.peer.Say(discordpeer.Incoming{ChannelID: dm, Author: alice, Content: "hello there"})
-	got := h.waitPublished(1)[0]
+	got := h.WaitPublished(1)[0]
 	require.Equal(t, "discord:"+id, got.ID)
 	require.Equal(t, protocol.Route{Channel: Name, ChatID: dm, SenderID: alice.ID, ReplyTo: id}, got.Route)
 	require.Equal(t, "hello there", got.Content)
@@ -35,12 +35,12 @@ func TestDMIsPublished(t *testing.T) {
 func TestRefusedSenderIsNotTakenFurther(t *testing.T) {
 	h := startHarness(t, nil)
 	bob := discordpeer.User{ID: "800000000000000009", Username: "bob"}
-	h.refuse = bob.ID
+	h.Refuse(bob.ID)
 	att := h.peer.AddFile(dm, "700000000000000001", "a.png", []byte("png"))
 	h.peer.Say(discordpeer.Incoming{ChannelID: dm, Author: bob, Content: "let me in",
 		Attachments: []discordpeer.Attachment{{ID: "700000000000000001", Filename: "a.png", URL: att, Size: 3}}})
 	h.sync()
-	require.Len(t, h.published(), 1, "only the sync message")
+	require.Len(t, h.Published(), 1, "only the sync message")
 	entries, _ := os.ReadDir(filepath.Join(h.workspace, "media"))
 	require.Empty(t, entries, "nothing is downloaded for a refused sender")
 }
@@ -50,7 +50,7 @@ func TestGuildMessageNeedsAMention(t *testing.T) {
 	h.peer.Say(discordpeer.Incoming{ChannelID: general, GuildID: guild, Author: alice, Content: "hello everyone"})
 	id := h.peer.Say(discordpeer.Incoming{ChannelID: general, GuildID: guild, Author: alice,
 		Content: "<@" + discordpeer.BotID + "> what is 2+2?", Mentions: []discordpeer.User{discordpeer.Bot}})
-	got := h.waitPublished(1)[0]
+	got := h.WaitPublished(1)[0]
 	require.Equal(t, "discord:"+id, got.ID, "the message without a mention was ignored")
 	require.Equal(t, "what is 2+2?", got.Content, "the mention is stripped")
 	require.True(t, got.Group)
@@ -61,7 +61,7 @@ func TestGuildMessageNeedsAMention(t *testing.T) {
 	h.peer.Say(discordpeer.Incoming{ChannelID: general, GuildID: guild, Author: alice, Type: 19, Content: "and 3+3?",
 		ReplyTo: "1300000000000000001", ReplyToAuthor: &discordpeer.Bot})
 	h.peer.Say(discordpeer.Incoming{ChannelID: general, GuildID: guild, Author: alice, Content: "hey <@!" + discordpeer.BotID + "> there"})
-	all := h.waitPublished(3)
+	all := h.WaitPublished(3)
 	require.Equal(t, "and 3+3?", all[1].Content)
 	require.Equal(t, "1300000000000000001", all[1].Metadata["reply_to"])
 	require.Equal(t, "hey there", all[2].Content)
@@ -70,7 +70,7 @@ func TestGuildMessageNeedsAMention(t *testing.T) {
 func TestOpenPolicyTakesEveryGuildMessage(t *testing.T) {
 	h := startHarness(t, map[string]any{"groupPolicy": "open"})
 	h.peer.Say(discordpeer.Incoming{ChannelID: general, GuildID: guild, Author: alice, Content: "hello everyone"})
-	require.Equal(t, "hello everyone", h.waitPublished(1)[0].Content)
+	require.Equal(t, "hello everyone", h.WaitPublished(1)[0].Content)
 }
 
 func TestIgnoredMessages(t *testing.T) {
@@ -85,7 +85,7 @@ func TestIgnoredMessages(t *testing.T) {
 	// A thread under an allowed channel is allowed.
 	h.peer.Say(discordpeer.Incoming{ChannelID: thread, GuildID: guild, Author: alice, Content: "in the thread"})
 	h.sync()
-	got := h.published()
+	got := h.Published()
 	require.Len(t, got, 2)
 	require.Equal(t, "in the thread", got[0].Content)
 	for _, why := range []string{skipOwn, skipBot, skipSystem, skipChannel} {
@@ -97,7 +97,7 @@ func TestThreadHasItsOwnSession(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Say(discordpeer.Incoming{ChannelID: thread, GuildID: guild, Author: alice,
 		Content: "<@" + discordpeer.BotID + "> in a thread", Mentions: []discordpeer.User{discordpeer.Bot}})
-	got := h.waitPublished(1)[0]
+	got := h.WaitPublished(1)[0]
 	require.Equal(t, thread, got.Route.ChatID, "the answer goes to the thread")
 	require.Equal(t, "discord:"+general+":thread:"+thread, got.SessionKey)
 	require.Equal(t, general, got.Metadata["parent_channel_id"])
@@ -109,7 +109,7 @@ func TestThreadHasItsOwnSession(t *testing.T) {
 		h.peer.Say(discordpeer.Incoming{ChannelID: late, GuildID: guild, Author: alice,
 			Content: "<@" + discordpeer.BotID + "> later", Mentions: []discordpeer.User{discordpeer.Bot}})
 	}
-	all := h.waitPublished(3)
+	all := h.WaitPublished(3)
 	require.Equal(t, "discord:"+general+":thread:"+late, all[2].SessionKey)
 	require.Equal(t, 1, h.peer.CallsTo("GET", "/channels/"+late))
 }
@@ -120,14 +120,14 @@ func TestRedeliveredMessageIsTakenOnce(t *testing.T) {
 	h.peer.Say(in)
 	h.peer.Say(in)
 	h.sync()
-	require.Len(t, h.published(), 2, "the message and the sync")
+	require.Len(t, h.Published(), 2, "the message and the sync")
 	require.Contains(t, h.logs.String(), "redelivered")
 }
 
 func TestReplyReferencesTheUsersMessage(t *testing.T) {
 	h := startHarness(t, nil)
 	id := h.peer.Say(discordpeer.Incoming{ChannelID: dm, Author: alice, Content: "hi"})
-	msg := h.waitPublished(1)[0]
+	msg := h.WaitPublished(1)[0]
 	r := reply(dm, msg.Route.ReplyTo, "t1", "Hello, **Alice**.")
 	require.NoError(t, h.ch.Send(context.Background(), r))
 	msgs := h.peer.Messages(dm)
@@ -188,7 +188,7 @@ func TestAttachmentInIsDownloaded(t *testing.T) {
 			{ID: "700000000000000004", Filename: "gone.txt", Size: 4, URL: h.peer.URL() + "/attachments/nope"},
 			{ID: "700000000000000005", Filename: "evil.txt", Size: 4, URL: elsewhere.URL + "/x"},
 		}})
-	got := h.waitPublished(1)[0]
+	got := h.WaitPublished(1)[0]
 	want := filepath.Join(h.workspace, "media", "discord-700000000000000002-cat.png")
 	require.Equal(t, []string{want}, got.Media)
 	data, err := os.ReadFile(want)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/discord/discordpeer"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
@@ -36,9 +36,7 @@ type harness struct {
 	logs      *testenv.SyncBuffer
 	workspace string
 
-	mu     sync.Mutex
-	got    []protocol.Inbound
-	refuse string // a sender the "manager" refuses
+	*channeltest.Publisher // stands where the manager is
 }
 
 // startHarness connects a channel with block (merged over a token and the
@@ -76,9 +74,9 @@ func startOn(t *testing.T, peer *discordpeer.Peer, block map[string]any) *harnes
 	workspace := deps.Workspace
 	ch, err := New(deps)
 	require.NoError(t, err)
-	h := &harness{t: t, peer: peer, ch: ch, logs: logs, workspace: workspace}
+	h := &harness{t: t, peer: peer, ch: ch, logs: logs, workspace: workspace, Publisher: channeltest.NewPublisher(t)}
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, ch.Start(ctx, h.publish))
+	require.NoError(t, ch.Start(ctx, h.Publish))
 	t.Cleanup(func() {
 		stopCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 		defer done()
@@ -92,47 +90,13 @@ func startOn(t *testing.T, peer *discordpeer.Peer, block map[string]any) *harnes
 	return h
 }
 
-// publish stands where the manager is: a refused sender gets nothing
-// more; an admitted one has the channel's hook run, then is recorded.
-func (h *harness) publish(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
-	h.mu.Lock()
-	refuse := h.refuse
-	h.mu.Unlock()
-	if refuse != "" && msg.Route.SenderID == refuse {
-		return channels.ErrRefused
-	}
-	if admitted != nil {
-		if err := admitted(ctx, &msg); err != nil {
-			return err
-		}
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.got = append(h.got, msg)
-	return nil
-}
-
-func (h *harness) published() []protocol.Inbound {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]protocol.Inbound(nil), h.got...)
-}
-
-// waitPublished waits until n messages were published and returns them.
-func (h *harness) waitPublished(n int) []protocol.Inbound {
-	h.t.Helper()
-	require.Eventually(h.t, func() bool { return len(h.published()) >= n }, 10*time.Second, 10*time.Millisecond,
-		"expected %d published messages", n)
-	return h.published()
-}
-
 // sync sends a DM and waits for it: messages are handled in order, so
 // everything sent before was handled (taken or dropped) too.
 func (h *harness) sync() protocol.Inbound {
 	h.t.Helper()
-	n := len(h.published())
+	n := len(h.Published())
 	id := h.peer.Say(discordpeer.Incoming{ChannelID: dm, Author: alice, Content: "sync"})
-	got := h.waitPublished(n + 1)
+	got := h.WaitPublished(n + 1)
 	require.Equal(h.t, "discord:"+id, got[len(got)-1].ID, "the sync message comes last")
 	return got[len(got)-1]
 }

@@ -19,7 +19,7 @@ func TestResumeKeepsTheChannelReceiving(t *testing.T) {
 
 	h.peer.CloseGateway(4000)
 	missed := h.peer.Say(discordpeer.Incoming{ChannelID: dm, Author: alice, Content: "while you were away"})
-	got := h.waitPublished(2)
+	got := h.WaitPublished(2)
 	require.Equal(t, "discord:"+missed, got[1].ID, "the dispatch missed while disconnected is replayed on RESUME")
 	after := h.sync()
 	require.Equal(t, "sync", after.Content, "a message after the resume is published")
@@ -31,7 +31,7 @@ func TestResumeKeepsTheChannelReceiving(t *testing.T) {
 	h.peer.Reconnect()
 	require.Eventually(t, func() bool { return h.peer.Stats().Resumes == 2 }, 15*time.Second, 10*time.Millisecond, "op 7 makes it resume")
 	h.sync()
-	require.Len(t, h.published(), 4, "nothing was taken twice")
+	require.Len(t, h.Published(), 4, "nothing was taken twice")
 	require.Equal(t, 1, h.peer.Stats().Identifies)
 }
 

@@ -119,7 +119,7 @@ func TestBadInputSlackEvents(t *testing.T) {
 		}
 	}
 	want = append(want, "bad \uFFFD\uFFFD bytes", "still alive?")
-	got := h.waitPublished(len(want))
+	got := h.WaitPublished(len(want))
 	var contents []string
 	for _, m := range got {
 		require.True(t, utf8.ValidString(m.Content), "published content is UTF-8: %q", m.Content)

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/slack/slackpeer"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
@@ -28,9 +28,7 @@ type harness struct {
 	ch   *Channel
 	logs *testenv.SyncBuffer
 
-	mu     sync.Mutex
-	got    []protocol.Inbound
-	refuse string // a sender the "manager" refuses
+	*channeltest.Publisher // stands where the manager is
 }
 
 func startHarness(t *testing.T, mod func(*config.Config)) *harness {
@@ -46,9 +44,9 @@ func startHarness(t *testing.T, mod func(*config.Config)) *harness {
 	ch, err := New(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(),
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
-	h := &harness{t: t, peer: peer, ch: ch, logs: logs}
+	h := &harness{t: t, peer: peer, ch: ch, logs: logs, Publisher: channeltest.NewPublisher(t)}
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, ch.Start(ctx, h.publish))
+	require.NoError(t, ch.Start(ctx, h.Publish))
 	t.Cleanup(func() {
 		stopCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 		defer done()
@@ -63,44 +61,10 @@ func startHarness(t *testing.T, mod func(*config.Config)) *harness {
 	return h
 }
 
-// publish stands where the manager is: a refused sender gets nothing
-// more; an admitted one has the channel's hook run, then is recorded.
-func (h *harness) publish(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
-	h.mu.Lock()
-	refuse := h.refuse
-	h.mu.Unlock()
-	if refuse != "" && msg.Route.SenderID == refuse {
-		return channels.ErrRefused
-	}
-	if admitted != nil {
-		if err := admitted(ctx, &msg); err != nil {
-			return err
-		}
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.got = append(h.got, msg)
-	return nil
-}
-
-func (h *harness) published() []protocol.Inbound {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]protocol.Inbound(nil), h.got...)
-}
-
-// waitPublished waits until n messages were published and returns them.
-func (h *harness) waitPublished(n int) []protocol.Inbound {
-	h.t.Helper()
-	require.Eventually(h.t, func() bool { return len(h.published()) >= n }, 10*time.Second, 10*time.Millisecond,
-		"expected %d published messages", n)
-	return h.published()
-}
-
 func TestMentionBecomesThreadedInbound(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "1700000000.000100", "", "<@"+peerBot+"> what is 2 &lt; 3?"))
-	got := h.waitPublished(1)[0]
+	got := h.WaitPublished(1)[0]
 	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "1700000000.000100", SenderID: "U1"}, got.Route)
 	require.Equal(t, "what is 2 < 3?", got.Content)
 	require.True(t, got.Group)
@@ -113,13 +77,13 @@ func TestRedeliveredEventIsTakenInOnce(t *testing.T) {
 	h := startHarness(t, nil)
 	ev := slackpeer.AppMention("C1", "U1", "1700000000.000100", "", "<@"+peerBot+"> hello")
 	h.peer.Push("env-1", "Ev1", 0, ev)
-	h.waitPublished(1)
+	h.WaitPublished(1)
 	h.peer.Push("env-1", "Ev1", 0, ev) // the same envelope again
 	h.peer.Push("env-2", "Ev1", 1, ev) // Slack's redelivery: new envelope, same event
 	// Slack's message copy of the mention, a different event for the same message:
 	h.peer.Push("env-3", "Ev2", 0, slackpeer.MessageEvent("C1", "channel", "U1", "1700000000.000100", "", "<@"+peerBot+"> hello"))
 	h.peer.Push("env-4", "Ev3", 0, slackpeer.AppMention("C1", "U1", "1700000000.000200", "", "<@"+peerBot+"> next"))
-	got := h.waitPublished(2)
+	got := h.WaitPublished(2)
 	require.Len(t, got, 2, "one message per Slack message")
 	require.Equal(t, "next", got[1].Content)
 	require.Equal(t, []string{"env-1", "env-1", "env-2", "env-3", "env-4"}, h.peer.Acks(), "every envelope acknowledged")
@@ -134,7 +98,7 @@ func TestThreadMessageGetsThreadSessionAndContext(t *testing.T) {
 		map[string]any{"type": "message", "user": "U1", "ts": "100.000009", "text": "<@" + peerBot + "> why?"},
 	)
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "100.000009", "100.000001", "<@"+peerBot+"> why?"))
-	got := h.waitPublished(1)[0]
+	got := h.WaitPublished(1)[0]
 	require.Equal(t, "slack:C1:100.000001", got.SessionKey)
 	require.Equal(t, "100.000001", got.Route.ThreadID)
 	require.Equal(t, "Slack thread context before this mention:\n"+
@@ -143,13 +107,13 @@ func TestThreadMessageGetsThreadSessionAndContext(t *testing.T) {
 		"Current message:\nwhy?", got.Content)
 
 	h.peer.Push("env-2", "Ev2", 0, slackpeer.AppMention("C1", "U1", "100.000010", "100.000001", "<@"+peerBot+"> and now?"))
-	require.Equal(t, "and now?", h.waitPublished(2)[1].Content, "the thread's context is given once")
+	require.Equal(t, "and now?", h.WaitPublished(2)[1].Content, "the thread's context is given once")
 }
 
 func TestDirectMessages(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
-	got := h.waitPublished(1)[0]
+	got := h.WaitPublished(1)[0]
 	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "D1", SenderID: "U1"}, got.Route, "a top-level DM is answered at top level")
 	require.False(t, got.Group)
 	require.Equal(t, "hello there", got.Content)
@@ -160,7 +124,7 @@ func TestDirectMessagesDisabledAndPlainChannelMessagesIgnored(t *testing.T) {
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
 	h.peer.Push("env-2", "Ev2", 0, slackpeer.MessageEvent("C1", "channel", "U1", "200.000002", "", "chatter"))
 	h.peer.Push("env-3", "Ev3", 0, slackpeer.AppMention("C1", "U1", "200.000003", "", "<@"+peerBot+"> ping"))
-	got := h.waitPublished(1)
+	got := h.WaitPublished(1)
 	require.Len(t, got, 1)
 	require.Equal(t, "ping", got[0].Content, "only the mention got through")
 }
@@ -171,20 +135,18 @@ func TestMalformedEnvelopesAreAcknowledgedAndDropped(t *testing.T) {
 	h.peer.PushAcked("bad-2", `{"type":"events_api","envelope_id":"bad-2","payload":{"type":"event_callback","event_id":"EvX","event":{"type":"message","channel":"D1","user":"U1","ts":"1.2","text":42}}}`)
 	h.peer.PushAcked("bad-3", `{"type":"events_api","envelope_id":"bad-3","payload":{"type":"event_callback","event":{"type":"app_mention"}}}`)
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "300.000001", "", "still alive?"))
-	got := h.waitPublished(1)
+	got := h.WaitPublished(1)
 	require.Len(t, got, 1)
 	require.Equal(t, "still alive?", got[0].Content)
 }
 
 func TestRefusedMessageGetsNoReaction(t *testing.T) {
 	h := startHarness(t, nil)
-	h.mu.Lock()
-	h.refuse = "U9"
-	h.mu.Unlock()
+	h.Refuse("U9")
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U9", "400.000001", "", "let me in"))
 	// Events are handled in order: once the next one is in, the refused one was handled.
 	h.peer.Push("env-2", "Ev2", 0, slackpeer.MessageEvent("D1", "im", "U1", "400.000002", "", "hello"))
-	require.Eventually(t, func() bool { return len(h.published()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(h.Published()) == 1 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, []slackpeer.Reaction{{Op: "add", Name: "eyes", Channel: "D1", TS: "400.000002"}}, h.peer.Reactions(),
 		"only the admitted message is acknowledged")
 }
@@ -199,7 +161,7 @@ func TestSharedFileIsDownloadedIntoTheWorkspace(t *testing.T) {
 		{"id": "F2", "name": "gone.png", "mimetype": "image/png", "size": 8, "url_private_download": h.peer.APIURL() + "peer-files/gone.png"},
 	}
 	h.peer.Push("env-1", "Ev1", 0, ev)
-	got := h.waitPublished(1)[0]
+	got := h.WaitPublished(1)[0]
 	require.Len(t, got.Media, 1)
 	data, err := os.ReadFile(got.Media[0])
 	require.NoError(t, err)
