@@ -47,8 +47,7 @@ type Channel struct {
 	handled *channels.RecentKeys // Message-IDs (or mailbox UIDs) taken in
 
 	publish channels.Publish
-	cancel  context.CancelFunc
-	done    chan struct{}
+	loop    channels.Loop
 
 	mu        sync.Mutex
 	connected bool
@@ -114,13 +113,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		return fmt.Errorf("email: %w", err)
 	}
 	c.publish = publish
-	runCtx, cancel := context.WithCancel(ctx)
-	c.cancel = cancel
-	c.done = make(chan struct{})
-	go func() {
-		defer close(c.done)
-		c.receive(runCtx, first)
-	}()
+	c.loop.Go(ctx, func(ctx context.Context) { c.receive(ctx, first) })
 	c.log.Info("email mailbox connected", "mailbox", c.cfg.mailbox(), "imap", fmt.Sprintf("%s:%d", c.cfg.IMAPHost, c.cfg.IMAPPort), "idle", first.idle)
 	return nil
 }
@@ -128,18 +121,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 // Stop implements channels.Channel: the receive loop ends; a mail being
 // handled is finished first.
 func (c *Channel) Stop(ctx context.Context) error {
-	if c.cancel == nil {
-		return nil
-	}
-	c.cancel()
-	wait, cancel := context.WithTimeout(ctx, stopTimeout)
-	defer cancel()
-	select {
-	case <-c.done:
-		return nil
-	case <-wait.Done():
-		return errors.New("email receive loop did not stop in time")
-	}
+	return c.loop.Stop(ctx, stopTimeout, "email receive loop")
 }
 
 func (c *Channel) setState(connected, idle bool) {

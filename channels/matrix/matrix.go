@@ -8,7 +8,6 @@ package matrix
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -62,8 +61,7 @@ type Channel struct {
 		id    string
 		since time.Time
 	} // the message the agent last refused, and since when
-	cancel context.CancelFunc
-	done   chan struct{}
+	loop channels.Loop
 }
 
 // New builds the channel from config; Start logs in and syncs.
@@ -142,37 +140,19 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		}
 		c.log.Warn("matrix login failed; retrying in the sync loop", "error", err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
 	c.mu.Lock()
-	c.publish, c.cancel, c.done = publish, stop, make(chan struct{})
-	done := c.done
+	c.publish = publish
 	c.mu.Unlock()
-	go func() {
-		defer close(done)
-		c.syncLoop(runCtx, err == nil)
-	}()
+	loggedIn := err == nil
+	c.loop.Go(ctx, func(ctx context.Context) { c.syncLoop(ctx, loggedIn) })
 	return nil
 }
 
 // Stop implements channels.Channel: the long poll is cancelled and the
 // loop waited for, up to syncStopGraceSeconds.
 func (c *Channel) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	cancel, done := c.cancel, c.done
-	c.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
 	grace := time.Duration(max(c.cfg.SyncStopGraceSeconds, 1)) * time.Second
-	select {
-	case <-done:
-		return nil
-	case <-time.After(grace):
-		return errors.New("matrix sync loop did not stop in time")
-	case <-ctx.Done():
-		return fmt.Errorf("matrix sync loop did not stop: %w", ctx.Err())
-	}
+	return c.loop.Stop(ctx, grace, "matrix sync loop")
 }
 
 // callCtx bounds an API call made on the channel's own behalf.

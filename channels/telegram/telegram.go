@@ -53,9 +53,8 @@ type Channel struct {
 	bot     *bot.Bot
 	me      *models.User
 	publish channels.Publish
-	runCtx  context.Context
-	cancel  context.CancelFunc
-	done    chan struct{}
+	runCtx  context.Context // the polling loop's: calls made on the channel's behalf end with it
+	loop    channels.Loop
 
 	seen    *channels.RecentKeys // update ids handled
 	warned  sync.Map             // Bot API method → logged once
@@ -142,30 +141,14 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		return fmt.Errorf("telegram getMe at %s (is the token right?): %w", c.apiBase, err)
 	}
 	c.bot, c.me, c.publish = b, me, publish
-	c.runCtx, c.cancel = context.WithCancel(ctx)
-	c.done = make(chan struct{})
-	go func() {
-		defer close(c.done)
-		b.Start(c.runCtx)
-	}()
+	c.runCtx = c.loop.Go(ctx, b.Start)
 	c.log.Info("telegram bot connected", "bot", "@"+me.Username, "api", c.apiBase)
 	return nil
 }
 
 // Stop implements channels.Channel: polling ends; replies being drawn stop.
 func (c *Channel) Stop(ctx context.Context) error {
-	if c.cancel == nil {
-		return nil
-	}
-	c.cancel()
-	wait, cancel := context.WithTimeout(ctx, stopTimeout)
-	defer cancel()
-	select {
-	case <-c.done:
-		return nil
-	case <-wait.Done():
-		return errors.New("telegram polling did not stop in time")
-	}
+	return c.loop.Stop(ctx, stopTimeout, "telegram polling")
 }
 
 // warnOnce logs a failed best-effort call (typing, reactions) the first
