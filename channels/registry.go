@@ -182,8 +182,8 @@ func Build(cfg *config.Config, deps Deps, only map[string]bool) Built {
 func unbuilt(cfg *config.Config) []string {
 	var names []string
 	for name := range cfg.Channels.Other {
-		if _, ok := Lookup(name); ok {
-			continue
+		if _, ok := Lookup(config.BlockName(name)); ok {
+			continue // built in: its block is read however it is spelt
 		}
 		var block struct {
 			Enabled bool `json:"enabled"`

@@ -29,6 +29,10 @@ func (c *Config) ChannelBlock(name string, into any) ([]Warning, error) {
 	return d.warnings, err
 }
 
+// BlockName is a channel block's key as it is matched: "Discord",
+// "discord" and "dis_cord" name the same block.
+func BlockName(key string) string { return normKey(key) }
+
 // block finds channels.<name> however it was spelt; the first spelling in
 // sorted order wins, so the choice does not depend on map order.
 func (c Channels) block(name string) (string, json.RawMessage, bool) {

@@ -101,3 +101,16 @@ func TestEveryRegisteredChannelIsBuiltQueuedAndGated(t *testing.T) {
 		})
 	}
 }
+
+// TestABlockSpeltOtherwiseIsStillTheBuiltInChannel: "Discord" is read as
+// channels.discord, so it is built, not reported as a channel this build lacks.
+func TestABlockSpeltOtherwiseIsStillTheBuiltInChannel(t *testing.T) {
+	cfg := config.Default()
+	off := false
+	cfg.Channels.Web.Enabled = &off
+	block(cfg, "Discord", map[string]any{"enabled": true, "token": "discord-token"})
+	built := channels.Build(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(), ProcessQueue: "q"}, nil)
+	require.Empty(t, built.Warnings)
+	require.Len(t, built.Channels, 1)
+	require.Equal(t, "discord", built.Channels[0].Name())
+}
