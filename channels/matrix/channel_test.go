@@ -25,7 +25,7 @@ func TestDMIsAnsweredInReply(t *testing.T) {
 	require.Equal(t, "matrix:"+room, in.SessionKey)
 
 	h.answer(in, "turn-1", "**Four**, of course.")
-	mine, _ := h.botMessages(room)
+	mine, _ := h.lastShows(room, "**Four**, of course.")
 	require.Len(t, mine, 1)
 	reply := mine[0]
 	require.Equal(t, "**Four**, of course.", reply.Body())
@@ -122,7 +122,7 @@ func TestThreadKeepsItsSession(t *testing.T) {
 	require.Equal(t, root, in.Route.ThreadID)
 	require.Equal(t, "matrix:"+room+":thread:"+root, in.SessionKey)
 	h.answer(in, "turn-1", "threaded answer")
-	mine, _ := h.botMessages(room)
+	mine, _ := h.lastShows(room, "threaded answer")
 	require.Len(t, mine, 1)
 	rel := mine[0].Relation()
 	require.Equal(t, "m.thread", rel["rel_type"])

@@ -183,6 +183,18 @@ func (h *harness) botMessages(room string) ([]dendritepeer.Event, []dendritepeer
 	return dendritepeer.From(all, h.bot), all
 }
 
+// lastShows waits until the bot's newest message in the room shows text:
+// dendrite's read side catches up with an accepted edit a moment later.
+func (h *harness) lastShows(room, text string) ([]dendritepeer.Event, []dendritepeer.Event) {
+	h.t.Helper()
+	var mine, all []dendritepeer.Event
+	require.Eventually(h.t, func() bool {
+		mine, all = h.botMessages(room)
+		return len(mine) > 0 && dendritepeer.ShownBody(all, mine[len(mine)-1]) == text
+	}, 30*time.Second, 20*time.Millisecond, "the room's last bot message never showed %q", text)
+	return mine, all
+}
+
 // answer delivers a turn's answer through the manager.
 func (h *harness) answer(in protocol.Inbound, turn, text string, media ...string) {
 	h.t.Helper()

@@ -90,7 +90,7 @@ func TestFilesOut(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "chart.png"), data, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "report.txt"), []byte("the report"), 0o644))
 	h.answer(in, "turn-1", "Here they are.", "chart.png", "report.txt", "missing.pdf")
-	mine, _ := h.botMessages(room)
+	mine, _ := h.lastShows(room, "Here they are.")
 	require.Len(t, mine, 4)
 	require.Equal(t, "m.image", mine[0].String("msgtype"))
 	require.Equal(t, "chart.png", mine[0].Body())

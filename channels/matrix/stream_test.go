@@ -37,7 +37,7 @@ func TestStreamIsEditedInPlace(t *testing.T) {
 	require.Equal(t, asked, mine[0].ReplyTo(), "the streamed event replies to the user's")
 
 	h.answer(in, "turn-1", "One, two, **three**.")
-	mine, all = h.botMessages(room)
+	mine, all = h.lastShows(room, "One, two, **three**.")
 	require.Len(t, mine, 1, "the answer replaced the streamed event")
 	shown := dendritepeer.Shown(all, mine[0])
 	require.Equal(t, "One, two, **three**.", shown["body"])
@@ -66,7 +66,7 @@ func TestStreamAfterToolStartsANewEvent(t *testing.T) {
 	require.Eventually(t, func() bool { mine, _ := h.botMessages(room); return len(mine) == 3 }, 30*time.Second, 20*time.Millisecond,
 		"the hint, then the call after the tool streams into a new event")
 	h.answer(in, "turn-1", "Two files: a and b.")
-	mine, all := h.botMessages(room)
+	mine, all := h.lastShows(room, "Two files: a and b.")
 	require.Len(t, mine, 3)
 	require.Equal(t, "Let me look.", dendritepeer.ShownBody(all, mine[0]))
 	require.Equal(t, "↳ list_dir .", dendritepeer.ShownBody(all, mine[1]))
@@ -82,7 +82,7 @@ func TestStreamingOffPostsOnce(t *testing.T) {
 	in := h.waitInbound(1)[0]
 	h.hub.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: "turn-1", Delta: "Hel"})
 	h.answer(in, "turn-1", "Hello.")
-	mine, all := h.botMessages(room)
+	mine, all := h.lastShows(room, "Hello.")
 	require.Len(t, mine, 1)
 	require.Empty(t, dendritepeer.Edits(all, mine[0].ID))
 	require.Equal(t, "Hello.", mine[0].Body())
