@@ -8,6 +8,7 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/secrets"
 )
 
 // Reply is a message on its way to a chat: a turn's answer, a command's
@@ -93,5 +94,10 @@ type Deps struct {
 	ProcessQueue string
 	// Pairing is the one pairing store of the process (nil: allowFrom only).
 	Pairing *pairing.Store
+	// Home is the nanobot home (~/.nanobot): device sessions and channel state.
+	Home string
+	// Secrets masks tokens in log lines; a channel adds the ones it fetches
+	// at run time (an access token) before it logs anything carrying them.
+	Secrets *secrets.Set
 	Log     *slog.Logger
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/pairing"
@@ -34,6 +35,7 @@ type Manager struct {
 	stopHub    func()
 	indicators indicators
 	edits      editStreams
+	lastEvent  map[string]time.Time
 }
 
 // Intake takes admitted messages to the agent (the Bus); for a /stop it
@@ -180,6 +182,7 @@ func (m *Manager) publisher(c Channel) Publish {
 // the chat's indicators, and goes to the agent.
 func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, admitted Admitted) error {
 	msg.Route.Channel = c.Name()
+	m.noteEvent(c.Name())
 	allowed, err := m.allowed(c.Name(), msg.Route.SenderID)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -33,6 +34,9 @@ type Spec struct {
 	PerProcess bool
 	// New builds the channel; nil for channels a command builds itself (the CLI).
 	New func(deps Deps) (Channel, error)
+	// Login is the channel's interactive login (`nanobot channels login`);
+	// nil for channels whose config holds all they need.
+	Login func(ctx context.Context, l LoginDeps) error
 }
 
 var registry struct {

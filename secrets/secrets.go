@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Mask replaces a secret.
@@ -20,7 +22,10 @@ const minLen = 8
 var secretName = regexp.MustCompile(`(?i)(key|token|secret|password|passwd|auth|credential|bearer)`)
 
 // Set is a list of secret values, longest first (so a key containing another is masked whole).
-type Set struct{ values []string }
+type Set struct {
+	mu     sync.RWMutex
+	values []string
+}
 
 // FromConfig collects every string under a secret-looking name in the config
 // (any JSON-encodable value), and the same from environ ("NAME=value").
@@ -42,13 +47,33 @@ func FromConfig(cfg any, environ []string) *Set {
 	for v := range found {
 		s.values = append(s.values, v)
 	}
+	s.sort()
+	return s
+}
+
+// Add masks values learnt at run time too (an access token a channel fetched).
+func (s *Set) Add(values ...string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if len(v) >= minLen && !slices.Contains(s.values, v) {
+			s.values = append(s.values, v)
+		}
+	}
+	s.sort()
+}
+
+func (s *Set) sort() {
 	sort.Slice(s.values, func(i, j int) bool {
 		if len(s.values[i]) != len(s.values[j]) {
 			return len(s.values[i]) > len(s.values[j])
 		}
 		return s.values[i] < s.values[j]
 	})
-	return s
 }
 
 // FromEnv is FromConfig over the process environment.
@@ -86,6 +111,8 @@ func (s *Set) Redact(text string) string {
 	if s == nil {
 		return text
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	for _, v := range s.values {
 		if strings.Contains(text, v) {
 			text = strings.ReplaceAll(text, v, Mask)
@@ -99,5 +126,7 @@ func (s *Set) Len() int {
 	if s == nil {
 		return 0
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return len(s.values)
 }

@@ -33,3 +33,16 @@ func TestLogHandlerMasksMessagesAndAttributes(t *testing.T) {
 	require.Contains(t, buf.String(), `"n":3`)
 	require.Equal(t, 3, strings.Count(buf.String(), Mask))
 }
+
+// A token fetched at run time (a tenant access token) is masked from then
+// on, in a logger made before it was known.
+func TestAddedSecretIsMaskedByALoggerMadeBefore(t *testing.T) {
+	var buf strings.Builder
+	set := FromConfig(map[string]any{}, nil)
+	log := slog.New(Handler(slog.NewTextHandler(&buf, nil), set))
+	set.Add("t-runtime-token-42", "short")
+	log.Info("refreshed", "token", "t-runtime-token-42", "word", "short")
+	require.NotContains(t, buf.String(), "t-runtime-token-42")
+	require.Contains(t, buf.String(), "word=short")
+	require.Equal(t, 1, set.Len())
+}

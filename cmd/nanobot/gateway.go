@@ -63,6 +63,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		Config: cfg, Workspace: cfg.Agents.Defaults.WorkspacePath(),
 		ProcessQueue: "nanobot-" + name + "-" + randomID(), Log: a.log,
 		Pairing: pairing.NewStore(config.ConfigDir(cfg.Path)),
+		Home:    config.ConfigDir(cfg.Path), Secrets: a.secrets,
 	}
 	built := channels.Build(cfg, deps, only)
 	for _, w := range built.Warnings {
@@ -97,10 +98,16 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		a.log.Error("channel failed to start", "error", err)
 	}
 	a.banner(name, r, cfg, mgr)
+	status := time.NewTicker(channels.StatusEvery)
+	defer status.Stop()
+	a.writeStatus(deps.Home, mgr)
+	defer channels.RemoveStatus(deps.Home, os.Getpid())
 	for running := true; running; {
 		select {
 		case <-ctx.Done():
 			running = false
+		case <-status.C:
+			a.writeStatus(deps.Home, mgr)
 		case next := <-reloaded:
 			r.bus.SetSettings(next.TurnSettings())
 			if name == "gateway" { // the gateway owns the schedules: their timing follows the config
@@ -118,6 +125,18 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	defer cancel()
 	mgr.Stop(stopCtx) // intake first; running activities finish as the workers stop
 	return nil
+}
+
+// writeStatus tells `nanobot channels status` what this process runs.
+func (a *app) writeStatus(home string, mgr *channels.Manager) {
+	if len(mgr.Names()) == 0 {
+		return
+	}
+	host, _ := os.Hostname()
+	st := channels.ProcessStatus{PID: os.Getpid(), Host: host, Updated: time.Now().UTC(), Channels: mgr.States()}
+	if err := channels.WriteStatus(home, st); err != nil {
+		a.log.Warn("channel status file", "error", err)
+	}
 }
 
 // serveMetrics starts the Prometheus endpoint and routes the client's metrics to it.

@@ -33,6 +33,7 @@ Commands:
   serve     run the worker and the OpenAI-compatible API (api.host:api.port)
   status    show config, workspace, provider, model and Temporal
   pairing   list | approve CODE | deny CODE | revoke ID: who may talk to the agent
+  channels  status | login NAME [--force]: every channel, and a channel's QR login
   turn      list | show <session|workflow id>: what a turn did, state by state
   setup-temporal  register nanobot's search attributes on an external cluster
   usage     token usage by day and model, and by session (--days N, --json)
@@ -64,6 +65,7 @@ type app struct {
 	stdout     io.Writer
 	stderr     io.Writer
 	log        *slog.Logger
+	secrets    *secrets.Set // the config's keys and tokens, and those channels fetch
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -103,7 +105,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
-		"pairing": a.pairing, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
+		"pairing": a.pairing, "channels": a.channelsCmd, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
 		"setup-temporal": a.setupTemporal,
 		"version":        func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
@@ -179,7 +181,8 @@ func (a *app) loadConfig() (*config.Config, error) {
 		return nil, err
 	}
 	// From here on no log line carries a configured key or token.
-	a.log = slog.New(secrets.Handler(a.log.Handler(), secrets.FromEnv(cfg)))
+	a.secrets = secrets.FromEnv(cfg)
+	a.log = slog.New(secrets.Handler(a.log.Handler(), a.secrets))
 	slog.SetDefault(a.log)
 	more, err := channels.CheckConfig(cfg)
 	for _, w := range append(warnings, more...) {
