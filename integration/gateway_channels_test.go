@@ -126,4 +126,6 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 		_, msgs := sessionLines(t, home, key)
 		require.Len(t, msgs, 2, "session %s: the message and its reply", key)
 	}
+	requireChannelsUp(t, home.Env(dev.Addr), "discord", "email", "matrix", "slack", "telegram")
+	require.Equal(t, "running", channelStates(t, home.Env(dev.Addr))["api"].Connected, "the API cannot tell more than running")
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -39,6 +40,7 @@ type Channel struct {
 	http      *http.Client
 	api       *discordgo.Session
 
+	up     atomic.Bool          // the gateway socket is open
 	seen   *channels.RecentKeys // message ids taken in
 	events chan []byte          // MESSAGE_CREATE payloads, handled in order
 	// streamEvery spaces the edits of a streamed message (0: streaming off).
@@ -100,9 +102,11 @@ func New(deps channels.Deps) (*Channel, error) {
 	api.AddHandler(c.onEvent)
 	api.AddHandler(c.onConnect)
 	api.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
+		c.up.Store(false)
 		c.log.Info("discord gateway disconnected; discordgo reconnects and resumes")
 	})
 	api.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) {
+		c.up.Store(true)
 		c.log.Info("discord gateway session resumed")
 	})
 	return c, nil
@@ -115,6 +119,9 @@ func botToken(token string) string {
 	}
 	return "Bot " + token
 }
+
+// Connected implements channels.Connector.
+func (c *Channel) Connected() bool { return c.up.Load() }
 
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }
@@ -201,6 +208,7 @@ func (c *Channel) onConnect(s *discordgo.Session, _ *discordgo.Connect) {
 		go func() { _ = s.Close() }()
 		return
 	}
+	c.up.Store(true)
 	c.log.Info("discord gateway connected")
 }
 

@@ -124,6 +124,13 @@ func (c *Channel) Stop(ctx context.Context) error {
 	return c.loop.Stop(ctx, stopTimeout, "email receive loop")
 }
 
+// Connected implements channels.Connector: logged in to the mailbox.
+func (c *Channel) Connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connected
+}
+
 func (c *Channel) setState(connected, idle bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

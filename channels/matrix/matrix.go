@@ -44,6 +44,7 @@ type Channel struct {
 	// client is swapped whole at login, so calls in flight keep the
 	// credentials they started with.
 	client atomic.Pointer[mautrix.Client]
+	synced atomic.Bool // the last /sync was answered
 
 	// seen are event ids already handed over: a re-sync after a crash
 	// between an event and the saved token does not answer it twice.
@@ -112,6 +113,9 @@ func (c *Channel) newClient(user id.UserID, token string) (*mautrix.Client, erro
 
 // api is the client with the current credentials.
 func (c *Channel) api() *mautrix.Client { return c.client.Load() }
+
+// Connected implements channels.Connector.
+func (c *Channel) Connected() bool { return c.synced.Load() }
 
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }

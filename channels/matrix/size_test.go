@@ -23,7 +23,7 @@ func TestLongestPartFitsOneEvent(t *testing.T) {
 	eventID, err := h.ch.SendPart(context.Background(), channels.Reply{Route: route}, channels.Part{Text: text})
 	require.NoError(t, err)
 	require.NoError(t, h.ch.send(context.Background(), room, editContent(eventID, text)))
-	mine, _ := h.botMessages(room)
+	mine, _ := h.lastShows(room, text)
 	require.Len(t, mine, 1)
 	require.Equal(t, text, mine[0].Body())
 	require.Empty(t, mine[0].String("formatted_body"))

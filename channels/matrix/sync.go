@@ -68,6 +68,7 @@ func (c *Channel) syncLoop(ctx context.Context, loggedIn bool) {
 		if err == nil {
 			var next string
 			next, err = c.syncOnce(ctx, since)
+			c.synced.Store(err == nil)
 			if err == nil {
 				since, delay = next, time.Second
 				continue
@@ -76,6 +77,7 @@ func (c *Channel) syncLoop(ctx context.Context, loggedIn bool) {
 		if ctx.Err() != nil {
 			return
 		}
+		c.synced.Store(false)
 		wait := delay
 		switch w, limited := retryAfter(err); {
 		case limited:

@@ -43,8 +43,10 @@ func (c *Channel) receive(ctx context.Context) {
 		}
 		switch ev.Type {
 		case socketmode.EventTypeConnecting:
+			c.up.Store(false)
 			c.log.Debug("slack socket mode connecting")
 		case socketmode.EventTypeConnected:
+			c.up.Store(true)
 			c.log.Info("slack socket mode connected")
 			if c.bot() == "" {
 				actx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -56,8 +58,10 @@ func (c *Channel) receive(ctx context.Context) {
 		case socketmode.EventTypeHello:
 			c.log.Debug("slack socket mode hello")
 		case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
+			c.up.Store(ev.Type == socketmode.EventTypeIncomingError)
 			c.log.Warn("slack socket mode error", "event", string(ev.Type), "detail", fmt.Sprintf("%+v", ev.Data))
 		case socketmode.EventTypeInvalidAuth:
+			c.up.Store(false)
 			c.log.Error("Slack refused channels.slack.appToken")
 		case socketmode.EventTypeErrorBadMessage:
 			// A frame slack-go could not parse: still acknowledge an envelope

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -37,6 +38,7 @@ type Channel struct {
 	api       *slack.Client
 	sock      *socketmode.Client
 	log       *slog.Logger
+	up        atomic.Bool // socket mode is connected
 
 	// seen are envelopes, events and messages already taken in.
 	seen *channels.RecentKeys
@@ -95,6 +97,9 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 	c.sock = socketmode.New(api, socketmode.OptionLog(slogWriter{log}))
 	return c, nil
 }
+
+// Connected implements channels.Connector.
+func (c *Channel) Connected() bool { return c.up.Load() }
 
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }

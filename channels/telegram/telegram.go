@@ -62,6 +62,9 @@ type Channel struct {
 	streams map[string]*chatStream // by chat (and topic)
 }
 
+// Connected implements channels.Connector: the Bot API answered the last call.
+func (c *Channel) Connected() bool { return c.http.answered.Load() }
+
 // New builds the channel from the gateway's config; it connects in Start.
 func New(deps channels.Deps) (*Channel, error) {
 	if deps.Config == nil {

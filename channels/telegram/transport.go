@@ -14,6 +14,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,8 @@ type transport struct {
 
 	mu       sync.Mutex
 	lastPoll time.Time
+	// answered tells whether the Bot API answered the last call (channels status).
+	answered atomic.Bool
 }
 
 // Do implements bot.HttpClient.
@@ -48,6 +51,10 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("telegram %s: %w", method, err)
 	}
 	resp, err := t.client.Do(req)
+	if (method == "getUpdates" || method == "getMe") && req.Context().Err() == nil { // a cancelled poll says nothing
+		t.answered.Store(err == nil && resp.StatusCode < 500 && // 401/404: Telegram refuses the token
+			resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusNotFound)
+	}
 	if err != nil {
 		return nil, err
 	}

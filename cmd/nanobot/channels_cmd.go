@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +16,8 @@ import (
 func (a *app) channelsCmd(ctx context.Context, args []string) error {
 	fs := a.flags("channels")
 	force := fs.Bool("force", false, "login: log in again even when a session is stored")
-	fs.Usage = func() { fmt.Fprintln(a.stderr, "usage: nanobot channels status | login NAME [--force]") }
+	asJSON := fs.Bool("json", false, "status: print JSON")
+	fs.Usage = func() { fmt.Fprintln(a.stderr, "usage: nanobot channels status [--json] | login NAME [--force]") }
 	verb, rest := "status", args
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		verb, rest = args[0], args[1:]
@@ -29,17 +31,26 @@ func (a *app) channelsCmd(ctx context.Context, args []string) error {
 	}
 	switch {
 	case verb == "status":
-		return a.channelsStatus()
+		return a.channelsStatus(*asJSON)
 	case verb == "login" && name != "":
 		return a.channelsLogin(ctx, name, *force)
 	}
 	return usageError{fmt.Errorf("channels: want status | login NAME [--force]")}
 }
 
+// channelRow is one channel in `nanobot channels status`.
+type channelRow struct {
+	Channel   string    `json:"channel"`
+	Enabled   bool      `json:"enabled"`
+	Missing   []string  `json:"missing,omitempty"` // config keys it cannot start without
+	Connected string    `json:"connected"`         // yes, no, running (cannot tell) or - (no gateway runs it)
+	LastEvent time.Time `json:"lastEvent,omitzero"`
+}
+
 // channelsStatus lists every channel of this build: enabled in the config,
 // its credentials present, and, from the running gateways' status files,
 // whether it is connected and when its platform last sent it something.
-func (a *app) channelsStatus() error {
+func (a *app) channelsStatus(asJSON bool) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -49,21 +60,31 @@ func (a *app) channelsStatus() error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHANNEL\tENABLED\tCREDENTIALS\tCONNECTED\tLAST EVENT")
+	var rows []channelRow
 	for _, s := range channels.Specs() {
 		if s.New == nil {
 			continue // the terminal: `nanobot agent`
 		}
-		enabled := s.Enabled != nil && s.Enabled(cfg)
-		creds := "yes"
+		row := channelRow{Channel: s.Name, Enabled: s.Enabled != nil && s.Enabled(cfg)}
 		if s.Missing != nil {
-			if miss := s.Missing(cfg); len(miss) > 0 {
-				creds = "missing " + strings.Join(miss, ", ")
-			}
+			row.Missing = s.Missing(cfg)
 		}
-		connected, last := runningState(s.Name, running)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, yesNo(enabled), creds, connected, since(last, now))
+		row.Connected, row.LastEvent = runningState(s.Name, running)
+		rows = append(rows, row)
+	}
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHANNEL\tENABLED\tCREDENTIALS\tCONNECTED\tLAST EVENT")
+	for _, r := range rows {
+		creds := "yes"
+		if len(r.Missing) > 0 {
+			creds = "missing " + strings.Join(r.Missing, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Channel, yesNo(r.Enabled), creds, r.Connected, since(r.LastEvent, now))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -88,6 +88,20 @@ func TestChannelsStatusMergesConfigAndRunningGateways(t *testing.T) {
 	require.Equal(t, "running", statusRow(t, out.String(), "web")["CONNECTED"])
 	require.Equal(t, "-", statusRow(t, out.String(), "telegram")["CONNECTED"], "a stale file is a gateway that is gone")
 	require.NotContains(t, out.String(), "No gateway is running")
+
+	out.Reset()
+	require.Equal(t, 0, run([]string{"--config", cfgPath, "channels", "status", "--json"}, nil, &out, &errOut), errOut.String())
+	var rows []channelRow
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rows), out.String())
+	byName := map[string]channelRow{}
+	for _, r := range rows {
+		byName[r.Channel] = r
+	}
+	require.Equal(t, "yes", byName["discord"].Connected)
+	require.True(t, byName["discord"].Enabled)
+	require.WithinDuration(t, last, byName["discord"].LastEvent, time.Second)
+	require.NotEmpty(t, byName["matrix"].Missing)
+	require.Equal(t, "-", byName["telegram"].Connected)
 }
 
 func TestChannelsLoginNamesWhatItCannotDo(t *testing.T) {
