@@ -34,7 +34,9 @@ type ackError struct {
 	msg  string
 }
 
-func (e *ackError) Error() string { return fmt.Sprintf("wecom %s: errcode %d: %s", e.cmd, e.code, e.msg) }
+func (e *ackError) Error() string {
+	return fmt.Sprintf("wecom %s: errcode %d: %s", e.cmd, e.code, e.msg)
+}
 
 // waiter is a request waiting for its acknowledgement; done closes when
 // the next request with the same req_id may go (replies to one callback

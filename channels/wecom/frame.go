@@ -84,11 +84,11 @@ type subscribeBody struct {
 
 // callback is the body of aibot_msg_callback and aibot_event_callback.
 type callback struct {
-	MsgID      string `json:"msgid"`
-	AIBotID    string `json:"aibotid"`
-	ChatID     string `json:"chatid"`   // group chats only; a DM's chat is the sender
-	ChatType   string `json:"chattype"` // "single" or "group"
-	From       struct {
+	MsgID    string `json:"msgid"`
+	AIBotID  string `json:"aibotid"`
+	ChatID   string `json:"chatid"`   // group chats only; a DM's chat is the sender
+	ChatType string `json:"chattype"` // "single" or "group"
+	From     struct {
 		UserID string `json:"userid"`
 	} `json:"from"`
 	CreateTime int64      `json:"create_time"`
