@@ -112,17 +112,27 @@ func (c *conn) request(ctx context.Context, cmd, reqID string, body any) (frame,
 	defer timer.Stop()
 	select {
 	case ack := <-w.ack:
-		if code := ack.code(); code != 0 {
-			return ack, &ackError{cmd: cmd, code: code, msg: ack.ErrMsg}
-		}
-		return ack, nil
+		return acked(cmd, ack)
 	case <-timer.C:
 		return frame{}, fmt.Errorf("wecom %s: no acknowledgement in %s", cmd, ackTimeout)
 	case <-c.closed:
+		select { // an answer read just before the close (a refused subscribe) still counts
+		case ack := <-w.ack:
+			return acked(cmd, ack)
+		default:
+		}
 		return frame{}, fmt.Errorf("wecom %s: %w", cmd, errClosed)
 	case <-ctx.Done():
 		return frame{}, fmt.Errorf("wecom %s: %w", cmd, ctx.Err())
 	}
+}
+
+// acked is the outcome an acknowledgement tells.
+func acked(cmd string, ack frame) (frame, error) {
+	if code := ack.code(); code != 0 {
+		return ack, &ackError{cmd: cmd, code: code, msg: ack.ErrMsg}
+	}
+	return ack, nil
 }
 
 // claim waits until no other request holds reqID, then holds it.

@@ -130,7 +130,11 @@ func (c *Channel) connect(ctx context.Context, limit time.Duration) (*conn, erro
 	if err != nil {
 		return nil, err
 	}
-	go func() { _ = cn.read(c.queue, c.bad) }() // acknowledgements reach subscribe
+	go func() { // reading from the start: acknowledgements reach subscribe
+		err := cn.read(c.queue, c.bad)
+		c.log.Debug("wecom connection read ended", "error", err)
+		cn.close()
+	}()
 	if err := cn.subscribe(cctx, c.cfg.BotID, c.cfg.Secret); err != nil {
 		cn.close()
 		return nil, err
