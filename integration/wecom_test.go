@@ -21,8 +21,8 @@ const (
 )
 
 // TestWeComGatewayConversation drives the real gateway binary through
-// wecompeer: a DM is answered as a finished stream on its callback's
-// req_id; a group message that does not @-mention the bot never reaches
+// wecompeer: a DM is drawn into one stream on its callback's req_id and
+// finished by the answer; a group message that does not @-mention the bot never reaches
 // it (WeCom does not push it); a mention gets a tool round trip and its
 // answer in the group, in the group's own session.
 func TestWeComGatewayConversation(t *testing.T) {
@@ -53,8 +53,9 @@ func TestWeComGatewayConversation(t *testing.T) {
 	hi, _ := peer.Say(wecompeer.Message{From: wecomAlice, Text: "hi from wecom"})
 	require.Eventually(t, func() bool {
 		r := peer.Replies(hi)
-		return len(r) == 1 && r[0].Finish && r[0].Content == "Hello, **WeCom** world."
+		return len(r) > 0 && r[len(r)-1].Finish && r[len(r)-1].Content == "Hello, **WeCom** world."
 	}, time.Minute, 50*time.Millisecond, "no answer to the DM: %+v\n%s", peer.Sent(), logs)
+	requireOneStream(t, peer.Replies(hi))
 	requireChannelsUp(t, env, "wecom")
 
 	chatter, _ := peer.Say(wecompeer.Message{From: wecomAlice, ChatID: wecomTeam, Text: "just chatting"})
@@ -62,8 +63,10 @@ func TestWeComGatewayConversation(t *testing.T) {
 	note, _ := peer.Say(wecompeer.Message{From: wecomAlice, ChatID: wecomTeam, Text: wecompeer.Mention + " please save a note"})
 	require.Eventually(t, func() bool {
 		r := peer.Replies(note)
-		return len(r) == 1 && r[0].Content == "Saved it to note.txt."
+		return len(r) > 0 && r[len(r)-1].Finish && r[len(r)-1].Content == "Saved it to note.txt."
 	}, time.Minute, 50*time.Millisecond, "no answer to the mention: %+v", peer.Sent())
+	requireOneStream(t, peer.Replies(note))
+	require.Equal(t, "↳ write_file note.txt", peer.Replies(note)[0].Content, "the tool hint (sendToolHints) is drawn while the tool runs")
 	data, err := os.ReadFile(filepath.Join(home.Workspace, "note.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "from wecom", string(data))
@@ -73,4 +76,13 @@ func TestWeComGatewayConversation(t *testing.T) {
 	require.Equal(t, wecompeer.Mention+" please save a note", msgs[0].Content)
 	_, msgs = sessionLines(t, home, "wecom:"+wecomAlice)
 	require.Equal(t, "hi from wecom", msgs[0].Content)
+}
+
+// requireOneStream: a turn is drawn into one stream, finished once by its answer.
+func requireOneStream(t *testing.T, replies []wecompeer.Stream) {
+	t.Helper()
+	for i, r := range replies {
+		require.Equal(t, replies[0].ID, r.ID, "one stream: %+v", replies)
+		require.Equal(t, i == len(replies)-1, r.Finish, "finished by the answer only: %+v", replies)
+	}
 }

@@ -107,6 +107,11 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	}
 	if reqID != "" {
 		id := newReqID("stream")
+		if r.Answer() && p.Index == len(r.Media) {
+			if drawnReq, drawnID := c.take(r.Route.ReplyTo, r.Turn); drawnID != "" {
+				reqID, id = drawnReq, drawnID // the answer finishes the stream drawn for it
+			}
+		}
 		_, err := cn.request(ctx, cmdRespond, reqID, streamBody{MsgType: "stream", Stream: stream{ID: id, Finish: true, Content: text}})
 		if !expired(err) {
 			return id, sendError(err)

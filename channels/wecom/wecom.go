@@ -48,6 +48,10 @@ type Channel struct {
 	seen      *channels.RecentKeys // message ids taken in
 	callbacks chan frame           // handled in order, off the read loop
 	replies   *replyTargets
+	streams   streams
+	// progress and hints are channels.sendProgress and sendToolHints.
+	progress, hints bool
+	streamEvery     time.Duration
 	// heartbeat and backoff are the SDK's timings; tests shorten them.
 	heartbeat time.Duration
 	backoff   time.Duration
@@ -79,7 +83,10 @@ func New(deps channels.Deps) (*Channel, error) {
 		cfg: cfg, all: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
 		log: log.With("channel", Name), http: &http.Client{Timeout: 2 * time.Minute},
 		callbacks: make(chan frame, 256), replies: newReplyTargets(),
-		heartbeat: heartbeatEvery, backoff: minBackoff,
+		heartbeat: heartbeatEvery, backoff: minBackoff, streamEvery: streamEvery,
+	}
+	if deps.Config != nil {
+		c.progress, c.hints = deps.Config.Channels.SendProgress, deps.Config.Channels.SendToolHints
 	}
 	if deps.Home != "" {
 		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "wecom-handled.json"), c.log)
