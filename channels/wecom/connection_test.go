@@ -105,3 +105,16 @@ func TestConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "wss://openws.work.weixin.qq.com", c.endpoint(), "WeCom's endpoint unless wsUrl says otherwise")
 }
+
+func TestTakenOverConnectionWaitsBeforeDiallingAgain(t *testing.T) {
+	h := startHarness(t, nil)
+	h.ch.takenOver = 300 * time.Millisecond
+	h.peer.Replace()
+	require.Eventually(t, func() bool { return !h.ch.Connected() }, 5*time.Second, 5*time.Millisecond)
+	require.Never(t, func() bool { _, subs, _ := h.peer.Stats(); return subs > 1 }, 150*time.Millisecond, 5*time.Millisecond,
+		"no tug of war with the newer connection")
+	require.Eventually(t, func() bool { _, subs, _ := h.peer.Stats(); return subs == 2 }, 5*time.Second, 5*time.Millisecond,
+		"the bot comes back later")
+	h.waitUp()
+	require.Contains(t, h.logs.String(), "taken over by a newer one")
+}

@@ -9,6 +9,7 @@ package wecom
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,6 +56,8 @@ type Channel struct {
 	// heartbeat and backoff are the SDK's timings; tests shorten them.
 	heartbeat time.Duration
 	backoff   time.Duration
+	takenOver time.Duration // the wait after a disconnected_event
+	replaced  atomic.Bool   // the connection got disconnected_event
 
 	mu      sync.Mutex
 	conn    *conn
@@ -83,7 +86,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		cfg: cfg, all: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
 		log: log.With("channel", Name), http: &http.Client{Timeout: 2 * time.Minute},
 		callbacks: make(chan frame, 256), replies: newReplyTargets(),
-		heartbeat: heartbeatEvery, backoff: minBackoff, streamEvery: streamEvery,
+		heartbeat: heartbeatEvery, backoff: minBackoff, takenOver: refusedBackoff, streamEvery: streamEvery,
 	}
 	if deps.Config != nil {
 		c.progress, c.hints = deps.Config.Channels.SendProgress, deps.Config.Channels.SendToolHints
@@ -159,6 +162,15 @@ func (c *Channel) run(ctx context.Context, cn *conn) {
 				return
 			}
 			delay = c.backoff // it was up: the next attempt is quick
+			if c.replaced.Swap(false) {
+				// The SDK gives up here: dialling at once would only take the bot back from the other connection.
+				c.log.Warn("wecom connection taken over by a newer one of this bot (another gateway?); trying again later", "retry_in", c.takenOver)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(c.takenOver):
+				}
+			}
 		}
 		var err error
 		cn, err = c.connect(ctx, firstConnect)
@@ -235,6 +247,12 @@ func (c *Channel) Stop(ctx context.Context) error {
 // queue hands a callback to the handler, in order; the read loop never
 // waits on the agent.
 func (c *Channel) queue(f frame) {
+	if f.Cmd == cmdEventCallback {
+		var b callback
+		if json.Unmarshal(f.Body, &b) == nil && b.Event != nil && b.Event.EventType == eventDisconnected {
+			c.replaced.Store(true) // seen before the close that follows it
+		}
+	}
 	select {
 	case c.callbacks <- f:
 	default:

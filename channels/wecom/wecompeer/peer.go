@@ -352,3 +352,12 @@ func (p *Peer) id(prefix string) string {
 	p.next++
 	return fmt.Sprintf("%s%06d", prefix, p.next)
 }
+
+// Replace plays WeCom's answer to a newer connection of the bot elsewhere:
+// disconnected_event on the bot's connection, then the close.
+func (p *Peer) Replace() {
+	p.t.Helper()
+	p.push("aibot_event_callback", p.id("req"), map[string]any{"msgid": p.id("ev"), "aibotid": BotID, "msgtype": "event",
+		"create_time": time.Now().Unix(), "event": map[string]string{"eventtype": "disconnected_event"}})
+	p.Drop()
+}
