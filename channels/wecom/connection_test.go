@@ -3,6 +3,7 @@ package wecom
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,10 @@ func TestTakenOverConnectionWaitsBeforeDiallingAgain(t *testing.T) {
 	require.Eventually(t, func() bool { return !h.ch.Connected() }, 5*time.Second, 5*time.Millisecond)
 	require.Never(t, func() bool { _, subs, _ := h.peer.Stats(); return subs > 1 }, 150*time.Millisecond, 5*time.Millisecond,
 		"no tug of war with the newer connection")
+	err := h.ch.Send(context.Background(), answer(alice, "", "t1", "while away"))
+	var se *channels.SendError
+	require.ErrorContains(t, err, "not connected")
+	require.False(t, errors.As(err, &se) && se.Permanent, "delivery waits for the connection")
 	require.Eventually(t, func() bool { _, subs, _ := h.peer.Stats(); return subs == 2 }, 5*time.Second, 5*time.Millisecond,
 		"the bot comes back later")
 	h.waitUp()

@@ -105,20 +105,26 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if text == "" {
 		return "", nil
 	}
-	if reqID != "" {
-		id := newReqID("stream")
-		if r.Answer() && p.Index == len(r.Media) {
-			if drawnReq, drawnID := c.take(r.Route.ReplyTo, r.Turn); drawnID != "" {
-				reqID, id = drawnReq, drawnID // the answer finishes the stream drawn for it
-			}
+	id := newReqID("stream")
+	if reqID != "" && r.Answer() && p.Index == len(r.Media) {
+		if drawnReq, drawnID := c.take(r.Route.ReplyTo, r.Turn); drawnID != "" {
+			reqID, id = drawnReq, drawnID // the answer finishes the stream drawn for it
 		}
+	}
+	return c.reply(ctx, cn, reqID, id, r.Route.ChatID, text)
+}
+
+// reply sends text as the finished stream id on the callback's req_id,
+// or proactively when there is none or it no longer takes replies.
+func (c *Channel) reply(ctx context.Context, cn *conn, reqID, id, chatID, text string) (string, error) {
+	if reqID != "" {
 		_, err := cn.request(ctx, cmdRespond, reqID, streamBody{MsgType: "stream", Stream: stream{ID: id, Finish: true, Content: text}})
 		if !expired(err) {
 			return id, sendError(err)
 		}
-		c.log.Info("wecom callback no longer takes replies; sending proactively", "chat", r.Route.ChatID, "error", err)
+		c.log.Info("wecom callback no longer takes replies; sending proactively", "chat", chatID, "error", err)
 	}
-	return c.proactive(ctx, cn, r.Route.ChatID, text)
+	return c.proactive(ctx, cn, chatID, text)
 }
 
 // proactive sends Markdown with aibot_send_msg, in pieces of WeCom's 4096 bytes.
@@ -175,7 +181,7 @@ func sendError(err error) error {
 // that cannot be sent becomes nanobot's "[file upload failed: name]".
 func (c *Channel) sendMedia(ctx context.Context, cn *conn, reqID, chatID, ref string) (string, error) {
 	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
-		return c.textOrStream(ctx, cn, reqID, chatID, ref)
+		return c.reply(ctx, cn, reqID, newReqID("stream"), chatID, ref)
 	}
 	path := ref
 	if !filepath.IsAbs(path) {
@@ -189,7 +195,7 @@ func (c *Channel) sendMedia(ctx context.Context, cn *conn, reqID, chatID, ref st
 			return "", err
 		}
 		c.log.Warn("wecom file not sent", "file", path, "error", err)
-		return c.textOrStream(ctx, cn, reqID, chatID, "[file upload failed: "+name+"]")
+		return c.reply(ctx, cn, reqID, newReqID("stream"), chatID, "[file upload failed: "+name+"]")
 	}
 	if reqID != "" {
 		_, err := cn.request(ctx, cmdRespond, reqID, mediaBody("", kind, mediaID))
@@ -199,18 +205,6 @@ func (c *Channel) sendMedia(ctx context.Context, cn *conn, reqID, chatID, ref st
 	}
 	_, err = cn.request(ctx, cmdSend, newReqID(cmdSend), mediaBody(chatID, kind, mediaID))
 	return mediaID, sendError(err)
-}
-
-// textOrStream sends a short text as a reply when a callback takes one, else proactively.
-func (c *Channel) textOrStream(ctx context.Context, cn *conn, reqID, chatID, text string) (string, error) {
-	if reqID != "" {
-		id := newReqID("stream")
-		_, err := cn.request(ctx, cmdRespond, reqID, streamBody{MsgType: "stream", Stream: stream{ID: id, Finish: true, Content: text}})
-		if !expired(err) {
-			return id, sendError(err)
-		}
-	}
-	return c.proactive(ctx, cn, chatID, text)
 }
 
 // upload sends a file in WeCom's three steps and returns its media_id and
