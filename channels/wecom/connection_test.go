@@ -1,0 +1,125 @@
+package wecom
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
+	"github.com/nanobot-durable/nanobot/channels/wecom/wecompeer"
+	"github.com/nanobot-durable/nanobot/config"
+)
+
+func TestReconnectsAfterADrop(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.Drop()
+	require.Eventually(t, func() bool { _, subs, _ := h.peer.Stats(); return subs >= 2 && h.peer.Subscribed() },
+		10*time.Second, 10*time.Millisecond, "the bot never subscribed again")
+	h.waitUp()
+	got := h.sync()
+	require.Equal(t, "sync", got.Content, "messages come in on the new connection")
+	require.Contains(t, h.logs.String(), "wecom connection dropped; reconnecting")
+}
+
+func TestHeartbeatLossReconnects(t *testing.T) {
+	peer := wecompeer.New(t)
+	deps, logs := depsFor(t, peer, nil)
+	ch, err := New(deps)
+	require.NoError(t, err)
+	ch.heartbeat, ch.backoff = 20*time.Millisecond, 20*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, ch.Start(ctx, channeltest.NewPublisher(t).Publish))
+	defer func() { require.NoError(t, ch.Stop(context.Background())) }()
+	require.Eventually(t, func() bool { _, _, pings := peer.Stats(); return pings >= 3 }, 10*time.Second, 5*time.Millisecond)
+	conns, _, _ := peer.Stats()
+	require.Equal(t, 1, conns, "answered pings keep the connection")
+	peer.Silence(true)
+	require.Eventually(t, func() bool { c, _, _ := peer.Stats(); return c >= 2 }, 10*time.Second, 5*time.Millisecond,
+		"two unanswered pings and the bot dials again")
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "wecom heartbeat lost") }, 5*time.Second, 5*time.Millisecond)
+}
+
+func TestWrongSecretFailsTheStartClearly(t *testing.T) {
+	peer := wecompeer.New(t)
+	deps, _ := depsFor(t, peer, map[string]any{"secret": "wrong"})
+	ch, err := New(deps)
+	require.NoError(t, err)
+	err = ch.Start(context.Background(), channeltest.NewPublisher(t).Publish)
+	require.ErrorContains(t, err, "WeCom refused the subscription (errcode 40001: invalid secret)")
+	require.ErrorContains(t, err, "channels.wecom.secret")
+	require.False(t, ch.Connected())
+	require.NoError(t, ch.Stop(context.Background()))
+	_, subs, _ := peer.Stats()
+	require.Equal(t, 1, subs, "no retry loop against a refused secret")
+}
+
+func TestStartsWhileWeComIsUnreachable(t *testing.T) {
+	peer := wecompeer.New(t)
+	deps, _ := depsFor(t, peer, map[string]any{"wsUrl": "ws://127.0.0.1:1"})
+	ch, err := New(deps)
+	require.NoError(t, err)
+	ch.backoff = 20 * time.Millisecond
+	require.NoError(t, ch.Start(context.Background(), channeltest.NewPublisher(t).Publish), "a network error only delays")
+	require.False(t, ch.Connected())
+	stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, ch.Stop(stop))
+}
+
+func TestWelcomeMessageOnEnterChat(t *testing.T) {
+	h := startHarness(t, map[string]any{"welcomeMessage": "你好！有什么可以帮你？", "allowFrom": []string{alice}})
+	req := h.peer.EnterChat(alice)
+	require.Eventually(t, func() bool { return len(h.peer.Welcomes(req)) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, "你好！有什么可以帮你？", h.peer.Welcomes(req)[0])
+	stranger := h.peer.EnterChat("mallory")
+	h.sync()
+	require.Empty(t, h.peer.Welcomes(stranger), "nobody outside allowFrom is welcomed")
+	require.Len(t, h.Published(), 1, "an event is not a message")
+}
+
+func TestConfig(t *testing.T) {
+	block := func(b map[string]any) *config.Config {
+		raw, err := json.Marshal(b)
+		require.NoError(t, err)
+		cfg := config.Default()
+		cfg.Channels.Other = map[string]json.RawMessage{"wecom": raw}
+		return cfg
+	}
+	spec, ok := channels.Lookup(Name)
+	require.True(t, ok)
+	cfg := block(map[string]any{"enabled": true, "bot_id": "b"})
+	require.True(t, spec.Enabled(cfg))
+	require.Equal(t, []string{"channels.wecom.secret"}, spec.Missing(cfg), "snake_case keys read too")
+	require.Equal(t, channels.AllowFrom{"u1"}, spec.AllowFrom(block(map[string]any{"allowFrom": []string{"u1"}})))
+	_, err := spec.Check(block(map[string]any{"wsUrl": "http://x"}))
+	require.ErrorContains(t, err, "channels.wecom.wsUrl")
+	_, err = New(channels.Deps{Config: block(map[string]any{"enabled": true})})
+	require.ErrorContains(t, err, "botId")
+	c, err := readConfig(block(map[string]any{"botId": "b", "secret": "s"}))
+	require.NoError(t, err)
+	require.Equal(t, "wss://openws.work.weixin.qq.com", c.endpoint(), "WeCom's endpoint unless wsUrl says otherwise")
+}
+
+func TestTakenOverConnectionWaitsBeforeDiallingAgain(t *testing.T) {
+	h := startHarness(t, nil)
+	h.ch.takenOver = 300 * time.Millisecond
+	h.peer.Replace()
+	require.Eventually(t, func() bool { return !h.ch.Connected() }, 5*time.Second, 5*time.Millisecond)
+	require.Never(t, func() bool { _, subs, _ := h.peer.Stats(); return subs > 1 }, 150*time.Millisecond, 5*time.Millisecond,
+		"no tug of war with the newer connection")
+	err := h.ch.Send(context.Background(), answer(alice, "", "t1", "while away"))
+	var se *channels.SendError
+	require.ErrorContains(t, err, "not connected")
+	require.False(t, errors.As(err, &se) && se.Permanent, "delivery waits for the connection")
+	require.Eventually(t, func() bool { _, subs, _ := h.peer.Stats(); return subs == 2 }, 5*time.Second, 5*time.Millisecond,
+		"the bot comes back later")
+	h.waitUp()
+	require.Contains(t, h.logs.String(), "taken over by a newer one")
+}

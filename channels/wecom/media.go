@@ -1,0 +1,160 @@
+package wecom
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// maxMedia is nanobot's WECOM_UPLOAD_MAX_BYTES, both ways.
+const maxMedia = 200 << 20
+
+// unsafeName is what a saved name may not hold (nanobot keeps CJK too).
+var unsafeName = regexp.MustCompile(`[^\p{L}\p{N}._\-()\[\]（）【】]+`)
+
+// download fetches a message's file, decrypts it with its aeskey and saves
+// it in <workspace>/media; it returns the saved path.
+func (c *Channel) download(ctx context.Context, msgID string, index int, p piece) (string, error) {
+	if c.workspace == "" {
+		return "", errors.New("no workspace to save files in")
+	}
+	if p.res.URL == "" || p.res.AESKey == "" {
+		return "", errors.New("no url or aeskey")
+	}
+	if !c.fetchable(p.res.URL) {
+		return "", fmt.Errorf("url %q is not https", redact(p.res.URL))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.res.URL, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("get %s: %w", redact(p.res.URL), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("get %s: HTTP %s", redact(p.res.URL), resp.Status)
+	}
+	sealed, err := io.ReadAll(io.LimitReader(resp.Body, maxMedia+aes.BlockSize*2+1))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", redact(p.res.URL), err)
+	}
+	if len(sealed) > maxMedia+aes.BlockSize*2 {
+		return "", fmt.Errorf("over the %d-byte limit: %w", maxMedia, channels.ErrTooLarge)
+	}
+	plain, err := decrypt(sealed, p.res.AESKey)
+	if err != nil {
+		return "", err
+	}
+	name := p.res.Name
+	if name == "" {
+		name = dispositionName(resp.Header.Get("Content-Disposition"))
+	}
+	return channels.SaveMedia(c.workspace, mediaName(msgID, index, p.kind, name), bytes.NewReader(plain), maxMedia)
+}
+
+// fetchable: https, or the host of wsUrl (a test server speaks plain http).
+func (c *Channel) fetchable(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if u.Scheme == "https" {
+		return true
+	}
+	base, err := url.Parse(c.cfg.WSURL)
+	return err == nil && c.cfg.WSURL != "" && u.Scheme == "http" && base.Host == u.Host
+}
+
+// decrypt opens a file WeCom sent: AES-256-CBC under the base64 aeskey,
+// the key's first 16 bytes as IV, PKCS#7 padding to 32-byte blocks.
+func decrypt(sealed []byte, aesKey string) ([]byte, error) {
+	key, err := decodeKey(aesKey)
+	if err != nil {
+		return nil, err
+	}
+	if len(sealed) == 0 || len(sealed)%aes.BlockSize != 0 {
+		return nil, fmt.Errorf("decrypt: %d bytes is not a whole number of blocks", len(sealed))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("decrypt: %w", err)
+	}
+	out := make([]byte, len(sealed))
+	cipher.NewCBCDecrypter(block, key[:aes.BlockSize]).CryptBlocks(out, sealed)
+	pad := int(out[len(out)-1])
+	if pad < 1 || pad > 32 || pad > len(out) {
+		return nil, errors.New("decrypt: bad padding (wrong aeskey?)")
+	}
+	for _, b := range out[len(out)-pad:] {
+		if int(b) != pad {
+			return nil, errors.New("decrypt: bad padding (wrong aeskey?)")
+		}
+	}
+	return out[:len(out)-pad], nil
+}
+
+// decodeKey reads a base64 aeskey, with or without its padding.
+func decodeKey(s string) ([]byte, error) {
+	s = strings.TrimRight(strings.TrimSpace(s), "=")
+	key, err := base64.RawStdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("aeskey: %w", err)
+	}
+	if len(key) != 32 {
+		return nil, fmt.Errorf("aeskey: %d bytes, not 32", len(key))
+	}
+	return key, nil
+}
+
+// dispositionName is the file name a Content-Disposition header gives.
+func dispositionName(h string) string {
+	if h == "" {
+		return ""
+	}
+	_, params, err := mime.ParseMediaType(h)
+	if err != nil {
+		return ""
+	}
+	return params["filename"]
+}
+
+// mediaName cannot leave media/ and does not collide: the message id, the
+// item, then the file's own name (or its kind).
+func mediaName(msgID string, index int, kind, name string) string {
+	id := strings.Trim(unsafeName.ReplaceAllString(msgID, ""), ".")
+	if len(id) > 48 {
+		id = id[len(id)-48:]
+	}
+	name = strings.Trim(unsafeName.ReplaceAllString(filepath.Base(name), "_"), "._ ")
+	if r := []rune(name); len(r) > 64 {
+		name = string(r[len(r)-64:])
+	}
+	if name == "" {
+		name = kind
+	}
+	return "wecom-" + id + "-" + strconv.Itoa(index) + "-" + name
+}
+
+func baseName(p string) string { return filepath.Base(p) }
+
+// redact drops a url's query (signatures) for the log.
+func redact(raw string) string {
+	before, _, _ := strings.Cut(raw, "?")
+	return before
+}

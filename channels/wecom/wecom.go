@@ -1,0 +1,269 @@
+// Package wecom is the WeCom (企业微信) channel in nanobot's mode: an AI
+// bot on WeCom's long connection (a WebSocket subscribed with the bot's id
+// and secret, no public address needed). DMs and the group chats where the
+// bot is @-mentioned come in as callbacks — text, voice transcriptions,
+// images and files (downloaded and decrypted), mixed messages — and
+// replies go back as stream messages on the callback's req_id, or as
+// proactive Markdown when there is no callback to answer.
+package wecom
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/pairing"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "wecom"
+
+// Timing of the connection.
+const (
+	firstConnect = 15 * time.Second // Start waits this long for the first subscribe
+	minBackoff   = time.Second      // the SDK's reconnect_interval
+	maxBackoff   = 30 * time.Second // the SDK's cap
+	// refusedBackoff spaces attempts after WeCom refused the credentials.
+	refusedBackoff = 5 * time.Minute
+)
+
+// Channel is one WeCom AI bot connection.
+type Channel struct {
+	cfg       Config
+	all       *config.Config
+	pairing   *pairing.Store
+	workspace string
+	log       *slog.Logger
+	http      *http.Client
+
+	up        atomic.Bool          // subscribed right now
+	seen      *channels.RecentKeys // message ids taken in
+	callbacks chan frame           // handled in order, off the read loop
+	replies   *replyTargets
+	streams   streams
+	// progress and hints are channels.sendProgress and sendToolHints.
+	progress, hints bool
+	streamEvery     time.Duration
+	// heartbeat and backoff are the SDK's timings; tests shorten them.
+	heartbeat time.Duration
+	backoff   time.Duration
+	takenOver time.Duration // the wait after a disconnected_event
+	replaced  atomic.Bool   // the connection got disconnected_event
+
+	mu      sync.Mutex
+	conn    *conn
+	publish channels.Publish
+	loop    channels.Loop
+	wg      sync.WaitGroup
+}
+
+// New builds the channel from config; it connects in Start.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := readConfig(deps.Config)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.BotID == "" || cfg.Secret == "" {
+		return nil, errors.New("channels.wecom.botId and channels.wecom.secret are not set")
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	if deps.Secrets != nil {
+		deps.Secrets.Add(cfg.Secret)
+	}
+	c := &Channel{
+		cfg: cfg, all: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
+		log: log.With("channel", Name), http: &http.Client{Timeout: 2 * time.Minute},
+		callbacks: make(chan frame, 256), replies: newReplyTargets(),
+		heartbeat: heartbeatEvery, backoff: minBackoff, takenOver: refusedBackoff, streamEvery: streamEvery,
+	}
+	if deps.Config != nil {
+		c.progress, c.hints = deps.Config.Channels.SendProgress, deps.Config.Channels.SendToolHints
+	}
+	if deps.Home != "" {
+		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "wecom-handled.json"), c.log)
+	} else {
+		c.seen = channels.NewRecentKeys(4096)
+	}
+	return c, nil
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// Connected implements channels.Connector: subscribed right now.
+func (c *Channel) Connected() bool { return c.up.Load() }
+
+// Describe tells the gateway banner which bot this is.
+func (c *Channel) Describe() string {
+	return fmt.Sprintf("AI bot %s on %s (long connection)", c.cfg.BotID, c.cfg.endpoint())
+}
+
+// Start subscribes once (a refused bot id or secret fails the start, with
+// WeCom's errcode), then keeps the connection in the background,
+// reconnecting with backoff whenever it drops.
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	c.mu.Lock()
+	c.publish = publish
+	c.mu.Unlock()
+	first, err := c.connect(ctx, firstConnect)
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		c.log.Error("wecom subscription refused", "error", err)
+		return err
+	}
+	if err != nil {
+		c.log.Warn("wecom not reachable yet; retrying in the background", "error", err)
+	}
+	run := c.loop.Go(ctx, func(ctx context.Context) { c.run(ctx, first) })
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.handleCallbacks(run) }()
+	return nil
+}
+
+// connect dials and subscribes within limit.
+func (c *Channel) connect(ctx context.Context, limit time.Duration) (*conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cn, err := dial(cctx, c.cfg.endpoint())
+	if err != nil {
+		return nil, err
+	}
+	go func() { // reading from the start: acknowledgements reach subscribe
+		err := cn.read(c.queue, c.bad)
+		c.log.Debug("wecom connection read ended", "error", err)
+		cn.close()
+	}()
+	if err := cn.subscribe(cctx, c.cfg.BotID, c.cfg.Secret); err != nil {
+		cn.close()
+		return nil, err
+	}
+	return cn, nil
+}
+
+// run serves the connection, and dials again with backoff each time it ends.
+func (c *Channel) run(ctx context.Context, cn *conn) {
+	delay := c.backoff
+	for {
+		if cn != nil {
+			c.serve(ctx, cn)
+			if ctx.Err() != nil {
+				return
+			}
+			delay = c.backoff // it was up: the next attempt is quick
+			if c.replaced.Swap(false) {
+				// The SDK gives up here: dialling at once would only take the bot back from the other connection.
+				c.log.Warn("wecom connection taken over by a newer one of this bot (another gateway?); trying again later", "retry_in", c.takenOver)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(c.takenOver):
+				}
+			}
+		}
+		var err error
+		cn, err = c.connect(ctx, firstConnect)
+		if err == nil {
+			continue
+		}
+		wait := delay
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			wait = refusedBackoff
+			c.log.Error("wecom subscription refused; the bot stays offline until the credentials change", "error", err, "retry_in", wait)
+		} else {
+			c.log.Warn("wecom reconnect failed", "error", err, "retry_in", wait)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		delay = min(delay*2, maxBackoff)
+	}
+}
+
+// serve holds a subscribed connection until it drops or ctx ends.
+func (c *Channel) serve(ctx context.Context, cn *conn) {
+	c.mu.Lock()
+	c.conn = cn
+	c.mu.Unlock()
+	c.up.Store(true)
+	c.log.Info("wecom subscribed", "bot", c.cfg.BotID)
+	hb := make(chan error, 1)
+	go func() { hb <- cn.heartbeat(c.heartbeat) }()
+	select {
+	case <-ctx.Done():
+	case <-cn.closed:
+	}
+	c.up.Store(false)
+	c.mu.Lock()
+	if c.conn == cn {
+		c.conn = nil
+	}
+	c.mu.Unlock()
+	cn.close()
+	if err := <-hb; err != nil && ctx.Err() == nil {
+		c.log.Warn("wecom heartbeat lost; reconnecting", "error", err)
+	} else if ctx.Err() == nil {
+		c.log.Warn("wecom connection dropped; reconnecting")
+	}
+}
+
+// current is the subscribed connection, nil while there is none.
+func (c *Channel) current() *conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conn
+}
+
+// Stop implements channels.Channel: the connection closes, the loops end.
+func (c *Channel) Stop(ctx context.Context) error {
+	if cn := c.current(); cn != nil {
+		cn.close()
+	}
+	err := c.loop.Stop(ctx, 10*time.Second, "wecom connection")
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("wecom callbacks did not stop: %w", ctx.Err())
+	}
+	return err
+}
+
+// queue hands a callback to the handler, in order; the read loop never
+// waits on the agent.
+func (c *Channel) queue(f frame) {
+	if f.Cmd == cmdEventCallback {
+		var b callback
+		if json.Unmarshal(f.Body, &b) == nil && b.Event != nil && b.Event.EventType == eventDisconnected {
+			c.replaced.Store(true) // seen before the close that follows it
+		}
+	}
+	select {
+	case c.callbacks <- f:
+	default:
+		c.log.Warn("wecom callback dropped: the handler is behind", "req_id", f.Headers.ReqID)
+	}
+}
+
+// bad logs a frame that is not WeCom's protocol and drops it.
+func (c *Channel) bad(raw []byte, err error) {
+	if len(raw) > 200 {
+		raw = raw[:200]
+	}
+	c.log.Warn("wecom frame dropped", "error", err, "frame", string(raw))
+}

@@ -1,0 +1,88 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels/wecom/wecompeer"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
+)
+
+// Ids of the WeCom conversation.
+const (
+	wecomAlice = "alice"
+	wecomTeam  = "wrkTeamChat01"
+)
+
+// TestWeComGatewayConversation drives the real gateway binary through
+// wecompeer: a DM is drawn into one stream on its callback's req_id and
+// finished by the answer; a group message that does not @-mention the bot never reaches
+// it (WeCom does not push it); a mention gets a tool round trip and its
+// answer in the group, in the group's own session.
+func TestWeComGatewayConversation(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	peer := wecompeer.New(t)
+	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == "tool":
+			return modeltest.Text("Saved it to note.txt.")
+		case strings.Contains(last.Content, "save a note"):
+			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from wecom"}`})
+		case strings.Contains(last.Content, "hi from wecom"):
+			return modeltest.Text("Hello, **WeCom** ~~world~~.")
+		}
+		return modeltest.Text("Hello again.")
+	})
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"wecom": map[string]any{
+		"enabled": true, "botId": wecompeer.BotID, "secret": wecompeer.Secret, "wsUrl": peer.URL(),
+		"allowFrom": []string{wecomAlice}}}})
+	env := home.Env(dev.Addr)
+	logs := startChannelGateway(t, env, "wecom")
+	require.Eventually(t, peer.Subscribed, time.Minute, 50*time.Millisecond, "the gateway never subscribed\n%s", logs)
+	require.Contains(t, logs.String(), "  wecom: AI bot "+wecompeer.BotID)
+	require.NotContains(t, logs.String(), wecompeer.Secret, "the secret is never printed")
+
+	hi, _ := peer.Say(wecompeer.Message{From: wecomAlice, Text: "hi from wecom"})
+	require.Eventually(t, func() bool {
+		r := peer.Replies(hi)
+		return len(r) > 0 && r[len(r)-1].Finish && r[len(r)-1].Content == "Hello, **WeCom** world."
+	}, time.Minute, 50*time.Millisecond, "no answer to the DM: %+v\n%s", peer.Sent(), logs)
+	requireOneStream(t, peer.Replies(hi))
+	requireChannelsUp(t, env, "wecom")
+
+	chatter, _ := peer.Say(wecompeer.Message{From: wecomAlice, ChatID: wecomTeam, Text: "just chatting"})
+	require.Empty(t, chatter, "WeCom does not push a group message without a mention")
+	note, _ := peer.Say(wecompeer.Message{From: wecomAlice, ChatID: wecomTeam, Text: wecompeer.Mention + " please save a note"})
+	require.Eventually(t, func() bool {
+		r := peer.Replies(note)
+		return len(r) > 0 && r[len(r)-1].Finish && r[len(r)-1].Content == "Saved it to note.txt."
+	}, time.Minute, 50*time.Millisecond, "no answer to the mention: %+v", peer.Sent())
+	requireOneStream(t, peer.Replies(note))
+	require.Equal(t, "↳ write_file note.txt", peer.Replies(note)[0].Content, "the tool hint (sendToolHints) is drawn while the tool runs")
+	data, err := os.ReadFile(filepath.Join(home.Workspace, "note.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "from wecom", string(data))
+	require.Equal(t, 3, model.Count(), "the DM, the mention and its tool result")
+
+	_, msgs := sessionLines(t, home, "wecom:"+wecomTeam)
+	require.Equal(t, wecompeer.Mention+" please save a note", msgs[0].Content)
+	_, msgs = sessionLines(t, home, "wecom:"+wecomAlice)
+	require.Equal(t, "hi from wecom", msgs[0].Content)
+}
+
+// requireOneStream: a turn is drawn into one stream, finished once by its answer.
+func requireOneStream(t *testing.T, replies []wecompeer.Stream) {
+	t.Helper()
+	for i, r := range replies {
+		require.Equal(t, replies[0].ID, r.ID, "one stream: %+v", replies)
+		require.Equal(t, i == len(replies)-1, r.Finish, "finished by the answer only: %+v", replies)
+	}
+}
