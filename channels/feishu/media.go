@@ -27,6 +27,9 @@ const (
 	maxImageUpload = 10 << 20
 )
 
+// errLocalFile marks a file that cannot be sent however often it is tried.
+var errLocalFile = errors.New("file cannot be sent")
+
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // Extensions sent as images, audio (opus) and video; the rest are files.
@@ -108,15 +111,15 @@ func (c *Channel) upload(ctx context.Context, path string) (msgType, content str
 	st, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return "", "", fmt.Errorf("not found: %w", err)
+		return "", "", fmt.Errorf("%w: %w", errLocalFile, err)
 	case !st.Mode().IsRegular():
-		return "", "", errors.New("not a file")
+		return "", "", fmt.Errorf("%w: not a file", errLocalFile)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	name := filepath.Base(path)
 	if imageExts[ext] {
 		if st.Size() > maxImageUpload {
-			return "", "", errors.New("larger than Feishu's 10 MB image limit")
+			return "", "", fmt.Errorf("%w: larger than Feishu's 10 MB image limit", errLocalFile)
 		}
 		var got struct {
 			ImageKey string `json:"image_key"`
@@ -128,7 +131,7 @@ func (c *Channel) upload(ctx context.Context, path string) (msgType, content str
 		return "image", jsonString(map[string]string{"image_key": got.ImageKey}), nil
 	}
 	if st.Size() > maxUpload {
-		return "", "", errors.New("larger than Feishu's 30 MB file limit")
+		return "", "", fmt.Errorf("%w: larger than Feishu's 30 MB file limit", errLocalFile)
 	}
 	ftype := fileTypes[ext]
 	if ftype == "" {

@@ -2,6 +2,7 @@ package feishu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -77,7 +78,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, p channel
 	typ, content, err := c.upload(uctx, path)
 	cancel()
 	if err != nil {
-		if se := sendError(err); isRetryable(se) {
+		if se := sendError(err); !errors.Is(err, errLocalFile) && isRetryable(se) {
 			return "", se
 		}
 		c.log.Warn("feishu attachment not sent", "file", path, "error", err)
