@@ -78,7 +78,8 @@ func TestGroupPolicyOpenAndTopics(t *testing.T) {
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, "in a topic", got.Content)
 	require.Equal(t, "feishu:"+group+":om_root_1", got.SessionKey, "a topic's messages share its root's session")
-	require.Equal(t, "omt_1", got.Route.ThreadID)
+	require.Equal(t, "om_root_1", got.Route.ThreadID, "a topic is answered through its root message")
+	require.Equal(t, "omt_1", got.Metadata["thread_id"])
 	require.Equal(t, "om_root_1", got.Metadata["root_id"])
 
 	h2 := startHarness(t, map[string]any{"groupPolicy": "open", "topicIsolation": false})

@@ -110,9 +110,15 @@ func (c *Channel) inbound(m messageEvent, content string) protocol.Inbound {
 			meta[k] = v
 		}
 	}
+	// A topic is answered by replying to its root message: the route's
+	// thread is that root, so progress that answers nobody lands in it too.
+	thread := msg.ThreadID
+	if thread != "" && msg.RootID != "" {
+		thread = msg.RootID
+	}
 	in := protocol.Inbound{
 		ID:      "feishu:" + msg.MessageID,
-		Route:   protocol.Route{Channel: Name, ChatID: chat, SenderID: sender, ReplyTo: msg.MessageID, ThreadID: msg.ThreadID},
+		Route:   protocol.Route{Channel: Name, ChatID: chat, SenderID: sender, ReplyTo: msg.MessageID, ThreadID: thread},
 		Content: content, Group: msg.ChatType == chatGroup, SentAt: sentAt(msg.CreateTime), Metadata: meta,
 	}
 	if msg.ChatType == chatGroup && c.cfg.TopicIsolation && !c.unified {

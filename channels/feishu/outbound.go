@@ -104,18 +104,22 @@ func (c *Channel) post(ctx context.Context, route protocol.Route, index int, msg
 		MessageID string `json:"message_id"`
 	}
 	inThread := route.ThreadID != ""
-	if route.ReplyTo != "" && (inThread || (c.cfg.ReplyToMessage && index == 0)) {
+	target := route.ReplyTo
+	if target == "" && strings.HasPrefix(route.ThreadID, "om_") {
+		target = route.ThreadID // progress in a topic: a reply to its root stays in it
+	}
+	if target != "" && (inThread || (c.cfg.ReplyToMessage && index == 0)) {
 		body := map[string]any{"msg_type": msgType, "content": content}
 		if inThread || (c.cfg.ReplyToMessage && isGroupChat(route.ChatID)) {
 			body["reply_in_thread"] = true
 		}
 		err := c.api.call(cctx, request{op: "reply", method: http.MethodPost,
-			path: "/open-apis/im/v1/messages/" + url.PathEscape(route.ReplyTo) + "/reply", json: body}, &got)
+			path: "/open-apis/im/v1/messages/" + url.PathEscape(target) + "/reply", json: body}, &got)
 		if err == nil {
 			return got.MessageID, nil
 		}
 		if !isRetryable(sendError(err)) {
-			c.log.Warn("feishu reply refused; sending to the chat instead", "message_id", route.ReplyTo, "error", err)
+			c.log.Warn("feishu reply refused; sending to the chat instead", "message_id", target, "error", err)
 		} else {
 			return "", sendError(err)
 		}

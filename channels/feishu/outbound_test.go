@@ -65,6 +65,13 @@ func TestTopicMessageIsAnsweredInItsTopic(t *testing.T) {
 		require.Equal(t, id, m.ReplyTo, "every part stays in the topic")
 		require.True(t, m.InThread)
 	}
+	progress := in.Route
+	progress.ReplyTo = "" // a streamed tool hint answers nobody
+	_, err := h.ch.SendPart(context.Background(), channels.Reply{Route: progress}, channels.Part{Text: "working", Last: true})
+	require.NoError(t, err)
+	msgs = h.peer.Messages(group)
+	require.Equal(t, "om_root", msgs[2].ReplyTo, "progress lands in the topic, through its root")
+	require.True(t, msgs[2].InThread)
 }
 
 func TestTablesGoOnePerCard(t *testing.T) {

@@ -48,6 +48,9 @@ func (p *Peer) Say(in Incoming) string {
 		replyChat = in.Sender.OpenID // the bot answers a p2p chat by the user's open_id
 	}
 	p.chatOf[id] = replyChat
+	if _, ok := p.chatOf[in.RootID]; in.RootID != "" && !ok {
+		p.chatOf[in.RootID] = replyChat // the topic's root, sent before the test began
+	}
 	p.mu.Unlock()
 	payload, _ := json.Marshal(p.event(in, id, eventID, chat))
 	p.pushEvent("frame-"+id, payload)
