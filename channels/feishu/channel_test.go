@@ -243,3 +243,29 @@ func TestWrongSecretFailsTheStart(t *testing.T) {
 	require.ErrorContains(t, err, "feishu refused")
 	require.False(t, peer.Connected())
 }
+
+func TestEncryptedEventsAreDecrypted(t *testing.T) {
+	h := startHarness(t, map[string]any{"encryptKey": "peer-encrypt-key"})
+	h.peer.EncryptWith("peer-encrypt-key")
+	id := h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "secret hello"})
+	got := h.WaitPublished(1)[0]
+	require.Equal(t, "feishu:"+id, got.ID)
+	require.Equal(t, "secret hello", got.Content)
+
+	h.peer.EncryptWith("another key")
+	h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "wrong key"})
+	h.peer.EncryptWith("")
+	require.Equal(t, "sync", h.sync().Content)
+	require.Len(t, h.Published(), 2, "an event that does not decrypt is dropped")
+	require.Contains(t, h.logs.String(), "wrong channels.feishu.encryptKey")
+}
+
+func TestEndpointDiscoveryIsRetriedWithBackoff(t *testing.T) {
+	peer := feishupeer.New(t)
+	peer.Fail("POST", "/callback/ws/endpoint", 200, 1000040343, 2) // Feishu's internal error, twice
+	h := startOn(t, peer, nil)                                     // waits until connected
+	require.Equal(t, 1, peer.Connections(), "the third discovery handed out the URL")
+	require.Equal(t, 3, peer.CallsTo("POST", "/callback/ws/endpoint"))
+	require.Contains(t, h.logs.String(), "feishu long connection failed; retrying")
+	require.Equal(t, "sync", h.sync().Content)
+}

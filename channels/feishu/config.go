@@ -14,9 +14,10 @@ type Config struct {
 	Enabled   bool   `json:"enabled"`
 	AppID     string `json:"appId"`
 	AppSecret string `json:"appSecret"`
-	// EncryptKey and VerificationToken belong to webhook delivery; the long
-	// connection does not use them (kept so nanobot's block reads unchanged).
-	EncryptKey        string `json:"encryptKey"`
+	// EncryptKey decrypts events an app with an Encrypt Key gets encrypted.
+	EncryptKey string `json:"encryptKey"`
+	// VerificationToken belongs to webhook delivery; the long connection
+	// does not use it (kept so nanobot's block reads unchanged).
 	VerificationToken string `json:"verificationToken"`
 	// AllowFrom are the senders' open_ids ("*": everyone); the manager checks them.
 	AllowFrom []string `json:"allowFrom"`

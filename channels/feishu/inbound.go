@@ -16,6 +16,11 @@ import (
 // takeEvent sees every event the long connection delivers, in its read
 // loop: it queues the messages, so the ack goes out at once.
 func (c *Channel) takeEvent(ctx context.Context, frameID string, payload []byte) {
+	payload, err := decryptEvent(payload, c.cfg.EncryptKey)
+	if err != nil {
+		c.log.Warn("feishu event dropped", "message_id", frameID, "error", err)
+		return
+	}
 	var env eventEnvelope
 	if err := json.Unmarshal(payload, &env); err != nil {
 		c.log.Warn("feishu event dropped: not JSON", "message_id", frameID, "error", err)

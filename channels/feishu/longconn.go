@@ -90,7 +90,9 @@ func (c *Channel) endpoint(ctx context.Context) (string, *clientConfig, error) {
 // between attempts, as Feishu's client config says.
 func (c *Channel) connLoop(ctx context.Context) {
 	cc := defaultClientConfig
+	backoff := time.Second // until Feishu hands out its config: 1 s, doubling to a minute
 	for attempt := 0; ctx.Err() == nil; attempt++ {
+		configured := cc != defaultClientConfig
 		connected, err := c.connectOnce(ctx, &cc)
 		c.up.Store(false)
 		if ctx.Err() != nil {
@@ -106,6 +108,9 @@ func (c *Channel) connLoop(ctx context.Context) {
 			attempt = 0 // a connection that was up: the first retry only waits the nonce
 			wait = nonce(cc)
 			c.log.Warn("feishu long connection dropped; reconnecting", "error", err, "in", wait)
+		case !configured && cc == defaultClientConfig:
+			wait, backoff = backoff, min(backoff*2, time.Minute)
+			c.log.Warn("feishu long connection failed; retrying", "error", err, "in", wait)
 		default:
 			wait = time.Duration(cc.ReconnectInterval) * time.Second
 			if attempt == 0 {

@@ -144,6 +144,7 @@ type Peer struct {
 	frames      map[string][][]byte // event message id → the frames that carried it
 	fragment    int                 // split the next event in this many frames
 	chatOf      map[string]string   // user message id → the chat replies land in
+	encryptKey  string
 }
 
 // New starts the peer on 127.0.0.1; it stops when the test ends.

@@ -49,6 +49,19 @@ func (p *Peer) tenantToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "ok", "tenant_access_token": tok, "expire": expire})
 }
 
+// failure is the injected answer due for the request, if any.
+func (p *Peer) failure(r *http.Request) *failure {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, x := range p.failures {
+		if x.times > 0 && x.method == r.Method && strings.HasPrefix(r.URL.Path, x.pathPrefix) {
+			x.times--
+			return x
+		}
+	}
+	return nil
+}
+
 // rest serves /open-apis/…: the token checked, injected failures given,
 // then the call answered.
 func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
@@ -60,15 +73,8 @@ func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	p.mu.Lock()
 	valid := p.tokens[tok]
-	var f *failure
-	for _, x := range p.failures {
-		if x.times > 0 && x.method == r.Method && strings.HasPrefix(r.URL.Path, x.pathPrefix) {
-			x.times--
-			f = x
-			break
-		}
-	}
 	p.mu.Unlock()
+	f := p.failure(r)
 	if !valid {
 		fail(w, http.StatusBadRequest, 99991663, "Invalid access token for authorization")
 		return

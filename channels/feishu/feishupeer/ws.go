@@ -1,6 +1,12 @@
 package feishupeer
 
 import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -21,6 +27,10 @@ func (p *Peer) endpoint(w http.ResponseWriter, r *http.Request) {
 	p.record(r, "")
 	if req.AppID != AppID || req.AppSecret != AppSecret {
 		writeJSON(w, http.StatusOK, map[string]any{"code": 514, "msg": "auth failed"})
+		return
+	}
+	if f := p.failure(r); f != nil {
+		fail(w, f.status, f.code, "injected failure")
 		return
 	}
 	p.mu.Lock()
@@ -145,6 +155,9 @@ func (p *Peer) pushEvent(frameID string, payload []byte) {
 	p.mu.Lock()
 	n := max(p.fragment, 1)
 	p.fragment = 0
+	if p.encryptKey != "" {
+		payload = encrypt(p.encryptKey, payload)
+	}
 	service := p.service
 	p.mu.Unlock()
 	var frames [][]byte
@@ -180,4 +193,25 @@ func (p *Peer) Redeliver(messageID string) {
 	frames := p.frames["frame-"+messageID]
 	p.mu.Unlock()
 	p.sendFrames(frames)
+}
+
+// EncryptWith makes the events pushed from now on come encrypted with key
+// ("" for plain), as for an app with an Encrypt Key.
+func (p *Peer) EncryptWith(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.encryptKey = key
+}
+
+// encrypt wraps a payload as Feishu does: base64(IV | AES-256-CBC(sha256(key), PKCS#7(payload))).
+func encrypt(key string, payload []byte) []byte {
+	sum := sha256.Sum256([]byte(key))
+	block, _ := aes.NewCipher(sum[:])
+	pad := aes.BlockSize - len(payload)%aes.BlockSize
+	plain := append(append([]byte{}, payload...), bytes.Repeat([]byte{byte(pad)}, pad)...)
+	out := make([]byte, aes.BlockSize+len(plain))
+	_, _ = rand.Read(out[:aes.BlockSize])
+	cipher.NewCBCEncrypter(block, out[:aes.BlockSize]).CryptBlocks(out[aes.BlockSize:], plain)
+	wrapped, _ := json.Marshal(map[string]string{"encrypt": base64.StdEncoding.EncodeToString(out)})
+	return wrapped
 }
