@@ -269,3 +269,24 @@ func TestEndpointDiscoveryIsRetriedWithBackoff(t *testing.T) {
 	require.Contains(t, h.logs.String(), "feishu long connection failed; retrying")
 	require.Equal(t, "sync", h.sync().Content)
 }
+
+func TestAReplyQuotesItsParent(t *testing.T) {
+	h := startHarness(t, nil)
+	parent := h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "the original question"})
+	h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "and this", ParentID: parent})
+	h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "gone", ParentID: "om_unknown"})
+	got := h.WaitPublished(3)
+	require.Equal(t, "[Reply to: the original question]\nand this", got[1].Content)
+	require.Equal(t, "gone", got[2].Content, "a parent that cannot be fetched is left out")
+}
+
+func TestStopEndsTheConnection(t *testing.T) {
+	h := startHarness(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, h.ch.Stop(ctx))
+	require.Eventually(t, func() bool { return !h.peer.Connected() }, 5*time.Second, 10*time.Millisecond)
+	require.False(t, h.ch.Connected())
+	n := h.peer.Connections()
+	require.Never(t, func() bool { return h.peer.Connections() > n }, 300*time.Millisecond, 20*time.Millisecond, "no reconnect after Stop")
+}

@@ -75,6 +75,11 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 	}
 	in := c.inbound(m, content)
 	admitted := func(ctx context.Context, in *protocol.Inbound) error {
+		if msg.ParentID != "" {
+			if quoted := c.replyContext(ctx, msg.ParentID); quoted != "" {
+				in.Content = quoted + "\n" + in.Content
+			}
+		}
 		var notes []string
 		for _, k := range keys {
 			path, note := c.download(ctx, msg.MessageID, k)

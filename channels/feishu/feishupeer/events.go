@@ -2,6 +2,7 @@ package feishupeer
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"time"
 )
@@ -26,9 +27,11 @@ type Incoming struct {
 	Text     string
 	Mentions []User
 	// Type and Content make any other message (post, image, file…): Content is marshalled.
-	Type     string
-	Content  any
-	RootID   string
+	Type    string
+	Content any
+	RootID  string
+	// ParentID is the message this one answers (the root if "").
+	ParentID string
 	ThreadID string
 	// SenderType is "user" unless set ("bot": a bot's own message).
 	SenderType string
@@ -52,7 +55,12 @@ func (p *Peer) Say(in Incoming) string {
 		p.chatOf[in.RootID] = replyChat // the topic's root, sent before the test began
 	}
 	p.mu.Unlock()
-	payload, _ := json.Marshal(p.event(in, id, eventID, chat))
+	ev := p.event(in, id, eventID, chat)
+	msg := ev["event"].(map[string]any)["message"].(map[string]any)
+	p.mu.Lock()
+	p.sent[id] = sentMessage{msgType: msg["message_type"].(string), content: msg["content"].(string)}
+	p.mu.Unlock()
+	payload, _ := json.Marshal(ev)
 	p.pushEvent("frame-"+id, payload)
 	return id
 }
@@ -88,6 +96,9 @@ func (p *Peer) event(in Incoming, id, eventID, chat string) map[string]any {
 	if in.RootID != "" {
 		msg["root_id"], msg["parent_id"] = in.RootID, in.RootID
 	}
+	if in.ParentID != "" {
+		msg["parent_id"] = in.ParentID
+	}
 	if in.ThreadID != "" {
 		msg["thread_id"] = in.ThreadID
 	}
@@ -100,4 +111,25 @@ func (p *Peer) event(in Incoming, id, eventID, chat string) map[string]any {
 			"message": msg,
 		},
 	}
+}
+
+// sentMessage is a user's message as GET /im/v1/messages/{id} shows it.
+type sentMessage struct{ msgType, content string }
+
+// getMessage is GET /im/v1/messages/{id}: a user's message or one the bot sent.
+func (p *Peer) getMessage(w http.ResponseWriter, id string) {
+	p.mu.Lock()
+	m, ok := p.sent[id]
+	for _, b := range p.messages {
+		if b.ID == id {
+			m, ok = sentMessage{msgType: b.MsgType, content: b.Content}, true
+		}
+	}
+	p.mu.Unlock()
+	if !ok {
+		fail(w, http.StatusBadRequest, 230011, "message not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"items": []any{
+		map[string]any{"message_id": id, "msg_type": m.msgType, "body": map[string]string{"content": m.content}}}}})
 }

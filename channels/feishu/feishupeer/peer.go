@@ -145,6 +145,7 @@ type Peer struct {
 	fragment    int                 // split the next event in this many frames
 	chatOf      map[string]string   // user message id → the chat replies land in
 	encryptKey  string
+	sent        map[string]sentMessage // the users' messages, by id
 }
 
 // New starts the peer on 127.0.0.1; it stops when the test ends.
@@ -152,7 +153,7 @@ func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, config: ClientConfig{ReconnectCount: -1, ReconnectInterval: 1, ReconnectNonce: 0, PingInterval: 120},
 		service: 7, tokens: map[string]bool{}, tokenExpire: 7200, reactions: map[string][]string{},
-		reactionIDs: map[string]string{}, resources: map[string]resourceFile{}, frames: map[string][][]byte{}, chatOf: map[string]string{}}
+		reactionIDs: map[string]string{}, resources: map[string]resourceFile{}, frames: map[string][][]byte{}, chatOf: map[string]string{}, sent: map[string]sentMessage{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /callback/ws/endpoint", p.endpoint)
 	mux.HandleFunc("GET /ws", p.websocket)

@@ -95,6 +95,8 @@ func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 		p.upload(w, r, "image")
 	case r.Method == http.MethodPost && path == "/im/v1/files":
 		p.upload(w, r, "file")
+	case len(parts) == 4 && parts[0] == "im" && parts[2] == "messages" && r.Method == http.MethodGet:
+		p.getMessage(w, parts[3])
 	case len(parts) == 4 && parts[0] == "im" && parts[2] == "messages" && r.Method == http.MethodPatch:
 		p.update(w, parts[3], body)
 	case len(parts) == 5 && parts[2] == "messages" && parts[4] == "reply" && r.Method == http.MethodPost:
