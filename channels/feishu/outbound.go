@@ -21,6 +21,12 @@ const maxMessageRunes = 4000
 // a few updates a second on one message).
 const streamInterval = time.Second
 
+// newSession is /new's answer; a p2p chat shows it as a divider line.
+const newSession = "New session started."
+
+var newSessionDivider = jsonString(map[string]any{"type": "divider",
+	"params": map[string]any{"divider_text": map[string]string{"text": newSession}}})
+
 // Send implements channels.Channel: the manager's part-by-part delivery.
 func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 	return channels.SendParts(ctx, c, r)
@@ -32,11 +38,6 @@ func (c *Channel) MaxLength() int { return maxMessageRunes }
 // StreamEvery implements channels.Editor: channels.feishu.streaming.
 func (c *Channel) StreamEvery() time.Duration { return c.streamEvery }
 
-// DrawHint implements channels.HintDrawer: nanobot's toolHintPrefix.
-func (c *Channel) DrawHint(hint string) string {
-	return strings.TrimSpace(c.cfg.ToolHintPrefix + " " + hint)
-}
-
 // SendPart implements channels.PartSender: a file uploaded and sent (a URL
 // as a link), a piece of text as cards.
 func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
@@ -45,6 +46,9 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	}
 	if p.Media != "" {
 		return c.sendMedia(ctx, r.Route, p)
+	}
+	if strings.TrimSpace(p.Text) == newSession && !isGroupChat(r.Route.ChatID) {
+		return c.post(ctx, r.Route, p.Index, "system", newSessionDivider) // nanobot's divider in a p2p chat
 	}
 	var id string
 	for i, card := range cards(p.Text) {

@@ -202,3 +202,20 @@ func TestFetchedTokenJoinsTheLogMask(t *testing.T) {
 	require.NotContains(t, masked, "t-peer-token-000001")
 	require.NotContains(t, masked, feishupeer.AppSecret)
 }
+
+func TestToolHintsOneCallPerLine(t *testing.T) {
+	h := startHarness(t, nil)
+	require.Equal(t, "🔧 read_file(\"a, b.txt\")\n🔧 exec(ls, -l)\n🔧 web_search", h.ch.DrawHint(`read_file("a, b.txt"), exec(ls, -l), web_search`))
+	require.Equal(t, "🔧 write_file note.txt", h.ch.DrawHint("write_file note.txt"))
+}
+
+func TestNewSessionIsADividerInP2P(t *testing.T) {
+	h := startHarness(t, nil)
+	require.NoError(t, h.ch.Send(context.Background(), reply(alice.OpenID, "", "t1", "New session started.")))
+	require.NoError(t, h.ch.Send(context.Background(), reply(group, "", "t2", "New session started.")))
+	dm := h.peer.Messages(alice.OpenID)
+	require.Len(t, dm, 1)
+	require.Equal(t, "system", dm[0].MsgType)
+	require.JSONEq(t, `{"type":"divider","params":{"divider_text":{"text":"New session started."}}}`, dm[0].Content)
+	require.Equal(t, "interactive", h.peer.Messages(group)[0].MsgType, "a group gets a card")
+}
