@@ -2,6 +2,7 @@ package feishu
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/feishu/feishupeer"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 )
 
 func TestConnectsWithDiscoveredEndpointAndPings(t *testing.T) {
@@ -289,4 +291,19 @@ func TestStopEndsTheConnection(t *testing.T) {
 	require.False(t, h.ch.Connected())
 	n := h.peer.Connections()
 	require.Never(t, func() bool { return h.peer.Connections() > n }, 300*time.Millisecond, 20*time.Millisecond, "no reconnect after Stop")
+}
+
+func TestRefusedHandshakeIsNamed(t *testing.T) {
+	peer := feishupeer.New(t)
+	peer.RefuseHandshake(514, 1000040350, "exceed connection limit")
+	deps := depsFor(t, peer, nil)
+	logs := &testenv.SyncBuffer{}
+	deps.Log = slog.New(slog.NewTextHandler(logs, nil))
+	ch, err := New(deps)
+	require.NoError(t, err)
+	require.NoError(t, ch.Start(context.Background(), (&recordingPublish{}).publish))
+	defer func() { _ = ch.Stop(context.Background()) }()
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "too many connections for the app") }, 10*time.Second, 10*time.Millisecond,
+		"the refusal is logged with its reason:\n%s", logs)
+	require.False(t, ch.Connected())
 }

@@ -145,6 +145,7 @@ type Peer struct {
 	fragment    int                 // split the next event in this many frames
 	chatOf      map[string]string   // user message id → the chat replies land in
 	encryptKey  string
+	refuse      *handshakeRefusal
 	sent        map[string]sentMessage // the users' messages, by id
 }
 

@@ -44,6 +44,19 @@ func (p *Peer) endpoint(w http.ResponseWriter, r *http.Request) {
 
 // websocket serves one long connection: pings get pongs, acks are recorded.
 func (p *Peer) websocket(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	refuse := p.refuse
+	p.mu.Unlock()
+	if refuse != nil {
+		// Feishu refuses the upgrade with its reason in Handshake-* headers.
+		w.Header().Set("Handshake-Status", strconv.Itoa(refuse.status))
+		w.Header().Set("Handshake-Msg", refuse.msg)
+		if refuse.authErr != 0 {
+			w.Header().Set("Handshake-Autherrcode", strconv.Itoa(refuse.authErr))
+		}
+		w.WriteHeader(http.StatusForbidden)
+		return
+	}
 	ws, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return
@@ -214,4 +227,22 @@ func encrypt(key string, payload []byte) []byte {
 	cipher.NewCBCEncrypter(block, out[:aes.BlockSize]).CryptBlocks(out[aes.BlockSize:], plain)
 	wrapped, _ := json.Marshal(map[string]string{"encrypt": base64.StdEncoding.EncodeToString(out)})
 	return wrapped
+}
+
+// handshakeRefusal is how the WebSocket upgrade is refused.
+type handshakeRefusal struct {
+	status, authErr int
+	msg             string
+}
+
+// RefuseHandshake makes the WebSocket upgrade fail with Feishu's
+// Handshake-Status (514: auth failed), Handshake-Autherrcode (1000040350:
+// too many connections) and Handshake-Msg; status 0 accepts again.
+func (p *Peer) RefuseHandshake(status, authErr int, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refuse = nil
+	if status != 0 {
+		p.refuse = &handshakeRefusal{status: status, authErr: authErr, msg: msg}
+	}
 }
