@@ -32,6 +32,7 @@ func init() {
 			c, _ := channels.Block(cfg, Name, defaults)
 			return c.AllowFrom
 		},
-		New: func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		New:   func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Login: login, // nanobot's scan-to-create QR onboarding
 	})
 }

@@ -146,6 +146,9 @@ type Peer struct {
 	chatOf      map[string]string   // user message id → the chat replies land in
 	encryptKey  string
 	refuse      *handshakeRefusal
+	scanAfter   int
+	brand       string
+	polls       int
 	sent        map[string]sentMessage // the users' messages, by id
 }
 
@@ -158,6 +161,7 @@ func New(t testing.TB) *Peer {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /callback/ws/endpoint", p.endpoint)
 	mux.HandleFunc("GET /ws", p.websocket)
+	mux.HandleFunc("POST /oauth/v1/app/registration", p.registration)
 	mux.HandleFunc("POST /open-apis/auth/v3/tenant_access_token/internal", p.tenantToken)
 	mux.HandleFunc("/open-apis/", p.rest)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
