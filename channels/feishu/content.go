@@ -52,6 +52,11 @@ func (c *Channel) content(m messageEvent) (string, []resource) {
 		return "[shared chat: " + str("chat_id") + "]", nil
 	case "share_user":
 		return "[shared user: " + str("user_id") + "]", nil
+	case "interactive":
+		if text := cardText(body); text != "" {
+			return text, nil
+		}
+		return "[interactive]", nil
 	}
 	if p, ok := placeholders[msg.MessageType]; ok {
 		return p, nil

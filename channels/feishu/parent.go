@@ -13,8 +13,8 @@ import (
 const replyContextMax = 200
 
 // replyContext is "[Reply to: …]" for a message that answers another: the
-// parent's text, fetched with GET /open-apis/im/v1/messages/{id} (text and
-// post messages only, as in nanobot); "" when there is none to show.
+// parent's text, fetched with GET /open-apis/im/v1/messages/{id} (text,
+// post and card messages); "" when there is none to show.
 func (c *Channel) replyContext(ctx context.Context, parentID string) string {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
@@ -44,6 +44,8 @@ func (c *Channel) replyContext(ctx context.Context, parentID string) string {
 		text, _ = body["text"].(string)
 	case "post":
 		text, _ = flattenPost(body)
+	case "interactive": // the bot's own answer, most often
+		text = strings.ReplaceAll(cardText(body), "\n", " ")
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {

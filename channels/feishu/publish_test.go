@@ -37,3 +37,6 @@ func (p *recordingPublish) last() protocol.Inbound {
 	defer p.mu.Unlock()
 	return p.got[len(p.got)-1]
 }
+
+// partOf is a reply's only text part.
+func partOf(text string) channels.Part { return channels.Part{Text: text, Last: true} }
