@@ -7,6 +7,7 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/api"
 	_ "github.com/nanobot-durable/nanobot/channels/discord"
 	_ "github.com/nanobot-durable/nanobot/channels/email"
+	_ "github.com/nanobot-durable/nanobot/channels/feishu"
 	_ "github.com/nanobot-durable/nanobot/channels/matrix"
 	_ "github.com/nanobot-durable/nanobot/channels/slack"
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"

@@ -1,0 +1,182 @@
+// Package feishu is the Feishu / Lark channel: the long connection
+// (WebSocket event mode, pbbp2 frames) in — p2p chats, and groups as
+// nanobot's groupPolicy allows — and the open platform's REST API out:
+// Markdown rendered as interactive cards, streamed by updating the card,
+// replies to the user's message in topics, reactions, images and files.
+package feishu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/secrets"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "feishu"
+
+// callTimeout bounds one REST call made on the channel's own behalf.
+const callTimeout = 30 * time.Second
+
+// Channel is one Feishu app's bot connection.
+type Channel struct {
+	cfg       Config
+	unified   bool
+	workspace string
+	log       *slog.Logger
+	http      *http.Client
+	dialer    *websocket.Dialer
+	api       *api
+
+	up     atomic.Bool          // the long connection is open
+	seen   *channels.RecentKeys // event and message ids taken in
+	events chan []byte          // im.message.receive_v1 payloads, handled in order
+	// streamEvery spaces the updates of a streamed card (0: streaming off).
+	streamEvery time.Duration
+
+	reactMu   sync.Mutex
+	reactions map[string]string // message id + emoji → reaction_id
+
+	mu      sync.Mutex
+	botID   string // the bot's open_id
+	botName string
+	publish channels.Publish
+	loop    channels.Loop
+	wg      sync.WaitGroup
+}
+
+// New builds the channel from config; it connects in Start.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := readConfig(deps.Config)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.AppID == "" || cfg.AppSecret == "" {
+		return nil, errors.New("channels.feishu.appId and appSecret must be set")
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("channel", Name)
+	set := deps.Secrets
+	if set == nil {
+		set = &secrets.Set{}
+	}
+	set.Add(cfg.AppSecret)
+	hc := &http.Client{Timeout: 2 * callTimeout}
+	c := &Channel{
+		cfg: cfg, workspace: deps.Workspace, log: log, http: hc,
+		dialer:    &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: callTimeout},
+		api:       &api{base: cfg.base(), appID: cfg.AppID, appSecret: cfg.AppSecret, http: hc, secrets: set, log: log},
+		events:    make(chan []byte, 256),
+		reactions: map[string]string{},
+	}
+	// Feishu delivers an event again until it is acked, after a reconnect
+	// too: the ids taken in are kept across restarts.
+	if deps.Home != "" {
+		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "feishu-events.json"), log)
+	} else {
+		c.seen = channels.NewRecentKeys(4096)
+	}
+	if deps.Config != nil {
+		c.unified = deps.Config.Agents.Defaults.UnifiedSession
+	}
+	if cfg.Streaming {
+		c.streamEvery = streamInterval
+	}
+	return c, nil
+}
+
+// Connected implements channels.Connector.
+func (c *Channel) Connected() bool { return c.up.Load() }
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// Describe tells the gateway banner which bot this is.
+func (c *Channel) Describe() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.botID == "" {
+		return fmt.Sprintf("app %s, bot identity unknown (bot/v3/info failed), groupPolicy %s", c.cfg.AppID, c.cfg.GroupPolicy)
+	}
+	return fmt.Sprintf("%s (%s), app %s, groupPolicy %s", c.botName, c.botID, c.cfg.AppID, c.cfg.GroupPolicy)
+}
+
+// Start checks the app's credentials (a tenant token, the bot's open_id),
+// then holds the long connection in the background. Refused credentials
+// fail the start; a network error only delays the connection.
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	c.mu.Lock()
+	c.publish = publish
+	c.mu.Unlock()
+	ictx, cancel := context.WithTimeout(ctx, callTimeout)
+	err := c.identify(ictx)
+	cancel()
+	var ae *apiError
+	switch {
+	case err == nil:
+		c.log.Info("feishu bot identified", "bot", c.botName, "open_id", c.bot())
+	case errors.As(err, &ae) && ae.Op == "tenant token":
+		return fmt.Errorf("feishu refused channels.feishu.appId/appSecret: %w", err)
+	default:
+		// Without the bot's open_id a group mention is recognised by nanobot's heuristic.
+		c.log.Warn("feishu bot info failed; group mentions are guessed", "error", err)
+	}
+	c.loop.Go(ctx, func(run context.Context) {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.handleQueue(run) }()
+		c.connLoop(run)
+		c.wg.Wait()
+	})
+	return nil
+}
+
+// identify asks who the bot is: GET /open-apis/bot/v3/info.
+func (c *Channel) identify(ctx context.Context) error {
+	resp, err := c.api.send(ctx, request{op: "bot info", method: http.MethodGet, path: "/open-apis/bot/v3/info"})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
+		Bot  struct {
+			AppName string `json:"app_name"`
+			OpenID  string `json:"open_id"`
+		} `json:"bot"`
+	}
+	if err := decodeJSON(resp, &got); err != nil {
+		return fmt.Errorf("feishu bot info: %w", err)
+	}
+	if got.Code != 0 || got.Bot.OpenID == "" {
+		return refusal("bot info", resp, got.Code, got.Msg)
+	}
+	c.mu.Lock()
+	c.botID, c.botName = got.Bot.OpenID, got.Bot.AppName
+	c.mu.Unlock()
+	return nil
+}
+
+// Stop implements channels.Channel: the connection closes, the handler ends.
+func (c *Channel) Stop(ctx context.Context) error {
+	return c.loop.Stop(ctx, 10*time.Second, "feishu long connection")
+}
+
+func (c *Channel) bot() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.botID
+}

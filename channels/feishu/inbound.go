@@ -1,0 +1,213 @@
+package feishu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// takeEvent sees every event the long connection delivers, in its read
+// loop: it queues the messages, so the ack goes out at once.
+func (c *Channel) takeEvent(ctx context.Context, frameID string, payload []byte) {
+	payload, err := decryptEvent(payload, c.cfg.EncryptKey)
+	if err != nil {
+		c.log.Warn("feishu event dropped", "message_id", frameID, "error", err)
+		return
+	}
+	var env eventEnvelope
+	if err := json.Unmarshal(payload, &env); err != nil {
+		c.log.Warn("feishu event dropped: not JSON", "message_id", frameID, "error", err)
+		return
+	}
+	if env.Header.EventType != eventMessageReceive {
+		c.log.Debug("feishu event ignored", "type", env.Header.EventType, "event_id", env.Header.EventID)
+		return
+	}
+	select {
+	case c.events <- payload:
+	case <-ctx.Done():
+	}
+}
+
+func (c *Channel) handleQueue(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case raw := <-c.events:
+			c.handle(ctx, raw)
+		}
+	}
+}
+
+// handle takes one message in: checked, de-duplicated, filtered by
+// nanobot's rules, turned into an inbound message and published.
+func (c *Channel) handle(ctx context.Context, raw []byte) {
+	m, id, err := decodeMessageEvent(raw)
+	if err != nil {
+		c.log.Warn("feishu message dropped", "message_id", id, "error", err)
+		return
+	}
+	msg := m.Message
+	if m.Sender.SenderType == "bot" {
+		return
+	}
+	// Feishu delivers an unacked event again (after a reconnect too): taken in once.
+	if c.seen.Add("message:" + msg.MessageID) {
+		c.log.Info("feishu message redelivered; already taken in", "message_id", msg.MessageID, "chat_id", msg.ChatID)
+		return
+	}
+	if msg.ChatType == chatGroup && c.cfg.GroupPolicy != policyOpen && !c.mentioned(m) {
+		c.log.Debug("feishu group message skipped: the bot is not mentioned", "message_id", msg.MessageID, "chat_id", msg.ChatID)
+		return
+	}
+	content, keys := c.content(m)
+	if strings.TrimSpace(content) == "" && len(keys) == 0 {
+		c.log.Debug("feishu message skipped: nothing in it", "message_id", msg.MessageID, "type", msg.MessageType)
+		return
+	}
+	in := c.inbound(m, content)
+	admitted := func(ctx context.Context, in *protocol.Inbound) error {
+		if msg.ParentID != "" {
+			if quoted := c.replyContext(ctx, msg.ParentID); quoted != "" {
+				in.Content = quoted + "\n" + in.Content
+			}
+		}
+		var notes []string
+		for _, k := range keys {
+			path, note := c.download(ctx, msg.MessageID, k)
+			if path != "" {
+				in.Media = append(in.Media, path)
+			}
+			notes = append(notes, note)
+		}
+		if len(notes) > 0 {
+			in.Content = strings.TrimSpace(strings.Join(append([]string{in.Content}, notes...), "\n"))
+		}
+		return nil
+	}
+	c.mu.Lock()
+	publish := c.publish
+	c.mu.Unlock()
+	err = publish(ctx, in, admitted)
+	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
+		return // a refused sender was logged by the manager
+	}
+	c.log.Error("feishu message could not be handed to the agent", "message_id", msg.MessageID, "chat_id", msg.ChatID,
+		"sender", m.Sender.SenderID.OpenID, "error", err)
+}
+
+// inbound is the message the agent gets: a p2p chat is the sender's
+// open_id (as in nanobot), a group its chat_id; with topicIsolation each
+// group topic (root message) has a session of its own.
+func (c *Channel) inbound(m messageEvent, content string) protocol.Inbound {
+	msg := m.Message
+	sender := m.Sender.SenderID.OpenID
+	chat := sender
+	if msg.ChatType == chatGroup {
+		chat = msg.ChatID
+	}
+	meta := map[string]string{channels.MetaMessageID: msg.MessageID, "chat_type": msg.ChatType, "msg_type": msg.MessageType}
+	for k, v := range map[string]string{"parent_id": msg.ParentID, "root_id": msg.RootID, "thread_id": msg.ThreadID} {
+		if v != "" {
+			meta[k] = v
+		}
+	}
+	// A topic is answered by replying to its root message: the route's
+	// thread is that root, so progress that answers nobody lands in it too.
+	thread := msg.ThreadID
+	if thread != "" && msg.RootID != "" {
+		thread = msg.RootID
+	}
+	in := protocol.Inbound{
+		ID:      "feishu:" + msg.MessageID,
+		Route:   protocol.Route{Channel: Name, ChatID: chat, SenderID: sender, ReplyTo: msg.MessageID, ThreadID: thread},
+		Content: content, Group: msg.ChatType == chatGroup, SentAt: sentAt(msg.CreateTime), Metadata: meta,
+	}
+	if msg.ChatType == chatGroup && c.cfg.TopicIsolation && !c.unified {
+		root := msg.RootID
+		if root == "" {
+			root = msg.MessageID
+		}
+		in.SessionKey = protocol.SessionKey(Name, msg.ChatID+":"+root)
+	}
+	return in
+}
+
+// mentioned: @all, or a mention of the bot's open_id (without it,
+// nanobot's guess: an open_id mention without a user_id is a bot).
+func (c *Channel) mentioned(m messageEvent) bool {
+	if strings.Contains(m.Message.Content, "@_all") {
+		return true
+	}
+	for _, mn := range m.Message.Mentions {
+		if c.isBot(mn) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Channel) isBot(mn mention) bool {
+	if bot := c.bot(); bot != "" {
+		return mn.ID.OpenID == bot
+	}
+	return mn.ID.UserID == "" && strings.HasPrefix(mn.ID.OpenID, "ou_")
+}
+
+// placeholder matches a mention key not followed by more of a key (@_user_1, not @_user_10).
+func placeholder(key string) *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(key) + `([^A-Za-z0-9_]|$)`)
+}
+
+// text is a text message as the model reads it: a leading mention of the
+// bot dropped (so "/new" still routes), other mentions spelt out.
+func (c *Channel) text(s string, mentions []mention) string {
+	trimmed := strings.TrimLeft(s, " \t\n")
+	for _, mn := range mentions {
+		if mn.Key == "" || !c.isBot(mn) {
+			continue
+		}
+		if loc := placeholder(mn.Key).FindStringIndex(trimmed); loc != nil && loc[0] == 0 {
+			if rest := strings.TrimSpace(trimmed[len(mn.Key):]); rest != "" {
+				s = rest
+			}
+			break
+		}
+	}
+	for _, mn := range mentions {
+		if mn.Key == "" {
+			continue
+		}
+		name := mn.Name
+		if name == "" {
+			name = mn.Key
+		}
+		repl := "@" + name
+		switch {
+		case mn.ID.OpenID != "" && mn.ID.UserID != "":
+			repl = "@" + name + " (" + mn.ID.OpenID + ", user id: " + mn.ID.UserID + ")"
+		case mn.ID.OpenID != "":
+			repl = "@" + name + " (" + mn.ID.OpenID + ")"
+		}
+		s = placeholder(mn.Key).ReplaceAllStringFunc(s, func(hit string) string {
+			return repl + hit[len(mn.Key):]
+		})
+	}
+	return s
+}
+
+func sentAt(ms string) time.Time {
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || n <= 0 {
+		return time.Now()
+	}
+	return time.UnixMilli(n)
+}

@@ -1,0 +1,176 @@
+package feishu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// maxDownload bounds a file taken into the workspace.
+const maxDownload = 20 << 20
+
+// maxUpload is Feishu's limit on an uploaded file (images: 10 MB).
+const (
+	maxUpload      = 30 << 20
+	maxImageUpload = 10 << 20
+)
+
+// errLocalFile marks a file that cannot be sent however often it is tried.
+var errLocalFile = errors.New("file cannot be sent")
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Extensions sent as images, audio (opus) and video; the rest are files.
+var (
+	imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".bmp": true, ".webp": true, ".ico": true, ".tiff": true, ".tif": true}
+	audioExts = map[string]bool{".opus": true}
+	videoExts = map[string]bool{".mp4": true, ".mov": true, ".avi": true}
+	fileTypes = map[string]string{".opus": "opus", ".mp4": "mp4", ".pdf": "pdf", ".doc": "doc", ".docx": "doc",
+		".xls": "xls", ".xlsx": "xls", ".ppt": "ppt", ".pptx": "ppt"}
+)
+
+// download saves a message's resource into <workspace>/media: GET
+// /open-apis/im/v1/messages/{id}/resources/{key}?type=image|file. It
+// returns the path ("" on failure) and the note the model reads.
+func (c *Channel) download(ctx context.Context, messageID string, r resource) (string, string) {
+	typ := "file" // audio and video download as files
+	if r.Kind == "image" {
+		typ = "image"
+	}
+	path, err := c.fetchResource(ctx, messageID, r, typ)
+	if err != nil {
+		c.log.Warn("feishu resource not downloaded", "message_id", messageID, "key", r.Key, "kind", r.Kind, "error", err)
+		return "", "[" + r.Kind + ": download failed]"
+	}
+	return path, "[" + r.Kind + ": " + path + "]"
+}
+
+func (c *Channel) fetchResource(ctx context.Context, messageID string, r resource, typ string) (string, error) {
+	if c.workspace == "" {
+		return "", errors.New("no workspace to save files in")
+	}
+	dctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
+	defer cancel()
+	resp, err := c.api.send(dctx, request{op: "download resource", method: http.MethodGet,
+		path: "/open-apis/im/v1/messages/" + url.PathEscape(messageID) + "/resources/" + url.PathEscape(r.Key) + "?type=" + typ})
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		var env envelope
+		_ = decodeJSON(resp, &env)
+		return "", refusal("download resource", resp, env.Code, env.Msg)
+	}
+	name := r.Name
+	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
+		name = params["filename"]
+	}
+	if name == "" && typ == "image" {
+		name = "image.jpg"
+	}
+	if r.Kind == "audio" && !strings.HasSuffix(name, ".opus") && !strings.HasSuffix(name, ".ogg") {
+		name += ".ogg" // Feishu's voice is opus in ogg
+	}
+	return c.saveMedia(r.Key, name, resp.Body)
+}
+
+// saveMedia names the file so it cannot leave media/ or collide: the key, then the name.
+func (c *Channel) saveMedia(key, name string, body io.Reader) (string, error) {
+	key = unsafeName.ReplaceAllString(key, "")
+	if len(key) > 32 {
+		key = key[:32]
+	}
+	name = strings.Trim(unsafeName.ReplaceAllString(filepath.Base(strings.ReplaceAll(name, "\\", "/")), "_"), "._")
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	full := "feishu-" + key
+	if name != "" {
+		full += "-" + name
+	}
+	return channels.SaveMedia(c.workspace, full, body, maxDownload)
+}
+
+// upload sends a workspace file to Feishu and returns the message type and
+// content that show it: an image (POST /open-apis/im/v1/images) or a file,
+// audio or video (POST /open-apis/im/v1/files).
+func (c *Channel) upload(ctx context.Context, path string) (msgType, content string, err error) {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("%w: %w", errLocalFile, err)
+	case !st.Mode().IsRegular():
+		return "", "", fmt.Errorf("%w: not a file", errLocalFile)
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	name := filepath.Base(path)
+	if imageExts[ext] {
+		if st.Size() > maxImageUpload {
+			return "", "", fmt.Errorf("%w: larger than Feishu's 10 MB image limit", errLocalFile)
+		}
+		var got struct {
+			ImageKey string `json:"image_key"`
+		}
+		err := c.multipart(ctx, "upload image", "/open-apis/im/v1/images", map[string]string{"image_type": "message"}, "image", path, name, &got)
+		if err != nil {
+			return "", "", err
+		}
+		return "image", jsonString(map[string]string{"image_key": got.ImageKey}), nil
+	}
+	if st.Size() > maxUpload {
+		return "", "", fmt.Errorf("%w: larger than Feishu's 30 MB file limit", errLocalFile)
+	}
+	ftype := fileTypes[ext]
+	if ftype == "" {
+		ftype = "stream"
+	}
+	var got struct {
+		FileKey string `json:"file_key"`
+	}
+	if err := c.multipart(ctx, "upload file", "/open-apis/im/v1/files", map[string]string{"file_type": ftype, "file_name": name}, "file", path, name, &got); err != nil {
+		return "", "", err
+	}
+	msgType = "file"
+	switch {
+	case audioExts[ext]:
+		msgType = "audio"
+	case videoExts[ext]:
+		msgType = "media"
+	}
+	return msgType, jsonString(map[string]string{"file_key": got.FileKey}), nil
+}
+
+// multipart posts fields and one file as multipart/form-data.
+func (c *Channel) multipart(ctx context.Context, op, path string, fields map[string]string, field, file, name string, out any) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("feishu %s: %w", op, err)
+	}
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for k, v := range fields {
+		_ = w.WriteField(k, v)
+	}
+	part, err := w.CreateFormFile(field, name)
+	if err != nil {
+		return fmt.Errorf("feishu %s: %w", op, err)
+	}
+	_, _ = part.Write(data)
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("feishu %s: %w", op, err)
+	}
+	return c.api.call(ctx, request{op: op, method: http.MethodPost, path: path, body: buf.Bytes(), contentType: w.FormDataContentType()}, out)
+}
