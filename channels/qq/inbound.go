@@ -197,4 +197,3 @@ func sentAt(ts string) time.Time {
 	}
 	return t
 }
-
