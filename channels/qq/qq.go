@@ -28,6 +28,7 @@ const callTimeout = 30 * time.Second
 type Channel struct {
 	cfg       Config
 	workspace string
+	home      string
 	log       *slog.Logger
 	http      *http.Client
 	tokens    *tokens
@@ -67,14 +68,17 @@ func New(deps channels.Deps) (*Channel, error) {
 		seqs:   newSeqs(),
 	}
 	if deps.Home != "" {
-		dir := filepath.Join(deps.Home, "channels")
-		c.seen = channels.LoadRecentKeys(4096, filepath.Join(dir, "qq-messages.json"), log)
-		c.groups = channels.LoadRecentKeys(4096, filepath.Join(dir, "qq-groups.json"), log)
+		c.home = deps.Home
+		c.seen = channels.LoadRecentKeys(4096, c.seenPath(), log)
+		c.groups = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "qq-groups.json"), log)
 	} else {
 		c.seen, c.groups = channels.NewRecentKeys(4096), channels.NewRecentKeys(4096)
 	}
 	return c, nil
 }
+
+// seenPath keeps the handled message ids across restarts.
+func (c *Channel) seenPath() string { return filepath.Join(c.home, "channels", "qq-messages.json") }
 
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }
