@@ -108,6 +108,8 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		return fmt.Errorf("qq: %w", err)
 	case err != nil:
 		c.log.Warn("qq access token not fetched yet; the gateway keeps trying", "error", err)
+	default:
+		c.whoAmI(ctx)
 	}
 	c.mu.Lock()
 	c.publish = publish
@@ -124,6 +126,21 @@ func (c *Channel) Stop(ctx context.Context) error {
 	err := c.loop.Stop(ctx, 10*time.Second, "qq gateway")
 	c.up.Store(false)
 	return err
+}
+
+// whoAmI asks GET /users/@me who the bot is, for the banner; READY tells it too.
+func (c *Channel) whoAmI(ctx context.Context) {
+	mctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var me struct {
+		ID       string `json:"id"`
+		Username string `json:"username"`
+	}
+	if err := c.call(mctx, http.MethodGet, "/users/@me", nil, &me); err != nil || me.ID == "" {
+		c.log.Warn("qq users/@me failed; READY will say who the bot is", "error", err)
+		return
+	}
+	c.setBot(me.ID, me.Username)
 }
 
 func (c *Channel) setBot(id, name string) {

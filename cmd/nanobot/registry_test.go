@@ -52,6 +52,9 @@ var channelRows = map[string]func(cfg *config.Config){
 		block(cfg, "matrix", map[string]any{"enabled": true, "homeserver": "http://127.0.0.1:8008",
 			"userId": "@bot:example.org", "accessToken": "syt_test", "allowFrom": []string{"@owner:example.org"}})
 	},
+	"qq": func(cfg *config.Config) {
+		block(cfg, "qq", map[string]any{"enabled": true, "appId": "102000001", "secret": "qq-secret", "allowFrom": []string{"owner"}})
+	},
 }
 
 // TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of

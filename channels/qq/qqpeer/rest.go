@@ -14,7 +14,7 @@ func apiError(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, map[string]any{"message": msg, "code": code, "err_code": code, "trace_id": "peer-trace"})
 }
 
-// rest serves GET /gateway and the /v2 message and file endpoints.
+// rest serves GET /gateway, GET /users/@me and the /v2 message and file endpoints.
 func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	path := r.URL.Path
@@ -40,6 +40,8 @@ func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && path == "/gateway":
 		writeJSON(w, http.StatusOK, map[string]any{"url": p.wsURL()})
+	case r.Method == http.MethodGet && path == "/users/@me":
+		writeJSON(w, http.StatusOK, map[string]any{"id": BotID, "username": BotName, "avatar": "", "union_openid": "", "union_user_account": ""})
 	case r.Method == http.MethodPost && len(seg) == 4 && seg[0] == "v2" && (seg[1] == "users" || seg[1] == "groups"):
 		group := seg[1] == "groups"
 		switch seg[3] {
