@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-
-	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
 )
 
 // Config is nanobot's channels.qq block, read unchanged.
@@ -53,30 +50,8 @@ func defaults() Config {
 	}
 }
 
-// readConfig is channels.qq over nanobot's defaults.
-func readConfig(cfg *config.Config) (Config, error) {
-	c, err := channels.Block(cfg, Name, defaults)
-	if err != nil {
-		return c, err
-	}
-	return c, c.validate(cfg)
-}
-
-// check is the Spec's Check: the block reads, and its values make sense.
-func check(cfg *config.Config) ([]config.Warning, error) {
-	warnings, err := channels.CheckBlock(Name, defaults)(cfg)
-	if err != nil {
-		return warnings, err
-	}
-	c, _ := channels.Block(cfg, Name, defaults)
-	return warnings, c.validate(cfg)
-}
-
-func (c Config) validate(cfg *config.Config) error {
-	where := ""
-	if cfg != nil && cfg.Path != "" {
-		where = " (" + cfg.Path + ")"
-	}
+// Validate implements channels.Validator: the values make sense.
+func (c Config) Validate(where string) error {
 	switch c.MsgFormat {
 	case formatPlain, formatMarkdown:
 	default:

@@ -44,12 +44,11 @@ type Channel struct {
 	botID   string
 	botName string
 	publish channels.Publish
-	runCtx  context.Context
 }
 
 // New builds the channel from config; it connects in Start.
 func New(deps channels.Deps) (*Channel, error) {
-	cfg, err := readConfig(deps.Config)
+	cfg, err := channels.ValidBlock(deps.Config, Name, defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -114,10 +113,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	c.mu.Lock()
 	c.publish = publish
 	c.mu.Unlock()
-	run := c.loop.Go(ctx, c.runGateway)
-	c.mu.Lock()
-	c.runCtx = run
-	c.mu.Unlock()
+	c.loop.Go(ctx, c.runGateway)
 	return nil
 }
 
@@ -147,15 +143,4 @@ func (c *Channel) setBot(id, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.botID, c.botName = id, name
-}
-
-// callCtx bounds a REST call made on the channel's own behalf.
-func (c *Channel) callCtx() (context.Context, context.CancelFunc) {
-	c.mu.Lock()
-	parent := c.runCtx
-	c.mu.Unlock()
-	if parent == nil {
-		parent = context.Background()
-	}
-	return context.WithTimeout(parent, callTimeout)
 }

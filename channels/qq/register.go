@@ -26,7 +26,7 @@ func init() {
 			}
 			return keys
 		},
-		Check: check,
+		Check: channels.CheckValidBlock(Name, defaults),
 		// nanobot's allowFrom: user (C2C) or member (group) openids, or "*".
 		AllowFrom: func(cfg *config.Config) channels.AllowFrom {
 			c, _ := channels.Block(cfg, Name, defaults)
