@@ -170,6 +170,8 @@ func TestTokenRefresh(t *testing.T) {
 		return send(t, h, r) == nil && h.peer.Stats().TokensIssued > issued
 	}, 10*time.Second, 100*time.Millisecond, "a token of 2 s is renewed before it runs out")
 	require.Equal(t, before, h.peer.Stats().Unauthorized, "renewed ahead: no call was refused")
+	st := h.peer.Stats()
+	require.True(t, st.TokenIssues[issued].Before(st.TokenExpiries[issued-1]), "the new token was fetched before the old one ran out")
 	calls := h.peer.Calls()
 	require.Equal(t, "QQBot peer-access-token-4", calls[len(calls)-1].Auth)
 }

@@ -66,7 +66,11 @@ type Stats struct {
 	// HeartbeatSeqs are the d of each heartbeat (-1 for null).
 	HeartbeatSeqs []int64
 	TokensIssued  int
-	Unauthorized  int
+	// TokenExpiries are when each issued token runs out, in order.
+	TokenExpiries []time.Time
+	// TokenIssues are when each was issued, in order.
+	TokenIssues  []time.Time
+	Unauthorized int
 }
 
 type failure struct {
@@ -210,6 +214,8 @@ func (p *Peer) Stats() Stats {
 	defer p.mu.Unlock()
 	s := p.stats
 	s.HeartbeatSeqs = append([]int64(nil), s.HeartbeatSeqs...)
+	s.TokenIssues = append([]time.Time(nil), s.TokenIssues...)
+	s.TokenExpiries = append([]time.Time(nil), s.TokenExpiries...)
 	return s
 }
 
@@ -256,7 +262,10 @@ func (p *Peer) token(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.stats.TokensIssued++
 	tok := fmt.Sprintf("peer-access-token-%d", p.stats.TokensIssued)
-	p.tokens[tok] = time.Now().Add(time.Duration(p.tokenTTL) * time.Second)
+	now := time.Now()
+	p.tokens[tok] = now.Add(time.Duration(p.tokenTTL) * time.Second)
+	p.stats.TokenIssues = append(p.stats.TokenIssues, now)
+	p.stats.TokenExpiries = append(p.stats.TokenExpiries, p.tokens[tok])
 	ttl := p.tokenTTL
 	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": fmt.Sprint(ttl)})
