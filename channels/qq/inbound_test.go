@@ -2,9 +2,12 @@ package qq
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -69,9 +72,16 @@ func TestImageIsDownloaded(t *testing.T) {
 	require.Equal(t, filepath.Join(h.workspace, "media"), filepath.Dir(got.Media[0]))
 	require.True(t, strings.HasPrefix(got.Content, "[Image]\nReceived files:\n- cat.png\n  saved: "), got.Content)
 
-	h.peer.C2C(alice, "look", qqpeer.Attachment{ContentType: "image/png", Filename: "x.png", URL: "https://evil.example/x.png"})
+	var fetched atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetched.Store(true)
+		_, _ = w.Write([]byte("not QQ's"))
+	}))
+	defer other.Close()
+	h.peer.C2C(alice, "look", qqpeer.Attachment{ContentType: "image/png", Filename: "x.png", URL: other.URL + "/x.png"})
 	got = h.WaitPublished(2)[1]
 	require.Empty(t, got.Media, "only QQ's CDN is fetched")
+	require.False(t, fetched.Load(), "another host is never asked")
 	require.Equal(t, "look\n\nReceived files:\n- x.png\n  saved: [download failed]", got.Content)
 }
 
