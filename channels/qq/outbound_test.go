@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
+	"github.com/nanobot-durable/nanobot/channels/qq/qqpeer"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -174,4 +176,56 @@ func TestTokenRefresh(t *testing.T) {
 	require.True(t, st.TokenIssues[issued].Before(st.TokenExpiries[issued-1]), "the new token was fetched before the old one ran out")
 	calls := h.peer.Calls()
 	require.Equal(t, "QQBot peer-access-token-4", calls[len(calls)-1].Auth)
+}
+
+// A send that answers no message (the message tool, a cron job) is an
+// active message: no msg_id, no msg_seq.
+func TestActiveMessage(t *testing.T) {
+	h := startHarness(t, nil)
+	require.NoError(t, send(t, h, channels.Reply{ID: "d1", Route: protocol.Route{Channel: Name, ChatID: alice}, Text: "reminder"}))
+	msgs := h.peer.Messages(alice)
+	require.Len(t, msgs, 1)
+	require.Empty(t, msgs[0].MsgID)
+	require.Zero(t, msgs[0].MsgSeq)
+	require.Equal(t, "reminder", msgs[0].Content)
+}
+
+// Which chats are groups outlives a restart: a reply after it still goes
+// to the group's endpoint.
+func TestGroupsAreRememberedAcrossARestart(t *testing.T) {
+	peer := qqpeer.New(t)
+	deps := depsFor(t, peer, nil)
+	first, err := New(deps)
+	require.NoError(t, err)
+	first.groups.Add(group)
+	second, err := New(deps)
+	require.NoError(t, err)
+	require.True(t, second.isGroup(group))
+	require.False(t, second.isGroup(alice))
+}
+
+// Stop closes the gateway and ends the loop; the channel says it is down.
+func TestStopEndsCleanly(t *testing.T) {
+	peer := qqpeer.New(t)
+	deps := depsFor(t, peer, nil)
+	ch, err := New(deps)
+	require.NoError(t, err)
+	require.NoError(t, ch.Start(context.Background(), channeltest.NewPublisher(t).Publish))
+	require.Eventually(t, ch.Connected, 10*time.Second, 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, ch.Stop(ctx))
+	require.False(t, ch.Connected())
+	require.Eventually(t, func() bool { return !peer.Connected() }, 5*time.Second, 10*time.Millisecond, "the socket was closed")
+	require.Equal(t, 1, peer.Stats().Connections, "no reconnect after Stop")
+}
+
+// Refused credentials fail the start, naming the keys.
+func TestBadSecretFailsTheStart(t *testing.T) {
+	peer := qqpeer.New(t)
+	ch, err := New(depsFor(t, peer, map[string]any{"secret": "wrong"}))
+	require.NoError(t, err)
+	err = ch.Start(context.Background(), channeltest.NewPublisher(t).Publish)
+	require.ErrorContains(t, err, "channels.qq.appId/secret")
+	require.Zero(t, peer.Stats().Connections)
 }
