@@ -229,3 +229,24 @@ func TestBadSecretFailsTheStart(t *testing.T) {
 	require.ErrorContains(t, err, "channels.qq.appId/secret")
 	require.Zero(t, peer.Stats().Connections)
 }
+
+// A channel that starts afresh (a restart, another gateway) does not know
+// the msg_seqs already used for a message: the ones QQ refuses as repeated
+// are skipped and the part goes out once.
+func TestSeqsUsedBeforeARestartAreSkipped(t *testing.T) {
+	h := startHarness(t, map[string]any{"ackMessage": "⏳ Processing..."})
+	id := h.peer.C2C(alice, "hi")
+	h.WaitPublished(1)
+	require.Eventually(t, func() bool { return len(h.peer.Messages(alice)) == 1 }, 10*time.Second, 10*time.Millisecond, "the ack")
+	require.NoError(t, send(t, h, reply(alice, id, "t1", "part one")))
+
+	restarted, err := New(depsFor(t, h.peer, nil))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, restarted.Send(ctx, reply(alice, id, "t2", "after the restart")))
+	msgs := h.peer.Messages(alice)
+	require.Len(t, msgs, 3)
+	require.Equal(t, "after the restart", msgs[2].Content)
+	require.Equal(t, 3, msgs[2].MsgSeq, "seqs 1 (the ack) and 2 were taken")
+}
