@@ -57,25 +57,38 @@ func (c *Channel) postText(ctx context.Context, route protocol.Route, key, text 
 	return c.post(ctx, route, key, map[string]any{"msg_type": msgTypeText, "content": markdown.PlainText(text)})
 }
 
+// maxSeqTries bounds the msg_seqs tried for one part: QQ takes only a
+// handful of replies to one msg_id anyway.
+const maxSeqTries = 8
+
 // post sends one message to the chat; a reply carries the user's msg_id
-// and the next msg_seq for it (the same one again for a retried part, so
-// QQ drops the copy).
+// and the next msg_seq for it. A retried part keeps its msg_seq, so QQ
+// drops the copy if the first attempt got through; a fresh msg_seq QQ
+// already saw was used before this process (a restart, another gateway)
+// and the next one is tried.
 func (c *Channel) post(ctx context.Context, route protocol.Route, key string, body map[string]any) (string, error) {
-	if route.ReplyTo != "" {
-		body["msg_id"] = route.ReplyTo
-		body["msg_seq"] = c.seqs.next(route.ReplyTo, key)
+	path := chatPath(c.isGroup(route.ChatID), route.ChatID) + "/messages"
+	for try := 0; ; try++ {
+		reused := false
+		if route.ReplyTo != "" {
+			seq, again := c.seqs.next(route.ReplyTo, key, try > 0)
+			body["msg_id"], body["msg_seq"], reused = route.ReplyTo, seq, again
+		}
+		var sent struct {
+			ID string `json:"id"`
+		}
+		err := c.call(ctx, http.MethodPost, path, body, &sent)
+		switch {
+		case err == nil:
+			return sent.ID, nil
+		case !isDuplicateSeq(err):
+			return "", sendError(err)
+		case reused:
+			return "", nil // an earlier attempt of this part got through
+		case try+1 >= maxSeqTries:
+			return "", &channels.SendError{Err: err, Permanent: true}
+		}
 	}
-	var sent struct {
-		ID string `json:"id"`
-	}
-	err := c.call(ctx, http.MethodPost, chatPath(c.isGroup(route.ChatID), route.ChatID)+"/messages", body, &sent)
-	if isDuplicateSeq(err) {
-		return "", nil // an earlier attempt of this part got through
-	}
-	if err != nil {
-		return "", sendError(err)
-	}
-	return sent.ID, nil
 }
 
 // isGroup: the chat was seen as a group (replies to users are the default).
@@ -107,8 +120,10 @@ const seqKeep = 2 * time.Hour
 
 func newSeqs() *seqs { return &seqs{byID: map[string]*seqRun{}} }
 
-// next is the seq of the part key ("" for a fresh one) of a reply to msgID.
-func (s *seqs) next(msgID, key string) int {
+// next is the seq of the part key ("" for a fresh one) of a reply to
+// msgID, and whether this part was given it before; fresh skips the one it
+// had (QQ had seen it).
+func (s *seqs) next(msgID, key string, fresh bool) (seq int, reused bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -125,12 +140,12 @@ func (s *seqs) next(msgID, key string) int {
 		s.byID[msgID] = r
 	}
 	r.at = now
-	if n, ok := r.parts[key]; ok && key != "" {
-		return n
+	if n, ok := r.parts[key]; ok && key != "" && !fresh {
+		return n, true
 	}
 	r.last++
 	if key != "" {
 		r.parts[key] = r.last
 	}
-	return r.last
+	return r.last, false
 }
