@@ -21,6 +21,8 @@ const (
 	maxBackoff = time.Minute
 	// bannedWait is the wait after QQ says the bot is offline or banned.
 	bannedWait = 5 * time.Minute
+	// stableAfter is how long a session must have run to be reconnected without a wait.
+	stableAfter = 10 * time.Second
 )
 
 // gatewayState is what outlives one connection: the session to resume.
@@ -47,6 +49,7 @@ func (c *Channel) runGateway(ctx context.Context) {
 	st := &gatewayState{}
 	delay := time.Second
 	for {
+		began := time.Now()
 		healthy, err := c.connection(ctx, st, events)
 		c.up.Store(false)
 		if ctx.Err() != nil {
@@ -58,7 +61,10 @@ func (c *Channel) runGateway(ctx context.Context) {
 			wait = bannedWait
 			c.log.Error("qq gateway refused the bot", "error", err, "retry_in", wait)
 		case healthy:
-			wait, delay = 0, time.Second // a session that ran reconnects at once
+			delay = time.Second
+			if time.Since(began) > stableAfter {
+				wait = 0 // a session that ran a while reconnects at once; one dropped at once waits
+			}
 			c.log.Info("qq gateway dropped; reconnecting", "error", err, "resume", st.sessionID != "")
 		default:
 			delay = min(delay*2, maxBackoff)
@@ -73,7 +79,7 @@ func (c *Channel) runGateway(ctx context.Context) {
 }
 
 // errBanned: QQ closed with a code saying the bot cannot be served now.
-var errBanned = errors.New("the bot is offline, sandbox-only or banned (check it in q.qq.com)")
+var errBanned = errors.New("the bot is offline, sandbox-only, banned, or lacks the intents asked for (check it in q.qq.com)")
 
 // errReconnect: QQ asked for a reconnect (op 7).
 var errReconnect = errors.New("the gateway asked for a reconnect (op 7)")
@@ -206,7 +212,7 @@ func (c *Channel) closed(st *gatewayState, tok string, err error) error {
 	case closeInvalidSession, closeInvalidSeq:
 		st.sessionID = ""
 		st.seq.Store(0)
-	case closeBotOffline, closeBotBanned:
+	case closeBotOffline, closeBotBanned, closeBadIntents, closeDisallowedIntents:
 		return fmt.Errorf("%w: %w", errBanned, err)
 	}
 	return fmt.Errorf("qq gateway closed: %w", err)

@@ -1,6 +1,7 @@
 package qq
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +99,15 @@ func TestConnectedFollowsTheGateway(t *testing.T) {
 	require.Eventually(t, h.ch.Connected, 15*time.Second, 10*time.Millisecond, "it comes back after its backoff")
 	h.sync()
 	require.Contains(t, h.logs.String(), "qq gateway not reachable; retrying")
+}
+
+// A close saying the bot is offline or banned (4914, 4915) is not hammered:
+// the bot waits minutes, not a second, and says why.
+func TestBannedBotIsNotHammered(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.CloseGateway(4914)
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "qq gateway refused the bot") }, 10*time.Second, 10*time.Millisecond)
+	require.Never(t, func() bool { return h.peer.Stats().Connections > 1 }, 1500*time.Millisecond, 50*time.Millisecond,
+		"no reconnect within the usual backoff")
+	require.False(t, h.ch.Connected())
 }

@@ -35,11 +35,13 @@ const (
 
 // Gateway close codes that tell the bot what to do next.
 const (
-	closeInvalidToken   = 4004 // the access token expired: fetch a new one
-	closeInvalidSession = 4006 // the session id is unknown: identify
-	closeInvalidSeq     = 4007 // the seq is wrong: identify
-	closeBotOffline     = 4914 // the bot is offline or in its sandbox only
-	closeBotBanned      = 4915 // the bot is banned
+	closeInvalidToken      = 4004 // the access token expired: fetch a new one
+	closeInvalidSession    = 4006 // the session id is unknown: identify
+	closeInvalidSeq        = 4007 // the seq is wrong: identify
+	closeBadIntents        = 4013 // intents QQ does not know
+	closeDisallowedIntents = 4014 // intents the bot may not have
+	closeBotOffline        = 4914 // the bot is offline or in its sandbox only
+	closeBotBanned         = 4915 // the bot is banned
 )
 
 // frame is one gateway payload.
