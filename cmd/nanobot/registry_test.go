@@ -58,6 +58,9 @@ var channelRows = map[string]func(cfg *config.Config){
 	"wecom": func(cfg *config.Config) {
 		block(cfg, "wecom", map[string]any{"enabled": true, "botId": "aib-1", "secret": "s", "allowFrom": []string{"owner"}})
 	},
+	"qq": func(cfg *config.Config) {
+		block(cfg, "qq", map[string]any{"enabled": true, "appId": "102000001", "secret": "qq-secret", "allowFrom": []string{"owner"}})
+	},
 }
 
 // TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of

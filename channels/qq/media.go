@@ -1,0 +1,181 @@
+package qq
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// Rich-media file types (QQ Bot API, "富媒体消息"): nanobot sends images or files only.
+const (
+	fileTypeImage = 1
+	fileTypeFile  = 4
+)
+
+// maxUpload bounds a file sent base64 in one rich-media upload.
+const maxUpload = 20 << 20
+
+// cdnSuffixes are the hosts QQ serves attachments from; nothing else is fetched.
+var cdnSuffixes = []string{".qq.com", ".qpic.cn", ".gtimg.cn"}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// download saves one attachment into <workspace>/media.
+func (c *Channel) download(ctx context.Context, msgID string, i int, a attachment) (string, error) {
+	if c.workspace == "" {
+		return "", errors.New("no workspace to save files in")
+	}
+	raw := a.URL
+	if strings.HasPrefix(raw, "//") { // QQ sends protocol-relative urls
+		raw = "https:" + raw
+	}
+	if !c.fromCDN(raw) {
+		return "", fmt.Errorf("url %q is not QQ's CDN", redact(raw))
+	}
+	dctx, cancel := context.WithTimeout(ctx, 4*callTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(dctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.http.Do(req) // no token: CDN urls are signed
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %s", resp.Status)
+	}
+	name := mediaName(msgID, i, a, resp.Header.Get("Content-Type"))
+	return channels.SaveMedia(c.workspace, name, resp.Body, c.cfg.DownloadMaxBytes)
+}
+
+// fromCDN: https on QQ's hosts, or the host of apiBase (a test server).
+func (c *Channel) fromCDN(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if base, err := url.Parse(c.cfg.APIBase); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
+		return true
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, s := range cdnSuffixes {
+		if u.Scheme == "https" && strings.HasSuffix(host, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// mediaName cannot leave media/ and does not collide: the message id's tail, the index, the name.
+func mediaName(msgID string, i int, a attachment, ctype string) string {
+	id := unsafeName.ReplaceAllString(msgID, "")
+	if len(id) > 16 {
+		id = id[len(id)-16:]
+	}
+	name := strings.Trim(unsafeName.ReplaceAllString(a.Filename, "_"), "._")
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	if filepath.Ext(name) == "" {
+		if exts, _ := mime.ExtensionsByType(cmp.Or(a.ContentType, ctype)); len(exts) > 0 {
+			name += exts[0]
+		}
+	}
+	return fmt.Sprintf("qq-%s-%d-%s", id, i, cmp.Or(name, "file"))
+}
+
+// sendMedia uploads a file (a workspace path, or a URL QQ fetches itself)
+// and posts it as a rich-media message. A file that cannot be sent becomes
+// nanobot's "[Attachment send failed: name]" line instead.
+func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref string) (string, error) {
+	name := baseName(ref)
+	upload := map[string]any{"file_type": fileTypeOf(name), "srv_send_msg": false}
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+		upload["url"] = ref
+	} else {
+		data, err := c.readFile(ref)
+		if err != nil {
+			c.log.Warn("qq attachment not sent", "file", ref, "error", err)
+			return c.postText(ctx, route, key, "[Attachment send failed: "+name+"]")
+		}
+		upload["file_data"] = base64.StdEncoding.EncodeToString(data)
+	}
+	if upload["file_type"] != fileTypeImage {
+		upload["file_name"] = name // an image with a name shows as a file
+	}
+	var file struct {
+		FileInfo string `json:"file_info"`
+	}
+	err := c.call(ctx, http.MethodPost, chatPath(c.isGroup(route.ChatID), route.ChatID)+"/files", upload, &file)
+	if err == nil && file.FileInfo == "" {
+		err = errors.New("qq upload: no file_info")
+	}
+	if err != nil {
+		var se *channels.SendError
+		if errors.As(sendError(err), &se) && se.Permanent {
+			c.log.Warn("qq attachment refused", "file", ref, "error", err)
+			return c.postText(ctx, route, key, "[Attachment send failed: "+name+"]")
+		}
+		return "", sendError(err)
+	}
+	return c.post(ctx, route, key, map[string]any{"msg_type": msgTypeMedia, "media": map[string]string{"file_info": file.FileInfo}})
+}
+
+// readFile reads a workspace file for upload.
+func (c *Channel) readFile(ref string) ([]byte, error) {
+	path := strings.TrimPrefix(ref, "file://")
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(c.workspace, path)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, errors.New("not a file")
+	case st.Size() > maxUpload:
+		return nil, fmt.Errorf("larger than %d bytes", maxUpload)
+	}
+	return os.ReadFile(path)
+}
+
+var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".bmp": true,
+	".webp": true, ".tif": true, ".tiff": true, ".ico": true, ".svg": true}
+
+func isImage(name string) bool { return imageExts[strings.ToLower(filepath.Ext(name))] }
+
+// fileTypeOf is nanobot's conservative choice: images as images, the rest as files.
+func fileTypeOf(name string) int {
+	if isImage(name) || strings.HasPrefix(mime.TypeByExtension(filepath.Ext(name)), "image/") {
+		return fileTypeImage
+	}
+	return fileTypeFile
+}
+
+// baseName is a path's or URL's last element.
+func baseName(ref string) string {
+	if u, err := url.Parse(ref); err == nil && u.Scheme != "" {
+		ref = u.Path
+	}
+	return cmp.Or(filepath.Base(ref), "file")
+}
+
+// redact drops a url's query (CDN signatures) for the log.
+func redact(raw string) string {
+	before, _, _ := strings.Cut(raw, "?")
+	return before
+}

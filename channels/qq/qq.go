@@ -1,0 +1,146 @@
+// Package qq is the QQ channel, on the official QQ Bot API spoken
+// directly: an app access token, the gateway WebSocket in (C2C messages
+// and group @-messages) and the REST API out (passive replies carrying the
+// user's msg_id and a msg_seq per part, files through the rich-media API).
+package qq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "qq"
+
+// callTimeout bounds one REST call made on the channel's own behalf.
+const callTimeout = 30 * time.Second
+
+// Channel is one QQ bot connection.
+type Channel struct {
+	cfg       Config
+	workspace string
+	home      string
+	log       *slog.Logger
+	http      *http.Client
+	tokens    *tokens
+
+	up     atomic.Bool          // the gateway session is ready
+	seen   *channels.RecentKeys // message ids taken in (QQ redelivers on resume)
+	groups *channels.RecentKeys // chat ids that are groups: their replies go to /v2/groups
+	seqs   *seqs                // msg_seq per replied-to msg_id
+
+	loop channels.Loop
+
+	mu      sync.Mutex
+	botID   string
+	botName string
+	publish channels.Publish
+}
+
+// New builds the channel from config; it connects in Start.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := channels.ValidBlock(deps.Config, Name, defaults)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.AppID == "" || cfg.Secret == "" {
+		return nil, errors.New("channels.qq.appId and channels.qq.secret are required")
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("channel", Name)
+	hc := &http.Client{Timeout: 2 * callTimeout}
+	c := &Channel{
+		cfg: cfg, workspace: deps.Workspace, log: log, http: hc,
+		tokens: &tokens{url: cfg.authBase() + tokenPath, appID: cfg.AppID, secret: cfg.Secret, http: hc, mask: deps.Secrets},
+		seqs:   newSeqs(),
+	}
+	if deps.Home != "" {
+		c.home = deps.Home
+		c.seen = channels.LoadRecentKeys(4096, c.seenPath(), log)
+		c.groups = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "qq-groups.json"), log)
+	} else {
+		c.seen, c.groups = channels.NewRecentKeys(4096), channels.NewRecentKeys(4096)
+	}
+	return c, nil
+}
+
+// seenPath keeps the handled message ids across restarts.
+func (c *Channel) seenPath() string { return filepath.Join(c.home, "channels", "qq-messages.json") }
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// Connected implements channels.Connector: the gateway session is ready.
+func (c *Channel) Connected() bool { return c.up.Load() }
+
+// Describe tells the gateway banner which bot this is.
+func (c *Channel) Describe() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.botID == "" {
+		return fmt.Sprintf("app %s (connecting), msgFormat %s", c.cfg.AppID, c.cfg.MsgFormat)
+	}
+	return fmt.Sprintf("%s (%s), app %s, msgFormat %s", c.botName, c.botID, c.cfg.AppID, c.cfg.MsgFormat)
+}
+
+// Start fetches an access token (refused credentials fail the start; a
+// network error only delays the gateway), then runs the gateway in the
+// background until ctx ends or Stop is called.
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	tctx, cancel := context.WithTimeout(ctx, callTimeout)
+	_, err := c.tokens.get(tctx)
+	cancel()
+	switch {
+	case errors.Is(err, errBadCredentials):
+		return fmt.Errorf("qq: %w", err)
+	case err != nil:
+		c.log.Warn("qq access token not fetched yet; the gateway keeps trying", "error", err)
+	default:
+		c.whoAmI(ctx)
+	}
+	c.mu.Lock()
+	c.publish = publish
+	c.mu.Unlock()
+	c.loop.Go(ctx, c.runGateway)
+	return nil
+}
+
+// Stop implements channels.Channel: the gateway closes, the loop ends.
+func (c *Channel) Stop(ctx context.Context) error {
+	err := c.loop.Stop(ctx, 10*time.Second, "qq gateway")
+	c.up.Store(false)
+	return err
+}
+
+// whoAmI asks GET /users/@me who the bot is, for the banner; READY tells it too.
+func (c *Channel) whoAmI(ctx context.Context) {
+	mctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var me struct {
+		ID       string `json:"id"`
+		Username string `json:"username"`
+	}
+	if err := c.call(mctx, http.MethodGet, "/users/@me", nil, &me); err != nil || me.ID == "" {
+		c.log.Warn("qq users/@me failed; READY will say who the bot is", "error", err)
+		return
+	}
+	c.setBot(me.ID, me.Username)
+}
+
+func (c *Channel) setBot(id, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.botID, c.botName = id, name
+}

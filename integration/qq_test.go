@@ -1,0 +1,93 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels/qq/qqpeer"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
+)
+
+// Openids of the QQ conversation.
+const (
+	qqAlice = "A1B2C3D4E5F60718293A4B5C6D7E8F90"
+	qqGroup = "C0FFEE00C0FFEE00C0FFEE00C0FFEE00"
+)
+
+// qqContents are the texts the bot posted to a chat, in order.
+func qqContents(peer *qqpeer.Peer, chat string) []string {
+	var out []string
+	for _, m := range peer.Messages(chat) {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+// TestQQGatewayConversation drives the real gateway binary through qqpeer:
+// a C2C message is acknowledged and answered as a passive reply; a group
+// message that does not mention the bot is left alone; an @-mention gets a
+// tool round trip and its answer in the group, in the group's session.
+func TestQQGatewayConversation(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	peer := qqpeer.New(t)
+	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == "tool":
+			return modeltest.Text("Saved it to note.txt.")
+		case strings.Contains(last.Content, "save a note"):
+			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from qq"}`})
+		case strings.Contains(last.Content, "hi from qq"):
+			return modeltest.Text("Hello, **QQ**.")
+		}
+		return modeltest.Text("Hello again.")
+	})
+	defer model.Close()
+	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"qq": map[string]any{
+		"enabled": true, "appId": qqpeer.AppID, "secret": qqpeer.Secret,
+		"apiBase": peer.URL(), "authBase": peer.URL(), "allowFrom": []string{qqAlice}}}})
+	env := home.Env(dev.Addr)
+	logs := startChannelGateway(t, env, "qq")
+	require.Eventually(t, peer.Connected, time.Minute, 50*time.Millisecond, "the gateway never identified\n%s", logs)
+	require.Contains(t, logs.String(), "  qq: "+qqpeer.BotName)
+
+	hi := peer.C2C(qqAlice, "hi from qq")
+	require.Eventually(t, func() bool {
+		c := qqContents(peer, qqAlice)
+		return len(c) == 2 && c[1] == "Hello, QQ."
+	}, time.Minute, 50*time.Millisecond, "no answer to the C2C message: %v\n%s", qqContents(peer, qqAlice), logs)
+	msgs := peer.Messages(qqAlice)
+	require.Equal(t, "⏳ Processing...", msgs[0].Content, "nanobot's ackMessage comes first")
+	for i, m := range msgs {
+		require.Equal(t, hi, m.MsgID, "a passive reply to the user's message")
+		require.Equal(t, i+1, m.MsgSeq, "a new msg_seq for each message to one msg_id")
+	}
+	requireChannelsUp(t, env, "qq")
+
+	peer.Group(qqGroup, qqAlice, "just chatting")
+	at := peer.GroupAt(qqGroup, qqAlice, "please save a note")
+	require.Eventually(t, func() bool {
+		c := qqContents(peer, qqGroup)
+		return len(c) >= 2 && c[len(c)-1] == "Saved it to note.txt."
+	}, time.Minute, 50*time.Millisecond, "no answer to the mention: %v\n%s", qqContents(peer, qqGroup), logs)
+	for i, m := range peer.Messages(qqGroup) {
+		require.True(t, m.Group, "posted to /v2/groups")
+		require.Equal(t, at, m.MsgID)
+		require.Equal(t, i+1, m.MsgSeq)
+	}
+	data, err := os.ReadFile(filepath.Join(home.Workspace, "note.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "from qq", string(data))
+	require.Equal(t, 3, model.Count(), "the C2C message, the mention and its tool result; the chatter never reached the model")
+
+	_, lines := sessionLines(t, home, "qq:"+qqGroup)
+	require.Equal(t, "please save a note", lines[0].Content)
+	_, lines = sessionLines(t, home, "qq:"+qqAlice)
+	require.Equal(t, "hi from qq", lines[0].Content)
+}
