@@ -1,0 +1,165 @@
+package weixin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// maxMessageRunes is nanobot's WEIXIN_MAX_MESSAGE_LEN.
+const maxMessageRunes = 1800
+
+// Send implements channels.Channel: the manager's part-by-part delivery.
+func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
+	return channels.SendParts(ctx, c, r)
+}
+
+// MaxLength implements channels.PartSender.
+func (c *Channel) MaxLength() int { return maxMessageRunes }
+
+// SendPart implements channels.PartSender: one sendmessage with the
+// user's context token. WeChat shows no Markdown: text goes as plain text.
+// Files are not uploaded by this build: their name (or URL) is sent.
+func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
+	if c.expired.Load() {
+		return "", &channels.SendError{Err: errors.New(expiredHint), Permanent: true}
+	}
+	c.mu.Lock()
+	token := c.acct.ContextTokens[r.Route.ChatID]
+	c.mu.Unlock()
+	if token == "" {
+		return "", &channels.SendError{Err: fmt.Errorf("weixin: no context_token for %s: WeChat lets the bot answer only a user who wrote to it", r.Route.ChatID), Permanent: true}
+	}
+	text := render(p.Text)
+	if p.Media != "" {
+		text = "[file: " + mediaLabel(p.Media) + "]"
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", nil
+	}
+	if p.Index == 0 && r.Answer() {
+		c.cancelTyping(ctx, r.Route.ChatID)
+	}
+	id := clientID(r, p)
+	msg := message{
+		ToUserID: r.Route.ChatID, ClientID: id,
+		MessageType: messageTypeBot, MessageState: messageStateFinish,
+		ItemList:     []messageItem{{Type: itemText, TextItem: &textItem{Text: text}}},
+		ContextToken: token,
+	}
+	cctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	if err := c.client().post(cctx, epSendMessage, map[string]any{"msg": msg}, nil); err != nil {
+		return "", c.sendError(err)
+	}
+	return id, nil
+}
+
+// render is the model's Markdown as WeChat shows it: plain text.
+func render(md string) string { return strings.TrimSpace(markdown.PlainText(md)) }
+
+func mediaLabel(media string) string {
+	if strings.HasPrefix(media, "http://") || strings.HasPrefix(media, "https://") {
+		return media
+	}
+	return filepath.Base(media)
+}
+
+// clientID names a part the same way on every attempt, so WeChat can
+// tell a retried part from a new one (nanobot's per-part client_id).
+func clientID(r channels.Reply, p channels.Part) string {
+	key := r.Key()
+	if key == "" {
+		key = r.Route.ChatID + "\x00" + r.Text
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s:%d", key, p.Index)))
+	return "nanobot-" + hex.EncodeToString(sum[:])[:20]
+}
+
+// sendError tells delivery how to treat a failed sendmessage.
+func (c *Channel) sendError(err error) error {
+	var he *httpError
+	var ae *apiError
+	switch {
+	case errors.As(err, &he) && he.Status == 429:
+		return &channels.SendError{Err: err, RetryAfter: 5 * time.Second}
+	case errors.As(err, &he):
+		return &channels.SendError{Err: err, Permanent: !retryableStatus(he.Status)}
+	case sessionExpired(err):
+		c.expired.Store(true)
+		c.up.Store(false)
+		c.log.Error(expiredHint, "error", err)
+		return &channels.SendError{Err: fmt.Errorf("%s: %w", expiredHint, err), Permanent: true}
+	case errors.As(err, &ae) && ae.is(errContextRestricted):
+		return &channels.SendError{Err: fmt.Errorf("weixin: the context token is used up or expired; the user must write again: %w", err), Permanent: true}
+	case errors.As(err, &ae):
+		return &channels.SendError{Err: err, Permanent: true}
+	}
+	return err // the network: retried with backoff
+}
+
+// SendTyping implements channels.Typer: a typing ticket from getconfig
+// (kept per user), then sendtyping.
+func (c *Channel) SendTyping(ctx context.Context, route protocol.Route) error {
+	if c.expired.Load() {
+		return nil
+	}
+	ticket, err := c.ticket(ctx, route.ChatID)
+	if err != nil || ticket == "" {
+		return err
+	}
+	cctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	return c.client().post(cctx, epSendTyping, map[string]any{"ilink_user_id": route.ChatID, "typing_ticket": ticket, "status": typingOn}, nil)
+}
+
+// cancelTyping clears "typing…" before the answer, as nanobot does (best effort).
+func (c *Channel) cancelTyping(ctx context.Context, user string) {
+	c.mu.Lock()
+	ticket := c.tickets[user]
+	c.mu.Unlock()
+	if ticket == "" {
+		return
+	}
+	cctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	if err := c.client().post(cctx, epSendTyping, map[string]any{"ilink_user_id": user, "typing_ticket": ticket, "status": typingCancel}, nil); err != nil {
+		c.log.Debug("weixin typing cancel failed", "user", user, "error", err)
+	}
+}
+
+// ticket is the user's typing ticket, asked of getconfig once.
+func (c *Channel) ticket(ctx context.Context, user string) (string, error) {
+	c.mu.Lock()
+	t, ok := c.tickets[user]
+	token := c.acct.ContextTokens[user]
+	c.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	var resp struct {
+		TypingTicket string `json:"typing_ticket"`
+	}
+	cctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	body := map[string]any{"ilink_user_id": user, "context_token": nil}
+	if token != "" {
+		body["context_token"] = token
+	}
+	if err := c.client().post(cctx, epGetConfig, body, &resp); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	c.tickets[user] = resp.TypingTicket
+	c.mu.Unlock()
+	return resp.TypingTicket, nil
+}
