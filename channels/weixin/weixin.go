@@ -26,12 +26,12 @@ const Name = "weixin"
 const (
 	callTimeout = 15 * time.Second // a sendmessage, getconfig, sendtyping
 	stopTimeout = 10 * time.Second
-	// expiredRecheck is how often an expired session looks for a new login.
-	expiredRecheck = 5 * time.Second
 )
 
-// Backoff between failed polls (a var: tests shorten it).
+// Backoff between failed polls, and how often an expired session looks
+// for a new login (vars: tests shorten them).
 var (
+	expiredRecheck = 5 * time.Second
 	minBackoff = 2 * time.Second
 	maxBackoff = 30 * time.Second
 )

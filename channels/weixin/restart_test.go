@@ -1,0 +1,42 @@
+package weixin
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels/weixin/weixinpeer"
+)
+
+// TestRestartResumesFromStoredCursor: a restarted channel polls from the
+// cursor it stored; what it handled before is not handed over again.
+func TestRestartResumesFromStoredCursor(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.Say(weixinpeer.Message{From: alice, Text: "first"})
+	h.WaitPublished(1)
+	require.Eventually(t, func() bool { a, _ := loadAccount(h.dir); return a.GetUpdatesBuf == "buf-1" }, 5e9, 1e7)
+	h.stop()
+	a, err := loadAccount(h.dir)
+	require.NoError(t, err)
+	require.Equal(t, "ctx-"+alice, a.ContextTokens[alice], "the context token survives a restart")
+
+	polled := len(h.peer.Polls())
+	h.peer.Say(weixinpeer.Message{From: alice, Text: "second"})
+	again := startOn(t, h.peer, h.dir, nil)
+	got := again.WaitPublished(1)
+	require.Equal(t, "second", got[0].Content)
+	require.Equal(t, "buf-1", h.peer.Polls()[polled].Buf, "the first poll after the restart asks from the stored cursor")
+	again.sync()
+	require.Len(t, again.Published(), 2, "first is not handed over again")
+}
+
+// TestRedeliveredMessageTakenOnce: a message the server sends twice is published once.
+func TestRedeliveredMessageTakenOnce(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.Say(weixinpeer.Message{From: alice, Text: "once"})
+	h.WaitPublished(1)
+	h.peer.Redeliver(0)
+	h.sync()
+	require.Len(t, h.Published(), 2)
+	require.Contains(t, h.logs.String(), "redelivered")
+}
