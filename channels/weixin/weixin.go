@@ -32,8 +32,8 @@ const (
 // for a new login (vars: tests shorten them).
 var (
 	expiredRecheck = 5 * time.Second
-	minBackoff = 2 * time.Second
-	maxBackoff = 30 * time.Second
+	minBackoff     = 2 * time.Second
+	maxBackoff     = 30 * time.Second
 )
 
 // expiredHint is what the log and a failed send say when the login ended.

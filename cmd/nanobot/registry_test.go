@@ -52,6 +52,9 @@ var channelRows = map[string]func(cfg *config.Config){
 		block(cfg, "matrix", map[string]any{"enabled": true, "homeserver": "http://127.0.0.1:8008",
 			"userId": "@bot:example.org", "accessToken": "syt_test", "allowFrom": []string{"@owner:example.org"}})
 	},
+	"weixin": func(cfg *config.Config) {
+		block(cfg, "weixin", map[string]any{"enabled": true, "token": "wx-token", "allowFrom": []string{"owner"}})
+	},
 }
 
 // TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of
