@@ -3,9 +3,11 @@ package weixin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +42,8 @@ type harness struct {
 	deps channels.Deps
 
 	stop func()
+	// down makes publishing fail, as when Temporal cannot be reached.
+	down atomic.Bool
 
 	*channeltest.Publisher
 }
@@ -85,7 +89,13 @@ func startOn(t *testing.T, peer *weixinpeer.Peer, dir string, block map[string]a
 	require.NoError(t, err)
 	h := &harness{t: t, peer: peer, ch: ch, logs: logs, dir: dir, deps: deps, Publisher: channeltest.NewPublisher(t)}
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, ch.Start(ctx, h.Publish))
+	publish := func(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
+		if h.down.Load() {
+			return errors.New("temporal unreachable")
+		}
+		return h.Publish(ctx, msg, admitted)
+	}
+	require.NoError(t, ch.Start(ctx, publish))
 	stopped := false
 	h.stop = func() {
 		if stopped {

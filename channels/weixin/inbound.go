@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -16,24 +17,25 @@ import (
 const groupSuffix = "@chatroom"
 
 // handle takes one message in: decoded, de-duplicated, its context token
-// kept for the reply, turned into an inbound message and published.
-func (c *Channel) handle(ctx context.Context, raw json.RawMessage) {
+// kept for the reply, turned into an inbound message and published. The
+// error is a publish that failed: the batch is polled again.
+func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	m, err := decode(raw)
 	id := messageKey(m)
 	if err != nil {
 		c.log.Warn("weixin message dropped: cannot decode", "message_id", id, "error", err)
-		return
+		return nil
 	}
 	if int(m.MessageType) == messageTypeBot {
-		return // the bot's own message echoed back
+		return nil // the bot's own message echoed back
 	}
 	if m.FromUserID == "" {
 		c.log.Warn("weixin message dropped: no sender", "message_id", id)
-		return
+		return nil
 	}
 	if c.seen.Has(id) {
 		c.log.Info("weixin message redelivered; already taken in", "message_id", id, "from", m.FromUserID)
-		return
+		return nil
 	}
 	if m.ContextToken != "" {
 		c.mu.Lock()
@@ -49,7 +51,7 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) {
 	if content == "" && len(media) == 0 {
 		c.seen.Add(id)
 		c.log.Debug("weixin message without content skipped", "message_id", id)
-		return
+		return nil
 	}
 	msg := protocol.Inbound{
 		ID:       "weixin:" + id,
@@ -75,9 +77,10 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) {
 	err = publish(ctx, msg, admitted)
 	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
 		c.seen.Add(id)
-		return
+		return nil
 	}
-	c.log.Error("weixin message could not be handed to the agent", "message_id", id, "from", m.FromUserID, "error", err)
+	c.log.Error("weixin message could not be handed to the agent; polling it again", "message_id", id, "from", m.FromUserID, "error", err)
+	return fmt.Errorf("weixin message %s: %w", id, err)
 }
 
 // messageKey is nanobot's message id: message_id, else seq, else sender and time.

@@ -1,7 +1,9 @@
 package weixin
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -39,4 +41,18 @@ func TestRedeliveredMessageTakenOnce(t *testing.T) {
 	h.sync()
 	require.Len(t, h.Published(), 2)
 	require.Contains(t, h.logs.String(), "redelivered")
+}
+
+// TestFailedPublishPolledAgain: a message that could not be handed over
+// keeps the cursor where it was; the next poll brings it again, once.
+func TestFailedPublishPolledAgain(t *testing.T) {
+	h := startHarness(t, nil)
+	h.down.Store(true)
+	h.peer.Say(weixinpeer.Message{From: alice, Text: "do not lose me"})
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "polling it again") }, 5*time.Second, time.Millisecond)
+	h.down.Store(false)
+	got := h.WaitPublished(1)
+	require.Equal(t, "do not lose me", got[0].Content)
+	h.sync()
+	require.Len(t, h.Published(), 2, "taken in once")
 }

@@ -92,8 +92,8 @@ func New(deps channels.Deps) (*Channel, error) {
 	return c, nil
 }
 
-// loadLogin reads account.json; a token in the config wins over a stored
-// one, as in nanobot (unless a QR login replaced it: then the stored one).
+// loadLogin reads account.json; a token set in the config is used only
+// when no QR login is stored (nanobot lets a QR login replace it too).
 func (c *Channel) loadLogin() error {
 	a, err := loadAccount(c.dir)
 	if err != nil {
