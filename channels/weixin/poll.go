@@ -70,7 +70,9 @@ func (c *Channel) pollOnce(ctx context.Context, timeout time.Duration) (time.Dur
 	}
 	c.up.Store(true)
 	for _, raw := range u.Msgs {
-		c.handle(ctx, raw)
+		if err := c.handle(ctx, raw); err != nil {
+			return 0, err // the cursor stays: the batch comes again, what was taken in is deduped
+		}
 		if ctx.Err() != nil {
 			return 0, nil // stopped mid-batch: the cursor stays, dedupe covers what was handed over
 		}
