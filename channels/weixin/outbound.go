@@ -27,8 +27,8 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 func (c *Channel) MaxLength() int { return maxMessageRunes }
 
 // SendPart implements channels.PartSender: one sendmessage with the
-// user's context token. WeChat shows no Markdown: text goes as plain text.
-// Files are not uploaded by this build: their name (or URL) is sent.
+// user's context token. WeChat shows no Markdown: text goes as plain text;
+// a file is uploaded to the CDN and sent as its image/video/voice/file item.
 func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
 	if c.expired.Load() {
 		return "", &channels.SendError{Err: errors.New(expiredHint), Permanent: true}
@@ -39,22 +39,18 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if token == "" {
 		return "", &channels.SendError{Err: fmt.Errorf("weixin: no context_token for %s: WeChat lets the bot answer only a user who wrote to it", r.Route.ChatID), Permanent: true}
 	}
-	text := render(p.Text)
-	if p.Media != "" {
-		text = "[file: " + mediaLabel(p.Media) + "]"
-	}
-	if strings.TrimSpace(text) == "" {
-		return "", nil
-	}
 	if p.Index == 0 && r.Answer() {
 		c.cancelTyping(ctx, r.Route.ChatID)
 	}
 	id := clientID(r, p)
-	msg := message{
-		ToUserID: r.Route.ChatID, ClientID: id,
-		MessageType: messageTypeBot, MessageState: messageStateFinish,
-		ItemList:     []messageItem{{Type: itemText, TextItem: &textItem{Text: text}}},
-		ContextToken: token,
+	item, err := c.partItem(ctx, r, p, id)
+	if err != nil || item == nil {
+		return "", err
+	}
+	msg := map[string]any{
+		"from_user_id": "", "to_user_id": r.Route.ChatID, "client_id": id,
+		"message_type": messageTypeBot, "message_state": messageStateFinish,
+		"item_list": []any{item}, "context_token": token,
 	}
 	cctx, cancel := c.callCtx(ctx)
 	defer cancel()
@@ -62,6 +58,37 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 		return "", c.sendError(err)
 	}
 	return id, nil
+}
+
+// partItem is the message item of a part: plain text, or a workspace file
+// uploaded to the CDN (a URL, or a file that cannot be read, goes as text).
+func (c *Channel) partItem(ctx context.Context, r channels.Reply, p channels.Part, id string) (any, error) {
+	text := render(p.Text)
+	if p.Media != "" {
+		if strings.HasPrefix(p.Media, "http://") || strings.HasPrefix(p.Media, "https://") {
+			text = p.Media
+		} else {
+			cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
+			defer cancel()
+			item, err := c.uploadItem(cctx, r.Route.ChatID, p.Media, strings.TrimPrefix(id, "nanobot-"))
+			var ae *apiError
+			var he *httpError
+			switch {
+			case err == nil:
+				return item, nil
+			case errors.As(err, &ae) || errors.As(err, &he):
+				return nil, c.sendError(err)
+			case ctx.Err() != nil:
+				return nil, err
+			}
+			c.log.Warn("weixin file not sent", "file", p.Media, "error", err)
+			text = "[file: " + mediaLabel(p.Media) + " - send failed]"
+		}
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	return messageItem{Type: itemText, TextItem: &textItem{Text: text}}, nil
 }
 
 // render is the model's Markdown as WeChat shows it: plain text.

@@ -1,6 +1,8 @@
 package weixinpeer
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -33,6 +35,10 @@ func (p *Peer) serve(w http.ResponseWriter, r *http.Request) {
 	if status != 0 {
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, `{"errmsg":"injected failure"}`)
+		return
+	}
+	if path == "c2c/upload" {
+		p.upload(w, r, body)
 		return
 	}
 	if strings.HasPrefix(path, "c2c/") {
@@ -99,6 +105,20 @@ func (p *Peer) serve(w http.ResponseWriter, r *http.Request) {
 		p.typing = append(p.typing, Typing(t))
 		p.mu.Unlock()
 		writeJSON(w, map[string]any{"ret": 0})
+	case "getuploadurl":
+		var u struct {
+			FileKey string `json:"filekey"`
+			AESKey  string `json:"aeskey"`
+		}
+		_ = json.Unmarshal(body, &u)
+		if u.FileKey == "" || len(u.AESKey) != 32 {
+			writeJSON(w, map[string]any{"ret": -3, "errmsg": "filekey and aeskey required"})
+			return
+		}
+		p.mu.Lock()
+		p.keys[u.FileKey] = u.AESKey
+		p.mu.Unlock()
+		writeJSON(w, map[string]any{"ret": 0, "upload_param": "up-" + u.FileKey})
 	case "notifystart", "notifystop":
 		writeJSON(w, map[string]any{"ret": 0})
 	default:
@@ -166,6 +186,11 @@ func (p *Peer) sendMessage(w http.ResponseWriter, raw json.RawMessage) {
 		}
 	}
 	p.mu.Lock()
+	for _, it := range m.Items {
+		if f, ok := p.sentFile(it); ok {
+			s.Files = append(s.Files, f)
+		}
+	}
 	p.sent = append(p.sent, s)
 	p.mu.Unlock()
 	writeJSON(w, map[string]any{"ret": 0})
@@ -181,4 +206,56 @@ func (p *Peer) download(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(data)
+}
+
+// upload is the CDN's upload: the bytes must decrypt with the key
+// getuploadurl was given; the answer names the download param.
+func (p *Peer) upload(w http.ResponseWriter, r *http.Request, body []byte) {
+	fileKey := r.URL.Query().Get("filekey")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	keyHex, ok := p.keys[fileKey]
+	if !ok || r.URL.Query().Get("encrypted_query_param") != "up-"+fileKey {
+		http.Error(w, "unknown upload", http.StatusBadRequest)
+		return
+	}
+	key, _ := hex.DecodeString(keyHex)
+	data, ok := decryptECB(body, key)
+	if !ok {
+		http.Error(w, "not encrypted with the announced key", http.StatusBadRequest)
+		return
+	}
+	param := "dl-" + fileKey
+	p.uploads[param] = upload{data: data, keyHex: keyHex}
+	w.Header().Set("x-encrypted-param", param)
+	w.WriteHeader(http.StatusOK)
+}
+
+// sentFile is the upload a sent media item points at, if its key matches.
+func (p *Peer) sentFile(raw json.RawMessage) (File, bool) {
+	var it map[string]json.RawMessage
+	if json.Unmarshal(raw, &it) != nil {
+		return File{}, false
+	}
+	var typ int
+	_ = json.Unmarshal(it["type"], &typ)
+	for _, k := range []string{"image_item", "voice_item", "file_item", "video_item"} {
+		var m struct {
+			Media struct {
+				Param  string `json:"encrypt_query_param"`
+				AESKey string `json:"aes_key"`
+			} `json:"media"`
+			FileName string `json:"file_name"`
+		}
+		if it[k] == nil || json.Unmarshal(it[k], &m) != nil {
+			continue
+		}
+		up, ok := p.uploads[m.Media.Param]
+		key, _ := base64.StdEncoding.DecodeString(m.Media.AESKey)
+		if !ok || string(key) != up.keyHex {
+			return File{}, false
+		}
+		return File{Type: typ, Name: m.FileName, Data: up.data}, true
+	}
+	return File{}, false
 }

@@ -34,6 +34,15 @@ type Sent struct {
 	ContextToken string
 	Text         string
 	Items        []json.RawMessage
+	// Files are the media items, decrypted from what was uploaded.
+	Files []File
+}
+
+// File is a medium the bot uploaded and sent.
+type File struct {
+	Type int // 2 image, 3 voice, 4 file, 5 video
+	Name string
+	Data []byte
 }
 
 // Typing is one sendtyping call.
@@ -66,6 +75,8 @@ type Peer struct {
 	calls   map[string]int
 	fail    map[string][]int // endpoint → HTTP statuses to answer next
 	media   map[string][]byte
+	keys    map[string]string // filekey → the hex AES key getuploadurl got
+	uploads map[string]upload // download param → what was uploaded
 	// Hold is how long getupdates waits for a message before answering empty.
 	Hold time.Duration
 }
@@ -73,7 +84,7 @@ type Peer struct {
 // New starts a peer, closed with the test.
 func New(t *testing.T) *Peer {
 	p := &Peer{t: t, token: Token, wake: make(chan struct{}), calls: map[string]int{}, fail: map[string][]int{},
-		media: map[string][]byte{}, Hold: 500 * time.Millisecond}
+		media: map[string][]byte{}, keys: map[string]string{}, uploads: map[string]upload{}, Hold: 500 * time.Millisecond}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
 	return p
@@ -231,6 +242,28 @@ func (p *Peer) Connected() bool {
 		}
 	}
 	return false
+}
+
+// upload is a file put on the CDN: its plain bytes and its key.
+type upload struct {
+	data   []byte
+	keyHex string
+}
+
+func decryptECB(data, key []byte) ([]byte, bool) {
+	block, err := aes.NewCipher(key)
+	if err != nil || len(data) == 0 || len(data)%aes.BlockSize != 0 {
+		return nil, false
+	}
+	out := make([]byte, len(data))
+	for i := 0; i < len(data); i += aes.BlockSize {
+		block.Decrypt(out[i:i+aes.BlockSize], data[i:i+aes.BlockSize])
+	}
+	pad := int(out[len(out)-1])
+	if pad < 1 || pad > aes.BlockSize || !bytes.Equal(out[len(out)-pad:], bytes.Repeat([]byte{byte(pad)}, pad)) {
+		return nil, false
+	}
+	return out[:len(out)-pad], true
 }
 
 func encryptECB(data, key []byte) []byte {
