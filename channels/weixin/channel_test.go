@@ -197,3 +197,23 @@ func TestSessionExpiredReported(t *testing.T) {
 	require.Equal(t, "back", h.WaitPublished(1)[0].Content)
 	require.False(t, errors.Is(err, context.Canceled))
 }
+
+// TestOldContextTokenRefreshed: a context token older than a minute (or
+// read back from a previous run) is refreshed through getconfig first.
+func TestOldContextTokenRefreshed(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.Say(weixinpeer.Message{From: alice, Text: "hi"})
+	h.WaitPublished(1)
+	require.NoError(t, h.ch.Send(context.Background(), reply(alice, "t11", "fresh")))
+	require.Equal(t, "ctx-"+alice, h.peer.Sent(alice)[0].ContextToken, "a fresh token is used as it is")
+	require.Zero(t, h.peer.Calls("getconfig"))
+
+	h.ch.mu.Lock()
+	h.ch.tokenAt[alice] = time.Now().Add(-2 * time.Minute)
+	h.ch.mu.Unlock()
+	require.NoError(t, h.ch.Send(context.Background(), reply(alice, "t12", "later")))
+	require.Equal(t, "ctx-"+alice+"-refreshed", h.peer.Sent(alice)[1].ContextToken)
+	a, err := loadAccount(h.dir)
+	require.NoError(t, err)
+	require.Equal(t, "ctx-"+alice+"-refreshed", a.ContextTokens[alice], "the refreshed token is stored")
+}

@@ -41,6 +41,7 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 		c.mu.Lock()
 		changed := c.acct.ContextTokens[m.FromUserID] != m.ContextToken
 		c.acct.ContextTokens[m.FromUserID] = m.ContextToken
+		c.tokenAt[m.FromUserID] = time.Now()
 		c.mu.Unlock()
 		if changed {
 			c.saveAccount()

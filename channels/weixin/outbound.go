@@ -33,9 +33,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if c.expired.Load() {
 		return "", &channels.SendError{Err: errors.New(expiredHint), Permanent: true}
 	}
-	c.mu.Lock()
-	token := c.acct.ContextTokens[r.Route.ChatID]
-	c.mu.Unlock()
+	token := c.contextToken(ctx, r.Route.ChatID)
 	if token == "" {
 		return "", &channels.SendError{Err: fmt.Errorf("weixin: no context_token for %s: WeChat lets the bot answer only a user who wrote to it", r.Route.ChatID), Permanent: true}
 	}
@@ -189,4 +187,37 @@ func (c *Channel) ticket(ctx context.Context, user string) (string, error) {
 	c.tickets[user] = resp.TypingTicket
 	c.mu.Unlock()
 	return resp.TypingTicket, nil
+}
+
+// contextTokenMaxAge is when a context token is refreshed before a send:
+// WeChat expires them after some 90 s without traffic (nanobot's 60 s).
+const contextTokenMaxAge = 60 * time.Second
+
+// contextToken is the user's context token, refreshed through getconfig
+// when it is old; a failed refresh keeps the old one, as nanobot does.
+func (c *Channel) contextToken(ctx context.Context, user string) string {
+	c.mu.Lock()
+	token, at := c.acct.ContextTokens[user], c.tokenAt[user]
+	c.mu.Unlock()
+	if token == "" || time.Since(at) < contextTokenMaxAge {
+		return token
+	}
+	var resp struct {
+		ContextToken string `json:"context_token"`
+	}
+	cctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	if err := c.client().post(cctx, epGetConfig, map[string]any{"ilink_user_id": user, "context_token": token}, &resp); err != nil {
+		c.log.Warn("weixin context token not refreshed; sending with the old one", "user", user, "error", err)
+		return token
+	}
+	if resp.ContextToken == "" || resp.ContextToken == token {
+		return token
+	}
+	c.mu.Lock()
+	c.acct.ContextTokens[user], c.tokenAt[user] = resp.ContextToken, time.Now()
+	c.mu.Unlock()
+	c.saveAccount()
+	c.log.Info("weixin context token refreshed", "user", user, "age", time.Since(at).Round(time.Second))
+	return resp.ContextToken
 }

@@ -56,7 +56,8 @@ type Channel struct {
 	mu      sync.Mutex
 	api     *client
 	acct    account
-	tickets map[string]string // user → typing ticket
+	tickets map[string]string    // user → typing ticket
+	tokenAt map[string]time.Time // user → when their context token came (zero: from a previous run)
 	publish channels.Publish
 	runCtx  context.Context
 }
@@ -77,7 +78,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	c := &Channel{
 		cfg: cfg, dir: stateDir(cfg, home), workspace: deps.Workspace, log: log.With("channel", Name),
-		secrets: deps.Secrets, http: &http.Client{}, tickets: map[string]string{},
+		secrets: deps.Secrets, http: &http.Client{}, tickets: map[string]string{}, tokenAt: map[string]time.Time{},
 		seen: channels.NewRecentKeys(1024),
 	}
 	if c.dir != "" {

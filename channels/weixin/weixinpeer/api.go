@@ -93,7 +93,12 @@ func (p *Peer) serve(w http.ResponseWriter, r *http.Request) {
 	case "getconfig":
 		var user string
 		_ = json.Unmarshal(req["ilink_user_id"], &user)
-		writeJSON(w, map[string]any{"ret": 0, "typing_ticket": "ticket-" + user})
+		answer := map[string]any{"ret": 0, "typing_ticket": "ticket-" + user}
+		var ctxToken string
+		if json.Unmarshal(req["context_token"], &ctxToken) == nil && ctxToken != "" {
+			answer["context_token"] = "ctx-" + user + "-refreshed"
+		}
+		writeJSON(w, answer)
 	case "sendtyping":
 		var t struct {
 			User   string `json:"ilink_user_id"`
