@@ -1,8 +1,8 @@
 package weixin
 
 import (
-	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -23,7 +23,7 @@ type Config struct {
 	// CDNBaseURL is where encrypted media are downloaded from.
 	CDNBaseURL string `json:"cdnBaseUrl"`
 	// RouteTag goes out as the SKRouteTag header (a string or a number).
-	RouteTag routeTag `json:"routeTag"`
+	RouteTag any `json:"routeTag"`
 	// Token is a bot token set by hand; normally the QR login stores one.
 	Token string `json:"token"`
 	// StateDir holds account.json (default: <nanobot home>/weixin).
@@ -43,28 +43,20 @@ type Config struct {
 	BlockStreamingMaxMessages int  `json:"blockStreamingMaxMessages"`
 }
 
-// routeTag is nanobot's `str | int | None` route_tag.
-type routeTag string
-
-func (r *routeTag) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*r = routeTag(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		if string(b) == "null" {
-			*r = ""
-			return nil
+// routeTag is nanobot's `str | int | None` route_tag as the header's value.
+func (c Config) routeTag() (string, error) {
+	switch v := c.RouteTag.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return strings.TrimSpace(v), nil
+	case float64:
+		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+			return "", fmt.Errorf("channels.weixin.routeTag %v is not an integer", v)
 		}
-		return fmt.Errorf("routeTag is neither a string nor a number: %w", err)
+		return strconv.FormatInt(int64(v), 10), nil
 	}
-	if _, err := strconv.ParseInt(n.String(), 10, 64); err != nil {
-		return fmt.Errorf("routeTag %s is not an integer", n)
-	}
-	*r = routeTag(n.String())
-	return nil
+	return "", fmt.Errorf("channels.weixin.routeTag is neither a string nor an integer")
 }
 
 // defaults are nanobot's WeixinConfig defaults.
@@ -102,6 +94,9 @@ func check(cfg *config.Config) ([]config.Warning, error) {
 		if u, err := url.Parse(strings.TrimSpace(raw)); err != nil || u.Host == "" || u.Scheme == "" {
 			return warnings, fmt.Errorf("channels.weixin.%s %q is not a URL%s", key, raw, where)
 		}
+	}
+	if _, err := c.routeTag(); err != nil {
+		return warnings, fmt.Errorf("%w%s", err, where)
 	}
 	if c.PollTimeout < 0 {
 		return warnings, fmt.Errorf("channels.weixin.pollTimeout %d is negative%s", c.PollTimeout, where)

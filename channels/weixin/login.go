@@ -45,7 +45,11 @@ func login(ctx context.Context, l channels.LoginDeps) error {
 		fmt.Fprintf(l.Out, "WeChat is already logged in (%s). Run `nanobot channels login weixin --force` to scan again.\n", dir)
 		return nil
 	}
-	c := &client{http: &http.Client{Timeout: qrPollTimeout + 10*time.Second}, base: cfg.BaseURL, routeTag: string(cfg.RouteTag)}
+	tag, err := cfg.routeTag()
+	if err != nil {
+		return err
+	}
+	c := &client{http: &http.Client{Timeout: qrPollTimeout + 10*time.Second}, base: cfg.BaseURL, routeTag: tag}
 	var known []string
 	if !l.Force {
 		known = knownTokens(cfg.Token, acct.Token)

@@ -113,10 +113,14 @@ func (c *Channel) loadLogin() error {
 	if c.secrets != nil {
 		c.secrets.Add(a.Token)
 	}
+	tag, err := c.cfg.routeTag()
+	if err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.acct = a
-	c.api = &client{http: c.http, base: base, token: a.Token, routeTag: string(c.cfg.RouteTag)}
+	c.api = &client{http: c.http, base: base, token: a.Token, routeTag: tag}
 	return nil
 }
 

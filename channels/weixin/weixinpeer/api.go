@@ -26,6 +26,9 @@ func (p *Peer) serve(w http.ResponseWriter, r *http.Request) {
 	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	p.mu.Lock()
 	p.calls[endpoint]++
+	if tag := r.Header.Get("SKRouteTag"); tag != "" {
+		p.routeTags[tag]++
+	}
 	status := 0
 	if f := p.fail[endpoint]; len(f) > 0 {
 		status, p.fail[endpoint] = f[0], f[1:]

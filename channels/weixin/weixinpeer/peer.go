@@ -73,17 +73,19 @@ type Peer struct {
 	sent    []Sent
 	typing  []Typing
 	calls   map[string]int
-	fail    map[string][]int // endpoint → HTTP statuses to answer next
-	media   map[string][]byte
-	keys    map[string]string // filekey → the hex AES key getuploadurl got
-	uploads map[string]upload // download param → what was uploaded
+	// routeTags count the SKRouteTag headers seen.
+	routeTags map[string]int
+	fail      map[string][]int // endpoint → HTTP statuses to answer next
+	media     map[string][]byte
+	keys      map[string]string // filekey → the hex AES key getuploadurl got
+	uploads   map[string]upload // download param → what was uploaded
 	// Hold is how long getupdates waits for a message before answering empty.
 	Hold time.Duration
 }
 
 // New starts a peer, closed with the test.
 func New(t *testing.T) *Peer {
-	p := &Peer{t: t, token: Token, wake: make(chan struct{}), calls: map[string]int{}, fail: map[string][]int{},
+	p := &Peer{t: t, token: Token, wake: make(chan struct{}), calls: map[string]int{}, routeTags: map[string]int{}, fail: map[string][]int{},
 		media: map[string][]byte{}, keys: map[string]string{}, uploads: map[string]upload{}, Hold: 500 * time.Millisecond}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
@@ -230,6 +232,13 @@ func (p *Peer) Calls(endpoint string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.calls[endpoint]
+}
+
+// RouteTagged counts the requests that carried SKRouteTag: tag.
+func (p *Peer) RouteTagged(tag string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.routeTags[tag]
 }
 
 // Connected tells whether the bot polls with the current token.
