@@ -1,21 +1,17 @@
 package weixin
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
 )
 
 func cfgWith(t *testing.T, block string) *config.Config {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Path = "/tmp/nanobot-test/config.json"
-	cfg.Channels.Other = map[string]json.RawMessage{"weixin": json.RawMessage(block)}
-	return cfg
+	return channeltest.ConfigWith(t, Name, block)
 }
 
 // TestConfigReadsNanobotsBlock: nanobot's keys and defaults; routeTag as a

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,10 +58,7 @@ func configFor(t *testing.T, peer *weixinpeer.Peer, dir string, block map[string
 	}
 	raw, err := json.Marshal(b)
 	require.NoError(t, err)
-	cfg := config.Default()
-	cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	cfg.Channels.Other = map[string]json.RawMessage{"weixin": raw}
-	return cfg
+	return channeltest.ConfigWith(t, Name, string(raw))
 }
 
 // loggedIn writes the account.json a QR login leaves.
