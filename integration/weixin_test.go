@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,7 +59,10 @@ func TestWeixinGatewayConversation(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
-	logs := startChannelGateway(t, env, "weixin")
+	first, out1, err1 := startNanobot(t, env, "gateway")
+	logs := outputs{out1, err1}
+	require.Eventually(t, func() bool { return strings.Contains(out1.String(), "  weixin: ") }, time.Minute, 50*time.Millisecond,
+		"the gateway did not start weixin\n%s", logs)
 	require.Eventually(t, peer.Connected, time.Minute, 50*time.Millisecond, "the gateway never polled\n%s", logs)
 
 	peer.Say(weixinpeer.Message{From: wxAlice, Text: "hi from wechat"})
@@ -83,6 +87,19 @@ func TestWeixinGatewayConversation(t *testing.T) {
 	}, time.Minute, 50*time.Millisecond, "an unknown DM sender gets a pairing code\n%s", logs)
 	require.Empty(t, peer.Sent(wxStrangers), "a group not allowed is left alone")
 	require.Equal(t, 2, model.Count(), "the DM and the allowed group reached the model")
+
+	// A restart polls from the stored cursor: what came while it was down is answered, nothing twice.
+	require.NoError(t, first.Process.Signal(syscall.SIGTERM))
+	_, _ = first.Process.Wait()
+	peer.Say(weixinpeer.Message{From: wxAlice, Text: "are you back?"})
+	logs = startChannelGateway(t, env, "weixin")
+	require.Eventually(t, func() bool {
+		s := peer.Sent(wxAlice)
+		return len(s) == 2 && s[1].Text == "Hello again."
+	}, time.Minute, 50*time.Millisecond, "no answer to the message sent while the gateway was down\n%s", logs)
+	require.Equal(t, 3, model.Count(), "nothing handled before the restart reached the model again")
+	require.Len(t, peer.Sent(wxFamily), 1)
+	require.Len(t, peer.Sent(wxBob), 1)
 
 	peer.Expire("a-newer-token")
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "nanobot channels login weixin") },
