@@ -151,7 +151,9 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	c.mu.Lock()
 	c.runCtx = run
 	c.mu.Unlock()
-	c.notify(run, epNotifyStart)
+	nctx, cancel := c.callCtx(run)
+	defer cancel()
+	c.notify(nctx, epNotifyStart)
 	return nil
 }
 
