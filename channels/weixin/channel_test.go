@@ -217,3 +217,18 @@ func TestOldContextTokenRefreshed(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ctx-"+alice+"-refreshed", a.ContextTokens[alice], "the refreshed token is stored")
 }
+
+// TestQuotedImageFetched: a text quoting an image brings the image along.
+func TestQuotedImageFetched(t *testing.T) {
+	h := startHarness(t, nil)
+	img := []byte("the quoted picture's bytes")
+	h.peer.Say(weixinpeer.Message{From: alice, Items: []map[string]any{
+		{"type": 1, "text_item": map[string]any{"text": "what is this?"}, "ref_msg": map[string]any{"message_item": h.peer.Image(img)}},
+	}})
+	got := h.WaitPublished(1)[0]
+	require.Equal(t, "what is this?", got.Content)
+	require.Len(t, got.Media, 1)
+	data, err := os.ReadFile(got.Media[0])
+	require.NoError(t, err)
+	require.Equal(t, img, data)
+}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
+	"github.com/nanobot-durable/nanobot/channels/weixin/weixinpeer"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/secrets"
 )
 
 func cfgWith(t *testing.T, block string) *config.Config {
@@ -50,4 +52,15 @@ func TestNoLoginWarnsToLogIn(t *testing.T) {
 func TestRouteTagSent(t *testing.T) {
 	h := startHarness(t, map[string]any{"routeTag": 7})
 	require.Positive(t, h.peer.RouteTagged("7"))
+}
+
+// TestStoredTokenMasked: the stored bot token joins the log mask before anything is logged.
+func TestStoredTokenMasked(t *testing.T) {
+	peer := weixinpeer.New(t)
+	dir := t.TempDir()
+	loggedIn(t, peer, dir)
+	set := secrets.FromConfig(nil, nil)
+	_, err := New(channels.Deps{Config: configFor(t, peer, dir, nil), Secrets: set})
+	require.NoError(t, err)
+	require.Equal(t, "token=[redacted]", set.Redact("token="+weixinpeer.Token))
 }

@@ -30,8 +30,24 @@ type mediaRef struct {
 // downloadable are the media of a message that can be fetched: they have
 // a locator, and (but for images) a key, as nanobot requires.
 func downloadable(m message) []mediaRef {
-	var out []mediaRef
+	if out := mediaOf(m.ItemList); len(out) > 0 {
+		return out
+	}
+	// No medium of its own: the one a text quotes, as nanobot falls back to.
 	for _, it := range m.ItemList {
+		if it.Type == itemText && it.RefMsg != nil && it.RefMsg.MessageItem != nil {
+			if out := mediaOf([]messageItem{*it.RefMsg.MessageItem}); len(out) > 0 {
+				return out
+			}
+		}
+	}
+	return nil
+}
+
+// mediaOf are the fetchable media among items.
+func mediaOf(items []messageItem) []mediaRef {
+	var out []mediaRef
+	for _, it := range items {
 		var ref mediaRef
 		switch it.Type {
 		case itemImage:
