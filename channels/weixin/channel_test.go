@@ -3,7 +3,6 @@ package weixin
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -89,10 +88,7 @@ func TestImageInDecrypted(t *testing.T) {
 		{"type": 1, "text_item": map[string]any{"text": "look"}}}})
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, "[image]\nlook", got.Content)
-	require.Len(t, got.Media, 1)
-	data, err := os.ReadFile(got.Media[0])
-	require.NoError(t, err)
-	require.Equal(t, png, data)
+	requireMedia(t, got, png)
 	require.True(t, strings.HasPrefix(got.Media[0], h.deps.Workspace))
 }
 
@@ -227,8 +223,5 @@ func TestQuotedImageFetched(t *testing.T) {
 	}})
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, "what is this?", got.Content)
-	require.Len(t, got.Media, 1)
-	data, err := os.ReadFile(got.Media[0])
-	require.NoError(t, err)
-	require.Equal(t, img, data)
+	requireMedia(t, got, img)
 }

@@ -137,3 +137,12 @@ func fileMode(t *testing.T, path string) os.FileMode {
 	require.NoError(t, err)
 	return st.Mode().Perm()
 }
+
+// requireMedia checks that msg carries one saved file holding want.
+func requireMedia(t *testing.T, msg protocol.Inbound, want []byte) {
+	t.Helper()
+	require.Len(t, msg.Media, 1)
+	data, err := os.ReadFile(msg.Media[0])
+	require.NoError(t, err)
+	require.Equal(t, want, data)
+}
