@@ -14,4 +14,5 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"
 	_ "github.com/nanobot-durable/nanobot/channels/web"
 	_ "github.com/nanobot-durable/nanobot/channels/wecom"
+	_ "github.com/nanobot-durable/nanobot/channels/weixin"
 )

@@ -61,6 +61,9 @@ var channelRows = map[string]func(cfg *config.Config){
 	"qq": func(cfg *config.Config) {
 		block(cfg, "qq", map[string]any{"enabled": true, "appId": "102000001", "secret": "qq-secret", "allowFrom": []string{"owner"}})
 	},
+	"weixin": func(cfg *config.Config) {
+		block(cfg, "weixin", map[string]any{"enabled": true, "token": "wx-token", "allowFrom": []string{"owner"}})
+	},
 }
 
 // TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of
