@@ -47,7 +47,6 @@ type Channel struct {
 	loop    channels.Loop
 	mu      sync.Mutex
 	publish channels.Publish
-	conn    *streamConn // the open stream, for Stop to close
 }
 
 // New builds the channel from config; it connects in Start.
@@ -109,14 +108,8 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	return nil
 }
 
-// Stop implements channels.Channel: the stream closes, the loop ends.
+// Stop implements channels.Channel: the loop is cancelled, which closes the stream.
 func (c *Channel) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	conn := c.conn
-	c.mu.Unlock()
-	if conn != nil {
-		conn.close()
-	}
 	err := c.loop.Stop(ctx, stopWithin, "dingtalk stream")
 	c.up.Store(false)
 	return err

@@ -2,7 +2,9 @@ package dingtalk
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // DingTalk's Stream mode, as its documentation ("Stream 模式说明") lays it
@@ -92,8 +94,11 @@ func decodeFrame(raw []byte) (frame, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return f, fmt.Errorf("not a stream frame: %w", err)
 	}
+	if !utf8.Valid(raw) {
+		return f, errors.New("stream frame not valid UTF-8")
+	}
 	if f.Type == "" || f.Headers.MessageID == "" {
-		return f, fmt.Errorf("stream frame without type or messageId")
+		return f, errors.New("stream frame without type or messageId")
 	}
 	return f, nil
 }

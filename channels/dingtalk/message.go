@@ -184,9 +184,6 @@ func decodeMessage(data string) (robotMessage, string, error) {
 	if probe.MsgID != nil {
 		id = fmt.Sprint(probe.MsgID)
 	}
-	if !utf8.ValidString(data) {
-		return m, id, errors.New("bad robot message: not valid UTF-8")
-	}
 	if err := json.Unmarshal([]byte(data), &m); err != nil {
 		return m, id, fmt.Errorf("bad robot message: %w", err)
 	}

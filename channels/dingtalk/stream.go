@@ -125,9 +125,6 @@ func (c *Channel) connect(ctx context.Context, messages chan<- frame) error {
 		return fmt.Errorf("open the stream %s: %w", ep.Endpoint, err)
 	}
 	conn := &streamConn{ws: ws}
-	c.mu.Lock()
-	c.conn = conn
-	c.mu.Unlock()
 	defer conn.close()
 	c.up.Store(true)
 	c.log.Info("dingtalk stream connected", "endpoint", ep.Endpoint)
