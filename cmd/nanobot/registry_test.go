@@ -48,6 +48,9 @@ var channelRows = map[string]func(cfg *config.Config){
 	"discord": func(cfg *config.Config) {
 		block(cfg, "discord", map[string]any{"enabled": true, "token": "discord-token", "allowFrom": []string{"owner"}})
 	},
+	"dingtalk": func(cfg *config.Config) {
+		block(cfg, "dingtalk", map[string]any{"enabled": true, "clientId": "ding-app", "clientSecret": "ding-secret", "allowFrom": []string{"owner"}})
+	},
 	"matrix": func(cfg *config.Config) {
 		block(cfg, "matrix", map[string]any{"enabled": true, "homeserver": "http://127.0.0.1:8008",
 			"userId": "@bot:example.org", "accessToken": "syt_test", "allowFrom": []string{"@owner:example.org"}})
