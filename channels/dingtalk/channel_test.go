@@ -236,6 +236,7 @@ func TestRedeliveredMessageIsTakenOnce(t *testing.T) {
 	require.Contains(t, h.logs.String(), "redelivered")
 
 	// The set is kept under the home: a new channel (a restart) knows it too.
+	require.NoError(t, h.ch.Stop(context.Background()))
 	h2 := startOn(t, h.peer, channels.Deps{Config: h.ch.cfgForTest(t), Workspace: h.workspace, Home: h.home})
 	h.peer.Say(in)
 	h2.sync()

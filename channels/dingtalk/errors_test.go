@@ -49,6 +49,19 @@ func TestSendErrors(t *testing.T) {
 	require.Empty(t, h.peer.Sent(alice.StaffID))
 	require.NoError(t, h.ch.Send(context.Background(), reply(route, "t-ok", "hello")))
 	require.Len(t, h.peer.Sent(alice.StaffID), 1, "after all that the channel still sends")
+	// batchSend answers 200 but names the user it did not reach.
+	h.peer.FlowControl(bob.StaffID)
+	bobRoute := protocol.Route{Channel: Name, ChatID: bob.StaffID}
+	err := h.ch.Send(context.Background(), reply(bobRoute, "t-flow", "x"))
+	var flow *channels.SendError
+	require.ErrorAs(t, err, &flow)
+	require.Equal(t, time.Minute, flow.RetryAfter, "%v", err)
+	h.peer.InvalidUser(bob.StaffID)
+	err = h.ch.Send(context.Background(), reply(bobRoute, "t-invalid", "x"))
+	require.ErrorAs(t, err, &flow)
+	require.True(t, flow.Permanent, "%v", err)
+	require.Empty(t, h.peer.Sent(bob.StaffID))
+
 	chat := protocol.Route{Channel: Name, ChatID: "group:"}
 	var se *channels.SendError
 	require.ErrorAs(t, h.ch.Send(context.Background(), reply(chat, "t-bad", "x")), &se)

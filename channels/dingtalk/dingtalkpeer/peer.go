@@ -91,6 +91,7 @@ type Peer struct {
 	uploads   []Upload
 	files     map[string][]byte // download code → content
 	failures  []failure
+	users     map[string]string // staff id → userInvalid or userFlowControlled
 	subs      []map[string]string
 }
 
@@ -98,7 +99,7 @@ type Peer struct {
 func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, tickets: map[string]bool{}, tokens: map[string]bool{}, expireIn: 7200,
-		sessions: map[string]string{}, files: map[string][]byte{}}
+		sessions: map[string]string{}, files: map[string][]byte{}, users: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1.0/gateway/connections/open", p.open)
 	mux.HandleFunc("GET /connect", p.stream)

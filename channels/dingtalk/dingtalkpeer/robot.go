@@ -79,6 +79,24 @@ func (p *Peer) Say(in Incoming) string {
 	return in.MsgID
 }
 
+// What batchSend says of a user it did not reach.
+const (
+	userInvalid        = "invalid"
+	userFlowControlled = "flowControlled"
+)
+
+// InvalidUser makes batchSend list staffID in invalidStaffIdList.
+func (p *Peer) InvalidUser(staffID string) { p.markUser(staffID, userInvalid) }
+
+// FlowControl makes batchSend list staffID in flowControlledStaffIdList.
+func (p *Peer) FlowControl(staffID string) { p.markUser(staffID, userFlowControlled) }
+
+func (p *Peer) markUser(staffID, state string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.users[staffID] = state
+}
+
 // accessToken issues a token for the app's appKey and appSecret.
 func (p *Peer) accessToken(w http.ResponseWriter, r *http.Request) {
 	if p.failed(w, r) {
@@ -141,8 +159,19 @@ func (p *Peer) robotSend(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 400, map[string]string{"code": "InvalidParameter", "message": "no receiver"})
 		return
 	}
-	p.record(Sent{Via: "api", ChatID: chat, MsgKey: req.MsgKey, Title: param["title"], Text: param["text"], Param: param})
-	writeJSON(w, 200, map[string]any{"processQueryKey": p.id("pqk-"), "invalidStaffIdList": []string{}, "flowControlledStaffIdList": []string{}})
+	invalid, limited := []string{}, []string{}
+	p.mu.Lock()
+	switch p.users[chat] {
+	case userInvalid:
+		invalid = append(invalid, chat)
+	case userFlowControlled:
+		limited = append(limited, chat)
+	}
+	p.mu.Unlock()
+	if len(invalid)+len(limited) == 0 {
+		p.record(Sent{Via: "api", ChatID: chat, MsgKey: req.MsgKey, Title: param["title"], Text: param["text"], Param: param})
+	}
+	writeJSON(w, 200, map[string]any{"processQueryKey": p.id("pqk-"), "invalidStaffIdList": invalid, "flowControlledStaffIdList": limited})
 }
 
 // webhook is a message's sessionWebhook: it answers that message's chat.
