@@ -1,9 +1,11 @@
 package channels
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 )
@@ -39,4 +41,22 @@ func SaveMedia(workspace, name string, body io.Reader, limit int64) (string, err
 		return "", err
 	}
 	return dest, nil
+}
+
+// FetchMedia downloads url (signed by the platform: no credentials are
+// sent) and saves it into <workspace>/media under name, as SaveMedia does.
+func FetchMedia(ctx context.Context, hc *http.Client, url, workspace, name string, limit int64) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %s", resp.Status)
+	}
+	return SaveMedia(workspace, name, resp.Body, limit)
 }

@@ -52,11 +52,10 @@ func readConfig(cfg *config.Config) (Config, error) {
 // check is the Spec's Check: the block reads, and its values make sense.
 func check(cfg *config.Config) ([]config.Warning, error) {
 	warnings, err := channels.CheckBlock(Name, defaults)(cfg)
-	if err != nil {
-		return warnings, err
+	if err == nil {
+		_, err = readConfig(cfg)
 	}
-	c, _ := channels.Block(cfg, Name, defaults)
-	return warnings, c.validate(cfg)
+	return warnings, err
 }
 
 func (c Config) validate(cfg *config.Config) error {

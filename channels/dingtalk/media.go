@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -57,19 +56,7 @@ func (c *Channel) download(ctx context.Context, m robotMessage, i int, f downloa
 	if !c.fetchable(out.DownloadURL) {
 		return "", fmt.Errorf("download url %q is not https", redact(out.DownloadURL))
 	}
-	req, err := http.NewRequestWithContext(dctx, http.MethodGet, out.DownloadURL, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.http.Do(req) // no token: the URL is signed
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %s", resp.Status)
-	}
-	return channels.SaveMedia(c.workspace, mediaName(m.MsgID, i, f.name), resp.Body, maxDownload)
+	return channels.FetchMedia(dctx, c.http, out.DownloadURL, c.workspace, mediaName(m.MsgID, i, f.name), maxDownload)
 }
 
 // fetchable: an https URL, or one on apiBase's host (a test server).
