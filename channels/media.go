@@ -60,3 +60,23 @@ func FetchMedia(ctx context.Context, hc *http.Client, url, workspace, name strin
 	}
 	return SaveMedia(workspace, name, resp.Body, limit)
 }
+
+// LocalMedia resolves a reply's file (a workspace path, or an absolute
+// one) and checks it can be sent: why is "" for a regular file within
+// limit bytes, else what is wrong with it (err, if any, says more).
+func LocalMedia(workspace, ref string, limit int64) (path, why string, err error) {
+	path = ref
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(workspace, path)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return path, "not found", err
+	case !st.Mode().IsRegular():
+		return path, "not a file", nil
+	case st.Size() > limit:
+		return path, "larger than the platform's upload limit", nil
+	}
+	return path, "", nil
+}

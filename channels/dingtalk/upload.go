@@ -14,6 +14,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // uploadPath takes a file for the robot to send (the older API: the token in the query).
@@ -58,23 +60,14 @@ func (c *Channel) sendMedia(ctx context.Context, chatID, ref string) (string, er
 		}
 		return c.sendRobot(ctx, chatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": "[" + name + "](" + ref + ")"})
 	}
-	p := ref
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(c.workspace, p)
-	}
+	p, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
 	name := filepath.Base(p)
 	failed := func(why string, err error) (string, error) {
 		c.log.Warn("dingtalk attachment not sent", "file", p, "why", why, "error", err)
 		return c.sendRobot(ctx, chatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": "[Attachment send failed: " + name + "]"})
 	}
-	st, err := os.Stat(p)
-	switch {
-	case err != nil:
-		return failed("not found", err)
-	case !st.Mode().IsRegular():
-		return failed("not a file", nil)
-	case st.Size() > maxUpload:
-		return failed("larger than DingTalk's upload limit", nil)
+	if why != "" {
+		return failed(why, err)
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
