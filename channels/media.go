@@ -1,9 +1,11 @@
 package channels
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 )
@@ -39,4 +41,42 @@ func SaveMedia(workspace, name string, body io.Reader, limit int64) (string, err
 		return "", err
 	}
 	return dest, nil
+}
+
+// FetchMedia downloads url (signed by the platform: no credentials are
+// sent) and saves it into <workspace>/media under name, as SaveMedia does.
+func FetchMedia(ctx context.Context, hc *http.Client, url, workspace, name string, limit int64) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %s", resp.Status)
+	}
+	return SaveMedia(workspace, name, resp.Body, limit)
+}
+
+// LocalMedia resolves a reply's file (a workspace path, or an absolute
+// one) and checks it can be sent: why is "" for a regular file within
+// limit bytes, else what is wrong with it (err, if any, says more).
+func LocalMedia(workspace, ref string, limit int64) (path, why string, err error) {
+	path = ref
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(workspace, path)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return path, "not found", err
+	case !st.Mode().IsRegular():
+		return path, "not a file", nil
+	case st.Size() > limit:
+		return path, "larger than the platform's upload limit", nil
+	}
+	return path, "", nil
 }

@@ -5,6 +5,7 @@ package all
 
 import (
 	_ "github.com/nanobot-durable/nanobot/channels/api"
+	_ "github.com/nanobot-durable/nanobot/channels/dingtalk"
 	_ "github.com/nanobot-durable/nanobot/channels/discord"
 	_ "github.com/nanobot-durable/nanobot/channels/email"
 	_ "github.com/nanobot-durable/nanobot/channels/feishu"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -52,19 +51,7 @@ func (c *Channel) download(ctx context.Context, a attachment) (string, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(dctx, http.MethodGet, a.URL, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.http.Do(req) // no token: CDN urls are signed
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %s", resp.Status)
-	}
-	return channels.SaveMedia(c.workspace, mediaName(a), resp.Body, maxDownload)
+	return channels.FetchMedia(dctx, c.http, a.URL, c.workspace, mediaName(a), maxDownload) // CDN urls are signed
 }
 
 // fromCDN: https on Discord's CDN, or the host of apiBase (a test server).

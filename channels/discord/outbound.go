@@ -107,23 +107,14 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref strin
 	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
 		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: ref, Reference: mref})
 	}
-	path := ref
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(c.workspace, path)
-	}
+	path, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
 	name := filepath.Base(path)
 	failed := func(why string, err error) (string, error) {
 		c.log.Warn("discord attachment not sent", "file", path, "why", why, "error", err)
 		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: "[attachment: " + name + " - send failed]", Reference: mref})
 	}
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return failed("not found", err)
-	case !st.Mode().IsRegular():
-		return failed("not a file", nil)
-	case st.Size() > maxUpload:
-		return failed("larger than Discord's upload limit", nil)
+	if why != "" {
+		return failed(why, err)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -51,6 +51,9 @@ var channelRows = map[string]func(cfg *config.Config){
 	"feishu": func(cfg *config.Config) {
 		block(cfg, "feishu", map[string]any{"enabled": true, "appId": "cli_test", "appSecret": "secret", "allowFrom": []string{"owner"}})
 	},
+	"dingtalk": func(cfg *config.Config) {
+		block(cfg, "dingtalk", map[string]any{"enabled": true, "clientId": "ding-app", "clientSecret": "ding-secret", "allowFrom": []string{"owner"}})
+	},
 	"matrix": func(cfg *config.Config) {
 		block(cfg, "matrix", map[string]any{"enabled": true, "homeserver": "http://127.0.0.1:8008",
 			"userId": "@bot:example.org", "accessToken": "syt_test", "allowFrom": []string{"@owner:example.org"}})

@@ -1,0 +1,116 @@
+// Package dingtalk is the DingTalk channel: Stream mode in (a WebSocket the
+// app opens to DingTalk, carrying the robot's messages from direct chats
+// and from groups where it is @-mentioned), and out through the message's
+// sessionWebhook while it is valid, else the robot send API with the app's
+// access token: Markdown, pictures and files.
+package dingtalk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/secrets"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "dingtalk"
+
+// Timing.
+const (
+	// callTimeout bounds one API call made on the channel's own behalf.
+	callTimeout = 30 * time.Second
+	// stopWithin bounds how long Stop waits for the stream loop.
+	stopWithin = 10 * time.Second
+)
+
+// Channel is one DingTalk app's robot.
+type Channel struct {
+	cfg       Config
+	api, oapi string // API bases: DingTalk's or apiBase
+	workspace string
+	log       *slog.Logger
+	http      *http.Client
+	secrets   *secrets.Set
+	tokens    *accessTokens
+	seen      *channels.RecentKeys // msgIds taken in
+	hooks     *sessionHooks        // sessionWebhooks of recent messages
+
+	up      atomic.Bool // the stream is connected and registered
+	loop    channels.Loop
+	mu      sync.Mutex
+	publish channels.Publish
+}
+
+// New builds the channel from config; it connects in Start.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := readConfig(deps.Config)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ClientID == "" || cfg.ClientSecret == "" {
+		return nil, errors.New("channels.dingtalk.clientId and clientSecret are not set")
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Channel{
+		cfg: cfg, workspace: deps.Workspace, log: log.With("channel", Name),
+		http: &http.Client{Timeout: 60 * time.Second}, secrets: deps.Secrets,
+		seen: channels.NewRecentKeys(4096), hooks: newSessionHooks(1024),
+	}
+	c.api, c.oapi = cfg.bases()
+	c.tokens = &accessTokens{c: c}
+	if deps.Home != "" {
+		// DingTalk pushes again what was not acknowledged, after a restart too.
+		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "dingtalk-messages.json"), c.log)
+	}
+	return c, nil
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// Connected implements channels.Connector.
+func (c *Channel) Connected() bool { return c.up.Load() }
+
+// Describe tells the gateway banner which app this is.
+func (c *Channel) Describe() string {
+	return fmt.Sprintf("app %s, Stream mode", c.cfg.ClientID)
+}
+
+// Start checks the credentials (an access token), then runs the stream in
+// the background until ctx ends or Stop is called. Refused credentials
+// fail the start; a network error only delays the stream.
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	c.mu.Lock()
+	c.publish = publish
+	c.mu.Unlock()
+	tctx, cancel := context.WithTimeout(ctx, callTimeout)
+	_, err := c.tokens.get(tctx)
+	cancel()
+	var refused *apiError
+	switch {
+	case errors.As(err, &refused) && refused.Status >= 400 && refused.Status < 500 && !refused.throttled():
+		return fmt.Errorf("dingtalk refused channels.dingtalk.clientId/clientSecret: %w", err)
+	case err != nil:
+		c.log.Warn("dingtalk access token not fetched yet; the stream connects anyway", "error", err)
+	}
+	c.loop.Go(ctx, c.run)
+	return nil
+}
+
+// Stop implements channels.Channel: the loop is cancelled, which closes the stream.
+func (c *Channel) Stop(ctx context.Context) error {
+	err := c.loop.Stop(ctx, stopWithin, "dingtalk stream")
+	c.up.Store(false)
+	return err
+}

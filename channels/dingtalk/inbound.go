@@ -1,0 +1,126 @@
+package dingtalk
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// privateChatDisabled is nanobot's answer to a direct message when
+// disablePrivateChat is on: "this robot does not chat privately; talk to
+// me in a group".
+const privateChatDisabled = "该机器人未开启私聊，请在群聊中与我对话。"
+
+// Why a message is not taken in (logged at debug: a channel's usual traffic).
+const (
+	skipNotMentioned = "a group message that does not @-mention the robot"
+	skipEmpty        = "empty or unsupported message type"
+)
+
+// handleQueue takes the stream's robot messages in, in the order they came.
+func (c *Channel) handleQueue(ctx context.Context, messages <-chan frame) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case f := <-messages:
+			c.handle(ctx, f)
+		}
+	}
+}
+
+// handle takes one robot message in: checked, de-duplicated, filtered by
+// nanobot's rules, turned into an inbound message and published; its
+// files are fetched only once the manager admits the sender.
+func (c *Channel) handle(ctx context.Context, f frame) {
+	m, id, err := decodeMessage(f.Data)
+	if err != nil {
+		c.log.Warn("dingtalk message dropped", "msg_id", id, "message_id", f.Headers.MessageID, "error", err)
+		return
+	}
+	// DingTalk pushes again a callback whose ack it missed: taken in once.
+	if c.seen.Add("msg:" + m.MsgID) {
+		c.log.Info("dingtalk message redelivered; already taken in", "msg_id", m.MsgID)
+		return
+	}
+	if m.isGroup() && !m.mentionsBot() {
+		c.log.Debug("dingtalk message skipped", "why", skipNotMentioned, "msg_id", m.MsgID, "conversation", m.ConversationID)
+		return
+	}
+	c.hooks.put(m)
+	if !m.isGroup() && c.cfg.DisablePrivateChat {
+		// nanobot's hard guard: before allowFrom, a notice and no session.
+		c.log.Info("dingtalk private chat disabled; the sender is told so", "msg_id", m.MsgID, "sender", m.sender())
+		r := channels.Reply{Route: c.route(m), Text: privateChatDisabled, Kind: protocol.ReplySystem}
+		if err := c.Send(ctx, r); err != nil {
+			c.log.Warn("dingtalk private-chat notice not sent", "msg_id", m.MsgID, "error", err)
+		}
+		return
+	}
+	content, files := m.text()
+	if content == "" && len(files) == 0 {
+		c.log.Warn("dingtalk message dropped", "why", skipEmpty, "msgtype", m.MsgType, "msg_id", m.MsgID)
+		return
+	}
+	msg := c.inbound(m, content)
+	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
+		paths, notes := c.downloadAll(ctx, m, files)
+		msg.Media = append(msg.Media, paths...)
+		msg.Content = withNotes(msg.Content, notes)
+		if msg.Content == "" {
+			msg.Content = placeholder(m.MsgType)
+		}
+		return nil
+	}
+	c.mu.Lock()
+	publish := c.publish
+	c.mu.Unlock()
+	err = publish(ctx, msg, admitted)
+	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
+		return // a refused sender was logged by the manager
+	}
+	c.log.Error("dingtalk message could not be handed to the agent", "msg_id", m.MsgID, "sender", m.sender(), "error", err)
+}
+
+// route is where the answer to m goes; ReplyTo names m, whose
+// sessionWebhook answers it while valid.
+func (c *Channel) route(m robotMessage) protocol.Route {
+	return protocol.Route{Channel: Name, ChatID: m.chatID(), SenderID: m.sender(), ReplyTo: m.MsgID}
+}
+
+// inbound is the message the agent gets; with groupUserIsolation each
+// member of a group has a session of their own, as in nanobot.
+func (c *Channel) inbound(m robotMessage, content string) protocol.Inbound {
+	meta := map[string]string{
+		channels.MetaMessageID: m.MsgID, "sender_name": m.SenderNick, "conversation_type": m.ConversationType,
+	}
+	if m.ConversationTitle != "" {
+		meta["conversation_title"] = m.ConversationTitle
+	}
+	msg := protocol.Inbound{
+		ID: "dingtalk:" + m.MsgID, Route: c.route(m), Content: content, Group: m.isGroup(),
+		SentAt: sentAt(m.CreateAt), Metadata: meta,
+	}
+	if m.isGroup() && c.cfg.GroupUserIsolation {
+		msg.SessionKey = protocol.SessionKey(Name, m.chatID()+":"+m.sender())
+	}
+	return msg
+}
+
+// placeholder is the text of a message of files only, as nanobot writes it.
+func placeholder(msgType string) string {
+	if msgType == "picture" {
+		return "[Image]"
+	}
+	return "[File]"
+}
+
+func sentAt(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Now()
+	}
+	return time.UnixMilli(ms)
+}

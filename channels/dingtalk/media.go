@@ -1,0 +1,103 @@
+package dingtalk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// downloadPath turns a message's downloadCode into a short-lived URL.
+const downloadPath = "/v1.0/robot/messageFiles/download"
+
+// maxDownload bounds a file taken into the workspace (nanobot's 20 MB).
+const maxDownload = 20 << 20
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// downloadAll saves a message's files into <workspace>/media and returns
+// their paths, and a note for each one the model will not get.
+func (c *Channel) downloadAll(ctx context.Context, m robotMessage, files []download) (paths, notes []string) {
+	for i, f := range files {
+		p, err := c.download(ctx, m, i, f)
+		if err != nil {
+			c.log.Warn("dingtalk file not downloaded", "msg_id", m.MsgID, "file", f.name, "error", err)
+			notes = append(notes, "[attachment: "+f.name+" - download failed]")
+			continue
+		}
+		paths = append(paths, p)
+	}
+	return paths, notes
+}
+
+// download asks for the file's URL with the access token, then fetches it.
+func (c *Channel) download(ctx context.Context, m robotMessage, i int, f download) (string, error) {
+	if c.workspace == "" {
+		return "", errors.New("no workspace to save files in")
+	}
+	dctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
+	defer cancel()
+	token, err := c.tokens.get(dctx)
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		DownloadURL string `json:"downloadUrl"`
+	}
+	err = c.postJSON(dctx, c.api+downloadPath, token, map[string]string{"downloadCode": f.code, "robotCode": c.cfg.ClientID}, &out)
+	if err != nil {
+		return "", c.sendError("messageFiles/download", token, err)
+	}
+	if !c.fetchable(out.DownloadURL) {
+		return "", fmt.Errorf("download url %q is not https", redact(out.DownloadURL))
+	}
+	return channels.FetchMedia(dctx, c.http, out.DownloadURL, c.workspace, mediaName(m.MsgID, i, f.name), maxDownload)
+}
+
+// fetchable: an https URL, or one on apiBase's host (a test server).
+func (c *Channel) fetchable(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if base, err := url.Parse(c.api); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
+		return true
+	}
+	return u.Scheme == "https"
+}
+
+// mediaName cannot leave media/ and does not collide: the message, the file's place in it, its name.
+func mediaName(msgID string, i int, name string) string {
+	id := unsafeName.ReplaceAllString(msgID, "")
+	if len(id) > 40 {
+		id = id[len(id)-40:]
+	}
+	name = strings.Trim(unsafeName.ReplaceAllString(name, "_"), "._")
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	base := "dingtalk-" + id + "-" + strconv.Itoa(i)
+	if name == "" {
+		return base
+	}
+	return base + "-" + name
+}
+
+// withNotes appends the notes about files the model will not get.
+func withNotes(content string, notes []string) string {
+	if len(notes) == 0 {
+		return content
+	}
+	return strings.TrimSpace(strings.Join(append([]string{content}, notes...), "\n"))
+}
+
+// redact drops a url's query (signatures, tickets) for the log.
+func redact(raw string) string {
+	before, _, _ := strings.Cut(raw, "?")
+	return before
+}

@@ -1,0 +1,156 @@
+package dingtalk
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"fmt"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// uploadPath takes a file for the robot to send (the older API: the token in the query).
+const uploadPath = "/media/upload"
+
+// maxUpload is the largest file DingTalk takes (its 20 MB).
+const maxUpload = 20 << 20
+
+// Upload types by extension, as nanobot guesses them.
+var (
+	imageExts = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".gif": true, ".bmp": true, ".webp": true}
+	audioExts = map[string]bool{".amr": true, ".mp3": true, ".wav": true, ".ogg": true, ".m4a": true, ".aac": true}
+	videoExts = map[string]bool{".mp4": true, ".mov": true, ".avi": true, ".mkv": true, ".webm": true}
+)
+
+func uploadType(name string) string {
+	ext := strings.ToLower(filepath.Ext(name))
+	switch {
+	case imageExts[ext]:
+		return "image"
+	case audioExts[ext]:
+		return "voice"
+	case videoExts[ext]:
+		return "video"
+	}
+	return "file"
+}
+
+// sendMedia shows one file: an image URL as a picture DingTalk fetches
+// itself, another URL as a link, a workspace file uploaded then sent as a
+// picture or a file. A file that cannot be sent becomes nanobot's line
+// saying so, rather than failing the whole reply again and again.
+func (c *Channel) sendMedia(ctx context.Context, chatID, ref string) (string, error) {
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+		u, err := url.Parse(ref)
+		name := ref
+		if err == nil {
+			name = path.Base(u.Path)
+		}
+		if err == nil && uploadType(u.Path) == "image" {
+			return c.sendRobot(ctx, chatID, "sampleImageMsg", map[string]string{"photoURL": ref})
+		}
+		return c.sendRobot(ctx, chatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": "[" + name + "](" + ref + ")"})
+	}
+	p, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
+	name := filepath.Base(p)
+	failed := func(why string, err error) (string, error) {
+		c.log.Warn("dingtalk attachment not sent", "file", p, "why", why, "error", err)
+		return c.sendRobot(ctx, chatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": "[Attachment send failed: " + name + "]"})
+	}
+	if why != "" {
+		return failed(why, err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return failed("cannot read", err)
+	}
+	data, name = zipHTML(name, data)
+	kind := uploadType(name)
+	mediaID, err := c.upload(ctx, kind, name, data)
+	if err != nil {
+		return "", err
+	}
+	if kind == "image" {
+		return c.sendRobot(ctx, chatID, "sampleImageMsg", map[string]string{"photoURL": mediaID})
+	}
+	fileType := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+	if fileType == "" {
+		fileType = "bin"
+	}
+	return c.sendRobot(ctx, chatID, "sampleFile", map[string]string{"mediaId": mediaID, "fileName": name, "fileType": fileType})
+}
+
+// zipHTML wraps an HTML file in a zip: DingTalk refuses raw HTML, as nanobot found.
+func zipHTML(name string, data []byte) ([]byte, string) {
+	ext := strings.ToLower(filepath.Ext(name))
+	if ext != ".html" && ext != ".htm" {
+		return data, name
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.Create(name)
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		return data, name
+	}
+	return buf.Bytes(), strings.TrimSuffix(name, filepath.Ext(name)) + ".zip"
+}
+
+// upload posts a file to media/upload and returns its media_id.
+func (c *Channel) upload(ctx context.Context, kind, name string, data []byte) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
+	defer cancel()
+	token, err := c.tokens.get(cctx)
+	if err != nil {
+		return "", c.sendError("access token", "", err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="media"; filename=%q`, name))
+	ct := mime.TypeByExtension(filepath.Ext(name))
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	h.Set("Content-Type", ct)
+	part, err := mw.CreatePart(h)
+	if err == nil {
+		_, err = part.Write(data)
+	}
+	if err == nil {
+		err = mw.Close()
+	}
+	if err != nil {
+		return "", err
+	}
+	q := url.Values{"access_token": {token}, "type": {kind}}
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, c.oapi+uploadPath+"?"+q.Encode(), &body)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	var out struct {
+		MediaID string `json:"media_id"`
+	}
+	if err := c.do(req, &out); err != nil {
+		return "", c.sendError("media upload", token, err)
+	}
+	if out.MediaID == "" {
+		return "", fmt.Errorf("dingtalk media upload: no media_id in the answer")
+	}
+	return out.MediaID, nil
+}
