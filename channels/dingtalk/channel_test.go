@@ -237,6 +237,8 @@ func TestRedeliveredMessageIsTakenOnce(t *testing.T) {
 
 	// The set is kept under the home: a new channel (a restart) knows it too.
 	require.NoError(t, h.ch.Stop(context.Background()))
+	// The peer must see the old stream gone, or startOn could take it for the new one.
+	require.Eventually(t, func() bool { return !h.peer.Connected() }, 10*time.Second, 10*time.Millisecond)
 	h2 := startOn(t, h.peer, channels.Deps{Config: h.ch.cfgForTest(t), Workspace: h.workspace, Home: h.home})
 	h.peer.Say(in)
 	h2.sync()
