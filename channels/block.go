@@ -1,6 +1,13 @@
 package channels
 
-import "github.com/nanobot-durable/nanobot/config"
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/config"
+)
 
 // Block reads a channel's typed config block, channels.<name>, on top of
 // its defaults: nanobot's keys, camelCase or snake_case, errors naming the
@@ -53,4 +60,71 @@ func where(cfg *config.Config) string {
 		return ""
 	}
 	return " (" + cfg.Path + ")"
+}
+
+// A TypedBlock is a channel's config block as the registry reads it:
+// nanobot's enabled and allowFrom keys, the keys it cannot start without,
+// and the check of its own values.
+type TypedBlock interface {
+	Validator
+	On() bool
+	Allowed() AllowFrom
+	// Lacking names the keys the channel cannot start without (channels.<name>.<key>).
+	Lacking() []string
+}
+
+// BlockSpec fills a Spec's Enabled, Missing, Check and AllowFrom from the
+// channel's typed block; those already set in s stay as they are.
+func BlockSpec[T TypedBlock](s Spec, defaults func() T) Spec {
+	read := func(cfg *config.Config) (T, bool) {
+		b, err := Block(cfg, s.Name, defaults)
+		return b, err == nil // a broken block: Check names the key
+	}
+	if s.Enabled == nil {
+		s.Enabled = func(cfg *config.Config) bool { b, ok := read(cfg); return ok && b.On() }
+	}
+	if s.Missing == nil {
+		s.Missing = func(cfg *config.Config) []string {
+			if b, ok := read(cfg); ok {
+				return b.Lacking()
+			}
+			return nil
+		}
+	}
+	if s.AllowFrom == nil {
+		s.AllowFrom = func(cfg *config.Config) AllowFrom {
+			if b, ok := read(cfg); ok {
+				return b.Allowed()
+			}
+			return nil
+		}
+	}
+	if s.Check == nil {
+		s.Check = CheckValidBlock(s.Name, defaults)
+	}
+	return s
+}
+
+// Blank names the keys of channels.<name> left blank, from key, value pairs.
+func Blank(name string, keyValues ...string) []string {
+	var keys []string
+	for i := 0; i+1 < len(keyValues); i += 2 {
+		if strings.TrimSpace(keyValues[i+1]) == "" {
+			keys = append(keys, "channels."+name+"."+keyValues[i])
+		}
+	}
+	return keys
+}
+
+// CheckURL is the error for channels.<name>.<key> when raw is set but is not
+// an absolute URL of one of the schemes; where names the file.
+func CheckURL(name, key, raw, where string, schemes ...string) error {
+	if strings.TrimSpace(raw) == "" {
+		return nil
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err == nil && u.Host != "" && slices.Contains(schemes, u.Scheme) {
+		return nil
+	}
+	return fmt.Errorf("channels.%s.%s %q is not a URL (%s)%s", name, key, raw, strings.Join(schemes, ", "), where)
 }

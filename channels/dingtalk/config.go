@@ -1,8 +1,6 @@
 package dingtalk
 
 import (
-	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -41,35 +39,11 @@ const (
 func defaults() Config { return Config{} }
 
 // readConfig is channels.dingtalk over nanobot's defaults.
-func readConfig(cfg *config.Config) (Config, error) {
-	c, err := channels.Block(cfg, Name, defaults)
-	if err != nil {
-		return c, err
-	}
-	return c, c.validate(cfg)
-}
+func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock(cfg, Name, defaults) }
 
-// check is the Spec's Check: the block reads, and its values make sense.
-func check(cfg *config.Config) ([]config.Warning, error) {
-	warnings, err := channels.CheckBlock(Name, defaults)(cfg)
-	if err == nil {
-		_, err = readConfig(cfg)
-	}
-	return warnings, err
-}
-
-func (c Config) validate(cfg *config.Config) error {
-	if raw := strings.TrimSpace(c.APIBase); raw != "" {
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			where := ""
-			if cfg != nil && cfg.Path != "" {
-				where = " (" + cfg.Path + ")"
-			}
-			return fmt.Errorf("channels.dingtalk.apiBase %q is not an http(s) URL%s", raw, where)
-		}
-	}
-	return nil
+// Validate implements channels.Validator: the values make sense.
+func (c Config) Validate(where string) error {
+	return channels.CheckURL(Name, "apiBase", c.APIBase, where, "http", "https")
 }
 
 // bases are the API hosts the channel calls: DingTalk's, or apiBase for both.

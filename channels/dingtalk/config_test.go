@@ -27,7 +27,7 @@ func TestConfigReadsNanobotsBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "app", c.ClientID)
 	require.True(t, c.GroupUserIsolation)
-	w, err := check(cfg)
+	w, err := channels.CheckValidBlock(Name, defaults)(cfg)
 	require.NoError(t, err)
 	require.Empty(t, w)
 
@@ -64,10 +64,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		`{"groupUserIsolation":"yes"}`: "channels.dingtalk.groupUserIsolation",
 		`{"clientId":123}`:             "channels.dingtalk.clientId",
 	} {
-		_, err := check(configWith(t, block))
+		_, err := channels.CheckValidBlock(Name, defaults)(configWith(t, block))
 		require.ErrorContains(t, err, key, block)
 	}
-	w, err := check(configWith(t, `{"clientSecrett":"x"}`))
+	w, err := channels.CheckValidBlock(Name, defaults)(configWith(t, `{"clientSecrett":"x"}`))
 	require.NoError(t, err)
 	require.NotEmpty(t, w, "an unknown key is warned about")
 }

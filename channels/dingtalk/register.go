@@ -1,37 +1,20 @@
 package dingtalk
 
-import (
-	"strings"
-
-	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
-)
+import "github.com/nanobot-durable/nanobot/channels"
 
 // The DingTalk channel: channels.dingtalk in config.json.
 func init() {
-	channels.Register(channels.Spec{
+	channels.Register(channels.BlockSpec(channels.Spec{
 		Name: Name,
-		Enabled: func(cfg *config.Config) bool {
-			c, err := channels.Block(cfg, Name, defaults)
-			return err == nil && c.Enabled
-		},
-		Missing: func(cfg *config.Config) []string {
-			c, _ := channels.Block(cfg, Name, defaults)
-			var keys []string
-			if strings.TrimSpace(c.ClientID) == "" {
-				keys = append(keys, "channels.dingtalk.clientId")
-			}
-			if strings.TrimSpace(c.ClientSecret) == "" {
-				keys = append(keys, "channels.dingtalk.clientSecret")
-			}
-			return keys
-		},
-		Check: check,
-		// nanobot's allowFrom: staff ids, or "*".
-		AllowFrom: func(cfg *config.Config) channels.AllowFrom {
-			c, _ := channels.Block(cfg, Name, defaults)
-			return c.AllowFrom
-		},
-		New: func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-	})
+		New:  func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+	}, defaults))
+}
+
+func (c Config) On() bool { return c.Enabled }
+
+// Allowed is nanobot's allowFrom: staff ids, or "*".
+func (c Config) Allowed() channels.AllowFrom { return c.AllowFrom }
+
+func (c Config) Lacking() []string {
+	return channels.Blank(Name, "clientId", c.ClientID, "clientSecret", c.ClientSecret)
 }

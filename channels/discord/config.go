@@ -57,29 +57,10 @@ func defaults() Config {
 }
 
 // readConfig is channels.discord over nanobot's defaults.
-func readConfig(cfg *config.Config) (Config, error) {
-	c, err := channels.Block(cfg, Name, defaults)
-	if err != nil {
-		return c, err
-	}
-	return c, c.validate(cfg)
-}
+func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock(cfg, Name, defaults) }
 
-// check is the Spec's Check: the block reads, and its values make sense.
-func check(cfg *config.Config) ([]config.Warning, error) {
-	warnings, err := channels.CheckBlock(Name, defaults)(cfg)
-	if err != nil {
-		return warnings, err
-	}
-	c, _ := channels.Block(cfg, Name, defaults)
-	return warnings, c.validate(cfg)
-}
-
-func (c Config) validate(cfg *config.Config) error {
-	where := ""
-	if cfg != nil && cfg.Path != "" {
-		where = " (" + cfg.Path + ")"
-	}
+// Validate implements channels.Validator: the values make sense.
+func (c Config) Validate(where string) error {
 	switch c.GroupPolicy {
 	case policyMention, policyOpen:
 	default:

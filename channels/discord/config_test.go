@@ -28,7 +28,7 @@ func TestConfigReadsNanobotsBlock(t *testing.T) {
 	require.Equal(t, "open", c.GroupPolicy)
 	require.Equal(t, []string{"123"}, c.AllowFrom)
 	require.Empty(t, c.Proxy)
-	w, err := check(cfg)
+	w, err := channels.CheckValidBlock(Name, defaults)(cfg)
 	require.NoError(t, err)
 	require.Empty(t, w)
 
@@ -63,10 +63,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		`{"allowFrom":"123"}`:         "channels.discord.allowFrom",
 		`{"streaming":"yes please"}`:  "channels.discord.streaming",
 	} {
-		_, err := check(configWith(t, block))
+		_, err := channels.CheckValidBlock(Name, defaults)(configWith(t, block))
 		require.ErrorContains(t, err, key, block)
 	}
-	w, err := check(configWith(t, `{"tokn":"x"}`))
+	w, err := channels.CheckValidBlock(Name, defaults)(configWith(t, `{"tokn":"x"}`))
 	require.NoError(t, err)
 	require.NotEmpty(t, w, "an unknown key is warned about")
 }

@@ -2,7 +2,6 @@ package feishu
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -74,29 +73,10 @@ func (c Config) base() string {
 }
 
 // readConfig is channels.feishu over nanobot's defaults.
-func readConfig(cfg *config.Config) (Config, error) {
-	c, err := channels.Block(cfg, Name, defaults)
-	if err != nil {
-		return c, err
-	}
-	return c, c.validate(cfg)
-}
+func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock(cfg, Name, defaults) }
 
-// check is the Spec's Check: the block reads, and its values make sense.
-func check(cfg *config.Config) ([]config.Warning, error) {
-	warnings, err := channels.CheckBlock(Name, defaults)(cfg)
-	if err != nil {
-		return warnings, err
-	}
-	c, _ := channels.Block(cfg, Name, defaults)
-	return warnings, c.validate(cfg)
-}
-
-func (c Config) validate(cfg *config.Config) error {
-	where := ""
-	if cfg != nil && cfg.Path != "" {
-		where = " (" + cfg.Path + ")"
-	}
+// Validate implements channels.Validator: the values make sense.
+func (c Config) Validate(where string) error {
 	switch c.GroupPolicy {
 	case policyMention, policyOpen:
 	default:
@@ -105,10 +85,5 @@ func (c Config) validate(cfg *config.Config) error {
 	if _, ok := domainBase[c.Domain]; !ok {
 		return fmt.Errorf("channels.feishu.domain %q is not \"feishu\" or \"lark\"%s", c.Domain, where)
 	}
-	if strings.TrimSpace(c.APIBase) != "" {
-		if u, err := url.Parse(c.APIBase); err != nil || u.Host == "" || u.Scheme == "" {
-			return fmt.Errorf("channels.feishu.apiBase %q is not a URL%s", c.APIBase, where)
-		}
-	}
-	return nil
+	return channels.CheckURL(Name, "apiBase", c.APIBase, where, "http", "https")
 }

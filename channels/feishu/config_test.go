@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 )
 
@@ -48,7 +49,7 @@ func TestDomainSwitchAndAPIBase(t *testing.T) {
 func TestNanobotsSnakeCaseBlockReads(t *testing.T) {
 	cfg := cfgWith(t, map[string]any{"enabled": true, "app_id": "cli_x", "app_secret": "s", "allow_from": []string{"ou_1"},
 		"group_policy": "open", "react_emoji": "OK", "encrypt_key": "", "verification_token": "", "instance_id": "default"})
-	warnings, err := check(cfg)
+	warnings, err := channels.CheckValidBlock(Name, defaults)(cfg)
 	require.NoError(t, err)
 	require.Empty(t, warnings)
 	c, err := readConfig(cfg)

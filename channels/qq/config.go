@@ -2,8 +2,9 @@ package qq
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // Config is nanobot's channels.qq block, read unchanged.
@@ -58,11 +59,8 @@ func (c Config) Validate(where string) error {
 		return fmt.Errorf("channels.qq.msgFormat %q is not \"plain\" or \"markdown\"%s", c.MsgFormat, where)
 	}
 	for key, raw := range map[string]string{"apiBase": c.APIBase, "authBase": c.AuthBase} {
-		if strings.TrimSpace(raw) == "" {
-			continue
-		}
-		if u, err := url.Parse(raw); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return fmt.Errorf("channels.qq.%s %q is not an http(s) URL%s", key, raw, where)
+		if err := channels.CheckURL(Name, key, raw, where, "http", "https"); err != nil {
+			return err
 		}
 	}
 	return nil

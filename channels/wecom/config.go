@@ -1,8 +1,6 @@
 package wecom
 
 import (
-	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -32,37 +30,11 @@ const defaultWSURL = "wss://openws.work.weixin.qq.com"
 func defaults() Config { return Config{} }
 
 // readConfig is channels.wecom over nanobot's defaults.
-func readConfig(cfg *config.Config) (Config, error) {
-	c, err := channels.Block(cfg, Name, defaults)
-	if err != nil {
-		return c, err
-	}
-	return c, c.validate(cfg)
-}
+func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock(cfg, Name, defaults) }
 
-// check is the Spec's Check: the block reads, and its values make sense.
-func check(cfg *config.Config) ([]config.Warning, error) {
-	warnings, err := channels.CheckBlock(Name, defaults)(cfg)
-	if err != nil {
-		return warnings, err
-	}
-	c, _ := channels.Block(cfg, Name, defaults)
-	return warnings, c.validate(cfg)
-}
-
-func (c Config) validate(cfg *config.Config) error {
-	if strings.TrimSpace(c.WSURL) == "" {
-		return nil
-	}
-	where := ""
-	if cfg != nil && cfg.Path != "" {
-		where = " (" + cfg.Path + ")"
-	}
-	u, err := url.Parse(c.WSURL)
-	if err != nil || u.Host == "" || (u.Scheme != "ws" && u.Scheme != "wss") {
-		return fmt.Errorf("channels.wecom.wsUrl %q is not a ws:// or wss:// URL%s", c.WSURL, where)
-	}
-	return nil
+// Validate implements channels.Validator: the values make sense.
+func (c Config) Validate(where string) error {
+	return channels.CheckURL(Name, "wsUrl", c.WSURL, where, "ws", "wss")
 }
 
 // endpoint is the WebSocket URL the channel dials.
