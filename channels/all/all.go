@@ -11,4 +11,5 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/slack"
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"
 	_ "github.com/nanobot-durable/nanobot/channels/web"
+	_ "github.com/nanobot-durable/nanobot/channels/whatsapp"
 )
