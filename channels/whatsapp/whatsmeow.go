@@ -15,10 +15,11 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/store"
-	"github.com/nanobot-durable/nanobot/channels/whatsapp/sqlstore"
 	"go.mau.fi/whatsmeow/types"
 	waLog "go.mau.fi/whatsmeow/util/log"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver "sqlite": no cgo
+
+	"github.com/nanobot-durable/nanobot/channels/whatsapp/sqlstore"
 )
 
 // This file is the real waClient: whatsmeow's client over its sqlstore,
