@@ -137,7 +137,12 @@ func (f *fakeWA) PhoneForLID(_ context.Context, lid types.JID) (types.JID, error
 	return types.EmptyJID, nil
 }
 
-func (f *fakeWA) Unpair(context.Context) error { f.mu.Lock(); defer f.mu.Unlock(); f.paired = false; return nil }
+func (f *fakeWA) Unpair(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paired = false
+	return nil
+}
 
 func (f *fakeWA) Close() error { f.mu.Lock(); defer f.mu.Unlock(); f.closed = true; return nil }
 
@@ -179,4 +184,3 @@ func groupMsg(id, group, from, body string, ci *waE2E.ContextInfo) *events.Messa
 }
 
 var _ waClient = (*fakeWA)(nil)
-
