@@ -116,6 +116,9 @@ func (c *Channel) Describe() string {
 	c.mu.Lock()
 	self := c.self
 	c.mu.Unlock()
+	if self.IsEmpty() {
+		return "device in " + c.storePath + ", groupPolicy " + c.cfg.GroupPolicy
+	}
 	return fmt.Sprintf("+%s (linked device), groupPolicy %s", self.User, c.cfg.GroupPolicy)
 }
 

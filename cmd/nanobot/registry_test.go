@@ -52,6 +52,9 @@ var channelRows = map[string]func(cfg *config.Config){
 		block(cfg, "matrix", map[string]any{"enabled": true, "homeserver": "http://127.0.0.1:8008",
 			"userId": "@bot:example.org", "accessToken": "syt_test", "allowFrom": []string{"@owner:example.org"}})
 	},
+	"whatsapp": func(cfg *config.Config) {
+		block(cfg, "whatsapp", map[string]any{"enabled": true, "allowFrom": []string{"owner"}})
+	},
 }
 
 // TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of
