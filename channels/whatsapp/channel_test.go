@@ -71,7 +71,7 @@ func TestGroupPolicyOpen(t *testing.T) {
 	require.Equal(t, "whatsapp:G1", h.WaitPublished(1)[0].ID)
 }
 
-// Own messages, status updates and messages with nothing to read are skipped.
+// Own messages, status updates, edits and messages with nothing to read are skipped.
 func TestSkipped(t *testing.T) {
 	h := startHarness(t, newFake(), nil)
 	own := dm("S1", alice, "from my phone")
@@ -80,7 +80,9 @@ func TestSkipped(t *testing.T) {
 	status.Info.Chat = types.StatusBroadcastJID
 	reaction := dm("S3", alice, "")
 	reaction.Message = &waE2E.Message{ReactionMessage: &waE2E.ReactionMessage{Text: proto.String("👍")}}
-	for _, e := range []*events.Message{own, status, reaction} {
+	edit := dm("S4", alice, "fixed typo")
+	edit.IsEdit = true
+	for _, e := range []*events.Message{own, status, reaction, edit} {
 		h.wa.push(e)
 	}
 	h.sync()

@@ -158,6 +158,8 @@ func (f *fakeWA) presences() []string {
 	return append([]string(nil), f.presence...)
 }
 
+func (f *fakeWA) connectCount() int { f.mu.Lock(); defer f.mu.Unlock(); return f.connects }
+
 func (f *fakeWA) isClosed() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.closed }
 
 // dm is a text message from a phone number to the bot.

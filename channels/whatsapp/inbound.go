@@ -19,7 +19,8 @@ const (
 	skipBroadcast  = "a status update, broadcast list or channel post"
 	skipNotAddress = "not addressed to the bot (groupPolicy mention)"
 	skipNoIdentity = "bot identity unknown yet (groupPolicy mention)"
-	skipNothing    = "nothing to read (a reaction, receipt, edit or protocol message)"
+	skipNothing    = "nothing to read (a reaction, receipt or protocol message)"
+	skipEdit       = "an edit of a message already taken in"
 )
 
 // emptyMessage is what the model reads for a file sent without words, as in nanobot.
@@ -102,6 +103,8 @@ func (c *Channel) skipReason(e *events.Message) string {
 	switch {
 	case info.IsFromMe:
 		return skipOwn
+	case e.IsEdit:
+		return skipEdit
 	case info.Chat.Server == types.BroadcastServer || info.Chat.Server == types.NewsletterServer:
 		return skipBroadcast
 	case text(e.Message) == "" && mediaOf(e.Message) == nil:

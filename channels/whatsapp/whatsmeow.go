@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mau.fi/whatsmeow"
@@ -38,6 +39,8 @@ type meow struct {
 	events chan any
 	done   chan struct{}
 	close  sync.Once
+	// available: chat presences show only once the account said it is online.
+	available atomic.Bool
 }
 
 // openWhatsmeow opens (or creates) the device store at path, directory
@@ -147,6 +150,9 @@ func (m *meow) ChatPresence(ctx context.Context, chat types.JID, composing bool)
 	state := types.ChatPresencePaused
 	if composing {
 		state = types.ChatPresenceComposing
+		if !m.available.Load() && m.cli.SendPresence(ctx, types.PresenceAvailable) == nil {
+			m.available.Store(true)
+		}
 	}
 	return m.cli.SendChatPresence(ctx, chat, state, types.ChatPresenceMediaText)
 }
