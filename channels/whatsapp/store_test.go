@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
-	"github.com/nanobot-durable/nanobot/channels/whatsapp/sqlstore/upgrades"
+	"github.com/nanobot-durable/nanobot/channels/whatsapp/devicestore"
 )
 
 // The real device store opens: a SQLite file under the home, directory
-// 0700 and file 0600, whatsmeow's schema in it, and no device paired.
+// 0700 and file 0600, the store's schema in it, and no device paired.
 func TestStoreOpensRealSQLite(t *testing.T) {
 	home := t.TempDir()
 	path := Config{}.storePath(home)
@@ -32,8 +32,8 @@ func TestStoreOpensRealSQLite(t *testing.T) {
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	var version int
-	require.NoError(t, db.QueryRow("SELECT version FROM whatsmeow_version").Scan(&version))
-	require.Equal(t, len(upgrades.Table), version, "whatsmeow's schema, at its latest version")
+	require.NoError(t, db.QueryRow("SELECT version FROM schema_version").Scan(&version))
+	require.Equal(t, devicestore.SchemaVersion, version, "the store's schema, at its latest version")
 	require.NoError(t, db.Close())
 	dir, err := os.Stat(filepath.Dir(path))
 	require.NoError(t, err)

@@ -2,13 +2,9 @@ package whatsapp
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,22 +14,21 @@ import (
 	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/types"
 	waLog "go.mau.fi/whatsmeow/util/log"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver "sqlite": no cgo
 
-	"github.com/nanobot-durable/nanobot/channels/whatsapp/sqlstore"
+	"github.com/nanobot-durable/nanobot/channels/whatsapp/devicestore"
 )
 
-// This file is the real waClient: whatsmeow's client over its sqlstore,
-// kept in SQLite through modernc.org/sqlite. It is the only code that
-// talks to WhatsApp's servers and the only file the tests cannot run (see
-// waClient); keep it a thin pass-through.
+// This file is the real waClient: whatsmeow's client over our device
+// store (devicestore: one SQLite file through modernc.org/sqlite). It is
+// the only code that talks to WhatsApp's servers and the only file the
+// tests cannot run (see waClient); keep it a thin pass-through.
 
 // eventBuffer holds whatsmeow's events while the channel handles one.
 const eventBuffer = 256
 
 // meow is whatsmeow's client and the device store it runs on.
 type meow struct {
-	db     *sqlstore.Container
+	db     *devicestore.Container
 	device *store.Device
 	cli    *whatsmeow.Client
 	events chan any
@@ -47,7 +42,7 @@ type meow struct {
 // 0700 and file 0600 (it holds the device's keys), and a client on its
 // first device.
 func openWhatsmeow(ctx context.Context, path string, log *slog.Logger) (waClient, error) {
-	db, err := openStore(ctx, path, log)
+	db, err := devicestore.Open(ctx, path, logger{log.With("source", "whatsmeow-store")})
 	if err != nil {
 		return nil, err
 	}
@@ -62,38 +57,6 @@ func openWhatsmeow(ctx context.Context, path string, log *slog.Logger) (waClient
 	m.cli.InitialAutoReconnect = true // a network error at start is retried too
 	m.cli.AddEventHandler(m.forward)
 	return m, nil
-}
-
-// openStore opens the SQLite device store, creating its directory 0700
-// and its file 0600 first, and brings its schema up to date.
-func openStore(ctx context.Context, path string, log *slog.Logger) (*sqlstore.Container, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("whatsapp store dir: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("whatsapp store dir: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("whatsapp store: %w", err)
-	}
-	_ = f.Close()
-	if err := os.Chmod(path, 0o600); err != nil {
-		return nil, fmt.Errorf("whatsapp store: %w", err)
-	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
-	sqldb, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("whatsapp store %s: %w", path, err)
-	}
-	sqldb.SetMaxOpenConns(1) // one writer: SQLite's locks stay out of the way
-	db := sqlstore.NewWithDB(sqldb, "sqlite", logger{log.With("source", "whatsmeow-store")})
-	if err := db.Upgrade(ctx); err != nil {
-		_ = sqldb.Close()
-		return nil, fmt.Errorf("whatsapp store %s: %w", path, err)
-	}
-	return db, nil
 }
 
 // forward hands whatsmeow's events to the channel; once closed, they are dropped.
