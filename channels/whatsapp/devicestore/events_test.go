@@ -3,6 +3,7 @@ package devicestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,4 +75,45 @@ func TestEventBuffer(t *testing.T) {
 			require.True(t, has, "committed together")
 		}},
 	})
+}
+
+// Decryption transactions and plain calls from many goroutines at once
+// neither deadlock on the one connection nor lose a write.
+func TestDecryptionTxnConcurrent(t *testing.T) {
+	ctx := context.Background()
+	c := openTemp(t)
+	const n = 16
+	errs := make(chan error, 2*n)
+	for i := range n {
+		addr := fmt.Sprintf("1555%04d:0", i)
+		go func() {
+			errs <- c.DoDecryptionTxn(ctx, func(ctx context.Context) error {
+				if _, err := c.GetSession(ctx, addr); err != nil {
+					return err
+				}
+				if err := c.PutSession(ctx, addr, []byte(addr)); err != nil {
+					return err
+				}
+				return c.PutBufferedEvent(ctx, [32]byte{byte(i)}, []byte(addr), time.Now())
+			})
+		}()
+		go func() {
+			_, err := c.GetManySessions(ctx, []string{addr})
+			errs <- err
+		}()
+	}
+	for range 2 * n {
+		select {
+		case err := <-errs:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("store calls stuck")
+		}
+	}
+	for i := range n {
+		addr := fmt.Sprintf("1555%04d:0", i)
+		got, err := c.GetSession(ctx, addr)
+		require.NoError(t, err)
+		require.Equal(t, []byte(addr), got)
+	}
 }
