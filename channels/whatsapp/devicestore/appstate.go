@@ -138,7 +138,8 @@ func (c *Container) GetAppStateMutationMAC(ctx context.Context, name string, ind
 	return value, nil
 }
 
-// nonNil keeps an empty byte slice out of a NOT NULL column as NULL.
+// nonNil turns a nil slice into an empty one: database/sql sends nil as
+// NULL, which the NOT NULL blob columns refuse.
 func nonNil(b []byte) []byte {
 	if b == nil {
 		return []byte{}

@@ -149,6 +149,9 @@ func (c *Container) PutDevice(ctx context.Context, d *store.Device) error {
 	if d.ID == nil {
 		return errors.New("save device: not paired (no JID)")
 	}
+	if d.NoiseKey == nil || d.IdentityKey == nil || d.SignedPreKey == nil || d.SignedPreKey.Signature == nil {
+		return fmt.Errorf("save device %s: keys missing (not made by NewDevice)", d.ID)
+	}
 	var account []byte
 	if d.Account != nil {
 		var err error
@@ -202,7 +205,7 @@ func (c *Container) PutDevice(ctx context.Context, d *store.Device) error {
 
 // DeleteDevice forgets the stored device and all its data (the LID map,
 // about other users, stays).
-func (c *Container) DeleteDevice(ctx context.Context, d *store.Device) error {
+func (c *Container) DeleteDevice(ctx context.Context, _ *store.Device) error {
 	return c.inTx(ctx, "delete device", c.wipe)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.mau.fi/whatsmeow/proto/waAdv"
+	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/types"
 	"google.golang.org/protobuf/proto"
 )
@@ -107,6 +108,8 @@ func TestDeviceSaveReopenDelete(t *testing.T) {
 	require.Nil(t, fresh.ID, "an empty file: a new, unpaired device")
 	require.False(t, fresh.Initialized)
 	require.Error(t, fresh.Save(ctx), "an unpaired device is not saved")
+	keyless := types.NewADJID("15550001", 0, 7)
+	require.ErrorContains(t, c.PutDevice(ctx, &store.Device{ID: &keyless}), "keys missing")
 
 	d := c.NewDevice()
 	jid := types.NewADJID("15550001", 0, 7)
