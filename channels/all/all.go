@@ -16,4 +16,5 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/web"
 	_ "github.com/nanobot-durable/nanobot/channels/wecom"
 	_ "github.com/nanobot-durable/nanobot/channels/weixin"
+	_ "github.com/nanobot-durable/nanobot/channels/whatsapp"
 )

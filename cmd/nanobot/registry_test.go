@@ -67,6 +67,9 @@ var channelRows = map[string]func(cfg *config.Config){
 	"weixin": func(cfg *config.Config) {
 		block(cfg, "weixin", map[string]any{"enabled": true, "token": "wx-token", "allowFrom": []string{"owner"}})
 	},
+	"whatsapp": func(cfg *config.Config) {
+		block(cfg, "whatsapp", map[string]any{"enabled": true, "allowFrom": []string{"owner"}})
+	},
 }
 
 // TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of

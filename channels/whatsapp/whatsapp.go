@@ -1,0 +1,251 @@
+// Package whatsapp is the WhatsApp channel: a linked device (whatsmeow,
+// its session in a SQLite store under the nanobot home) taking DMs, and
+// group messages as nanobot's groupPolicy allows, and answering with
+// replies that quote the user's message, images and files, and "typing…".
+package whatsapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "whatsapp"
+
+// Timing of the connection.
+const (
+	// callTimeout bounds one call made on the channel's own behalf.
+	callTimeout = 30 * time.Second
+	// maxConnectBackoff caps the wait between attempts to connect.
+	maxConnectBackoff = time.Minute
+	// stopWithin bounds how long Stop waits for the event loop.
+	stopWithin = 10 * time.Second
+)
+
+// loginHint is what a channel without a device tells the user to do.
+const loginHint = "run `nanobot channels login whatsapp` to pair this device"
+
+// state is where the channel is: down states say why in the banner.
+type state int32
+
+const (
+	stateStarting state = iota
+	stateConnecting
+	stateConnected
+	stateDisconnected
+	stateNotPaired
+	stateLoggedOut
+)
+
+// Channel is one WhatsApp linked device.
+type Channel struct {
+	cfg       Config
+	unified   bool
+	workspace string
+	storePath string
+	log       *slog.Logger
+	open      openClient
+	seen      *channels.RecentKeys
+	quotes    *quoteCache
+	lids      *lidMap
+
+	state atomic.Int32
+	loop  channels.Loop
+
+	mu      sync.Mutex
+	client  waClient
+	publish channels.Publish
+	self    types.JID
+	selfLID types.JID
+}
+
+// New builds the channel from config; it connects in Start.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := readConfig(deps.Config)
+	if err != nil {
+		return nil, err
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("channel", Name)
+	for _, key := range cfg.bridgeKeys() {
+		log.Warn("channels.whatsapp."+key+" is ignored: "+bridgeWarning, "key", key)
+	}
+	c := &Channel{
+		cfg: cfg, workspace: deps.Workspace, storePath: cfg.storePath(deps.Home), log: log,
+		open: openWhatsmeow, quotes: newQuoteCache(1024), lids: newLIDMap(cfg.LIDMappings),
+	}
+	if deps.Home != "" {
+		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "whatsapp-seen.json"), log)
+	} else {
+		c.seen = channels.NewRecentKeys(4096)
+	}
+	if deps.Config != nil {
+		c.unified = deps.Config.Agents.Defaults.UnifiedSession
+	}
+	return c, nil
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// Connected implements channels.Connector: whatsmeow's socket is up and logged in.
+func (c *Channel) Connected() bool { return state(c.state.Load()) == stateConnected }
+
+// Describe tells the gateway banner which account this is, or why it is down.
+func (c *Channel) Describe() string {
+	switch state(c.state.Load()) {
+	case stateNotPaired:
+		return "not paired (" + c.storePath + "): " + loginHint
+	case stateLoggedOut:
+		return "logged out by the phone: " + loginHint
+	}
+	c.mu.Lock()
+	self := c.self
+	c.mu.Unlock()
+	if self.IsEmpty() {
+		return "device in " + c.storePath + ", groupPolicy " + c.cfg.GroupPolicy
+	}
+	return fmt.Sprintf("+%s (linked device), groupPolicy %s", self.User, c.cfg.GroupPolicy)
+}
+
+// Start opens the device store and connects in the background. No paired
+// device is not an error of the gateway: the channel says how to pair and
+// stays down, and the other channels run.
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	c.mu.Lock()
+	c.publish = publish
+	c.mu.Unlock()
+	client, err := c.open(ctx, c.storePath, c.log)
+	if err != nil {
+		return fmt.Errorf("whatsapp: %w", err)
+	}
+	if !client.Paired() {
+		_ = client.Close()
+		c.state.Store(int32(stateNotPaired))
+		c.log.Error("whatsapp channel not started: "+errNotPaired.Error(), "store", c.storePath)
+		return nil
+	}
+	pn, lid := client.Self()
+	c.mu.Lock()
+	c.client, c.self, c.selfLID = client, userJID(pn), userJID(lid)
+	c.mu.Unlock()
+	c.state.Store(int32(stateConnecting))
+	c.loop.Go(ctx, func(ctx context.Context) { c.run(ctx, client) })
+	return nil
+}
+
+// run connects (retrying with backoff until whatsmeow has a connection to
+// keep: it reconnects by itself from then on) and handles events in order.
+func (c *Channel) run(ctx context.Context, client waClient) {
+	defer client.Close()
+	go c.connect(ctx, client)
+	for {
+		select {
+		case <-ctx.Done():
+			client.Disconnect()
+			return
+		case evt, ok := <-client.Events():
+			if !ok {
+				return
+			}
+			if !c.onEvent(ctx, client, evt) {
+				client.Disconnect()
+				return
+			}
+		}
+	}
+}
+
+// connect calls Connect until it succeeds, the device is logged out, or ctx ends.
+func (c *Channel) connect(ctx context.Context, client waClient) {
+	delay := time.Second
+	for {
+		err := client.Connect(ctx)
+		if err == nil {
+			return
+		}
+		if st := state(c.state.Load()); st == stateLoggedOut || ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("whatsapp connect failed; retrying", "error", err, "in", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, maxConnectBackoff)
+	}
+}
+
+// onEvent handles one whatsmeow event; false ends the channel (logged out).
+func (c *Channel) onEvent(ctx context.Context, client waClient, evt any) bool {
+	switch e := evt.(type) {
+	case *events.Connected:
+		pn, lid := client.Self()
+		c.mu.Lock()
+		c.self, c.selfLID = userJID(pn), userJID(lid)
+		c.mu.Unlock()
+		c.state.Store(int32(stateConnected))
+		c.log.Info("whatsapp connected", "jid", pn.String(), "lid", lid.String())
+	case *events.Disconnected:
+		c.state.Store(int32(stateDisconnected))
+		c.log.Warn("whatsapp disconnected; whatsmeow reconnects")
+	case *events.LoggedOut:
+		c.state.Store(int32(stateLoggedOut))
+		c.log.Error("whatsapp device logged out (removed from the phone's linked devices, or expired): the channel stays down; "+loginHint,
+			"on_connect", e.OnConnect, "reason", e.Reason.String())
+		return false
+	case *events.StreamReplaced:
+		c.state.Store(int32(stateDisconnected))
+		c.log.Error("whatsapp session taken over by another client with the same device (two gateways on one store?)")
+	case *events.TemporaryBan:
+		c.log.Error("whatsapp account temporarily banned", "ban", e.String())
+	case *events.Message:
+		c.handle(ctx, client, e)
+	default:
+		c.log.Debug("whatsapp event ignored", "type", fmt.Sprintf("%T", evt))
+	}
+	return true
+}
+
+// Stop implements channels.Channel: the event loop ends, the store closes.
+func (c *Channel) Stop(ctx context.Context) error {
+	err := c.loop.Stop(ctx, stopWithin, "whatsapp event loop")
+	if st := state(c.state.Load()); st != stateNotPaired && st != stateLoggedOut {
+		c.state.Store(int32(stateDisconnected))
+	}
+	return err
+}
+
+// current is the running client, nil while the channel is down.
+func (c *Channel) current() (waClient, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch st := state(c.state.Load()); {
+	case c.client == nil || st == stateNotPaired:
+		return nil, errNotPaired
+	case st == stateLoggedOut:
+		return nil, errors.New("whatsapp device logged out: " + loginHint)
+	}
+	return c.client, nil
+}
+
+func (c *Channel) me() (types.JID, types.JID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.self, c.selfLID
+}
