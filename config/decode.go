@@ -170,8 +170,16 @@ func (d *decoder) decodeStruct(src, path string, obj map[string]any, rv reflect.
 		}
 		seen[fi] = k
 		f := info.fields[fi]
+		var before reflect.Value
+		if f.unused != "" {
+			before = reflect.New(rv.Field(f.index).Type()).Elem()
+			before.Set(rv.Field(f.index))
+		}
 		if err := d.decodeValue(src, kp, obj[k], rv.Field(f.index), f.snakeKeys); err != nil {
 			return err
+		}
+		if f.unused != "" && !sameSetting(before, rv.Field(f.index)) {
+			d.warn(valueSource(src, obj[k]), kp, "has no effect in this build: "+f.unused)
 		}
 	}
 	return nil
@@ -346,6 +354,9 @@ type fieldInfo struct {
 	name      string // the json key Save writes
 	alias     string
 	snakeKeys bool
+	// unused says why this build reads the key but does nothing with it
+	// (tag `unused:"…"`): a value other than the default is warned about.
+	unused string
 }
 
 type structInfo struct {
@@ -378,7 +389,7 @@ func structInfoOf(t reflect.Type) *structInfo {
 		}
 		opts := strings.Split(f.Tag.Get("config"), ",")
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		fi := fieldInfo{index: i, name: name}
+		fi := fieldInfo{index: i, name: name, unused: f.Tag.Get("unused")}
 		for _, o := range opts {
 			switch {
 			case o == "rest":
@@ -400,4 +411,16 @@ func structInfoOf(t reflect.Type) *structInfo {
 	}
 	v, _ := structInfoCache.LoadOrStore(t, info)
 	return v.(*structInfo)
+}
+
+// sameSetting tells whether a decoded value leaves the default as it was
+// (nanobot's dumps write an empty list where the default is none).
+func sameSetting(before, after reflect.Value) bool {
+	switch after.Kind() {
+	case reflect.Slice, reflect.Map:
+		if before.Len() == 0 && after.Len() == 0 {
+			return true
+		}
+	}
+	return reflect.DeepEqual(before.Interface(), after.Interface())
 }

@@ -18,8 +18,8 @@ type Config struct {
 	AllowFrom []string `json:"allowFrom"`
 	// AllowRemoteMediaRedirects lets a media URL sent out redirect, to the
 	// same host or one of RemoteMediaRedirectAllowedHosts.
-	AllowRemoteMediaRedirects       bool     `json:"allowRemoteMediaRedirects"`
-	RemoteMediaRedirectAllowedHosts []string `json:"remoteMediaRedirectAllowedHosts"`
+	AllowRemoteMediaRedirects       bool     `json:"allowRemoteMediaRedirects" unused:"a media URL in a reply is sent as a link, never fetched"`
+	RemoteMediaRedirectAllowedHosts []string `json:"remoteMediaRedirectAllowedHosts" unused:"a media URL in a reply is sent as a link, never fetched"`
 	// GroupUserIsolation gives each member of a group a session of its own.
 	GroupUserIsolation bool `json:"groupUserIsolation"`
 	// DisablePrivateChat answers direct messages with a notice and nothing more.

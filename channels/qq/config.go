@@ -20,8 +20,8 @@ type Config struct {
 	// AckMessage is sent at once to an admitted message ("" = none).
 	AckMessage string `json:"ackMessage"`
 	// MediaDir is nanobot's attachment folder; here files go to <workspace>/media.
-	MediaDir          string `json:"mediaDir"`
-	DownloadChunkSize int    `json:"downloadChunkSize"`
+	MediaDir          string `json:"mediaDir" unused:"attachments go to <workspace>/media"`
+	DownloadChunkSize int    `json:"downloadChunkSize" unused:"downloads are streamed whole"`
 	DownloadMaxBytes  int64  `json:"downloadMaxBytes"`
 	// APIBase replaces https://api.sgroup.qq.com (REST and /gateway) — for
 	// tests and proxies; not one of nanobot's keys.

@@ -32,15 +32,15 @@ type Config struct {
 	PollTimeout int `json:"pollTimeout"`
 	// The progress, block streaming and budget keys are read for nanobot's
 	// config to load unchanged; this build sends answers only.
-	SendProgress              bool `json:"sendProgress"`
-	SendToolHints             bool `json:"sendToolHints"`
-	ReplyProgressMessages     bool `json:"replyProgressMessages"`
-	ReplyProgressMaxMessages  int  `json:"replyProgressMaxMessages"`
-	ContextMessageBudget      int  `json:"contextMessageBudget"`
-	Streaming                 bool `json:"streaming"`
-	BlockStreaming            bool `json:"blockStreaming"`
-	BlockStreamingMinChars    int  `json:"blockStreamingMinChars"`
-	BlockStreamingMaxMessages int  `json:"blockStreamingMaxMessages"`
+	SendProgress              bool `json:"sendProgress" unused:"WeChat gets the answers only"`
+	SendToolHints             bool `json:"sendToolHints" unused:"WeChat gets the answers only"`
+	ReplyProgressMessages     bool `json:"replyProgressMessages" unused:"WeChat gets the answers only"`
+	ReplyProgressMaxMessages  int  `json:"replyProgressMaxMessages" unused:"WeChat gets the answers only"`
+	ContextMessageBudget      int  `json:"contextMessageBudget" unused:"replies that wait for a context token are not queued"`
+	Streaming                 bool `json:"streaming" unused:"WeChat gets the answers only"`
+	BlockStreaming            bool `json:"blockStreaming" unused:"WeChat gets the answers only"`
+	BlockStreamingMinChars    int  `json:"blockStreamingMinChars" unused:"WeChat gets the answers only"`
+	BlockStreamingMaxMessages int  `json:"blockStreamingMaxMessages" unused:"WeChat gets the answers only"`
 }
 
 // routeTag is nanobot's `str | int | None` route_tag as the header's value.
