@@ -36,9 +36,9 @@ type Config struct {
 	// TopicIsolation gives each group topic a session of its own.
 	TopicIsolation bool `json:"topicIsolation"`
 	// nanobot's multi-instance bookkeeping, read and not used here.
-	InstanceID  string `json:"instanceId"`
-	Name        string `json:"name"`
-	IdentityKey string `json:"identityKey"`
+	InstanceID  string `json:"instanceId" unused:"one Feishu app per block in this build"`
+	Name        string `json:"name" unused:"one Feishu app per block in this build"`
+	IdentityKey string `json:"identityKey" unused:"one Feishu app per block in this build"`
 	// APIBase replaces the domain's https://open.… base for every call, the
 	// endpoint discovery included (tests, proxies). Not in nanobot.
 	APIBase string `json:"apiBase"`
