@@ -72,6 +72,7 @@ type Set struct {
 	Commands  *Commands  // COMMAND: the slash commands
 	Model     *ModelCall // one model iteration
 	Tools     *ToolCalls // one tool call, or a result the workflow produced
+	Approvals *Approvals // a call that waits for a person: its request, its timeout
 	Delivery  *Delivery  // replies to the chat's process
 	Memory    *Memory    // consolidation, the next prompt's size, idle sessions
 	Dream     *Dream     // Dream's runs
@@ -86,7 +87,8 @@ func New(d Deps) *Set {
 		d.Log = slog.Default()
 	}
 	j := journal{store: d.Store}
-	box := &Toolbox{tools: d.Tools, dream: d.DreamTools, workspace: d.Workspace, refresh: d.RefreshTools}
+	box := &Toolbox{tools: d.Tools, dream: d.DreamTools, workspace: d.Workspace, restrict: d.RestrictToWorkspace,
+		refresh: d.RefreshTools, config: d.Config}
 	prompts := &Prompts{builder: d.Prompt, tools: box}
 	used := usageLog{store: d.Usage, log: d.Log}
 	red := redactor{config: d.Config}
@@ -99,8 +101,9 @@ func New(d Deps) *Set {
 			client: d.Client, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
 			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log},
-		Tools:    calls,
-		Delivery: &Delivery{journal: j, channels: d.Channels},
+		Tools:     calls,
+		Approvals: &Approvals{journal: j},
+		Delivery:  &Delivery{journal: j, channels: d.Channels},
 		Memory: &Memory{journal: j, models: d.Models, prompts: prompts, workspace: d.Workspace, usage: used,
 			client: d.Client, config: d.Config, log: d.Log},
 		Dream:     dream,
@@ -125,7 +128,9 @@ func (j journal) load(ctx context.Context, key string) (*session.Session, error)
 type Toolbox struct {
 	tools, dream *tools.Registry
 	workspace    string
+	restrict     bool // tools.restrictToWorkspace
 	refresh      func(ctx context.Context)
+	config       func() *config.Config // tools.approval
 }
 
 // forKind is the tool set of a kind of turn: Dream's runs get their own.
@@ -138,6 +143,21 @@ func (b *Toolbox) forKind(kind protocol.TurnKind) *tools.Registry {
 
 // policy is the rule on tools of a turn with this profile.
 func (b *Toolbox) policy(p protocol.Profile) tools.Policy { return tools.NewPolicy(p, b.workspace) }
+
+// ask is the policy's third verdict on a call: nil, or why a person must approve it first.
+func (b *Toolbox) ask(ctx context.Context, p protocol.Profile, name, argsJSON string) *protocol.AskRef {
+	cfg := currentConfig(b.config)
+	if !cfg.Tools.Approval.Asks() {
+		return nil
+	}
+	rules, err := tools.NewApproval(cfg.Tools.Approval)
+	if err != nil {
+		return &protocol.AskRef{Reason: "tools.approval is broken (" + err.Error() + "), so every call asks", Key: name}
+	}
+	policy := b.policy(p)
+	env := tools.Env{Workspace: b.workspace, RestrictToWorkspace: b.restrict || policy.Confined(), Policy: policy}
+	return b.forKind(p.Kind).Ask(ctx, rules, env, name, argsJSON)
+}
 
 // refreshed is forKind after the MCP servers were (re)connected.
 func (b *Toolbox) refreshed(ctx context.Context, kind protocol.TurnKind) *tools.Registry {

@@ -27,6 +27,8 @@ type slashCommand struct {
 	help    string
 	hasArgs bool
 	run     func(c *Commands, ctx context.Context, in protocol.StepInput, args string) (string, error)
+	// answers, instead of run, is an approval command: it also reports that the asker got the answer.
+	answers func(c *Commands, ctx context.Context, in protocol.StepInput, args string) (string, bool, error)
 	// persist keeps the command and its reply in the session (as _command rows).
 	persist bool
 }
@@ -45,6 +47,8 @@ func init() {
 		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Commands).cmdDreamLog, persist: true},
 		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Commands).cmdDreamRestore, persist: true},
 		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Commands).cmdPairing, persist: true},
+		{name: protocol.ApproveCommand, help: "Approve a tool call that waits (/approve [id] [always])", hasArgs: true, answers: (*Commands).cmdApprove, persist: true},
+		{name: protocol.DenyCommand, help: "Refuse a tool call that waits (/deny [id] [reason])", hasArgs: true, answers: (*Commands).cmdDeny, persist: true},
 		{name: "/goal", help: "Set a sustained goal the agent works on until it is done (/goal <task>)", hasArgs: true, run: cmdGoal, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
@@ -78,7 +82,7 @@ func (c *Commands) Command(ctx context.Context, in protocol.StepInput) (protocol
 		}
 	}
 	var reply string
-	persist := true
+	persist, answered := true, false
 	switch {
 	case cmd == nil:
 		reply = fmt.Sprintf("Unknown command %q.", name)
@@ -89,7 +93,12 @@ func (c *Commands) Command(ctx context.Context, in protocol.StepInput) (protocol
 		reply = fmt.Sprintf("Command %q does not accept arguments. Did you mean %q?", cmd.name, cmd.name)
 	default:
 		var err error
-		if reply, err = cmd.run(c, ctx, in, args); err != nil {
+		if cmd.answers != nil {
+			reply, answered, err = cmd.answers(c, ctx, in, args)
+		} else {
+			reply, err = cmd.run(c, ctx, in, args)
+		}
+		if err != nil {
 			return protocol.CommandResult{}, fmt.Errorf("command %s: %w", name, err)
 		}
 		persist = cmd.persist
@@ -103,7 +112,7 @@ func (c *Commands) Command(ctx context.Context, in protocol.StepInput) (protocol
 			return protocol.CommandResult{}, fmt.Errorf("journal command %s: %w", name, err)
 		}
 	}
-	res := protocol.CommandResult{Handled: true, Command: name, Reply: chat.Preview(reply, protocol.PreviewBytes)}
+	res := protocol.CommandResult{Handled: true, Command: name, Reply: chat.Preview(reply, protocol.PreviewBytes), ApprovalAnswered: answered}
 	if persist {
 		res.EntryID = "final"
 	}
@@ -145,6 +154,7 @@ func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) 
 		delete(s.Metadata, summaryKey)
 		delete(s.Metadata, pendingKey)
 		delete(s.Metadata, doneKey)
+		delete(s.Metadata, alwaysKey) // "always" holds for one conversation
 		return nil
 	})
 	if err != nil {

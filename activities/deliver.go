@@ -39,6 +39,10 @@ func (a *Delivery) Deliver(ctx context.Context, in protocol.DeliverInput) error 
 		ID:    in.Turn + "#" + in.EntryID + "#" + strings.Join(in.MessageIDs, ","),
 		Route: in.Route, SessionKey: in.SessionKey, Turn: in.Turn,
 		MessageIDs: in.MessageIDs, Text: text, Media: in.Media, StopReason: in.StopReason, Kind: in.Kind,
+		Approval: in.Approval,
+	}
+	if in.Approval != nil {
+		r.ID = in.Turn + "#approval-" + in.Approval.ID // one request, one message, whatever the retries
 	}
 	prog := newDeliveryProgress(ctx)
 	defer prog.stop()

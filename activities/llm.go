@@ -2,8 +2,10 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -63,7 +65,7 @@ func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (prot
 		return protocol.LLMCallResult{}, err
 	}
 	if i := sess.Find(in.Turn, entry); i >= 0 {
-		res := a.resultFrom(sess.Messages[i], in)
+		res := a.resultFrom(ctx, sess.Messages[i], in)
 		res.GoalActive = goalIsActive(sess)
 		res.FromJournal = true
 		return res, nil
@@ -117,7 +119,7 @@ func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (prot
 	if _, err := a.store.Append(ctx, in.SessionKey, msg); err != nil {
 		return protocol.LLMCallResult{}, fmt.Errorf("journal model reply: %w", err)
 	}
-	res := a.resultFrom(msg, in)
+	res := a.resultFrom(ctx, msg, in)
 	res.GoalActive = goalIsActive(sess)
 	res.DroppedCalls = dropped
 	if resp.Model != "" {
@@ -207,7 +209,7 @@ func (a *ModelCall) request(ctx context.Context, sess *session.Session, in proto
 	}, nil
 }
 
-func (a *ModelCall) resultFrom(m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {
+func (a *ModelCall) resultFrom(ctx context.Context, m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {
 	res := protocol.LLMCallResult{
 		EntryID: m.EntryID, ContentPreview: chat.Preview(m.Content, protocol.PreviewBytes), ContentChars: len(m.Content),
 		FinishReason: m.FinishReason, Model: in.Settings.Model,
@@ -221,9 +223,29 @@ func (a *ModelCall) resultFrom(m chat.Message, in protocol.LLMCallInput) protoco
 		if t, ok := a.tools.forKind(in.Profile.Kind).Get(tc.Function.Name); ok {
 			ref.ConcurrencySafe = t.Flags().ConcurrencySafe()
 		}
+		ref.Signature = callSignature(tc.Function.Name, tc.Function.Arguments)
+		if ref.Ask = a.tools.ask(ctx, in.Profile, tc.Function.Name, tc.Function.Arguments); ref.Ask != nil {
+			ref.ConcurrencySafe = false // a call that waits for a person runs alone
+		}
 		res.ToolCalls = append(res.ToolCalls, ref)
 	}
 	return res
+}
+
+// callSignature names a call by its tool and arguments (as JSON, keys
+// sorted), for the repeated-call guard: the same call spelt with other
+// spacing or key order is the same call.
+func callSignature(name, argsJSON string) string {
+	canonical := argsJSON
+	var v any
+	if json.Unmarshal([]byte(argsJSON), &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			canonical = string(b)
+		}
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name + "\x00" + canonical))
+	return fmt.Sprintf("%s:%016x", name, h.Sum64())
 }
 
 // toolSummaryArg is the argument that says most about a call, for the

@@ -11,6 +11,8 @@ const (
 	EmptyRetryPrompt = "Please provide your response to the user based on the conversation above."
 	FinalizePrompt   = "The tool-call budget for this turn is exhausted. Do not call any more tools: " +
 		"using only what you have gathered so far, give the user your best final answer now, and say what is left undone."
+	RepeatedPrompt = "You called the same tool with the same arguments again after being told its result will not change. " +
+		"Do not call any more tools: using only what you have gathered so far, give the user your best final answer now, and say what is left undone."
 	MalformedPrompt = "Your previous reply contained a tool call without a tool name, so it was dropped. " +
 		"Call a tool by its exact name, or answer the user directly."
 	lengthPromptHead = "Your previous reply was cut off by the output limit. Continue exactly where it stopped, " +
@@ -28,6 +30,8 @@ func recoveryPrompt(mode string, history []chat.Message) (prompt string, noTools
 		return EmptyRetryPrompt, true
 	case protocol.ModeFinalize:
 		return FinalizePrompt, true
+	case protocol.ModeRepeated:
+		return RepeatedPrompt, true
 	case protocol.ModeMalformed:
 		return MalformedPrompt, false
 	case protocol.ModeLength:

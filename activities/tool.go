@@ -81,6 +81,12 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 	if err := reg.Permit(policy, call.Function.Name, call.Function.Arguments); err != nil {
 		return a.journalToolResult(ctx, in, call, tools.Result{Text: err.Error(), IsError: true}, false) // refused before anything acts
 	}
+	if !in.Approved && a.tools.ask(ctx, in.Profile, call.Function.Name, call.Function.Arguments) != nil {
+		// The workflow asks before it starts such a call; one that reaches here unasked is refused, never run.
+		text := fmt.Sprintf("Error: %s needs a person's approval, and this call was not approved", call.Function.Name)
+		return a.journalToolResult(ctx, in, call, tools.Result{Text: text, IsError: true}, false)
+	}
+	env.Approved = in.Approved
 	var result tools.Result
 	claimed := true
 	if known && tool.Flags().SideEffects {

@@ -27,6 +27,9 @@ type Reply struct {
 	Media      []string
 	StopReason string
 	Kind       protocol.ReplyKind
+	// Approval is the request a ReplyApproval asks about: a channel with
+	// buttons draws Approve / Deny / Always under Text (which names the commands).
+	Approval *protocol.ApprovalRequest
 }
 
 // Answer reports whether the reply is a turn's answer: it ends the turn's

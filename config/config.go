@@ -190,6 +190,9 @@ func (c *Config) validate(src string) error {
 			return err
 		}
 	}
+	if err := c.Tools.Approval.check(src); err != nil {
+		return err
+	}
 	if w := c.Channels.Web; w.Port < 0 || w.Port > 65535 {
 		return &Error{Source: src, Key: "channels.web.port", Msg: fmt.Sprintf("%d is not a TCP port (0–65535)", w.Port)}
 	}

@@ -48,6 +48,7 @@ func defaultDefaults() Defaults {
 		Temperature:                     0.1,
 		FallbackModels:                  []FallbackModel{},
 		MaxToolIterations:               200,
+		MaxRepeatedToolCalls:            3,
 		MaxConcurrentSubagents:          1,
 		FailOnToolError:                 true,
 		MaxToolResultChars:              16000,
@@ -127,6 +128,7 @@ func defaultTools() Tools {
 		},
 		File:       FileTools{Enable: true},
 		MCPServers: map[string]MCPServer{},
+		Approval:   Approval{Mode: "off", Tools: []string{}, Commands: []string{}, TimeoutS: 86400},
 	}
 }
 

@@ -27,16 +27,18 @@ func (c *Config) TurnSettings() protocol.Settings {
 	d := c.Agents.Defaults
 	m := c.ActiveModel()
 	s := protocol.Settings{
-		Model:               m.Model,
-		MaxIterations:       positive(d.MaxToolIterations, def.MaxToolIterations),
-		MaxTokens:           positive(m.MaxTokens, def.MaxTokens),
-		ContextWindowTokens: positive(m.ContextWindowTokens, def.ContextWindowTokens),
-		Stream:              EnvBool("NANOBOT_STREAM", true),
-		LLMTimeout:          EnvSeconds("NANOBOT_LLM_TIMEOUT_S", defaultLLMTimeoutS),
-		LLMHeartbeat:        EnvSeconds("NANOBOT_LLM_HEARTBEAT_TIMEOUT_S", defaultLLMHeartbeatS),
-		LLMMaxAttempts:      defaultLLMMaxAttempts,
-		ToolTimeout:         defaultToolTimeout,
-		ConsolidationRatio:  d.ConsolidationRatio,
+		Model:                m.Model,
+		MaxIterations:        positive(d.MaxToolIterations, def.MaxToolIterations),
+		MaxTokens:            positive(m.MaxTokens, def.MaxTokens),
+		ContextWindowTokens:  positive(m.ContextWindowTokens, def.ContextWindowTokens),
+		Stream:               EnvBool("NANOBOT_STREAM", true),
+		LLMTimeout:           EnvSeconds("NANOBOT_LLM_TIMEOUT_S", defaultLLMTimeoutS),
+		LLMHeartbeat:         EnvSeconds("NANOBOT_LLM_HEARTBEAT_TIMEOUT_S", defaultLLMHeartbeatS),
+		LLMMaxAttempts:       defaultLLMMaxAttempts,
+		ToolTimeout:          defaultToolTimeout,
+		ConsolidationRatio:   d.ConsolidationRatio,
+		ApprovalTimeout:      time.Duration(positive(c.Tools.Approval.TimeoutS, 86400)) * time.Second,
+		MaxRepeatedToolCalls: positive(d.MaxRepeatedToolCalls, def.MaxRepeatedToolCalls),
 	}
 	if s.LLMTimeout == 0 {
 		s.LLMTimeout = unlimitedLLMTimeout

@@ -33,32 +33,34 @@ type Agents struct {
 
 // Defaults is agents.defaults: the model and the agent loop's limits.
 type Defaults struct {
-	Workspace                       string          `json:"workspace"`
-	ModelPreset                     string          `json:"modelPreset"` // "" = none; otherwise wins over model/provider/…
-	Model                           string          `json:"model"`
-	Provider                        string          `json:"provider"`
-	MaxTokens                       int             `json:"maxTokens"`
-	ContextWindowTokens             int             `json:"contextWindowTokens"`
-	ContextBlockLimit               *int            `json:"contextBlockLimit"`
-	Temperature                     float64         `json:"temperature"`
-	FallbackModels                  []FallbackModel `json:"fallbackModels"`
-	MaxToolIterations               int             `json:"maxToolIterations"`
-	MaxConcurrentSubagents          int             `json:"maxConcurrentSubagents"`
-	FailOnToolError                 bool            `json:"failOnToolError"`
-	MaxToolResultChars              int             `json:"maxToolResultChars"`
-	ProviderRetryMode               string          `json:"providerRetryMode"`
-	ReasoningEffort                 *string         `json:"reasoningEffort"`
-	ToolHintMaxLength               int             `json:"toolHintMaxLength"`
-	Timezone                        string          `json:"timezone"`
-	TimezoneMode                    string          `json:"timezoneMode"`
-	BotName                         string          `json:"botName"`
-	BotIcon                         string          `json:"botIcon"`
-	UnifiedSession                  bool            `json:"unifiedSession"`
-	DisabledSkills                  []string        `json:"disabledSkills"`
-	IdleCompactAfterMinutes         int             `json:"idleCompactAfterMinutes" config:"alias=sessionTtlMinutes"`
-	IdleCompactCheckIntervalSeconds int             `json:"idleCompactCheckIntervalSeconds"`
-	ConsolidationRatio              float64         `json:"consolidationRatio"`
-	Dream                           Dream           `json:"dream"`
+	Workspace           string          `json:"workspace"`
+	ModelPreset         string          `json:"modelPreset"` // "" = none; otherwise wins over model/provider/…
+	Model               string          `json:"model"`
+	Provider            string          `json:"provider"`
+	MaxTokens           int             `json:"maxTokens"`
+	ContextWindowTokens int             `json:"contextWindowTokens"`
+	ContextBlockLimit   *int            `json:"contextBlockLimit"`
+	Temperature         float64         `json:"temperature"`
+	FallbackModels      []FallbackModel `json:"fallbackModels"`
+	MaxToolIterations   int             `json:"maxToolIterations"`
+	// MaxRepeatedToolCalls: the same call with the same arguments runs at most this often in a turn.
+	MaxRepeatedToolCalls            int      `json:"maxRepeatedToolCalls"`
+	MaxConcurrentSubagents          int      `json:"maxConcurrentSubagents"`
+	FailOnToolError                 bool     `json:"failOnToolError"`
+	MaxToolResultChars              int      `json:"maxToolResultChars"`
+	ProviderRetryMode               string   `json:"providerRetryMode"`
+	ReasoningEffort                 *string  `json:"reasoningEffort"`
+	ToolHintMaxLength               int      `json:"toolHintMaxLength"`
+	Timezone                        string   `json:"timezone"`
+	TimezoneMode                    string   `json:"timezoneMode"`
+	BotName                         string   `json:"botName"`
+	BotIcon                         string   `json:"botIcon"`
+	UnifiedSession                  bool     `json:"unifiedSession"`
+	DisabledSkills                  []string `json:"disabledSkills"`
+	IdleCompactAfterMinutes         int      `json:"idleCompactAfterMinutes" config:"alias=sessionTtlMinutes"`
+	IdleCompactCheckIntervalSeconds int      `json:"idleCompactCheckIntervalSeconds"`
+	ConsolidationRatio              float64  `json:"consolidationRatio"`
+	Dream                           Dream    `json:"dream"`
 }
 
 // Dream is the periodic memory-consolidation job.
@@ -228,6 +230,20 @@ type Tools struct {
 	Web                 WebTools             `json:"web"`
 	File                FileTools            `json:"file"`
 	MCPServers          map[string]MCPServer `json:"mcpServers"`
+	Approval            Approval             `json:"approval"`
+}
+
+// Approval is tools.approval: which calls wait for a person's yes.
+type Approval struct {
+	// Mode: "off" (default), "risky" (the patterns below, deny-list hits,
+	// writes outside the workspace), "all" (every call that changes something).
+	Mode string `json:"mode"`
+	// Tools are tool-name globs that always ask ("exec", "mcp_github_*").
+	Tools []string `json:"tools"`
+	// Commands are exec command regexes that ask; empty takes the built-in risky list.
+	Commands []string `json:"commands"`
+	// TimeoutS is how long a request waits before the call is skipped (default a day).
+	TimeoutS int `json:"timeoutS"`
 }
 
 // ExecTool is tools.exec.

@@ -66,6 +66,10 @@ type Settings struct {
 	ToolTimeout         time.Duration `json:"tool_timeout"`
 	// ConsolidationRatio: consolidation archives until the prompt is at most budget × this.
 	ConsolidationRatio float64 `json:"consolidation_ratio,omitempty"`
+	// ApprovalTimeout is how long a call that needs approval waits (tools.approval.timeoutS).
+	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
+	// MaxRepeatedToolCalls: the same call with the same arguments runs at most this often per turn.
+	MaxRepeatedToolCalls int `json:"max_repeated_tool_calls,omitempty"`
 }
 
 // TurnInput starts a run of TurnWorkflow.
@@ -107,6 +111,12 @@ type RunnerState struct {
 	CachedTokens     int      `json:"cached_tokens,omitempty"`
 	// GoalContinuations counts the prompts to go on with an active goal.
 	GoalContinuations int `json:"goal_continuations,omitempty"`
+	// Repeats counts each call signature (tool + arguments) of this turn.
+	Repeats map[string]int `json:"repeats,omitempty"`
+	// RepeatStrikes counts the calls refused as repeats; the second ends the tools.
+	RepeatStrikes int `json:"repeat_strikes,omitempty"`
+	// Always are the approval keys this turn was told "always" for.
+	Always []string `json:"always,omitempty"`
 }
 
 // TraceEntry records one state of a turn.
@@ -126,6 +136,8 @@ type TurnState struct {
 	Trace      []TraceEntry `json:"trace"`
 	// Hints are the progress lines of the tool calls this run started, in order.
 	Hints []string `json:"hints,omitempty"`
+	// Waiting is the approval request the turn waits on, if any.
+	Waiting *ApprovalRequest `json:"waiting,omitempty"`
 }
 
 // TurnResult is what a finished run returns.
@@ -178,6 +190,8 @@ type CommandResult struct {
 	EntryID string `json:"entry_id,omitempty"`
 	// Goal: a /goal message; the turn goes to the model, which may create the goal.
 	Goal bool `json:"goal,omitempty"`
+	// ApprovalAnswered: an /approve or /deny reached the task that asked.
+	ApprovalAnswered bool `json:"approval_answered,omitempty"`
 }
 
 // BuildResult tells what BUILD prepared.
@@ -225,6 +239,7 @@ const (
 	ModeLength     = "length"      // the last answer was cut at the output limit: continue it
 	ModeMalformed  = "malformed"   // every tool call was malformed: one corrective retry
 	ModeFinalize   = "finalize"    // the iteration budget is spent: answer without tools
+	ModeRepeated   = "repeated"    // the model kept repeating a call after guidance: answer without tools
 )
 
 // InjectInput journals messages that arrived while the turn ran.
@@ -248,6 +263,10 @@ type ToolCallRef struct {
 	Hint string `json:"hint,omitempty"`
 	// Summary is the key argument for the Web UI ("path=README.md").
 	Summary string `json:"summary,omitempty"`
+	// Signature is the call's tool and arguments, hashed: the repeated-call guard's key.
+	Signature string `json:"signature,omitempty"`
+	// Ask, when set, means a person must approve the call before it runs.
+	Ask *AskRef `json:"ask,omitempty"`
 }
 
 // LLMCallResult is one model reply; its full text stays in the journal.
@@ -288,6 +307,8 @@ type ToolCallInput struct {
 	// or all of a parallel batch's on its first call, so the chat shows
 	// them in the model's order whichever call starts first.
 	Hints []string `json:"hints,omitempty"`
+	// Approved: a person approved this call (it may run although the policy asks, or the deny list matches).
+	Approved bool `json:"approved,omitempty"`
 }
 
 // ToolResultInput journals a result the workflow itself produced (spawn's, a failed call's).
@@ -325,6 +346,8 @@ type DeliverInput struct {
 	EntryID    string    `json:"entry_id,omitempty"`
 	StopReason string    `json:"stop_reason,omitempty"`
 	Kind       ReplyKind `json:"kind,omitempty"`
+	// Approval is the request a ReplyApproval shows (buttons where the chat has them).
+	Approval *ApprovalRequest `json:"approval,omitempty"`
 }
 
 // ReplyKind says what a reply is; why its turn stopped is its StopReason.
@@ -353,6 +376,7 @@ const (
 	StopCompleted     = "completed"
 	StopError         = "error"
 	StopMaxIterations = "max_iterations"
+	StopRepeatedCalls = "repeated_tool_calls"
 	StopEmptyFinal    = "empty_final_response"
 	StopCommand       = "command"
 	StopCancelled     = "cancelled"

@@ -121,7 +121,7 @@ func (t *ExecTool) Run(ctx context.Context, env Env, args map[string]any) Result
 	if strings.TrimSpace(command) == "" {
 		return ErrorResult("Error: command is empty")
 	}
-	if reason := t.guard.check(ctx, command); reason != "" {
+	if reason := t.guard.check(ctx, command); reason != "" && !env.Approved {
 		return ErrorResult("Error: Command blocked by safety guard (%s)", reason)
 	}
 	wd := StringArg(args, "working_dir")

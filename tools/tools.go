@@ -65,6 +65,8 @@ type Env struct {
 	Route protocol.Route
 	// Policy is the turn's rule on tools: a call it refuses does not run.
 	Policy Policy
+	// Approved: a person approved this call, so the exec guard it tripped asked instead of refusing.
+	Approved bool
 }
 
 // ErrorResult formats an error result; the text always starts with "Error: "

@@ -54,6 +54,10 @@ func Features(a *activities.Set) []Feature {
 			act(protocol.ActivityTool, a.Tools.ToolCall, turns),
 			act(protocol.ActivityToolResult, a.Tools.ToolResult, turns),
 		}},
+		{"approval", []Entry{
+			act(protocol.ActivityApprovalAsk, a.Approvals.ApprovalAsk, turns),
+			act(protocol.ActivityApprovalClose, a.Approvals.ApprovalClose, turns),
+		}},
 		{"delivery", []Entry{
 			wf(protocol.MessageWorkflowName, workflows.MessageWorkflow),
 			act(protocol.ActivityDeliver, a.Delivery.Deliver, DeliveryQueue),

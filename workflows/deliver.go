@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -75,6 +76,11 @@ func told(stopReason string) bool {
 // a process that is gone is left in the journal, marked undelivered, so
 // the next CLI in that session shows it.
 func (t *turn) deliverTo(ctx workflow.Context, ins []protocol.DeliverInput) {
+	deliverAll(ctx, t.in.SessionKey, ins)
+}
+
+// deliverAll runs deliveries in parallel and waits for them (see deliverTo).
+func deliverAll(ctx workflow.Context, sessionKey string, ins []protocol.DeliverInput) {
 	futures := make([]workflow.Future, len(ins))
 	for i, in := range ins {
 		futures[i] = workflow.ExecuteActivity(deliverCtx(ctx, in.Route), protocol.ActivityDeliver, in)
@@ -88,14 +94,14 @@ func (t *turn) deliverTo(ctx workflow.Context, ins []protocol.DeliverInput) {
 		var te *temporal.TimeoutError
 		if in.Route.PerProcess() && errors.As(err, &te) {
 			workflow.GetLogger(ctx).Info("the process that asked is gone; the reply stays in the journal",
-				"session", t.in.SessionKey, "route", in.Route.String())
+				"session", sessionKey, "route", in.Route.String())
 			mark := workflow.ExecuteLocalActivity(localCtx(ctx, "mark undelivered"), protocol.ActivityMarkUndelivered, in)
 			if err := mark.Get(ctx, nil); err != nil {
-				workflow.GetLogger(ctx).Warn("marking an undelivered reply failed", "session", t.in.SessionKey, "error", err)
+				workflow.GetLogger(ctx).Warn("marking an undelivered reply failed", "session", sessionKey, "error", err)
 			}
 			continue
 		}
-		workflow.GetLogger(ctx).Error("delivery failed", "session", t.in.SessionKey, "route", in.Route.String(), "error", err)
+		workflow.GetLogger(ctx).Error("delivery failed", "session", sessionKey, "route", in.Route.String(), "error", err)
 	}
 }
 
@@ -120,4 +126,31 @@ func deliverCtx(ctx workflow.Context, r protocol.Route) workflow.Context {
 		},
 		Summary: "deliver to " + r.Channel,
 	})
+}
+
+// showApproval shows an approval request in every chat the turn answers.
+// The messages it names stay unanswered: the turn's reply still goes to them.
+func (t *turn) showApproval(ctx workflow.Context, req protocol.ApprovalRequest) {
+	var ins []protocol.DeliverInput
+	for _, m := range t.answered[t.delivered:] {
+		if !m.Route.Deliverable() {
+			continue
+		}
+		if i := slices.IndexFunc(ins, func(in protocol.DeliverInput) bool { return in.Route == m.Route }); i >= 0 {
+			ins[i].MessageIDs = append(ins[i].MessageIDs, m.ID)
+			continue
+		}
+		ins = append(ins, approvalDelivery(t.in.SessionKey, t.id, m.Route, []string{m.ID}, req))
+	}
+	if len(ins) == 0 && t.msg.Route.Deliverable() { // every message already answered (a goal's round): ask the origin
+		ins = append(ins, approvalDelivery(t.in.SessionKey, t.id, t.msg.Route, nil, req))
+	}
+	t.deliverTo(ctx, ins)
+}
+
+func approvalDelivery(sessionKey, turn string, r protocol.Route, ids []string, req protocol.ApprovalRequest) protocol.DeliverInput {
+	return protocol.DeliverInput{
+		SessionKey: sessionKey, Turn: turn, Route: r, MessageIDs: ids,
+		Text: req.Text(), Kind: protocol.ReplyApproval, Approval: &req,
+	}
 }

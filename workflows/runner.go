@@ -51,14 +51,18 @@ type loopHost interface {
 	continueAsNew(ctx workflow.Context) error
 	// progress shows an answer the loop goes on from (a sustained goal's round).
 	progress(ctx workflow.Context)
+	// showApproval delivers an approval request to the chat that is asked.
+	showApproval(ctx workflow.Context, req protocol.ApprovalRequest)
 }
 
 // loopConfig fixes who the loop speaks for and by which rules, for one run.
 type loopConfig struct {
 	SessionKey string
-	Turn       string
-	Route      protocol.Route
-	Settings   protocol.Settings
+	// OriginKey is the session of the chat asked for approvals (a subagent's origin).
+	OriginKey string
+	Turn      string
+	Route     protocol.Route
+	Settings  protocol.Settings
 	// Profile is the host's rules on tools, for the model call and the tool call alike.
 	Profile protocol.Profile
 	// NoFinalize: at the iteration limit, stop with the text instead of one
@@ -81,6 +85,8 @@ type runner struct {
 	lastCall string
 	// lastModel is the model that answered last, for the memo.
 	lastModel string
+	// waitingFor is the approval request the loop waits on, for the state query.
+	waitingFor *protocol.ApprovalRequest
 }
 
 // toolFinishReasons are the finish reasons under which nanobot runs tool calls.
@@ -132,6 +138,13 @@ func (r *runner) execute(ctx workflow.Context) (Event, error) {
 			}
 			return EvOK, nil
 		}
+		if mode == protocol.ModeRepeated {
+			r.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopRepeatedCalls}
+			if res.ContentChars == 0 {
+				r.final = reply{Text: repeatedEndText, StopReason: protocol.StopRepeatedCalls}
+			}
+			return EvOK, nil
+		}
 		next, done, err := r.decide(ctx, res)
 		if err != nil || done {
 			return EvOK, err
@@ -156,6 +169,9 @@ func (r *runner) decide(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 			return "", true, err
 		}
 		r.inject(ctx)
+		if r.RepeatStrikes >= repeatStrikesToEnd {
+			return protocol.ModeRepeated, false, nil // guided once, repeated again: the turn ends without tools
+		}
 		return "", false, nil
 	case len(res.ToolCalls) == 0 && res.DroppedCalls > 0 && res.ContentChars == 0:
 		if !r.MalformedRetried {
@@ -307,7 +323,11 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 			if k == 0 {
 				shows = batchHints(batch)
 			}
-			futures = append(futures, r.startTool(ctx, c, res.EntryID, shows))
+			f, err := r.gateTool(ctx, c, res.EntryID, shows)
+			if err != nil {
+				return err
+			}
+			futures = append(futures, f)
 		}
 		for k, f := range futures {
 			var out protocol.ToolCallResult
@@ -340,7 +360,7 @@ func batchHints(batch []protocol.ToolCallRef) []string {
 	return out
 }
 
-func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string, hints []string) workflow.Future {
+func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string, hints []string, approved bool) workflow.Future {
 	s := r.cfg.Settings
 	if c.Hint != "" {
 		r.hints = append(r.hints, c.Hint)
@@ -358,6 +378,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 	in := protocol.ToolCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
 		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Profile: r.cfg.Profile, Hints: hints,
+		Approved: approved,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)
 }

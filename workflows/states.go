@@ -80,7 +80,8 @@ func (t *turn) respond(ctx workflow.Context) (Event, error) {
 }
 
 // inlineCommands answer while a turn runs, as nanobot's do.
-var inlineCommands = map[string]bool{"/status": true, "/help": true, "/history": true}
+var inlineCommands = map[string]bool{"/status": true, "/help": true, "/history": true,
+	protocol.ApproveCommand: true, protocol.DenyCommand: true}
 
 func isInlineCommand(text string) bool {
 	name, _, ok := protocol.ParseCommand(text)
@@ -93,6 +94,9 @@ func (t *turn) inlineCommand(ctx workflow.Context, msg protocol.Inbound) {
 		SessionKey: t.in.SessionKey, Turn: t.id + "/" + msg.ID, Message: msg, Settings: t.in.Settings,
 		Running: fmt.Sprintf("%s, iteration %d of %d", t.m.current, t.run.Iteration, t.in.Settings.MaxIterations),
 	}
+	if w := t.run.waitingFor; w != nil {
+		step.Running += fmt.Sprintf(", "+waitingDetailsFmt, w.Call(), protocol.AskedAgo(workflow.Now(ctx).Sub(w.AskedAt)))
+	}
 	var res protocol.CommandResult
 	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "inline command"), protocol.ActivityCommand, step).Get(ctx, &res); err != nil {
 		workflow.GetLogger(ctx).Error("inline command failed", "session", t.in.SessionKey, "error", err)
@@ -100,6 +104,10 @@ func (t *turn) inlineCommand(ctx workflow.Context, msg protocol.Inbound) {
 	}
 	if !msg.Route.Deliverable() {
 		return // nobody waits for this reply
+	}
+	if res.ApprovalAnswered && msg.Route.PerProcess() {
+		t.answered = append(t.answered, msg) // an API request or a CLI waits for the turn's reply, not for "Approved"
+		return
 	}
 	in := protocol.DeliverInput{
 		SessionKey: t.in.SessionKey, Turn: step.Turn, Route: msg.Route,

@@ -144,7 +144,7 @@ func (s *subagent) cancelled(ctx workflow.Context, cause error) error {
 func (s *subagent) state() (protocol.TurnState, error) {
 	return protocol.TurnState{
 		SessionKey: protocol.SubagentSessionKey(s.in.ID), State: string(s.m.current),
-		Iteration: s.run.Iteration, Trace: s.m.trace, Hints: s.run.hints,
+		Iteration: s.run.Iteration, Trace: s.m.trace, Hints: s.run.hints, Waiting: s.run.waitingFor,
 	}, nil
 }
 
@@ -153,7 +153,7 @@ func (s *subagent) state() (protocol.TurnState, error) {
 
 func (s *subagent) loopConfig() loopConfig {
 	return loopConfig{
-		SessionKey: protocol.SubagentSessionKey(s.in.ID), Turn: s.turn(), Settings: s.in.Settings,
+		SessionKey: protocol.SubagentSessionKey(s.in.ID), OriginKey: s.in.OriginKey, Turn: s.turn(), Settings: s.in.Settings,
 		Route: protocol.Route{Channel: "subagent", ChatID: s.in.ID}, Profile: protocol.ProfileFor(protocol.SubagentTurn, false), NoFinalize: true,
 	}
 }
@@ -162,6 +162,15 @@ func (s *subagent) waiting() int                                  { return 0 }
 func (s *subagent) injectWaiting(workflow.Context, int, int) bool { return false }
 func (s *subagent) onAnswer(workflow.Context)                     {}
 func (s *subagent) progress(workflow.Context)                     {}
+
+// showApproval asks in the chat that spawned the subagent.
+func (s *subagent) showApproval(ctx workflow.Context, req protocol.ApprovalRequest) {
+	if !s.in.Origin.Deliverable() {
+		return
+	}
+	req.Reason = "subagent [" + s.in.Label + "]: " + req.Reason
+	deliverAll(ctx, s.in.OriginKey, []protocol.DeliverInput{approvalDelivery(s.in.OriginKey, s.turn(), s.in.Origin, nil, req)})
+}
 
 func (s *subagent) continueAsNew(ctx workflow.Context) error {
 	next := s.in

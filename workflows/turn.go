@@ -248,7 +248,7 @@ func (t *turn) carryLeftovers(ctx workflow.Context) error {
 func (t *turn) state() (protocol.TurnState, error) {
 	return protocol.TurnState{
 		SessionKey: t.in.SessionKey, State: string(t.m.current),
-		Iteration: t.run.Iteration, Trace: t.m.trace, Hints: t.run.hints,
+		Iteration: t.run.Iteration, Trace: t.m.trace, Hints: t.run.hints, Waiting: t.run.waitingFor,
 	}, nil
 }
 
@@ -259,7 +259,7 @@ func (t *turn) step() protocol.StepInput {
 // The turn is the runner's host: its inbox is the session's signal channel.
 
 func (t *turn) loopConfig() loopConfig {
-	return loopConfig{SessionKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, Profile: t.profile}
+	return loopConfig{SessionKey: t.in.SessionKey, OriginKey: t.in.SessionKey, Turn: t.id, Route: t.msg.Route, Settings: t.in.Settings, Profile: t.profile}
 }
 
 func (t *turn) waiting() int { return len(t.pending) }
