@@ -38,9 +38,15 @@ type apiServer struct {
 // until /health answers.
 func startServe(t *testing.T, dev *testenv.DevServer, model *modeltest.Server, api map[string]any) *apiServer {
 	t.Helper()
+	return startServeWith(t, dev, model, map[string]any{"api": api})
+}
+
+// startServeWith is startServe with more of config.json (cfg["api"] is the API block).
+func startServeWith(t *testing.T, dev *testenv.DevServer, model *modeltest.Server, cfg map[string]any) *apiServer {
+	t.Helper()
 	port := testenv.FreePort(t)
-	api["port"] = port
-	home := testenv.NewHome(t, model.URL(), map[string]any{"api": api})
+	cfg["api"].(map[string]any)["port"] = port
+	home := testenv.NewHome(t, model.URL(), cfg)
 	cmd := exec.Command(testenv.NanobotBin(t), "serve")
 	cmd.Env = home.Env(dev.Addr, "NANOBOT_LOG_LEVEL=info")
 	logs := &bytes.Buffer{}

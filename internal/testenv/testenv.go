@@ -294,7 +294,10 @@ func Settings(s protocol.Settings) protocol.Settings {
 	fill(&s.MaxIterations, d.MaxIterations)
 	fill(&s.MaxTokens, d.MaxTokens)
 	fill(&s.ContextWindowTokens, d.ContextWindowTokens)
-	for _, f := range []struct{ v, def *time.Duration }{{&s.LLMTimeout, &d.LLMTimeout}, {&s.LLMHeartbeat, &d.LLMHeartbeat}, {&s.ToolTimeout, &d.ToolTimeout}} {
+	fill(&s.MaxRepeatedToolCalls, d.MaxRepeatedToolCalls)
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&s.LLMTimeout, &d.LLMTimeout}, {&s.LLMHeartbeat, &d.LLMHeartbeat}, {&s.ToolTimeout, &d.ToolTimeout}, {&s.ApprovalTimeout, &d.ApprovalTimeout},
+	} {
 		if *f.v == 0 {
 			*f.v = *f.def
 		}
