@@ -16,6 +16,7 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
+	"github.com/nanobot-durable/nanobot/session"
 )
 
 // riskyExec is a command the exec deny list refuses; with approval on it asks.
@@ -195,4 +196,61 @@ func TestAPIReturnsTheRequestAndTakesApproveNext(t *testing.T) {
 	require.NoError(t, err, "serve log:\n%s", s.logs)
 	require.Contains(t, second.Choices[0].Message.Content, "Tool said:")
 	require.Equal(t, 1, ranCount(t, s.home))
+}
+
+// TestSubagentAsksInItsOriginChat: a subagent's risky call is recorded in the
+// chat that spawned it; /approve there wakes the subagent, which runs it once.
+func TestSubagentAsksInItsOriginChat(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	m := &subagentModel{subStep: func(n int) modeltest.Step {
+		if n == 1 {
+			return modeltest.ToolCalls(modeltest.Call{ID: "sub_rm", Name: "exec", Args: `{"command":"` + riskyExec + `"}`})
+		}
+		return modeltest.Text("Cleaned up.")
+	}}
+	model := modeltest.New().Handle(m.handle)
+	defer model.Close()
+	home := approvalHome(t, model, map[string]any{"mode": "risky"})
+	_, logs := startWorker(t, home.Env(dev.Addr))
+	publishSub(t, dev, "s1", "clean up in the background")
+
+	var id string
+	require.Eventually(t, func() bool {
+		recs, _ := loadSession(t, home, "cli:sub").Metadata["approvals"].(map[string]any)
+		for k, v := range recs {
+			if v.(map[string]any)["status"] == "pending" {
+				id = k
+				return strings.HasPrefix(v.(map[string]any)["workflow_id"].(string), "subagent/")
+			}
+		}
+		return false
+	}, time.Minute, 100*time.Millisecond, "the subagent's request never reached its origin session\n%s", logs)
+	require.Equal(t, 0, ranCount(t, home))
+
+	publishSub(t, dev, "s2", "/approve "+id)
+	require.Eventually(t, func() bool { _, sub := m.counts(); return sub == 2 }, time.Minute, 100*time.Millisecond, "the subagent never went on\n%s", logs)
+	require.Equal(t, 1, ranCount(t, home))
+	require.Eventually(t, func() bool {
+		for _, msg := range loadSession(t, home, "cli:sub").Messages {
+			if strings.Contains(msg.Content, "Your helper reported back.") {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 100*time.Millisecond, "the subagent's report never arrived\n%s", logs)
+}
+
+// loadSession reads a session as the workers do; a missing one is empty.
+func loadSession(t *testing.T, h *testenv.Home, key string) *session.Session {
+	store, err := session.NewJSONLStore(session.SessionsDir(filepath.Dir(h.ConfigPath), h.Workspace), nil)
+	if err != nil {
+		t.Error(err)
+		return &session.Session{}
+	}
+	sess, err := store.Load(context.Background(), key)
+	if err != nil {
+		t.Error(err)
+		return &session.Session{}
+	}
+	return sess
 }
