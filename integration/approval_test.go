@@ -11,6 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
@@ -87,6 +88,7 @@ func TestApprovalWaitSurvivesKillingTheWorker(t *testing.T) {
 	require.Equal(t, "exec", req.Tool)
 	require.Contains(t, req.Reason, "recursive or forced rm")
 	require.Equal(t, 0, ranCount(t, home), "nothing runs before the answer")
+	require.Contains(t, currentDetails(t, dev, "cli:approve"), "waiting for approval: exec "+riskyExec+" (asked just now)", "the Web UI shows the wait")
 
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_, _ = first.Process.Wait()
@@ -253,4 +255,16 @@ func loadSession(t *testing.T, h *testenv.Home, key string) *session.Session {
 		return &session.Session{}
 	}
 	return sess
+}
+
+// currentDetails is what the Web UI shows of a running turn (its current details).
+func currentDetails(t *testing.T, dev *testenv.DevServer, sessionKey string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := dev.Client.QueryWorkflow(ctx, protocol.TurnWorkflowID(sessionKey), "", "__temporal_workflow_metadata")
+	require.NoError(t, err)
+	var md sdkpb.WorkflowMetadata
+	require.NoError(t, v.Get(&md))
+	return md.GetCurrentDetails()
 }

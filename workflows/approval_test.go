@@ -179,3 +179,25 @@ func TestWaitShowsInDetailsAndState(t *testing.T) {
 	require.NotNil(t, state.Waiting)
 	require.Equal(t, "exec rm -rf build/", state.Waiting.Call())
 }
+
+func TestStatusWhileWaitingSaysWhatWaits(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "rm -rf build/"), text("Done.")}}
+	var running []string
+	run := newApprovalRun(t, s, false, func(run *approvalRun, req protocol.ApprovalRequest) {
+		run.env.SignalWorkflow(protocol.SignalInbound, inbound("m2", "/status"))
+		run.env.RegisterDelayedCallback(func() {
+			run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
+		}, time.Minute)
+	})
+	run.env.OnActivity(protocol.ActivityCommand, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in protocol.StepInput) (protocol.CommandResult, error) {
+			if in.Message.Content != "/status" {
+				return protocol.CommandResult{}, nil
+			}
+			running = append(running, in.Running)
+			return protocol.CommandResult{Handled: true, Reply: "status"}, nil
+		})
+	run.execute(t, protocol.Settings{})
+	require.Len(t, running, 1)
+	require.Contains(t, running[0], "waiting for approval: exec rm -rf build/ (asked 10 min ago)")
+}
