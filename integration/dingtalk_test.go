@@ -20,14 +20,28 @@ var (
 
 const dingTeam = "cidTEAM0001"
 
+// startDingTalk runs the gateway against a fresh peer, Alice allowed, and
+// waits for the stream.
+func startDingTalk(t *testing.T, model *modeltest.Server) (*dingtalkpeer.Peer, *testenv.Home, []string, outputs) {
+	t.Helper()
+	dev := testenv.StartDevServer(t)
+	peer := dingtalkpeer.New(t)
+	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"dingtalk": map[string]any{
+		"enabled": true, "clientId": dingtalkpeer.ClientID, "clientSecret": dingtalkpeer.ClientSecret,
+		"apiBase": peer.URL(), "allowFrom": []string{dingAlice.StaffID},
+	}}})
+	env := home.Env(dev.Addr)
+	logs := startChannelGateway(t, env, "dingtalk")
+	require.Eventually(t, peer.Connected, time.Minute, 50*time.Millisecond, "the stream never connected\n%s", logs)
+	return peer, home, env, logs
+}
+
 // TestDingTalkGatewayConversation drives the real gateway binary through
 // dingtalkpeer: the stream registers and connects; a DM is answered by
 // its sessionWebhook; an unknown sender gets a pairing code; a group
 // message that does not @-mention the robot is left alone; a mention is
 // answered in the group, naming the sender, in the group's session.
 func TestDingTalkGatewayConversation(t *testing.T) {
-	dev := testenv.StartDevServer(t)
-	peer := dingtalkpeer.New(t)
 	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
 		last := req.Messages[len(req.Messages)-1]
 		switch {
@@ -39,13 +53,7 @@ func TestDingTalkGatewayConversation(t *testing.T) {
 		return modeltest.Text("Hello again.")
 	})
 	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"dingtalk": map[string]any{
-		"enabled": true, "clientId": dingtalkpeer.ClientID, "clientSecret": dingtalkpeer.ClientSecret,
-		"apiBase": peer.URL(), "allowFrom": []string{dingAlice.StaffID},
-	}}})
-	env := home.Env(dev.Addr)
-	logs := startChannelGateway(t, env, "dingtalk")
-	require.Eventually(t, peer.Connected, time.Minute, 50*time.Millisecond, "the stream never connected\n%s", logs)
+	peer, home, env, logs := startDingTalk(t, model)
 	require.Contains(t, logs.String(), "  dingtalk: app "+dingtalkpeer.ClientID)
 
 	peer.Say(dingtalkpeer.Incoming{From: dingAlice, Text: "hi from dingtalk"})
@@ -76,4 +84,34 @@ func TestDingTalkGatewayConversation(t *testing.T) {
 	_, msgs = sessionLines(t, home, "dingtalk:"+dingAlice.StaffID)
 	require.Equal(t, "hi from dingtalk", msgs[0].Content)
 	require.Equal(t, 1, peer.Stats().Connections, "one stream, kept")
+}
+
+// TestDingTalkGatewayResumesAfterADrop: the stream socket drops; the
+// channel registers and connects anew; DingTalk redelivers the last
+// message (the same msgId) and pushes a new one: the new one is answered,
+// the redelivered one not again.
+func TestDingTalkGatewayResumesAfterADrop(t *testing.T) {
+	model := answering(map[string]string{"before the drop": "Before.", "after the drop": "After."})
+	defer model.Close()
+	peer, _, _, logs := startDingTalk(t, model)
+	texts := func() []string {
+		var out []string
+		for _, s := range peer.Sent(dingAlice.StaffID) {
+			out = append(out, s.Text)
+		}
+		return out
+	}
+
+	before := peer.Say(dingtalkpeer.Incoming{From: dingAlice, Text: "before the drop"})
+	require.Eventually(t, func() bool { return len(texts()) == 1 }, time.Minute, 50*time.Millisecond, "no answer before the drop\n%s", logs)
+	peer.Drop()
+	require.Eventually(t, func() bool { return peer.Stats().Connections == 2 && peer.Connected() }, time.Minute, 50*time.Millisecond,
+		"the stream never reconnected\n%s", logs)
+
+	peer.Say(dingtalkpeer.Incoming{MsgID: before, From: dingAlice, Text: "before the drop"})
+	peer.Say(dingtalkpeer.Incoming{From: dingAlice, Text: "after the drop"})
+	require.Eventually(t, func() bool { return len(texts()) >= 2 }, time.Minute, 50*time.Millisecond, "no answer after the drop\n%s", logs)
+	require.Equal(t, []string{"Before.", "After."}, texts(), "one answer per message")
+	require.Equal(t, 2, model.Count(), "the redelivered message never reached the model again")
+	require.Equal(t, 2, peer.Stats().Opens, "a new registration for the new socket")
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/session"
 )
 
@@ -68,4 +70,18 @@ func sessionLines(t *testing.T, h *testenv.Home, key string) (map[string]any, []
 	}
 	require.NoError(t, sc.Err())
 	return meta, msgs
+}
+
+// answering is a model that answers a user message containing a key of
+// replies with its value, and anything else with "Hello again.".
+func answering(replies map[string]string) *modeltest.Server {
+	return modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
+		last := req.Messages[len(req.Messages)-1]
+		for key, reply := range replies {
+			if strings.Contains(last.Content, key) {
+				return modeltest.Text(reply)
+			}
+		}
+		return modeltest.Text("Hello again.")
+	})
 }

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,22 @@ const (
 	wxStrangers = "strangers@chatroom"
 )
 
+// weixinLoggedIn is a home with WeChat enabled against the peer (Alice
+// and the family group allowed), logged in by `nanobot channels login weixin`.
+func weixinLoggedIn(t *testing.T, dev *testenv.DevServer, peer *weixinpeer.Peer, model *modeltest.Server) (*testenv.Home, []string) {
+	t.Helper()
+	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"weixin": map[string]any{
+		"enabled": true, "baseUrl": peer.URL(), "cdnBaseUrl": peer.CDNURL(), "allowFrom": []string{wxAlice, wxFamily}}}})
+	env := home.Env(dev.Addr)
+	login, out, errOut := startNanobot(t, env, "channels", "login", "weixin")
+	require.Eventually(t, func() bool { return peer.QRCodes() == 1 && strings.Contains(out.String(), "█") },
+		time.Minute, 50*time.Millisecond, "no QR code in the terminal\n%s\n%s", out, errOut)
+	peer.ConfirmScan()
+	require.NoError(t, login.Wait(), "the login ends once the scan is confirmed\n%s\n%s", out, errOut)
+	require.Contains(t, out.String(), "WeChat login confirmed")
+	return home, env
+}
+
 // TestWeixinGatewayConversation drives the real binary through
 // weixinpeer: `nanobot channels login weixin` prints a QR code and stores
 // the confirmed token (0600); the gateway polls with it; a DM is answered
@@ -44,16 +61,7 @@ func TestWeixinGatewayConversation(t *testing.T) {
 		return modeltest.Text("Hello again.")
 	})
 	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"weixin": map[string]any{
-		"enabled": true, "baseUrl": peer.URL(), "cdnBaseUrl": peer.CDNURL(), "allowFrom": []string{wxAlice, wxFamily}}}})
-	env := home.Env(dev.Addr)
-
-	login, out, errOut := startNanobot(t, env, "channels", "login", "weixin")
-	require.Eventually(t, func() bool { return peer.QRCodes() == 1 && strings.Contains(out.String(), "█") },
-		time.Minute, 50*time.Millisecond, "no QR code in the terminal\n%s\n%s", out, errOut)
-	peer.ConfirmScan()
-	require.NoError(t, login.Wait(), "the login ends once the scan is confirmed\n%s\n%s", out, errOut)
-	require.Contains(t, out.String(), "WeChat login confirmed")
+	home, env := weixinLoggedIn(t, dev, peer, model)
 	state := filepath.Join(filepath.Dir(home.ConfigPath), "weixin", "account.json")
 	st, err := os.Stat(state)
 	require.NoError(t, err)
@@ -104,4 +112,39 @@ func TestWeixinGatewayConversation(t *testing.T) {
 	peer.Expire("a-newer-token")
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "nanobot channels login weixin") },
 		time.Minute, 50*time.Millisecond, "the expired session is reported\n%s", logs)
+}
+
+// TestWeixinGatewayResumesAfterAFailedPoll: a long poll fails (502); the
+// channel backs off and polls again; the server replays the last message
+// and a new one comes: the new one is answered, the replayed one not again.
+func TestWeixinGatewayResumesAfterAFailedPoll(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	peer := weixinpeer.New(t)
+	model := answering(map[string]string{"before the drop": "Before.", "after the drop": "After."})
+	defer model.Close()
+	_, env := weixinLoggedIn(t, dev, peer, model)
+	logs := startChannelGateway(t, env, "weixin")
+	texts := func() []string {
+		var out []string
+		for _, s := range peer.Sent(wxAlice) {
+			out = append(out, s.Text)
+		}
+		return out
+	}
+
+	peer.Say(weixinpeer.Message{From: wxAlice, Text: "before the drop"})
+	require.Eventually(t, func() bool { return len(texts()) == 1 }, time.Minute, 50*time.Millisecond, "no answer before the drop\n%s", logs)
+	peer.Fail("getupdates", http.StatusBadGateway)
+	require.Eventually(t, func() bool { return peer.Calls("getupdates") > len(peer.Polls()) }, time.Minute, 50*time.Millisecond,
+		"no poll failed\n%s", logs)
+	polled := len(peer.Polls())
+	require.Eventually(t, func() bool { return len(peer.Polls()) > polled }, time.Minute, 50*time.Millisecond,
+		"the channel never polled again\n%s", logs)
+	require.Contains(t, logs.String(), "weixin poll failed; retrying")
+
+	peer.Redeliver(0)
+	peer.Say(weixinpeer.Message{From: wxAlice, Text: "after the drop"})
+	require.Eventually(t, func() bool { return len(texts()) >= 2 }, time.Minute, 50*time.Millisecond, "no answer after the drop\n%s", logs)
+	require.Equal(t, []string{"Before.", "After."}, texts(), "one answer per message")
+	require.Equal(t, 2, model.Count(), "the replayed message never reached the model again")
 }

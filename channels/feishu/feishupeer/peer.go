@@ -47,6 +47,18 @@ type Message struct {
 	ReplyTo  string
 	InThread bool
 	Edits    int
+	// Shown is every content the message showed, in order: as sent, then each update.
+	Shown []string
+}
+
+// Drawn is what the message showed after each step (Text of each of Shown):
+// how a streamed card was drawn.
+func (m Message) Drawn() []string {
+	var out []string
+	for _, c := range m.Shown {
+		out = append(out, Message{MsgType: m.MsgType, Content: c}.Text())
+	}
+	return out
 }
 
 // Text is what a card, text or post shows: its markdown and div texts, one per line.
@@ -236,7 +248,9 @@ func (p *Peer) Messages(chat string) []Message {
 	var out []Message
 	for _, m := range p.messages {
 		if m.ChatID == chat {
-			out = append(out, *m)
+			c := *m
+			c.Shown = append([]string(nil), m.Shown...)
+			out = append(out, c)
 		}
 	}
 	return out

@@ -139,7 +139,7 @@ func (p *Peer) create(w http.ResponseWriter, r *http.Request, raw []byte) {
 		return
 	}
 	p.mu.Lock()
-	m := &Message{ID: p.newID("om_bot_"), ChatID: b.ReceiveID, MsgType: b.MsgType, Content: b.Content}
+	m := &Message{ID: p.newID("om_bot_"), ChatID: b.ReceiveID, MsgType: b.MsgType, Content: b.Content, Shown: []string{b.Content}}
 	p.messages = append(p.messages, m)
 	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": m.ID, "chat_id": m.ChatID}})
@@ -159,7 +159,8 @@ func (p *Peer) reply(w http.ResponseWriter, parent string, raw []byte) {
 		fail(w, http.StatusBadRequest, 230011, "the message was withdrawn or does not exist")
 		return
 	}
-	m := &Message{ID: p.newID("om_bot_"), ChatID: chat, MsgType: b.MsgType, Content: b.Content, ReplyTo: parent, InThread: b.ReplyInThread}
+	m := &Message{ID: p.newID("om_bot_"), ChatID: chat, MsgType: b.MsgType, Content: b.Content, ReplyTo: parent, InThread: b.ReplyInThread,
+		Shown: []string{b.Content}}
 	p.messages = append(p.messages, m)
 	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success", "data": map[string]any{"message_id": m.ID}})
@@ -183,6 +184,7 @@ func (p *Peer) update(w http.ResponseWriter, id string, raw []byte) {
 		}
 		m.Content = b.Content
 		m.Edits++
+		m.Shown = append(m.Shown, b.Content)
 		writeJSON(w, http.StatusOK, map[string]any{"code": 0, "msg": "success"})
 		return
 	}

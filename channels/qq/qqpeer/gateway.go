@@ -35,8 +35,10 @@ type session struct {
 }
 
 type dispatch struct {
-	seq  int64
-	data []byte
+	seq   int64
+	data  []byte
+	event string
+	d     json.RawMessage
 }
 
 type conn struct {
@@ -207,10 +209,29 @@ func (p *Peer) dispatchLocked(event string, d any) {
 	p.sess.seq++
 	// built by hand: json.Marshal would check (and so refuse) broken bytes
 	data := fmt.Appendf(nil, `{"op":0,"s":%d,"t":%q,"id":"%s:%d","d":%s}`, p.sess.seq, event, event, p.sess.seq, body)
-	p.sess.history = append(p.sess.history, dispatch{seq: p.sess.seq, data: data})
+	p.sess.history = append(p.sess.history, dispatch{seq: p.sess.seq, data: data, event: event, d: body})
 	if p.conn != nil {
 		_ = p.conn.write(data)
 	}
+}
+
+// Redeliver dispatches the event that carried message id again, under a
+// new seq, as QQ does with an event it is not sure reached the bot.
+func (p *Peer) Redeliver(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sess != nil {
+		for _, h := range p.sess.history {
+			var m struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(h.d, &m) == nil && m.ID == id {
+				p.dispatchLocked(h.event, h.d)
+				return
+			}
+		}
+	}
+	p.t.Errorf("qqpeer: no message %s was dispatched to redeliver", id)
 }
 
 // CloseGateway closes the bot's connection with a close code; what is
