@@ -107,7 +107,7 @@ func defaultChannels() Channels {
 }
 
 func defaultTools() Tools {
-	restrict := true
+	restrict, network := true, true
 	return Tools{
 		RestrictToWorkspace: &restrict,
 		SSRFWhitelist:       []string{},
@@ -116,6 +116,7 @@ func defaultTools() Tools {
 			Timeout:        60,
 			SandboxRoBinds: []string{},
 			SandboxRwBinds: []string{},
+			SandboxNetwork: &network,
 			AllowedEnvKeys: []string{},
 			AllowPatterns:  []string{},
 			DenyPatterns:   []string{},
