@@ -13,6 +13,9 @@ import (
 	"time"
 )
 
+// SandboxBwrap is tools.exec.sandbox's one backend.
+const SandboxBwrap = "bwrap"
+
 // sandboxSystemDirs are mounted read-only when present (nanobot's list):
 // programs, libraries, certificates and name resolution, nothing of the user's.
 var sandboxSystemDirs = []string{
