@@ -55,6 +55,10 @@ type Env struct {
 	Workspace string
 	// RestrictToWorkspace refuses paths outside Workspace (tools.restrictToWorkspace).
 	RestrictToWorkspace bool
+	// Private are absolute, symlink-resolved paths no tool may touch even
+	// unrestricted: the config file, its folder, nanobot's home (the
+	// workspace inside them excepted).
+	Private []string
 	SessionKey          string
 	CallID              string
 	// Turn identifies the current user turn within the session, when the
