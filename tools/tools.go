@@ -58,9 +58,9 @@ type Env struct {
 	// Private are absolute, symlink-resolved paths no tool may touch even
 	// unrestricted: the config file, its folder, nanobot's home (the
 	// workspace inside them excepted).
-	Private []string
-	SessionKey          string
-	CallID              string
+	Private    []string
+	SessionKey string
+	CallID     string
 	// Turn identifies the current user turn within the session, when the
 	// caller knows it; per-turn guards (repeated web lookups) key on it and
 	// fall back to a time window when it is empty.
