@@ -140,3 +140,13 @@ func TestSandboxThatCannotRunRefusesExec(t *testing.T) {
 	require.Contains(t, run, "bwrap: setting up uid map: Permission denied")
 	require.NoFileExists(t, filepath.Join(home.Workspace, "marker"))
 }
+
+// A bind that would expose the config stops nanobot at start, naming the key.
+func TestSandboxBindCoveringTheConfigIsRefusedAtStart(t *testing.T) {
+	home := testenv.NewHome(t, "http://127.0.0.1:1/v1", map[string]any{
+		"tools": map[string]any{"exec": map[string]any{"sandbox": "bwrap", "sandboxRoBinds": []string{"/usr", "/"}}},
+	})
+	_, errOut, code := runNanobot(t, home.Env("127.0.0.1:1"), "agent", "-m", "hi")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, `tools.exec.sandboxRoBinds[1]: "/" would expose the config folder `+filepath.Dir(home.ConfigPath))
+}
