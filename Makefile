@@ -7,7 +7,7 @@ DENDRITE_SRC := cmd/dendrite-dev/go.mod cmd/dendrite-dev/go.sum
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./cmd/dendrite-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos chromium dovecot fuzz
+.PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos chromium dovecot bwrap fuzz
 
 all: build
 
@@ -41,7 +41,7 @@ run: build
 
 ## test: unit, workflow and integration tests against a real temporal-dev
 ## (and the tests against real npm MCP servers when npm is present)
-test: build $(BIN)/dendrite chromium dovecot
+test: build $(BIN)/dendrite chromium dovecot bwrap
 	@if command -v npm >/dev/null 2>&1; then bash e2e/install.sh; \
 	else echo "WARNING: npm not found: tests against the real npm peers (MCP servers, telegram-test-api) are SKIPPED (install Node.js, then run make e2e)"; fi
 	cd cmd/temporal-dev && $(GO) test -trimpath ./...
@@ -54,6 +54,10 @@ chromium:
 ## dovecot: Dovecot's IMAP server for the Email channel's tests (apt; warns and goes on where it cannot install)
 dovecot:
 	@bash e2e/dovecot.sh
+
+## bwrap: bubblewrap for the exec sandbox's tests (apt; warns and goes on where it cannot install)
+bwrap:
+	@bash e2e/bwrap.sh
 
 ## e2e: install the real MCP servers (npm, into e2e/node_modules) and run the tests that use them
 e2e: build chromium dovecot

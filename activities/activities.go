@@ -55,7 +55,9 @@ type Deps struct {
 	Workspace    string
 	// RestrictToWorkspace confines tool paths to the workspace.
 	RestrictToWorkspace bool
-	MaxToolResultChars  int
+	// Private are the paths no tool may touch (tools.Env.Private): the config, its folder, nanobot's home.
+	Private            []string
+	MaxToolResultChars int
 	// Config is the worker's current config (it may be reloaded).
 	Config func() *config.Config
 	Log    *slog.Logger
@@ -93,7 +95,7 @@ func New(d Deps) *Set {
 	used := usageLog{store: d.Usage, log: d.Log}
 	red := redactor{config: d.Config}
 	dream := &Dream{journal: j, workspace: d.Workspace, config: d.Config, log: d.Log}
-	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace,
+	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace, private: d.Private,
 		maxResultChars: d.MaxToolResultChars, redactor: red}
 	return &Set{
 		Turn: &Turn{journal: j, prompts: prompts, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},

@@ -31,7 +31,8 @@ type ToolCalls struct {
 	journal
 	tools          *Toolbox
 	streams        *channels.StreamHub
-	restrict       bool // tools.restrictToWorkspace
+	restrict       bool     // tools.restrictToWorkspace
+	private        []string // out of every tool's reach
 	maxResultChars int
 	redactor
 }
@@ -69,7 +70,7 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 	}
 	policy := a.tools.policy(in.Profile)
 	env := tools.Env{
-		Workspace: a.tools.workspace, RestrictToWorkspace: a.restrict || policy.Confined(),
+		Workspace: a.tools.workspace, RestrictToWorkspace: a.restrict || policy.Confined(), Private: a.private,
 		SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID, Route: in.Route, Policy: policy,
 	}
 	reg := a.tools.forKind(in.Profile.Kind)
@@ -131,11 +132,12 @@ func (a *ToolCalls) ToolResult(ctx context.Context, in protocol.ToolResultInput)
 }
 
 // journalToolResult writes a call's result (within the result budget) into
-// the journal and returns what the workflow sees of it.
+// the journal and returns what the workflow sees of it. The configured
+// secrets are masked first: the journal is what the next model call reads.
 func (a *ToolCalls) journalToolResult(ctx context.Context, in protocol.ToolCallInput, call chat.ToolCall, result tools.Result, unknown bool) (protocol.ToolCallResult, error) {
 	env := tools.Env{Workspace: a.tools.workspace, SessionKey: in.SessionKey, Turn: in.Turn, CallID: in.CallID}
 	entry := toolEntryID(in.CallID)
-	text := tools.ApplyResultBudget(env, call.Function.Name, result.Text, a.maxResultChars)
+	text := tools.ApplyResultBudget(env, call.Function.Name, a.redact(result.Text), a.maxResultChars)
 	msg := chat.Message{
 		Role: chat.RoleTool, ToolCallID: in.CallID, Name: call.Function.Name, Content: text,
 		Turn: in.Turn, EntryID: entry, Timestamp: time.Now().Format(session.TimeLayout),

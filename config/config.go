@@ -199,7 +199,7 @@ func (c *Config) validate(src string) error {
 	if strings.TrimSpace(c.Channels.Web.Host) == "" {
 		return &Error{Source: src, Key: "channels.web.host", Msg: "empty: use 127.0.0.1 (this machine only) or an address to listen on"}
 	}
-	return nil
+	return c.validateSandbox(src)
 }
 
 func checkEffort(src, key string, effort *string) error {
@@ -240,11 +240,7 @@ func defaultPath(environ []string) string {
 	if p := lookupEnv(environ, envConfigVar); p != "" {
 		return ExpandHome(p)
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(".nanobot", "config.json")
-	}
-	return filepath.Join(home, ".nanobot", "config.json")
+	return filepath.Join(Home(), "config.json")
 }
 
 // ExpandHome replaces a leading "~" with the user's home directory.

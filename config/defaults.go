@@ -108,7 +108,7 @@ func defaultChannels() Channels {
 }
 
 func defaultTools() Tools {
-	restrict := true
+	restrict, network := true, true
 	return Tools{
 		RestrictToWorkspace: &restrict,
 		SSRFWhitelist:       []string{},
@@ -117,6 +117,7 @@ func defaultTools() Tools {
 			Timeout:        60,
 			SandboxRoBinds: []string{},
 			SandboxRwBinds: []string{},
+			SandboxNetwork: &network,
 			AllowedEnvKeys: []string{},
 			AllowPatterns:  []string{},
 			DenyPatterns:   []string{},

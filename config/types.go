@@ -255,6 +255,8 @@ type ExecTool struct {
 	Sandbox        string   `json:"sandbox"` // "" | "bwrap"
 	SandboxRoBinds []string `json:"sandboxRoBinds"`
 	SandboxRwBinds []string `json:"sandboxRwBinds"`
+	// SandboxNetwork keeps the network inside the sandbox; false unshares it (not in nanobot). nil = true.
+	SandboxNetwork *bool    `json:"sandboxNetwork"`
 	AllowedEnvKeys []string `json:"allowedEnvKeys"`
 	AllowPatterns  []string `json:"allowPatterns"`
 	DenyPatterns   []string `json:"denyPatterns"`
@@ -300,4 +302,6 @@ type MCPServer struct {
 	ToolTimeout  int               `json:"toolTimeout"` // seconds
 	EnabledTools []string          `json:"enabledTools"`
 	Auth         string            `json:"auth"` // "" | "oauth"
+	// Sandbox runs a stdio server inside the exec sandbox's bwrap layout (not in nanobot).
+	Sandbox bool `json:"sandbox"`
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # apt_install PACKAGE WHAT: installs an apt package a test suite needs, for
-# e2e/chromium.sh and e2e/dovecot.sh. Never fails the build: where it cannot
+# e2e/chromium.sh, e2e/dovecot.sh and e2e/bwrap.sh. Never fails the build: where it cannot
 # install (no apt, no root and no password-less sudo, offline) it warns that
 # WHAT is skipped and returns 0; the tests skip with a warning of their own.
 apt_install() {

@@ -47,6 +47,8 @@ type Pool struct {
 	closed  atomic.Bool
 	servers map[string]*server
 	names   []string // server names, sorted
+	// sandbox runs the stdio servers that opt in (tools.mcpServers.NAME.sandbox).
+	sandbox *tools.Sandbox
 
 	// backoff is the delay before retrying a server that failed to connect;
 	// it doubles per consecutive failure up to maxBackoff.
@@ -104,6 +106,10 @@ func NewPool(servers map[string]config.MCPServer, log *slog.Logger) *Pool {
 	sort.Strings(p.names)
 	return p
 }
+
+// SetSandbox is the bwrap layout for servers with "sandbox": true; call it
+// before the first connection. Without one such servers do not start.
+func (p *Pool) SetSandbox(sb *tools.Sandbox) { p.sandbox = sb }
 
 // Tools connects every server not yet connected, lists its tools (again
 // only after a tools/list_changed) and wraps those enabledTools allows.

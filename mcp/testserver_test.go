@@ -59,6 +59,21 @@ func newTestServer() *mcpserver.MCPServer {
 		wd, _ := os.Getwd()
 		return text("%s|%s|%s", os.Getenv("MCP_TEST_VAR"), os.Getenv("MCP_TEST_PARENT_SECRET"), wd)
 	})
+	s.AddTool(mcpgo.NewTool("read", mcpgo.WithString("path", mcpgo.Required())),
+		func(_ context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			data, err := os.ReadFile(r.GetString("path", ""))
+			if err != nil {
+				return text("read failed: %v", err)
+			}
+			return text("%s", data)
+		})
+	s.AddTool(mcpgo.NewTool("write", mcpgo.WithString("path", mcpgo.Required())),
+		func(_ context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			if err := os.WriteFile(r.GetString("path", ""), []byte("x"), 0o644); err != nil {
+				return text("write failed: %v", err)
+			}
+			return text("written; HOME=%s", os.Getenv("HOME"))
+		})
 	s.AddTool(mcpgo.NewTool("pid"), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return text("%d", os.Getpid())
 	})

@@ -115,9 +115,11 @@ func (p *Pool) newClient(name string, cfg config.MCPServer, c *conn, log *slog.L
 		c.stderr = &tailBuffer{max: stderrTailBytes}
 		t := transport.NewStdioWithOptions(cfg.Command, nil, cfg.Args,
 			transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-				cmd := exec.CommandContext(ctx, command, args...)
+				cmd, err := p.stdioCommand(ctx, cfg, command, args)
+				if err != nil {
+					return nil, err
+				}
 				cmd.Env = stdioEnv(cfg.Env)
-				cmd.Dir = cfg.Cwd
 				c.cmd = cmd
 				return cmd, nil
 			}),
@@ -146,6 +148,24 @@ func (p *Pool) newClient(name string, cfg config.MCPServer, c *conn, log *slog.L
 		}
 		return mcpclient.NewClient(t), nil
 	}
+}
+
+// stdioCommand starts a stdio server as configured, inside the sandbox when
+// it opted in; a sandbox that cannot run stops the server from starting.
+func (p *Pool) stdioCommand(ctx context.Context, cfg config.MCPServer, command string, args []string) (*exec.Cmd, error) {
+	if !cfg.Sandbox {
+		cmd := exec.CommandContext(ctx, command, args...)
+		cmd.Dir = cfg.Cwd
+		return cmd, nil
+	}
+	if p.sandbox == nil {
+		return nil, errors.New("sandbox is on for this server but no sandbox is configured")
+	}
+	cmd, err := p.sandbox.Command(ctx, cfg.Cwd, append([]string{command}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox is on for this server: %w", err)
+	}
+	return cmd, nil
 }
 
 // isTransportFailure tells a broken connection (drop the client) from an

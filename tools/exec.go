@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/secrets"
 )
 
 // nanobot's exec limits.
@@ -48,6 +51,12 @@ type ExecOptions struct {
 	AllowedEnvKeys []string
 	// URLGuard, when set, refuses commands naming internal/private URLs.
 	URLGuard *SSRFGuard
+	// Sandbox, when set, runs every command in it (tools.exec.sandbox
+	// "bwrap"); where it cannot run, commands are refused, never run bare.
+	Sandbox *Sandbox
+	// Secrets are the configured keys: an AllowedEnvKeys variable holding
+	// one is not passed on.
+	Secrets *secrets.Set
 }
 
 // DefaultExecOptions returns nanobot's defaults: 60 s, at most 600 s.
@@ -62,6 +71,11 @@ const execDescription = "Execute a shell command (bash -c) in the workspace and 
 	"working_dir (default: the workspace). Destructive commands (rm -rf, mkfs, dd, shutdown, …) are refused. " +
 	"Prefer read_file/write_file/edit_file/apply_patch over cat/echo/sed, and grep/find_files over shell grep/find. " +
 	"Use -y or --yes flags to avoid interactive prompts."
+
+// execSandboxNote tells the model what the sandbox allows, so it does not
+// take a refused write for a bug.
+const execSandboxNote = " Commands run in a sandbox: only the workspace is writable (HOME is the workspace, /tmp is " +
+	"private and empty), the rest of the file system is read-only and nanobot's own folder is hidden."
 
 const execParameters = `{
   "type": "object",
@@ -95,6 +109,7 @@ func NewExec(opts ExecOptions) (*ExecTool, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.AllowedEnvKeys = withoutSecretValues(opts.AllowedEnvKeys, opts.Secrets)
 	shell, err := exec.LookPath("bash")
 	if err != nil {
 		shell = "/bin/sh"
@@ -104,10 +119,14 @@ func NewExec(opts ExecOptions) (*ExecTool, error) {
 	if opts.Timeout > 0 {
 		def = fmt.Sprintf("%d", int(opts.Timeout/time.Second))
 	}
+	desc := fmt.Sprintf(execDescription, def, maxSecs)
+	if opts.Sandbox != nil {
+		desc += execSandboxNote
+	}
 	return &ExecTool{
 		opts: opts, guard: guard, shell: shell,
 		params: json.RawMessage(fmt.Sprintf(execParameters, maxSecs, def, maxSecs)),
-		desc:   fmt.Sprintf(execDescription, def, maxSecs),
+		desc:   desc,
 	}, nil
 }
 
@@ -142,6 +161,16 @@ func (t *ExecTool) Run(ctx context.Context, env Env, args map[string]any) Result
 	return t.run(ctx, command, dir, timeout)
 }
 
+// command is the shell running command in dir, inside the sandbox when one is configured.
+func (t *ExecTool) command(ctx context.Context, command, dir string) (*exec.Cmd, error) {
+	if t.opts.Sandbox != nil {
+		return t.opts.Sandbox.Command(ctx, dir, t.shell, "-c", command)
+	}
+	cmd := exec.CommandContext(ctx, t.shell, "-c", command)
+	cmd.Dir = dir
+	return cmd, nil
+}
+
 // run executes command in its own process group and renders the outcome.
 func (t *ExecTool) run(ctx context.Context, command, dir string, timeout time.Duration) Result {
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
@@ -151,15 +180,23 @@ func (t *ExecTool) run(ctx context.Context, command, dir string, timeout time.Du
 	defer cancel()
 
 	out := newHeadTailBuffer(execMaxOutputChars * 8)
-	cmd := exec.CommandContext(runCtx, t.shell, "-c", command)
-	cmd.Dir = dir
+	if sb := t.opts.Sandbox; sb != nil {
+		if err := sb.Ready(); err != nil {
+			return ErrorResult("Error: the command was not run: tools.exec.sandbox is %q but %v. Commands never run "+
+				"outside the sandbox; tell the user to install bubblewrap or turn the sandbox off.", SandboxBwrap, err)
+		}
+	}
+	cmd, err := t.command(runCtx, command, dir)
+	if err != nil {
+		return ErrorResult("Error executing command: %v", err)
+	}
 	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = out, out
 	// Own process group, so timeout/cancel can kill everything the shell started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = execWaitDelay
-	err := cmd.Run()
+	err = cmd.Run()
 	if runCtx.Err() != nil && cmd.Process != nil {
 		_ = killGroup(cmd) // the shell may have exited first, leaving children behind
 	}
@@ -208,6 +245,21 @@ func (t *ExecTool) environ() []string {
 		env = append(env, k+"="+v)
 	}
 	return env
+}
+
+// withoutSecretValues drops the keys whose value in this process's
+// environment holds a configured secret, warning about each.
+func withoutSecretValues(keys []string, set *secrets.Set) []string {
+	var out []string
+	for i, k := range keys {
+		if v, ok := os.LookupEnv(k); ok && set.Redact(v) != v {
+			slog.Warn("tools.exec.allowedEnvKeys: not passed to exec commands: its value is a configured secret",
+				"key", fmt.Sprintf("tools.exec.allowedEnvKeys[%d]", i), "variable", k)
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // killGroup SIGKILLs the command's whole process group.

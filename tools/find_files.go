@@ -71,7 +71,7 @@ func (findFiles) Run(ctx context.Context, env Env, args map[string]any) Result {
 
 	show := pathDisplayer(env, root)
 	var matches []string
-	err = walkFiles(ctx, root, func(path, rel string, _ fs.DirEntry) error {
+	err = walkFiles(ctx, env, root, func(path, rel string, _ fs.DirEntry) error {
 		if glob.match(rel) {
 			matches = append(matches, show(path))
 		}

@@ -98,8 +98,9 @@ func matchSegments(pat, name []string) bool {
 // walkFiles visits the regular files below root in name order, skipping the
 // noise directories list_dir skips and never following symlinks, so a
 // search cannot leave the tree it was asked to search.
-func walkFiles(ctx context.Context, root string, visit func(path, rel string, d fs.DirEntry) error) error {
+func walkFiles(ctx context.Context, env Env, root string, visit func(path, rel string, d fs.DirEntry) error) error {
 	seen := 0
+	pv := newPrivacy(env)
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
@@ -116,6 +117,11 @@ func walkFiles(ctx context.Context, root string, visit func(path, rel string, d 
 			}
 		}
 		if p == root {
+			return nil
+		}
+		if skip, skipDir := pv.skip(p, d.IsDir()); skipDir {
+			return filepath.SkipDir
+		} else if skip {
 			return nil
 		}
 		if d.IsDir() {

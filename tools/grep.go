@@ -143,7 +143,7 @@ func (grepTool) Run(ctx context.Context, env Env, args map[string]any) Result {
 
 	if fi.IsDir() {
 		show := pathDisplayer(env, target)
-		err = walkFiles(ctx, target, func(path, rel string, d fs.DirEntry) error {
+		err = walkFiles(ctx, env, target, func(path, rel string, d fs.DirEntry) error {
 			if glob != nil && !glob.match(rel) {
 				return nil
 			}

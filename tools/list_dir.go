@@ -73,7 +73,7 @@ func (listDir) Run(ctx context.Context, env Env, args map[string]any) Result {
 	}
 	var err error
 	if BoolArg(args, "recursive", false) {
-		err = walkSorted(ctx, resolved, func(rel string, d fs.DirEntry) error {
+		err = walkSorted(ctx, env, resolved, func(rel string, d fs.DirEntry) error {
 			add(filepath.ToSlash(rel), isDirEntry(resolved, rel, d))
 			if total >= listDirCountMax {
 				return errStopWalk
@@ -83,7 +83,11 @@ func (listDir) Run(ctx context.Context, env Env, args map[string]any) Result {
 	} else {
 		var entries []fs.DirEntry
 		entries, err = os.ReadDir(resolved)
+		pv := newPrivacy(env)
 		for _, e := range entries {
+			if full := filepath.Join(resolved, e.Name()); pv.hides(full) != "" && !pv.leadsToWorkspace(full) {
+				continue
+			}
 			if !listDirIgnored[e.Name()] {
 				add(e.Name(), isDirEntry(resolved, e.Name(), e))
 			}
@@ -109,7 +113,8 @@ var errStopWalk = errors.New("stop walk")
 
 // walkSorted visits everything below root depth-first in name order, skipping
 // ignored directories, without following symlinks (no loops, no escapes).
-func walkSorted(ctx context.Context, root string, visit func(rel string, d fs.DirEntry) error) error {
+func walkSorted(ctx context.Context, env Env, root string, visit func(rel string, d fs.DirEntry) error) error {
+	pv := newPrivacy(env)
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
@@ -127,6 +132,11 @@ func walkSorted(ctx context.Context, root string, visit func(rel string, d fs.Di
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
+			return nil
+		}
+		if skip, skipDir := pv.skip(path, d.IsDir()); skipDir {
+			return filepath.SkipDir
+		} else if skip && !pv.leadsToWorkspace(path) {
 			return nil
 		}
 		rel, err := filepath.Rel(root, path)

@@ -23,7 +23,8 @@ const maxSymlinkHops = 255
 // symlink before it is followed (as the OS would), and a missing tail is
 // kept as is so paths to files not yet created work. With
 // env.RestrictToWorkspace the result must lie inside the symlink-resolved
-// workspace, otherwise the error wraps ErrOutsideWorkspace.
+// workspace, otherwise the error wraps ErrOutsideWorkspace; a path in
+// env.Private is refused always (ErrPrivatePath).
 func ResolvePath(env Env, p string) (string, error) {
 	if strings.TrimSpace(p) == "" {
 		return "", errors.New("path is empty")
@@ -42,6 +43,9 @@ func ResolvePath(env Env, p string) (string, error) {
 	resolved, err := resolveSymlinks(abs)
 	if err != nil {
 		return "", fmt.Errorf("resolve %q: %w", p, err)
+	}
+	if err := checkPrivate(env, p, resolved); err != nil {
+		return "", err
 	}
 	if !env.RestrictToWorkspace {
 		return resolved, nil

@@ -55,8 +55,12 @@ type Env struct {
 	Workspace string
 	// RestrictToWorkspace refuses paths outside Workspace (tools.restrictToWorkspace).
 	RestrictToWorkspace bool
-	SessionKey          string
-	CallID              string
+	// Private are absolute, symlink-resolved paths no tool may touch even
+	// unrestricted: the config file, its folder, nanobot's home (the
+	// workspace inside them excepted).
+	Private    []string
+	SessionKey string
+	CallID     string
 	// Turn identifies the current user turn within the session, when the
 	// caller knows it; per-turn guards (repeated web lookups) key on it and
 	// fall back to a time window when it is empty.

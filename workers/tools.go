@@ -5,16 +5,21 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
-// builtinOptions maps config.json's tools block onto the built-in tools.
-func builtinOptions(t config.Tools) tools.BuiltinOptions {
+// builtinOptions maps config.json's tools block onto the built-in tools;
+// exec runs in sb when tools.exec.sandbox asks for it.
+func builtinOptions(t config.Tools, sb *tools.Sandbox, keys *secrets.Set) tools.BuiltinOptions {
 	exec := tools.DefaultExecOptions()
 	exec.Timeout = time.Duration(t.Exec.Timeout) * time.Second
 	exec.DenyPatterns, exec.AllowPatterns = t.Exec.DenyPatterns, t.Exec.AllowPatterns
 	exec.PathPrepend, exec.PathAppend = t.Exec.PathPrepend, t.Exec.PathAppend
-	exec.AllowedEnvKeys = t.Exec.AllowedEnvKeys
+	exec.AllowedEnvKeys, exec.Secrets = t.Exec.AllowedEnvKeys, keys
+	if t.Exec.Sandbox == config.SandboxBwrap {
+		exec.Sandbox = sb
+	}
 	return tools.BuiltinOptions{
 		DisableFiles:  !t.File.Enable,
 		ExecEnabled:   t.Exec.Enable,
@@ -31,9 +36,9 @@ func builtinOptions(t config.Tools) tools.BuiltinOptions {
 
 // newRegistry builds the tool registry of a worker from its config; the
 // message tool comes with a sender.
-func newRegistry(cfg *config.Config, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs) (*tools.Registry, error) {
+func newRegistry(cfg *config.Config, sb *tools.Sandbox, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs) (*tools.Registry, error) {
 	reg := tools.NewRegistry()
-	opts := builtinOptions(cfg.Tools)
+	opts := builtinOptions(cfg.Tools, sb, secrets.FromEnv(cfg))
 	opts.MessageSender = sender
 	opts.Spawn = sender != nil // subagents need Temporal, as messages do
 	opts.Goals = goals

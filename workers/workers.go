@@ -87,11 +87,13 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	if c != nil {
 		jobs = &cron.Service{Client: c}
 	}
-	reg, err := newRegistry(cfg, sender, activities.GoalStore{Store: store}, jobs)
+	sb := sandboxFor(cfg)
+	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs)
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
 	pool := mcp.NewPool(cfg.Tools.MCPServers, log)
+	pool.SetSandbox(sb)
 	refresh := func(ctx context.Context) {
 		for _, err := range pool.Register(ctx, reg) {
 			log.Warn("MCP server unavailable; its tools are left out of this turn", "error", err)
@@ -104,7 +106,9 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		Prompt: prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName,
 			DisabledSkills: func() []string { return models.Config().Agents.Defaults.DisabledSkills }},
 		Streams: hub, Channels: mgr, Workspace: workspace,
-		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault(),
+		// As in nanobot, the sandbox confines the file tools too.
+		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault() || cfg.Tools.Exec.Sandbox != "",
+		Private:             privatePaths(cfg),
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,6 +53,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		}
 		fmt.Fprintf(a.stdout, "! %v\n  Turns will fail with this message until it is set (config: %s).\n", err, cfg.Path)
 	}
+	sandbox := a.sandboxStatus(a.stdout, cfg)
 	if port := cfg.Gateway.MetricsPort; port > 0 {
 		stop, err := a.serveMetrics(cfg.Gateway.Host, port)
 		if err != nil {
@@ -97,7 +99,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		fmt.Fprintln(a.stdout, "! "+err.Error())
 		a.log.Error("channel failed to start", "error", err)
 	}
-	a.banner(name, r, cfg, mgr)
+	a.banner(name, r, cfg, mgr, sandbox)
 	status := time.NewTicker(channels.StatusEvery)
 	defer status.Stop()
 	a.writeStatus(deps.Home, mgr)
@@ -177,6 +179,10 @@ func (a *app) reloadBanner(old, next *config.Config) {
 	if channelsChanged(old, next) {
 		fmt.Fprintln(a.stdout, "! channel settings changed: restart the gateway to apply them")
 	}
+	if o, n := old.Tools.Exec, next.Tools.Exec; fmt.Sprint(o.Sandbox, o.SandboxRoBinds, o.SandboxRwBinds, o.SandboxNetworkOrDefault()) !=
+		fmt.Sprint(n.Sandbox, n.SandboxRoBinds, n.SandboxRwBinds, n.SandboxNetworkOrDefault()) {
+		fmt.Fprintln(a.stdout, "! tools.exec sandbox settings changed: restart the gateway to apply them")
+	}
 }
 
 func channelsChanged(old, next *config.Config) bool {
@@ -188,7 +194,7 @@ func channelsChanged(old, next *config.Config) bool {
 }
 
 // banner tells what this process runs and where to look.
-func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager) {
+func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox string) {
 	how := "external"
 	if r.conn.Embedded {
 		how = "embedded temporal-dev, started by this process"
@@ -207,7 +213,23 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 		fmt.Fprintln(a.stdout, "Channels: none enabled (talk to it with `nanobot agent`)")
 	}
 	a.channelLines(mgr)
+	if sandbox != "" {
+		fmt.Fprintf(a.stdout, "Sandbox:  %s\n", sandbox)
+	}
 	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
+}
+
+// sandboxStatus checks at start that the sandbox the config asks for can
+// run: if not, it says so on w and in the log (exec calls are refused, never
+// run bare); if so, it returns the banner's description of it.
+func (a *app) sandboxStatus(w io.Writer, cfg *config.Config) string {
+	line, ok := workers.SandboxStatus(cfg)
+	if ok {
+		return line
+	}
+	fmt.Fprintf(w, "! %s\n", line)
+	a.log.Error("sandbox cannot run", "error", line)
+	return "UNAVAILABLE (see above)"
 }
 
 // channelLines name the channels this process runs, each with what it

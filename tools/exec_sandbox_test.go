@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/secrets"
+)
+
+// sandboxedExec is exec in a workspace inside a nanobot home whose
+// config.json holds a key, run in the bwrap layout.
+func sandboxedExec(t *testing.T, program string) (Env, *Registry, string) {
+	t.Helper()
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	nb := filepath.Join(home, ".nanobot")
+	ws := filepath.Join(nb, "workspace")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(nb, "config.json"), []byte(`{"apiKey":"sk-exec-sandbox-key"}`), 0o600))
+	opts := DefaultExecOptions()
+	opts.Sandbox = NewSandbox(SandboxLayout{Workspace: ws, Hidden: []string{nb}, Network: true, Program: program})
+	ex, err := NewExec(opts)
+	require.NoError(t, err)
+	r := NewRegistry()
+	r.Register(ex)
+	require.Contains(t, ex.Description(), "Commands run in a sandbox")
+	return Env{Workspace: ws, RestrictToWorkspace: true, SessionKey: "cli:test", CallID: "c1"}, r, nb
+}
+
+func TestExecInTheSandbox(t *testing.T) {
+	requireBwrap(t)
+	env, r, nb := sandboxedExec(t, "")
+
+	res := call(t, r, env, "exec", map[string]any{"command": "cat " + filepath.Join(nb, "config.json")})
+	require.NotContains(t, res.Text, "sk-exec-sandbox-key")
+	require.Contains(t, res.Text, "No such file or directory")
+
+	res = call(t, r, env, "exec", map[string]any{"command": "echo x > " + filepath.Join(nb, "outside.txt")})
+	require.Contains(t, res.Text, "Read-only file system")
+	require.NoFileExists(t, filepath.Join(nb, "outside.txt"))
+
+	res = call(t, r, env, "exec", map[string]any{"command": "echo x > inside.txt && pwd && echo $HOME", "working_dir": "sub"})
+	require.False(t, res.IsError, res.Text)
+	require.Equal(t, filepath.Join(env.Workspace, "sub")+"\n"+env.Workspace+"\n", res.Text)
+	require.FileExists(t, filepath.Join(env.Workspace, "sub", "inside.txt"))
+}
+
+// A timeout kills everything the sandboxed command started (the pid
+// namespace dies with bwrap).
+func TestExecSandboxTimeoutKillsEverything(t *testing.T) {
+	requireBwrap(t)
+	env, r, _ := sandboxedExec(t, "")
+	start := time.Now()
+	res := call(t, r, env, "exec", map[string]any{"command": "sleep 47.5 & sleep 47.5 & echo started; wait", "timeout": 1})
+	require.True(t, res.IsError)
+	require.Contains(t, res.Text, "timed out after 1 seconds")
+	require.Less(t, time.Since(start), 10*time.Second)
+	require.Eventually(t, func() bool { return len(processesRunning(t, "sleep 47.5")) == 0 }, 5*time.Second, 20*time.Millisecond,
+		"sandboxed processes outlived the timeout: %v", processesRunning(t, "sleep 47.5"))
+}
+
+// processesRunning lists the live processes whose command line contains s.
+func processesRunning(t *testing.T, s string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), s) {
+			continue
+		}
+		if pid, err := strconv.Atoi(e.Name()); err == nil && alive(pid) {
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return out
+}
+
+// Where bwrap cannot run, every call is an error result naming the cause
+// and nothing runs, sandboxed or not.
+func TestExecRefusesWhenTheSandboxCannotRun(t *testing.T) {
+	env, r, _ := sandboxedExec(t, filepath.Join(t.TempDir(), "bwrap"))
+	for range 2 {
+		res := call(t, r, env, "exec", map[string]any{"command": "echo ran > marker"})
+		require.True(t, res.IsError)
+		require.Contains(t, res.Text, `Error: the command was not run: tools.exec.sandbox is "bwrap" but bwrap is not installed`)
+		require.Contains(t, res.Text, "never run outside the sandbox")
+		require.NoFileExists(t, filepath.Join(env.Workspace, "marker"))
+	}
+}
+
+// An allowedEnvKeys variable whose value is a configured secret is not
+// passed on; the others are.
+func TestExecAllowedEnvKeysHoldingASecretAreDropped(t *testing.T) {
+	t.Setenv("NANOBOT_TEST_ALIAS", "sk-aliased-provider-key")
+	t.Setenv("NANOBOT_TEST_PLAIN", "plain-value")
+	set := secrets.FromConfig(map[string]any{"providers": map[string]any{"x": map[string]any{"apiKey": "sk-aliased-provider-key"}}}, nil)
+	env, r, _ := execEnv(t, ExecOptions{Timeout: 10 * time.Second, AllowedEnvKeys: []string{"NANOBOT_TEST_ALIAS", "NANOBOT_TEST_PLAIN"}, Secrets: set})
+	res := call(t, r, env, "exec", map[string]any{"command": "env"})
+	require.False(t, res.IsError, res.Text)
+	require.NotContains(t, res.Text, "sk-aliased-provider-key")
+	require.NotContains(t, res.Text, "NANOBOT_TEST_ALIAS")
+	require.Contains(t, res.Text, "NANOBOT_TEST_PLAIN=plain-value")
+}

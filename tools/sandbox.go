@@ -1,0 +1,207 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SandboxBwrap is tools.exec.sandbox's one backend.
+const SandboxBwrap = "bwrap"
+
+// sandboxSystemDirs are mounted read-only when present (nanobot's list):
+// programs, libraries, certificates and name resolution, nothing of the user's.
+var sandboxSystemDirs = []string{
+	"/bin", "/lib", "/lib64", "/sbin", "/etc/alternatives", "/etc/ssl/certs", "/etc/pki/tls/certs",
+	"/etc/pki/ca-trust", "/etc/crypto-policies", "/etc/resolv.conf", "/etc/hosts", "/etc/ld.so.cache",
+	"/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
+}
+
+// sandboxProbeTimeout bounds the check that bwrap can run at all.
+const sandboxProbeTimeout = 10 * time.Second
+
+// SandboxLayout is the bubblewrap layout exec commands (and opted-in MCP
+// servers) run in: only the workspace is writable, the media folder is read-only,
+// system folders are read-only, the config and nanobot's home are hidden
+// behind an empty read-only tmpfs, /tmp is private, everything else is
+// read-only and no privilege can be gained.
+type SandboxLayout struct {
+	// Workspace is the absolute, symlink-resolved workspace: mounted read-write, HOME and the default cwd.
+	Workspace string
+	// Media is mounted read-only (attachments the channels saved).
+	Media string
+	// Hidden are folders covered by an empty tmpfs (the config's folder,
+	// nanobot's home); the workspace's parent is always hidden, as in nanobot.
+	Hidden []string
+	// HiddenFiles are files masked when the workspace would show them (a config file kept in the workspace).
+	HiddenFiles []string
+	// RoBinds and RwBinds are extra absolute paths (tools.exec.sandboxRoBinds,
+	// sandboxRwBinds), checked by the config loader against what is hidden.
+	RoBinds, RwBinds []string
+	// Network keeps the host's network; false gives the sandbox none.
+	Network bool
+	// Program is the bwrap to run; "" means bwrap on PATH.
+	Program string
+}
+
+// Sandbox is a layout and whether bwrap can run it here.
+type Sandbox struct {
+	SandboxLayout
+	once    sync.Once
+	program string // resolved by Ready
+	err     error
+}
+
+// NewSandbox prepares a sandbox; bwrap is looked for at the first Ready.
+func NewSandbox(l SandboxLayout) *Sandbox { return &Sandbox{SandboxLayout: l} }
+
+// Argv is the bwrap command line that runs command (program and arguments)
+// in the sandbox with cwd as its working directory; a cwd outside the
+// workspace becomes the workspace.
+func (s SandboxLayout) Argv(cwd string, command ...string) []string {
+	return s.argv(s.programName(), cwd, command)
+}
+
+func (s SandboxLayout) argv(prog, cwd string, command []string) []string {
+	ws := filepath.Clean(s.Workspace)
+	args := []string{prog, "--new-session", "--die-with-parent", "--unshare-pid", "--cap-drop", "ALL",
+		"--setenv", "HOME", ws, "--setenv", "TMPDIR", "/tmp"}
+	if !s.Network {
+		args = append(args, "--unshare-net")
+	}
+	args = append(args, "--ro-bind", "/usr", "/usr")
+	for _, d := range sandboxSystemDirs {
+		args = append(args, "--ro-bind-try", d, d)
+	}
+	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	outside, inside := s.hiddenDirs(ws)
+	for _, d := range outside {
+		args = append(args, "--tmpfs", d)
+	}
+	args = append(args, "--dir", ws, "--bind", ws, ws)
+	for _, d := range inside {
+		args = append(args, "--tmpfs", d)
+	}
+	for _, f := range s.HiddenFiles {
+		if f = filepath.Clean(f); within(ws, f) && f != ws && !underAny(inside, f) {
+			args = append(args, "--ro-bind", "/dev/null", f)
+		}
+	}
+	if s.Media != "" {
+		args = append(args, "--ro-bind-try", s.Media, s.Media)
+	}
+	for _, p := range s.RoBinds {
+		args = append(args, "--ro-bind", p, p)
+	}
+	for _, p := range s.RwBinds {
+		args = append(args, "--bind", p, p)
+	}
+	// Read-only from here: a write outside the workspace fails instead of
+	// landing in a tmpfs that vanishes (nanobot leaves these writable).
+	for _, d := range append(outside, inside...) {
+		args = append(args, "--remount-ro", d)
+	}
+	args = append(args, "--remount-ro", "/")
+	dir := ws
+	if c := filepath.Clean(cwd); cwd != "" && within(ws, c) {
+		dir = c
+	}
+	args = append(args, "--chdir", dir, "--")
+	return append(args, command...)
+}
+
+// hiddenDirs splits the folders to hide into those mounted before the
+// workspace (outside it, or holding it) and those inside it, mounted after;
+// a folder below another hidden one is already gone, and "/" or the
+// workspace itself cannot be hidden without hiding everything.
+func (s SandboxLayout) hiddenDirs(ws string) (outside, inside []string) {
+	all := append([]string{filepath.Dir(ws)}, s.Hidden...)
+	for i := range all {
+		all[i] = filepath.Clean(all[i])
+	}
+	sort.Strings(all) // a parent sorts before its children
+	for _, d := range all {
+		if d == "/" || d == ws || d == "." {
+			continue
+		}
+		if within(ws, d) {
+			if !underAny(inside, d) {
+				inside = append(inside, d)
+			}
+			continue
+		}
+		if !underAny(outside, d) {
+			outside = append(outside, d)
+		}
+	}
+	return outside, inside
+}
+
+// underAny reports whether p is one of dirs or below one.
+func underAny(dirs []string, p string) bool {
+	for _, d := range dirs {
+		if within(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s SandboxLayout) programName() string {
+	if s.Program != "" {
+		return s.Program
+	}
+	return "bwrap"
+}
+
+// Ready tells whether bwrap can run here, checked once: a missing program,
+// or a kernel or container that forbids its namespaces, is an error that
+// says so. Nothing may run unsandboxed instead.
+func (s *Sandbox) Ready() error {
+	s.once.Do(func() {
+		name := s.programName()
+		prog, err := exec.LookPath(name)
+		if err != nil {
+			s.err = fmt.Errorf("bwrap is not installed (%v); install the bubblewrap package", err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
+		defer cancel()
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, prog, "--new-session", "--die-with-parent", "--unshare-pid",
+			"--cap-drop", "ALL", "--ro-bind", "/", "/", "true")
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			msg := strings.TrimSpace(stderr.String())
+			if msg == "" {
+				msg = err.Error()
+			}
+			s.err = fmt.Errorf("bwrap cannot run here: %s --ro-bind / / true failed: %s", prog, msg)
+			return
+		}
+		s.program = prog
+	})
+	return s.err
+}
+
+// ErrSandboxUnavailable marks a command refused because its sandbox cannot run.
+var ErrSandboxUnavailable = errors.New("sandbox unavailable")
+
+// Command is exec.Cmd for argv run in the sandbox, or an error wrapping
+// ErrSandboxUnavailable when bwrap cannot run.
+func (s *Sandbox) Command(ctx context.Context, cwd string, argv ...string) (*exec.Cmd, error) {
+	if err := s.Ready(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSandboxUnavailable, err)
+	}
+	full := s.argv(s.program, cwd, argv)
+	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
+	cmd.Dir = s.Workspace
+	return cmd, nil
+}
