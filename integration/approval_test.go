@@ -18,6 +18,7 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/tools"
 )
 
 // riskyExec is a command the exec deny list refuses; with approval on it asks.
@@ -36,6 +37,18 @@ func approvalModel() *modeltest.Server {
 
 func approvalHome(t *testing.T, model *modeltest.Server, approval map[string]any) *testenv.Home {
 	return testenv.NewHome(t, model.URL(), map[string]any{"tools": map[string]any{"approval": approval}})
+}
+
+// sandboxedApprovalHome is the setting: exec under bwrap and approval on
+// (without bwrap here, approval alone, with a warning).
+func sandboxedApprovalHome(t *testing.T, model *modeltest.Server, approval map[string]any) *testenv.Home {
+	if err := tools.NewSandbox(tools.SandboxLayout{}).Ready(); err != nil {
+		t.Log("WARNING: bwrap cannot run here; the approval is tested without the sandbox: " + err.Error())
+		return approvalHome(t, model, approval)
+	}
+	return testenv.NewHome(t, model.URL(), map[string]any{"tools": map[string]any{
+		"approval": approval, "exec": map[string]any{"enable": true, "sandbox": "bwrap"},
+	}})
 }
 
 // waitingRequest polls the turn's state query until it waits for a person.
@@ -75,7 +88,7 @@ func TestApprovalWaitSurvivesKillingTheWorker(t *testing.T) {
 	dev := testenv.StartDevServer(t)
 	model := approvalModel()
 	defer model.Close()
-	home := approvalHome(t, model, map[string]any{"mode": "risky"})
+	home := sandboxedApprovalHome(t, model, map[string]any{"mode": "risky"})
 	env := home.Env(dev.Addr)
 	first, logs := startWorker(t, env)
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
