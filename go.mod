@@ -3,6 +3,7 @@ module github.com/nanobot-durable/nanobot
 go 1.26.8
 
 require (
+	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
 	github.com/bwmarrin/discordgo v0.28.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
@@ -43,7 +44,6 @@ require (
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect
-	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/beeper/argo-go v1.1.2 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
