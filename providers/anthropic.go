@@ -55,7 +55,9 @@ func NewAnthropic(opts AnthropicOptions) *Anthropic {
 		option.WithMaxRetries(0),
 	}
 	if opts.APIKey != "" {
-		copts = append(copts, option.WithAPIKey(opts.APIKey))
+		// x-api-key, the header every Messages API server takes (this SDK's
+		// WithAPIKey sends a bearer token, which compatible servers may not).
+		copts = append(copts, option.WithHeader("x-api-key", opts.APIKey))
 	}
 	return &Anthropic{opts: opts, client: anthropic.NewClient(copts...)}
 }
