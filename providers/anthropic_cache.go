@@ -36,13 +36,24 @@ func markCacheBreakpoints(p *anthropicPrompt) {
 // set changes less often) and the last tool, as nanobot's
 // _tool_cache_marker_indices.
 func toolBreakpoints(tools []anthropic.ToolUnionParam) []int {
-	if len(tools) == 0 {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		if t.OfTool != nil {
+			names[i] = t.OfTool.Name
+		}
+	}
+	return toolCacheIndices(names)
+}
+
+// toolCacheIndices picks the tools that carry a breakpoint, by name.
+func toolCacheIndices(names []string) []int {
+	if len(names) == 0 {
 		return nil
 	}
-	tail := len(tools) - 1
+	tail := len(names) - 1
 	var out []int
 	for i := tail; i >= 0; i-- {
-		if t := tools[i].OfTool; t != nil && !strings.HasPrefix(t.Name, "mcp_") {
+		if names[i] != "" && !strings.HasPrefix(names[i], "mcp_") {
 			if i != tail {
 				out = append(out, i)
 			}

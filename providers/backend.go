@@ -49,7 +49,7 @@ func (f *Factory) client(res Resolution, headers map[string]string) Provider {
 	opts := OpenAIOptions{
 		BaseURL: res.APIBase, APIKey: res.APIKey, ExtraHeaders: headers, ExtraQuery: res.Config.ExtraQuery,
 		HTTPClient: f.httpClient(res.Config.Proxy), Timeout: f.Timeout, StreamIdleTimeout: f.StreamIdleTimeout,
-		UseMaxCompletionTokens: res.Spec.SupportsMaxCompletionTokens,
+		UseMaxCompletionTokens: res.Spec.SupportsMaxCompletionTokens, PromptCaching: res.Spec.SupportsPromptCaching,
 	}
 	switch res.Spec.Wire() {
 	case BackendAnthropic:

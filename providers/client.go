@@ -38,6 +38,9 @@ type OpenAIOptions struct {
 	// UseMaxCompletionTokens sends max_completion_tokens instead of
 	// max_tokens for every model (reasoning families always get it).
 	UseMaxCompletionTokens bool
+	// PromptCaching marks cache_control breakpoints on requests for Claude
+	// models (a gateway that passes them on, such as OpenRouter).
+	PromptCaching bool
 }
 
 // OpenAICompatible is a Provider for any chat-completions API.

@@ -62,6 +62,9 @@ type Spec struct {
 	ImplicitReasoning []string
 	// Headers are sent on every request; providers.<name>.extraHeaders override them.
 	Headers map[string]string
+	// SupportsPromptCaching: the provider takes cache_control breakpoints
+	// (for Claude models through a gateway; the Anthropic backend always sets them).
+	SupportsPromptCaching bool
 }
 
 // Wire is the spec's backend, BackendOpenAICompat when none is set.
@@ -81,7 +84,7 @@ var registry = []Spec{
 		StripModelPrefix: true, SupportsMaxCompletionTokens: true},
 	{Name: "openrouter", Keywords: []string{"openrouter"}, EnvKey: "OPENROUTER_API_KEY",
 		DefaultAPIBase: "https://openrouter.ai/api/v1", DetectByKeyPrefix: "sk-or-", DetectByBaseKeyword: "openrouter",
-		IsGateway: true, GatewayReasoning: true,
+		IsGateway: true, GatewayReasoning: true, SupportsPromptCaching: true,
 		Headers: map[string]string{"HTTP-Referer": "https://github.com/HKUDS/nanobot", "X-OpenRouter-Title": "nanobot"}},
 	{Name: "huggingface", Keywords: []string{"huggingface", "hugging-face"}, EnvKey: "HF_TOKEN",
 		DefaultAPIBase: "https://router.huggingface.co/v1", DetectByKeyPrefix: "hf_", DetectByBaseKeyword: "huggingface",
@@ -97,7 +100,7 @@ var registry = []Spec{
 		DefaultAPIBase: "https://ark.ap-southeast.bytepluses.com/api/v3", DetectByBaseKeyword: "bytepluses", IsGateway: true,
 		StripModelPrefix: true, ThinkingStyle: ThinkingType},
 	{Name: "anthropic", Backend: BackendAnthropic, Keywords: []string{"anthropic", "claude"}, EnvKey: "ANTHROPIC_API_KEY",
-		DefaultAPIBase: "https://api.anthropic.com/v1"},
+		DefaultAPIBase: "https://api.anthropic.com/v1", SupportsPromptCaching: true},
 	{Name: "openai", Keywords: []string{"openai", "gpt"}, EnvKey: "OPENAI_API_KEY",
 		DefaultAPIBase: "https://api.openai.com/v1", SupportsMaxCompletionTokens: true},
 	{Name: "deepseek", Keywords: []string{"deepseek"}, EnvKey: "DEEPSEEK_API_KEY",
