@@ -139,8 +139,10 @@ func (c *Anthropic) stream(ctx context.Context, params anthropic.MessageNewParam
 	defer s.Close()
 	var msg anthropic.Message
 	out := &deltaSink{onDelta: onDelta}
+	stopped := false
 	for s.Next() {
 		ev := s.Current()
+		stopped = stopped || ev.Type == "message_stop"
 		if err := msg.Accumulate(ev); err != nil {
 			return nil, &Error{Kind: KindMalformed, Message: "decode stream event: " + err.Error(), Class: ClassRetryable, Err: err}
 		}
@@ -156,10 +158,10 @@ func (c *Anthropic) stream(ctx context.Context, params anthropic.MessageNewParam
 	if err := s.Err(); err != nil {
 		return nil, failure(ctx, st, err)
 	}
-	out.flush()
-	if msg.StopReason == "" && len(msg.Content) == 0 {
-		return nil, &Error{Kind: KindMalformed, Message: "stream ended before the message did", Class: ClassRetryable}
+	if !stopped { // a cut stream: the answer so far is not the answer
+		return nil, &Error{Kind: KindMalformed, Message: "stream ended before message_stop", Class: ClassRetryable}
 	}
+	out.flush()
 	return fromAnthropicMessage(&msg), nil
 }
 

@@ -150,3 +150,21 @@ func TestAnthropicCachedTokensInUsage(t *testing.T) {
 			CachedTokens: 1800, CacheWriteTokens: 112}, resp.Usage, "stream=%v", stream)
 	}
 }
+
+// TestAnthropicStreamWithoutMessageStop: a stream that ends cleanly but
+// early (a proxy closing it) is retried, not taken as the answer.
+func TestAnthropicStreamWithoutMessageStop(t *testing.T) {
+	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}\n\n")
+		fmt.Fprint(w, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+		fmt.Fprint(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"half an ans\"}}\n\n")
+	}))
+	t.Cleanup(stub.Close)
+	p := providers.NewAnthropic(providers.AnthropicOptions{BaseURL: stub.URL, APIKey: "k"})
+	_, err := p.Chat(testContext(t), providers.Request{Model: "claude-sonnet-4-5", Stream: true, Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}}, nil)
+	var pe *providers.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, providers.ClassRetryable, pe.Class)
+	require.Contains(t, pe.Message, "message_stop")
+}

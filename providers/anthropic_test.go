@@ -304,3 +304,17 @@ func TestAnthropicErrorsClassified(t *testing.T) {
 	_, err := m.Provider.Chat(testContext(t), providers.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: "rate me"}}}, nil)
 	require.ErrorContains(t, err, "Error: 429 Number of requests has exceeded your rate limit")
 }
+
+// TestAnthropicCutStreamIsRetried: a stream that stops before message_stop
+// is not taken as the answer.
+func TestAnthropicCutStreamIsRetried(t *testing.T) {
+	srv := aimocktest.Start(t, aimocktest.Fixtures(t,
+		map[string]any{"match": map[string]any{"userMessage": "cut me"}, "truncateAfterChunks": 3,
+			"response": map[string]any{"content": "This answer is long enough to come in several pieces, and it is cut."}},
+	))
+	m := claude(t, srv, "claude-sonnet-4-5", nil)
+	_, err := m.Provider.Chat(testContext(t), providers.Request{Stream: true, Messages: []chat.Message{{Role: chat.RoleUser, Content: "cut me"}}}, nil)
+	var pe *providers.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, providers.ClassRetryable, pe.Class, "%v", pe)
+}
