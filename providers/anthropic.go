@@ -33,7 +33,7 @@ type AnthropicOptions struct {
 // Anthropic is a Provider for Anthropic's Messages API, over the official SDK.
 type Anthropic struct {
 	opts   AnthropicOptions
-	client anthropic.Client
+	messages anthropic.MessageService
 }
 
 var _ Provider = (*Anthropic)(nil)
@@ -59,7 +59,7 @@ func NewAnthropic(opts AnthropicOptions) *Anthropic {
 		// WithAPIKey sends a bearer token, which compatible servers may not).
 		copts = append(copts, option.WithHeader("x-api-key", opts.APIKey))
 	}
-	return &Anthropic{opts: opts, client: anthropic.NewClient(copts...)}
+	return &Anthropic{opts: opts, messages: anthropic.NewMessageService(copts...)}
 }
 
 // anthropicBase drops the /v1 the SDK adds to every path itself.
@@ -125,7 +125,7 @@ func (c *Anthropic) complete(ctx context.Context, params anthropic.MessageNewPar
 	}
 	ctx, cancel := callLimit(ctx, c.opts.Timeout)
 	defer cancel()
-	msg, err := c.client.Messages.New(withCallState(ctx, st), params, option.WithRequestTimeout(limit))
+	msg, err := c.messages.New(withCallState(ctx, st), params, option.WithRequestTimeout(limit))
 	if err != nil {
 		return nil, failure(ctx, st, err)
 	}
@@ -135,7 +135,7 @@ func (c *Anthropic) complete(ctx context.Context, params anthropic.MessageNewPar
 func (c *Anthropic) stream(ctx context.Context, params anthropic.MessageNewParams, st *callState, onDelta func(Delta)) (*Response, error) {
 	ctx, stop := streamLimits(ctx, c.opts.Timeout, c.opts.StreamIdleTimeout, st)
 	defer stop()
-	s := c.client.Messages.NewStreaming(withCallState(ctx, st), params)
+	s := c.messages.NewStreaming(withCallState(ctx, st), params)
 	defer s.Close()
 	var msg anthropic.Message
 	out := &deltaSink{onDelta: onDelta}
