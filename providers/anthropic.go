@@ -30,9 +30,11 @@ type AnthropicOptions struct {
 	PromptCaching bool
 }
 
-// Anthropic is a Provider for Anthropic's Messages API, over the official SDK.
+// Anthropic is a Provider for Anthropic's Messages API, over the official
+// SDK's message service alone (its whole client would link every beta API
+// in: 13 MB more).
 type Anthropic struct {
-	opts   AnthropicOptions
+	opts     AnthropicOptions
 	messages anthropic.MessageService
 }
 
