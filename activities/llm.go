@@ -113,8 +113,8 @@ func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (prot
 	calls, dropped := wellFormedCalls(resp.ToolCalls)
 	msg := chat.Message{
 		Role: chat.RoleAssistant, Content: resp.Content, ReasoningContent: resp.ReasoningContent,
-		ToolCalls: calls, FinishReason: resp.FinishReason, LatencyMS: time.Since(started).Milliseconds(),
-		Turn: in.Turn, EntryID: entry,
+		ThinkingBlocks: resp.ThinkingBlocks, ToolCalls: calls, FinishReason: resp.FinishReason,
+		LatencyMS: time.Since(started).Milliseconds(), Turn: in.Turn, EntryID: entry,
 	}
 	if _, err := a.store.Append(ctx, in.SessionKey, msg); err != nil {
 		return protocol.LLMCallResult{}, fmt.Errorf("journal model reply: %w", err)

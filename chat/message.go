@@ -28,9 +28,12 @@ type Message struct {
 	ToolCallID       string     `json:"tool_call_id,omitempty"`
 	Name             string     `json:"name,omitempty"`
 	ReasoningContent string     `json:"reasoning_content,omitempty"`
-	Timestamp        string     `json:"timestamp,omitempty"`
-	LatencyMS        int64      `json:"latency_ms,omitempty"`
-	FinishReason     string     `json:"finish_reason,omitempty"`
+	// ThinkingBlocks are Anthropic's signed thinking blocks of an assistant
+	// reply (nanobot's thinking_blocks), replayed verbatim in a tool loop.
+	ThinkingBlocks json.RawMessage `json:"thinking_blocks,omitempty"`
+	Timestamp      string          `json:"timestamp,omitempty"`
+	LatencyMS      int64           `json:"latency_ms,omitempty"`
+	FinishReason   string          `json:"finish_reason,omitempty"`
 
 	// Journal bookkeeping: the turn that wrote the entry and its ID inside
 	// that turn, which together make appends idempotent.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the npm-published peers the Go tests run against (the MCP servers
-# for ../mcp and ../integration, telegram-test-api for the Telegram tests)
+# for ../mcp and ../integration, telegram-test-api for the Telegram tests,
+# aimock for the Anthropic, Azure and Responses model APIs)
 # into e2e/node_modules (repo-local), at the exact versions in package.json.
 # No lock file: npm lock files may record registry URLs, which this repo must
 # not name; the exact versions in package.json pin the servers themselves.
@@ -24,7 +25,7 @@ if node -e '
 fi
 
 npm install --no-audit --no-fund --no-package-lock
-for bin in mcp-server-everything mcp-server-filesystem; do
+for bin in mcp-server-everything mcp-server-filesystem llmock; do
   if [ ! -x "node_modules/.bin/$bin" ]; then
     echo "e2e/install.sh: node_modules/.bin/$bin missing after npm install" >&2
     exit 1

@@ -24,7 +24,8 @@ const minStreamWall = 300 * time.Second
 // OpenAIOptions configures an OpenAI-compatible endpoint.
 type OpenAIOptions struct {
 	BaseURL      string // e.g. https://api.openai.com/v1; empty means OpenAI
-	APIKey       string // sent as "Authorization: Bearer"; empty sends none
+	APIKey       string // sent as "Authorization: Bearer", or in APIKeyHeader; empty sends none
+	APIKeyHeader string // carries the key instead of Authorization when set (Azure's "api-key")
 	ExtraHeaders map[string]string
 	ExtraQuery   map[string]string
 	HTTPClient   *http.Client // nil means a plain client; timeouts come from the options below
@@ -37,6 +38,9 @@ type OpenAIOptions struct {
 	// UseMaxCompletionTokens sends max_completion_tokens instead of
 	// max_tokens for every model (reasoning families always get it).
 	UseMaxCompletionTokens bool
+	// PromptCaching marks cache_control breakpoints on requests for Claude
+	// models (a gateway that passes them on, such as OpenRouter).
+	PromptCaching bool
 }
 
 // OpenAICompatible is a Provider for any chat-completions API.
@@ -49,7 +53,22 @@ var _ Provider = (*OpenAICompatible)(nil)
 
 // NewOpenAICompatible builds a provider; it does no network I/O.
 func NewOpenAICompatible(opts OpenAIOptions) *OpenAICompatible {
-	cfg := openai.DefaultConfig(opts.APIKey)
+	return &OpenAICompatible{opts: opts, client: newOpenAIClient(opts)}
+}
+
+// newOpenAIClient is the go-openai client both OpenAI dialects use, its
+// requests going through our doer.
+func newOpenAIClient(opts OpenAIOptions) *openai.Client {
+	headers := opts.ExtraHeaders
+	bearer := opts.APIKey
+	if opts.APIKeyHeader != "" && opts.APIKey != "" {
+		bearer = ""
+		headers = map[string]string{opts.APIKeyHeader: opts.APIKey}
+		for k, v := range opts.ExtraHeaders {
+			headers[k] = v
+		}
+	}
+	cfg := openai.DefaultConfig(bearer)
 	if opts.BaseURL != "" {
 		cfg.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	}
@@ -57,8 +76,8 @@ func NewOpenAICompatible(opts OpenAIOptions) *OpenAICompatible {
 	if opts.HTTPClient == nil {
 		next = &http.Client{}
 	}
-	cfg.HTTPClient = &doer{next: next, headers: opts.ExtraHeaders, query: opts.ExtraQuery}
-	return &OpenAICompatible{opts: opts, client: openai.NewClientWithConfig(cfg)}
+	cfg.HTTPClient = &doer{next: next, headers: headers, query: opts.ExtraQuery}
+	return openai.NewClientWithConfig(cfg)
 }
 
 // Chat implements Provider.
@@ -75,11 +94,8 @@ func (c *OpenAICompatible) Chat(ctx context.Context, req Request, onDelta func(D
 }
 
 func (c *OpenAICompatible) complete(ctx context.Context, creq openai.ChatCompletionRequest, st *callState) (*Response, error) {
-	if c.opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.opts.Timeout, timedOutAfter(c.opts.Timeout))
-		defer cancel()
-	}
+	ctx, cancel := callLimit(ctx, c.opts.Timeout)
+	defer cancel()
 	st.keepBody = true
 	resp, err := c.client.CreateChatCompletion(withCallState(ctx, st), creq)
 	if err != nil {
@@ -103,12 +119,43 @@ func (c *OpenAICompatible) complete(ctx context.Context, creq openai.ChatComplet
 	), nil
 }
 
-// streamWall is nanobot's streaming wall limit, max(300s, 2×Timeout).
-func (c *OpenAICompatible) streamWall() time.Duration {
-	if c.opts.Timeout <= 0 {
+// callLimit bounds a non-streamed call by timeout (0: no limit).
+func callLimit(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, timeout, timedOutAfter(timeout))
+}
+
+// streamLimits bounds a streamed call by nanobot's wall limit and fails it
+// once no byte arrived for idle; the watch starts before sending, so a
+// server that never answers counts as idle too. The doer kicks it.
+func streamLimits(ctx context.Context, timeout, idle time.Duration, st *callState) (context.Context, func()) {
+	var stops []func()
+	if wall := streamWall(timeout); wall > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, wall, timedOutAfter(wall))
+		stops = append(stops, cancel)
+	}
+	if idle > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		st.idle = newIdleWatch(idle, func() { cancel(stalledFor(idle)) })
+		stops = append(stops, func() { st.idle.stop(); cancel(nil) })
+	}
+	return ctx, func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+}
+
+// streamWall is nanobot's streaming wall limit, max(300s, 2×timeout); 0 is none.
+func streamWall(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
 		return 0
 	}
-	return max(minStreamWall, 2*c.opts.Timeout)
+	return max(minStreamWall, 2*timeout)
 }
 
 // timeoutCause marks a context ended by one of our own limits, so the error

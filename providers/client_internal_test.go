@@ -8,9 +8,9 @@ import (
 )
 
 func TestStreamWallIsNanobotsLimit(t *testing.T) {
-	require.Zero(t, NewOpenAICompatible(OpenAIOptions{}).streamWall(), "no Timeout, no wall limit")
-	require.Equal(t, 300*time.Second, NewOpenAICompatible(OpenAIOptions{Timeout: 60 * time.Second}).streamWall())
-	require.Equal(t, 600*time.Second, NewOpenAICompatible(OpenAIOptions{Timeout: 300 * time.Second}).streamWall())
+	require.Zero(t, streamWall(0), "no Timeout, no wall limit")
+	require.Equal(t, 300*time.Second, streamWall(60*time.Second))
+	require.Equal(t, 600*time.Second, streamWall(300*time.Second))
 }
 
 func TestRequiresMaxCompletionTokens(t *testing.T) {

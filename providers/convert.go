@@ -51,6 +51,16 @@ func (c *OpenAICompatible) shape(req Request) (openai.ChatCompletionRequest, map
 	if req.ReasoningEffort != "" {
 		set["reasoning_effort"] = req.ReasoningEffort
 	}
+	if cachesPrompt(c.opts.PromptCaching, req.Model) {
+		msgs, tools, err := cacheBreakpoints(creq)
+		if err != nil {
+			return openai.ChatCompletionRequest{}, nil, err
+		}
+		set["messages"] = msgs
+		if tools != nil {
+			set["tools"] = tools
+		}
+	}
 	return creq, set, nil
 }
 

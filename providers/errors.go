@@ -101,7 +101,7 @@ func Classify(err error) *Error {
 	return pe
 }
 
-// describe fills an Error from what go-openai and net/http return.
+// describe fills an Error from what go-openai, the Anthropic SDK and net/http return.
 func describe(err error) *Error {
 	e := &Error{Err: err}
 	var apiErr *openai.APIError
@@ -111,6 +111,7 @@ func describe(err error) *Error {
 		e.Kind, e.Message = KindCanceled, "request canceled"
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Message = KindTimeout, "timed out ("+err.Error()+")"
+	case describeAnthropic(err, e):
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.HTTPStatusCode
 		e.Code = codeString(apiErr.Code)
@@ -151,6 +152,7 @@ var (
 		"insufficient_quota", "quota_exceeded", "quota_exhausted",
 		"billing_hard_limit_reached", "insufficient_balance",
 		"credit_balance_too_low", "billing_not_active", "payment_required",
+		"billing_error", // Anthropic's error type for an unpaid account
 	}
 	arrearsTexts = []string{
 		"insufficient_quota", "insufficient quota", "quota exceeded",
@@ -158,6 +160,7 @@ var (
 		"billing not active", "insufficient balance", "insufficient_balance",
 		"credit balance too low", "payment required", "out of credits",
 		"out of quota", "exceeded your current quota", "arrear",
+		"credit balance is too low", // Anthropic's wording
 	}
 	// transientTexts classify errors that carry neither status nor kind.
 	transientTexts = []string{

@@ -141,11 +141,7 @@ func (f *Factory) bind(res Resolution, preset config.ModelPreset) *bound {
 	for k, v := range res.Config.ExtraHeaders {
 		headers[k] = v // the user's headers override the spec's defaults
 	}
-	client := NewOpenAICompatible(OpenAIOptions{
-		BaseURL: res.APIBase, APIKey: res.APIKey, ExtraHeaders: headers, ExtraQuery: res.Config.ExtraQuery,
-		HTTPClient: f.httpClient(res.Config.Proxy), Timeout: f.Timeout, StreamIdleTimeout: f.StreamIdleTimeout,
-		UseMaxCompletionTokens: res.Spec.SupportsMaxCompletionTokens,
-	})
+	client := f.client(res, headers)
 	temp := preset.Temperature
 	return &bound{client: client, res: res, temperature: &temp, maxTokens: preset.MaxTokens, effort: preset.ReasoningEffort}
 }

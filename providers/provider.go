@@ -6,6 +6,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/nanobot-durable/nanobot/chat"
 )
@@ -52,16 +53,22 @@ type Usage struct {
 	TotalTokens      int `json:"total_tokens"`
 	// CachedTokens is the part of PromptTokens served from the provider's prompt cache.
 	CachedTokens int `json:"cached_tokens,omitempty"`
+	// CacheWriteTokens is the part of PromptTokens written to the prompt
+	// cache by this call (Anthropic's cache_creation_input_tokens).
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // Response is the model's answer with think blocks already split out of
 // Content into ReasoningContent.
 type Response struct {
-	Content          string          `json:"content"`
-	ReasoningContent string          `json:"reasoning_content,omitempty"`
-	ToolCalls        []chat.ToolCall `json:"tool_calls,omitempty"`
-	FinishReason     string          `json:"finish_reason"`
-	Usage            Usage           `json:"usage"`
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	// ThinkingBlocks are the signed thinking blocks an Anthropic model
+	// returned, a JSON array to keep in the assistant message.
+	ThinkingBlocks json.RawMessage `json:"thinking_blocks,omitempty"`
+	ToolCalls      []chat.ToolCall `json:"tool_calls,omitempty"`
+	FinishReason   string          `json:"finish_reason"`
+	Usage          Usage           `json:"usage"`
 	// Model is the configured name of the model that answered when the call
 	// went through a Factory model or a FallbackProvider, else what the server reported.
 	Model string `json:"model,omitempty"`

@@ -108,11 +108,19 @@ func (b *bound) Chat(ctx context.Context, req Request, onDelta func(Delta)) (*Re
 		e := req.ReasoningEffort
 		effort = &e
 	}
-	if effort != nil && !strings.EqualFold(*effort, "none") && strings.TrimSpace(*effort) != "" && b.res.Spec.ThinkingStyle != ThinkingNone {
-		req.Temperature = nil // nanobot's _supports_temperature: reasoning replaces sampling temperature
+	var extra map[string]any
+	if b.res.Spec.Wire() == BackendAnthropic {
+		// The Messages client maps the effort itself (thinking budgets, adaptive, off).
+		req.ReasoningEffort = ""
+		if effort != nil {
+			req.ReasoningEffort = strings.TrimSpace(*effort)
+		}
+	} else {
+		if effort != nil && !strings.EqualFold(*effort, "none") && strings.TrimSpace(*effort) != "" && b.res.Spec.ThinkingStyle != ThinkingNone {
+			req.Temperature = nil // nanobot's _supports_temperature: reasoning replaces sampling temperature
+		}
+		req.ReasoningEffort, extra = b.res.Spec.ReasoningParams(b.res.APIModel, effort)
 	}
-	wire, extra := b.res.Spec.ReasoningParams(b.res.APIModel, effort)
-	req.ReasoningEffort = wire
 	extra = mergeInto(extra, b.res.Config.ExtraBody) // providers.<name>.extraBody wins over our shaping
 	req.ExtraBody = mergeInto(extra, req.ExtraBody)
 	resp, err := b.client.Chat(ctx, req, onDelta)

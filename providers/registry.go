@@ -25,9 +25,20 @@ const (
 	ThinkingNone ThinkingStyle = "none"
 )
 
-// Spec is one OpenAI-compatible provider nanobot knows (its ProviderSpec).
+// Backend is the wire protocol a provider speaks (nanobot's ProviderSpec.backend).
+type Backend string
+
+// Backends. The zero value is BackendOpenAICompat.
+const (
+	BackendOpenAICompat Backend = "openai_compat" // chat completions (or the Responses API with apiType "responses")
+	BackendAnthropic    Backend = "anthropic"     // Anthropic's Messages API, with prompt caching
+	BackendAzureOpenAI  Backend = "azure_openai"  // the deployment in the path, api-version, api-key header
+)
+
+// Spec is one provider nanobot knows (its ProviderSpec).
 type Spec struct {
 	Name     string
+	Backend  Backend  // "" is BackendOpenAICompat
 	Keywords []string // lowercase substrings of model names that pick this provider
 	EnvKey   string   // environment variable holding the API key when config has none
 	// DefaultAPIBase is used when providers.<name>.apiBase is empty.
@@ -51,15 +62,29 @@ type Spec struct {
 	ImplicitReasoning []string
 	// Headers are sent on every request; providers.<name>.extraHeaders override them.
 	Headers map[string]string
+	// SupportsPromptCaching: the provider takes cache_control breakpoints
+	// (for Claude models through a gateway; the Anthropic backend always sets them).
+	SupportsPromptCaching bool
 }
 
-// registry is nanobot's PROVIDERS table for its OpenAI-compatible backends.
+// Wire is the spec's backend, BackendOpenAICompat when none is set.
+func (s Spec) Wire() Backend {
+	if s.Backend == "" {
+		return BackendOpenAICompat
+	}
+	return s.Backend
+}
+
+// registry is nanobot's PROVIDERS table (without its OAuth and Bedrock rows).
 // Order is priority: gateways first, local servers last, as in nanobot.
 var registry = []Spec{
 	{Name: "custom"},
+	// Azure: the model is the deployment name, which cannot hold a "/".
+	{Name: "azure_openai", Backend: BackendAzureOpenAI, Keywords: []string{"azure", "azure-openai"},
+		StripModelPrefix: true, SupportsMaxCompletionTokens: true},
 	{Name: "openrouter", Keywords: []string{"openrouter"}, EnvKey: "OPENROUTER_API_KEY",
 		DefaultAPIBase: "https://openrouter.ai/api/v1", DetectByKeyPrefix: "sk-or-", DetectByBaseKeyword: "openrouter",
-		IsGateway: true, GatewayReasoning: true,
+		IsGateway: true, GatewayReasoning: true, SupportsPromptCaching: true,
 		Headers: map[string]string{"HTTP-Referer": "https://github.com/HKUDS/nanobot", "X-OpenRouter-Title": "nanobot"}},
 	{Name: "huggingface", Keywords: []string{"huggingface", "hugging-face"}, EnvKey: "HF_TOKEN",
 		DefaultAPIBase: "https://router.huggingface.co/v1", DetectByKeyPrefix: "hf_", DetectByBaseKeyword: "huggingface",
@@ -74,8 +99,8 @@ var registry = []Spec{
 	{Name: "byteplus", Keywords: []string{"byteplus"}, EnvKey: "BYTEPLUS_API_KEY",
 		DefaultAPIBase: "https://ark.ap-southeast.bytepluses.com/api/v3", DetectByBaseKeyword: "bytepluses", IsGateway: true,
 		StripModelPrefix: true, ThinkingStyle: ThinkingType},
-	{Name: "anthropic", Keywords: []string{"anthropic", "claude"}, EnvKey: "ANTHROPIC_API_KEY",
-		DefaultAPIBase: "https://api.anthropic.com/v1"},
+	{Name: "anthropic", Backend: BackendAnthropic, Keywords: []string{"anthropic", "claude"}, EnvKey: "ANTHROPIC_API_KEY",
+		DefaultAPIBase: "https://api.anthropic.com/v1", SupportsPromptCaching: true},
 	{Name: "openai", Keywords: []string{"openai", "gpt"}, EnvKey: "OPENAI_API_KEY",
 		DefaultAPIBase: "https://api.openai.com/v1", SupportsMaxCompletionTokens: true},
 	{Name: "deepseek", Keywords: []string{"deepseek"}, EnvKey: "DEEPSEEK_API_KEY",
@@ -88,8 +113,13 @@ var registry = []Spec{
 		DefaultAPIBase: "https://dashscope.aliyuncs.com/compatible-mode/v1", ThinkingStyle: ThinkingEnable},
 	{Name: "moonshot", Keywords: []string{"moonshot", "kimi"}, EnvKey: "MOONSHOT_API_KEY",
 		DefaultAPIBase: "https://api.moonshot.ai/v1"},
+	{Name: "kimi_coding", Backend: BackendAnthropic, Keywords: []string{"kimi-coding", "kimi_coding", "kimi-for-coding"},
+		EnvKey: "KIMI_CODING_API_KEY", DefaultAPIBase: "https://api.kimi.com/coding/v1",
+		Headers: map[string]string{"User-Agent": "claude-code/0.1.0"}},
 	{Name: "minimax", Keywords: []string{"minimax"}, EnvKey: "MINIMAX_API_KEY",
 		DefaultAPIBase: "https://api.minimax.io/v1", ThinkingStyle: ThinkingSplit},
+	{Name: "minimax_anthropic", Backend: BackendAnthropic, Keywords: []string{"minimax_anthropic"}, EnvKey: "MINIMAX_API_KEY",
+		DefaultAPIBase: "https://api.minimax.io/anthropic"},
 	{Name: "mistral", Keywords: []string{"mistral", "magistral", "ministral", "codestral", "devstral"}, EnvKey: "MISTRAL_API_KEY",
 		DefaultAPIBase:    "https://api.mistral.ai/v1",
 		EffortRemap:       map[string]string{"minimal": "none", "low": "none", "medium": "high", "high": "high", "none": "none"},

@@ -145,6 +145,9 @@ func (r *resolver) build(s Spec, entry, model, reason string) (Resolution, error
 		return Resolution{}, &ConfigError{Msg: fmt.Sprintf(
 			"provider %q has no apiBase and none is known for it: set providers.%s.apiBase in config.json", s.Name, entry)}
 	}
+	if err := checkAPIType(s, entry, p.APIType); err != nil {
+		return Resolution{}, err
+	}
 	return Resolution{
 		Spec: s, ProviderName: s.Name, ConfigName: entry, APIBase: base, APIKey: key, KeySource: source,
 		Model: model, APIModel: apiModel(s, model), Reason: reason, Config: p,

@@ -60,7 +60,11 @@ func TestResolveKeywordEveryProvider(t *testing.T) {
 	for _, s := range providers.Specs() {
 		for _, kw := range s.Keywords {
 			t.Run(s.Name+"/"+kw, func(t *testing.T) {
-				cfg := testConfig(map[string]config.ProviderConfig{s.Name: keyed("k")})
+				entry := keyed("k")
+				if s.DefaultAPIBase == "" {
+					entry.APIBase = "http://127.0.0.1:9"
+				}
+				cfg := testConfig(map[string]config.ProviderConfig{s.Name: entry})
 				model := "x-" + kw + "-1"
 				res, err := providers.ResolveEnv(cfg, config.ModelPreset{Model: model, Provider: "auto"}, noEnv)
 				require.NoError(t, err)

@@ -18,27 +18,15 @@ import (
 func (c *OpenAICompatible) stream(ctx context.Context, creq openai.ChatCompletionRequest, st *callState, onDelta func(Delta)) (*Response, error) {
 	creq.Stream = true
 	creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-	if wall := c.streamWall(); wall > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, wall, timedOutAfter(wall))
-		defer cancel()
-	}
-	if idle := c.opts.StreamIdleTimeout; idle > 0 {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		// The watch starts before sending, so a server that never answers
-		// counts as idle too.
-		st.idle = newIdleWatch(idle, func() { cancel(stalledFor(idle)) })
-		defer st.idle.stop()
-	}
+	ctx, stop := streamLimits(ctx, c.opts.Timeout, c.opts.StreamIdleTimeout, st)
+	defer stop()
 	s, err := c.client.CreateChatCompletionStream(withCallState(ctx, st), creq)
 	if err != nil {
 		return nil, failure(ctx, st, err)
 	}
 	defer s.Close()
 
-	acc := &streamAcc{onDelta: onDelta, calls: map[int]*chat.ToolCall{}}
+	acc := &streamAcc{deltaSink: deltaSink{onDelta: onDelta}, calls: map[int]*chat.ToolCall{}}
 	for {
 		raw, err := s.RecvRaw()
 		if errors.Is(err, io.EOF) {
@@ -60,8 +48,7 @@ func (c *OpenAICompatible) stream(ctx context.Context, creq openai.ChatCompletio
 
 // streamAcc folds chunks into one Response and forwards deltas.
 type streamAcc struct {
-	onDelta   func(Delta)
-	split     thinkSplitter
+	deltaSink
 	content   strings.Builder // raw content, think tags included
 	reasoning strings.Builder // reasoning_content / reasoning deltas
 	calls     map[int]*chat.ToolCall
@@ -110,9 +97,7 @@ func (a *streamAcc) add(raw []byte) error {
 	}
 	if d.Content != "" {
 		a.content.WriteString(d.Content)
-		visible, thought := a.split.feed(d.Content)
-		a.emit(Delta{Reasoning: thought})
-		a.emit(Delta{Content: visible})
+		a.text(d.Content)
 	}
 	for i, tc := range d.ToolCalls {
 		idx := i
@@ -149,25 +134,21 @@ func (a *streamAcc) addToolCall(idx int, id, typ, name, args string) {
 	tc.Function.Arguments += args
 }
 
-func (a *streamAcc) emit(d Delta) {
-	if a.onDelta != nil && (d.Content != "" || d.Reasoning != "") {
-		a.onDelta(d)
-	}
+func (a *streamAcc) response() *Response {
+	a.flush()
+	return buildResponse(a.content.String(), a.reasoning.String(), callsByIndex(a.calls), a.finish, a.usage, a.model)
 }
 
-func (a *streamAcc) response() *Response {
-	visible, thought := a.split.flush()
-	a.emit(Delta{Reasoning: thought})
-	a.emit(Delta{Content: visible})
-
-	idxs := make([]int, 0, len(a.calls))
-	for i := range a.calls {
+// callsByIndex lists streamed tool calls in their index order.
+func callsByIndex(calls map[int]*chat.ToolCall) []chat.ToolCall {
+	idxs := make([]int, 0, len(calls))
+	for i := range calls {
 		idxs = append(idxs, i)
 	}
 	sort.Ints(idxs)
-	calls := make([]chat.ToolCall, 0, len(idxs))
+	out := make([]chat.ToolCall, 0, len(idxs))
 	for _, i := range idxs {
-		calls = append(calls, *a.calls[i])
+		out = append(out, *calls[i])
 	}
-	return buildResponse(a.content.String(), a.reasoning.String(), calls, a.finish, a.usage, a.model)
+	return out
 }
