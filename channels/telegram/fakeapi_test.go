@@ -100,7 +100,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		result = []any{}
 	case "getFile":
 		result = map[string]any{"file_id": c.Form["file_id"], "file_unique_id": "u-" + c.Form["file_id"], "file_size": 20, "file_path": "photos/" + c.Form["file_id"] + ".jpg"}
-	case "sendMessage", "editMessageText", "sendPhoto", "sendDocument":
+	case "sendMessage", "editMessageText", "editMessageReplyMarkup", "sendPhoto", "sendDocument":
 		result = map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": 42, "type": "private"}}
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
