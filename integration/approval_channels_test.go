@@ -1,0 +1,149 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
+)
+
+// riskyClean is the call every approval test makes: the exec deny list
+// would refuse it; with tools.approval "risky" it asks a person instead.
+// It counts its runs in ran.txt, so "ran once" is a fact on disk.
+const riskyClean = `{"command":"rm -rf build; echo ran >> ran.txt"}`
+
+// approvalSetup is temporal-dev, the scripted model and a home whose
+// workspace has a build/ folder, with approval on (extra: more config).
+func approvalSetup(t *testing.T, extra map[string]any) (*testenv.DevServer, *modeltest.Server, *testenv.Home, []string) {
+	t.Helper()
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New()
+	t.Cleanup(model.Close)
+	cfg := map[string]any{"tools": map[string]any{"approval": map[string]any{"mode": "risky"}}}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	home := testenv.NewHome(t, model.URL(), cfg)
+	require.NoError(t, os.MkdirAll(filepath.Join(home.Workspace, "build"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home.Workspace, "build", "out.o"), []byte("obj"), 0o644))
+	return dev, model, home, home.Env(dev.Addr)
+}
+
+// scriptRiskyClean has the model call riskyClean, then answer.
+func scriptRiskyClean(model *modeltest.Server, answer string) {
+	model.Script(
+		modeltest.ToolCalls(modeltest.Call{ID: "clean", Name: "exec", Args: riskyClean}),
+		modeltest.Text(answer),
+	)
+}
+
+// requireNotRun: the call waits; nothing ran and the model was asked once.
+func requireNotRun(t *testing.T, home *testenv.Home, model *modeltest.Server) {
+	t.Helper()
+	require.DirExists(t, filepath.Join(home.Workspace, "build"))
+	require.NoFileExists(t, filepath.Join(home.Workspace, "ran.txt"))
+	require.Equal(t, 1, model.Count(), "the model waits with the turn")
+}
+
+// requireRanOnce: the approved call ran exactly once and the model read its result.
+func requireRanOnce(t *testing.T, home *testenv.Home, model *modeltest.Server) {
+	t.Helper()
+	require.NoDirExists(t, filepath.Join(home.Workspace, "build"))
+	ran, err := os.ReadFile(filepath.Join(home.Workspace, "ran.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "ran\n", string(ran), "the approved call ran once")
+	require.Equal(t, 2, model.Count())
+	msgs := model.Requests()[1].Messages
+	last := msgs[len(msgs)-1]
+	require.Equal(t, chat.RoleTool, last.Role)
+	require.NotContains(t, last.Content, "denied")
+	require.NotContains(t, last.Content, "dangerous pattern")
+}
+
+// requireExitsOK waits for a command the test started to exit with 0.
+func requireExitsOK(t *testing.T, cmd *exec.Cmd, wait time.Duration, out outputs) {
+	t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "nanobot %v:\n%s", cmd.Args[1:], out)
+	case <-time.After(wait):
+		_ = cmd.Process.Kill()
+		t.Fatalf("nanobot %v did not finish:\n%s", cmd.Args[1:], out)
+	}
+}
+
+var approvalIDRe = regexp.MustCompile(`Approval needed \[([0-9a-f]{4,6})\]: exec rm -rf build`)
+
+// TestCLIApprovalFromAnotherCLI: `agent -m` shows the request and the way
+// to answer it and keeps waiting; `turn show` names what it waits for; a
+// second `agent -m "/approve <id>"` in the session runs the call once, and
+// the final answer reaches both terminals.
+func TestCLIApprovalFromAnotherCLI(t *testing.T) {
+	dev, model, home, env := approvalSetup(t, nil)
+	startGateway(t, dev, env)
+	scriptRiskyClean(model, "Cleaned the build.")
+
+	first, out, errOut := startNanobot(t, env, "agent", "-s", "cli:ops", "-m", "clean the build")
+	require.Eventually(t, func() bool { return approvalIDRe.MatchString(out.String()) }, time.Minute, 50*time.Millisecond,
+		"the request is shown:\n%s\n%s", out, errOut)
+	id := approvalIDRe.FindStringSubmatch(out.String())[1]
+	require.Contains(t, out.String(), `nanobot agent -s cli:ops -m "/approve `+id+`"`, "one-shot mode says how to answer")
+	requireNotRun(t, home, model)
+
+	shown, showErr, code := runNanobot(t, env, "turn", "show", "cli:ops")
+	require.Equal(t, 0, code, showErr)
+	require.Contains(t, shown, "Waiting:  waiting for approval: exec rm -rf build; echo ran >> ran.txt (asked just now)")
+
+	second, secondErr, code := runNanobot(t, env, "agent", "-s", "cli:ops", "-m", "/approve "+id)
+	require.Equal(t, 0, code, secondErr)
+	require.Contains(t, second, "… a turn of this session waits for approval ["+id+"]")
+	require.True(t, strings.HasSuffix(second, "Cleaned the build.\n"), "the approving terminal gets the turn's answer: %q", second)
+
+	requireExitsOK(t, first, time.Minute, outputs{out, errOut})
+	require.True(t, strings.HasSuffix(out.String(), "Cleaned the build.\n"), "the asking terminal too: %q", out.String())
+	requireRanOnce(t, home, model)
+}
+
+// TestCLIApprovalPrompt: at the interactive prompt the request is asked
+// then and there: "y" runs the call once and the answer follows; a second
+// request answered with anything else is denied and the model is told.
+func TestCLIApprovalPrompt(t *testing.T) {
+	dev, model, home, env := approvalSetup(t, nil)
+	startGateway(t, dev, env)
+	scriptRiskyClean(model, "Cleaned the build.")
+	model.Script(
+		modeltest.ToolCalls(modeltest.Call{ID: "push", Name: "exec", Args: `{"command":"git push origin main"}`}),
+		modeltest.Text("Not pushed, as you said."),
+	)
+
+	cmd := exec.Command(testenv.NanobotBin(t), "agent", "-s", "cli:prompt")
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader("clean the build\ny\npush it\nno thanks\n")
+	var out, errOut testenv.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Start())
+	requireExitsOK(t, cmd, 2*time.Minute, outputs{&out, &errOut})
+	text := out.String()
+	require.Regexp(t, `Approval needed \[[0-9a-f]+\]: exec rm -rf build.*\n(.*\n)*Approve\? \[y/N/always\] → /approve [0-9a-f]+\n`, text)
+	require.Contains(t, text, "Cleaned the build.")
+	require.Regexp(t, `Approval needed \[[0-9a-f]+\]: exec git push origin main`, text)
+	require.Regexp(t, `Approve\? \[y/N/always\] → /deny [0-9a-f]+\n`, text)
+	require.Contains(t, text, "Not pushed, as you said.")
+	ran, err := os.ReadFile(filepath.Join(home.Workspace, "ran.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "ran\n", string(ran))
+	require.Equal(t, 4, model.Count())
+	msgs := model.Requests()[3].Messages
+	require.Contains(t, msgs[len(msgs)-1].Content, "The user denied this", "the denial is the tool's result")
+}
