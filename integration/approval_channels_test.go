@@ -147,3 +147,50 @@ func TestCLIApprovalPrompt(t *testing.T) {
 	msgs := model.Requests()[3].Messages
 	require.Contains(t, msgs[len(msgs)-1].Content, "The user denied this", "the denial is the tool's result")
 }
+
+// TestTelegramApprovalButton: through telegram-test-api, the request
+// comes with an inline keyboard; pressing Approve runs the call once, the
+// keyboard is taken off, and the turn's answer arrives.
+func TestTelegramApprovalButton(t *testing.T) {
+	tg := startTelegramEmulator(t)
+	_, model, home, env := approvalSetup(t, map[string]any{"channels": map[string]any{"telegram": map[string]any{
+		"enabled": true, "token": tg.Token, "apiBase": tg.URL, "allowFrom": []string{"1001"},
+	}}})
+	logs := startChannelGateway(t, env, "telegram")
+	scriptRiskyClean(model, "Cleaned the build.")
+	alice := tgUser{ID: 1001, FirstName: "Alice", Username: "alice"}
+	tg.say(t, alice, 1001, "private", "clean the build")
+
+	var req botMessage
+	require.Eventually(t, func() bool {
+		for _, m := range tg.botMessages(t, 1001) {
+			if approvalIDRe.MatchString(m.Text) {
+				req = m
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 50*time.Millisecond, "the request; gateway:\n%s", logs)
+	id := approvalIDRe.FindStringSubmatch(req.Text)[1]
+	require.JSONEq(t, `{"inline_keyboard":[[`+
+		`{"text":"Approve","callback_data":"/approve `+id+`"},`+
+		`{"text":"Deny","callback_data":"/deny `+id+`"},`+
+		`{"text":"Always in this chat","callback_data":"/approve `+id+` always"}]]}`, req.Markup)
+	requireNotRun(t, home, model)
+
+	tg.press(t, alice, 1001, req.ID, "/approve "+id)
+	var msgs []botMessage
+	require.Eventually(t, func() bool {
+		msgs = tg.botMessages(t, 1001)
+		return len(msgs) > 0 && msgs[len(msgs)-1].Text == "Cleaned the build."
+	}, time.Minute, 50*time.Millisecond, "the answer; gateway:\n%s", logs)
+	var texts []string
+	for _, m := range msgs {
+		texts = append(texts, m.Text)
+		if m.ID == req.ID {
+			require.JSONEq(t, `{"inline_keyboard":[]}`, m.Markup, "the answered request has no buttons")
+		}
+	}
+	require.Contains(t, texts, "Approved: exec rm -rf build; echo ran &gt;&gt; ran.txt.", "the press is answered like a typed /approve")
+	requireRanOnce(t, home, model)
+}

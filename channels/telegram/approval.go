@@ -19,6 +19,18 @@ const (
 	pressFailedText  = "The agent could not take the answer yet; it is retried."
 )
 
+// inlineKeyboard is Telegram's InlineKeyboardMarkup with callback buttons
+// only: the library's button type always sends an empty copy_text, and a
+// button may carry one action alone.
+type inlineKeyboard struct {
+	InlineKeyboard [][]inlineButton `json:"inline_keyboard"`
+}
+
+type inlineButton struct {
+	Text         string `json:"text"`
+	CallbackData string `json:"callback_data"`
+}
+
 // keyboard is the inline keyboard of an approval request (nil when the
 // reply has no buttons): one row, each button's callback_data the command
 // a press sends.
@@ -26,14 +38,14 @@ func keyboard(buttons []channels.ApprovalButton) models.ReplyMarkup {
 	if len(buttons) == 0 {
 		return nil
 	}
-	row := make([]models.InlineKeyboardButton, 0, len(buttons))
+	row := make([]inlineButton, 0, len(buttons))
 	for _, b := range buttons {
 		if !channels.IsApprovalPress(b.Command) {
 			return nil // callback_data over Telegram's 64 bytes: the text still names the commands
 		}
-		row = append(row, models.InlineKeyboardButton{Text: b.Label, CallbackData: b.Command})
+		row = append(row, inlineButton{Text: b.Label, CallbackData: b.Command})
 	}
-	return &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{row}}
+	return &inlineKeyboard{InlineKeyboard: [][]inlineButton{row}}
 }
 
 // onPress turns a press of an approval button into the presser's message in
@@ -113,7 +125,7 @@ func (c *Channel) clearKeyboard(chatID string, msgID int) {
 	ctx, cancel := c.callCtx()
 	defer cancel()
 	_, err := c.bot.EditMessageReplyMarkup(ctx, &bot.EditMessageReplyMarkupParams{
-		ChatID: chatID, MessageID: msgID, ReplyMarkup: &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{}},
+		ChatID: chatID, MessageID: msgID, ReplyMarkup: &inlineKeyboard{InlineKeyboard: [][]inlineButton{}},
 	})
 	if err != nil && !isNotModified(err) {
 		c.warnOnce("editMessageReplyMarkup", err)
