@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/chat"
@@ -193,4 +196,72 @@ func TestTelegramApprovalButton(t *testing.T) {
 	}
 	require.Contains(t, texts, "Approved: exec rm -rf build; echo ran &gt;&gt; ran.txt.", "the press is answered like a typed /approve")
 	requireRanOnce(t, home, model)
+}
+
+// TestWebChatApprovalButton: in headless Chromium the request shows under
+// the turn with its buttons; a click on Approve sends the command as the
+// user's message, the call runs once and the answer arrives. A reload
+// while a second request waits draws it again, from the turn's state.
+func TestWebChatApprovalButton(t *testing.T) {
+	chromium := browser(t)
+	webPort := testenv.FreePort(t)
+	dev, model, home, env := approvalSetup(t, map[string]any{"channels": map[string]any{"web": map[string]any{"enabled": true, "port": webPort}}})
+	startGateway(t, dev, env)
+	scriptRiskyClean(model, "Cleaned the build.")
+	chatURL := fmt.Sprintf("http://127.0.0.1:%d/", webPort)
+
+	ctx := browserContext(t, chromium, 1100, 800)
+	errs := &consoleErrors{}
+	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
+			errs.add("exception: " + e.ExceptionDetails.Text)
+		}
+	}))
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, actions...), what)
+	}
+	waitFor := func(what, expr string) {
+		t.Helper()
+		err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second)))
+		if err != nil {
+			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("%s: %v; the page shows:\n%s", what, err, body)
+		}
+	}
+	run("open the chat", chromedp.Navigate(chatURL))
+	waitFor("page ready", `document.getElementById('title').textContent.startsWith('web:')`)
+	run("send", chromedp.SetValue(chromedp.CSS("#text"), "clean the build"), chromedp.Click(chromedp.CSS("#send")))
+	waitFor("the request with its buttons", `[...document.querySelectorAll('.approval .buttons button')].map(b => b.textContent).join('|') === 'Approve|Deny|Always in this chat'`)
+	waitFor("the status says it waits", `document.getElementById('status').textContent.startsWith('waiting for approval: exec rm -rf build')`)
+	requireNotRun(t, home, model)
+	if dir := os.Getenv("NANOBOT_SCREENSHOTS"); dir != "" {
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "web-approval.png"), png, 0o644))
+	}
+
+	run("click Approve", chromedp.Click(chromedp.CSS(".approval button.approve")))
+	waitFor("the answer", `document.getElementById('log').textContent.includes('Cleaned the build.')`)
+	waitFor("the command was the user's message", `[...document.querySelectorAll('.msg.user')].some(m => m.textContent.startsWith('/approve '))`)
+	waitFor("the confirmation", `document.getElementById('log').textContent.includes('Approved: exec rm -rf build')`)
+	waitFor("buttons closed, the turn over", `[...document.querySelectorAll('.approval button')].every(b => b.disabled) && document.getElementById('stop').disabled`)
+	requireRanOnce(t, home, model)
+
+	// A second request, and a page that opens while it waits.
+	model.Script(
+		modeltest.ToolCalls(modeltest.Call{ID: "push", Name: "exec", Args: `{"command":"git push origin main"}`}),
+		modeltest.Text("Not pushed."),
+	)
+	run("send again", chromedp.SetValue(chromedp.CSS("#text"), "push it"), chromedp.Click(chromedp.CSS("#send")))
+	waitFor("the second request", `document.querySelectorAll('.approval').length === 2`)
+	run("reload", chromedp.Reload())
+	waitFor("the waiting request drawn again", `document.querySelectorAll('.approval').length === 1 &&
+		document.querySelector('.approval').textContent.includes('exec git push origin main') &&
+		!document.querySelector('.approval button.deny').disabled`)
+	run("click Deny", chromedp.Click(chromedp.CSS(".approval button.deny")))
+	waitFor("the answer after the denial", `document.getElementById('log').textContent.includes('Not pushed.')`)
+	msgs := model.Requests()[3].Messages
+	require.Contains(t, msgs[len(msgs)-1].Content, "The user denied this")
+	require.Empty(t, errs.all(), "the page reported errors")
 }
