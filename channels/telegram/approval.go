@@ -68,7 +68,7 @@ func (c *Channel) onPress(ctx context.Context, q *models.CallbackQuery) {
 		Content: q.Data,
 		Group:   chatType == models.ChatTypeGroup || chatType == models.ChatTypeSupergroup,
 		Metadata: map[string]string{
-			"message_id": strconv.Itoa(msgID), "username": q.From.Username, "first_name": q.From.FirstName, "button": "approval",
+			"request_message_id": strconv.Itoa(msgID), "username": q.From.Username, "first_name": q.From.FirstName, "button": "approval",
 		},
 	}
 	if m := q.Message.Message; m != nil && m.IsTopicMessage && m.MessageThreadID != 0 {
