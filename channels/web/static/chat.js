@@ -143,8 +143,9 @@ function closeApproval(el, chosen) {
 // inlineReply: a command answered while the turn runs (/approve, /status): the turn goes on.
 function inlineReply(ev) {
   const ids = ev.message_ids || [];
-  return ev.stop_reason === 'command' && state.turn !== null && ids.length > 0 &&
-    ids.every((id) => { const m = document.querySelector('[data-id="' + CSS.escape(id) + '"]'); return m && m.dataset.during; });
+  if (ev.stop_reason !== 'command' || state.turn === null || !ids.length) return false;
+  if (state.sending > 0) return true; // its message's id may not be known yet
+  return ids.every((id) => { const m = document.querySelector('[data-id="' + CSS.escape(id) + '"]'); return m && m.dataset.during; });
 }
 
 function untag(ids) {
@@ -258,7 +259,8 @@ function newChat() {
 async function post(text) {
   const el = add('msg user', '');
   el.textContent = text;
-  if (state.busy) el.dataset.during = '1';
+  const during = state.busy;
+  if (during) { el.dataset.during = '1'; state.sending = (state.sending || 0) + 1; }
   const queued = state.busy && !/^\/(stop|approve|deny|status|help|history)\b/.test(text.trim());
   if (queued) {
     const tag = document.createElement('span');
@@ -272,6 +274,8 @@ async function post(text) {
     if (!queued) setBusy(true);
   } catch (err) {
     add('msg assistant error', '').textContent = '⚠ ' + err.message;
+  } finally {
+    if (during) state.sending--;
   }
 }
 
