@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -107,6 +108,16 @@ func TestCLIApprovalFromAnotherCLI(t *testing.T) {
 	shown, showErr, code := runNanobot(t, env, "turn", "show", "cli:ops")
 	require.Equal(t, 0, code, showErr)
 	require.Contains(t, shown, "Waiting:  waiting for approval: exec rm -rf build; echo ran >> ran.txt (asked just now)")
+	shown, showErr, code = runNanobot(t, env, "turn", "show", "--json", "cli:ops")
+	require.Equal(t, 0, code, showErr)
+	var st struct {
+		WorkflowID string `json:"workflow_id"`
+		Waiting    struct{ ID, Tool string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(shown), &st), shown)
+	require.Equal(t, "turn/cli:ops", st.WorkflowID)
+	require.Equal(t, id, st.Waiting.ID, "scripts see the request too")
+	require.Equal(t, "exec", st.Waiting.Tool)
 
 	second, secondErr, code := runNanobot(t, env, "agent", "-s", "cli:ops", "-m", "/approve "+id)
 	require.Equal(t, 0, code, secondErr)
