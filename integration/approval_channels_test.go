@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/channels/slack/slackpeer"
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
@@ -275,4 +276,57 @@ func TestWebChatApprovalButton(t *testing.T) {
 	msgs := model.Requests()[3].Messages
 	require.Contains(t, msgs[len(msgs)-1].Content, "The user denied this")
 	require.Empty(t, errs.all(), "the page reported errors")
+}
+
+// TestSlackApprovalButton: through the real gateway and slackpeer, a
+// request asked in the reply thread of a channel mention carries block
+// buttons; a click on Approve (a block_actions envelope over Socket Mode)
+// reaches the channel's session that asked, runs the call once, and the
+// answer arrives in the thread while the buttons give way to who answered.
+func TestSlackApprovalButton(t *testing.T) {
+	peer := slackpeer.New(t)
+	const channel, alice, first = "C0E2E0002", "U0ALICE01", "1700000000.000100"
+	_, model, home, env := approvalSetup(t, map[string]any{"channels": map[string]any{"slack": map[string]any{
+		"enabled": true, "botToken": "xoxb-e2e", "appToken": "xapp-e2e", "apiBase": peer.APIURL(), "allowFrom": []string{alice},
+	}}})
+	logs := startSlackGateway(t, env)
+	require.Eventually(t, func() bool { return peer.Connections() == 1 }, 90*time.Second, 50*time.Millisecond, "no Socket Mode connection")
+	peer.Hello()
+	scriptRiskyClean(model, "Cleaned the build.")
+	peer.Push("env-1", "Ev0001", 0, slackpeer.AppMention(channel, alice, first, "", "<@"+slackpeer.BotUserID+"> clean the build"))
+
+	var req slackpeer.Message
+	require.Eventually(t, func() bool {
+		for _, m := range slackThreadPosts(peer, channel, first) {
+			if strings.Contains(m.Blocks, `"actions"`) {
+				req = m
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 50*time.Millisecond, "the request with buttons; gateway:\n%s", logs)
+	m := approvalIDRe.FindStringSubmatch(req.Text)
+	require.NotNil(t, m, req.Text)
+	id := m[1]
+	requireNotRun(t, home, model)
+
+	peer.PushClick("env-2", slackpeer.Click{User: alice, Channel: channel, Message: req, ActionID: "nanobot_approval_approve",
+		BlockID: "nanobot_approval|slack:" + channel, Value: "/approve " + id})
+	require.Eventually(t, func() bool {
+		for _, p := range slackThreadPosts(peer, channel, first) {
+			if shown, _ := peer.Shown(channel, p.TS); shown == "Cleaned the build." {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 50*time.Millisecond, "the answer in the thread; gateway:\n%s", logs)
+	shownReq := ""
+	for _, u := range peer.Updates() {
+		if u.TS == req.TS {
+			shownReq = u.Blocks
+		}
+	}
+	require.NotContains(t, shownReq, `"actions"`, "the buttons are gone")
+	require.Contains(t, shownReq, "answered")
+	requireRanOnce(t, home, model)
 }
