@@ -114,12 +114,23 @@ func (e *tgEmulator) say(t *testing.T, from tgUser, chatID int64, chatType, text
 	}, nil)
 }
 
+// press presses a button (its callback_data) under a bot's message in a chat.
+func (e *tgEmulator) press(t *testing.T, from tgUser, chatID int64, messageID int, data string) {
+	t.Helper()
+	e.post(t, "/sendCallback", map[string]any{
+		"botToken": e.Token, "from": from, "data": data, "date": time.Now().Unix(),
+		"message": map[string]any{"message_id": messageID, "date": time.Now().Unix(), "chat": map[string]any{"id": chatID, "type": "private"}},
+	}, nil)
+}
+
 // botMessage is what the bot sent, as the emulator holds it now (edits applied).
 type botMessage struct {
 	ID        int
 	ChatID    string
 	Text      string
 	ParseMode string
+	// Markup is the message's reply_markup as JSON ("" when it has none).
+	Markup string
 }
 
 // botMessages lists the bot's messages in a chat, oldest first.
@@ -144,6 +155,7 @@ func (e *tgEmulator) botMessages(t *testing.T, chatID int64) []botMessage {
 		out = append(out, botMessage{
 			ID: item.MessageID, ChatID: want,
 			Text: toString(item.Message["text"]), ParseMode: toString(item.Message["parse_mode"]),
+			Markup: toString(item.Message["reply_markup"]),
 		})
 	}
 	return out

@@ -35,6 +35,15 @@ func browser(t *testing.T) string {
 	return ""
 }
 
+// browserContext is a headless Chromium tab of that size, closed when the test ends.
+func browserContext(t *testing.T, chromium string, width, height int) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(width, height))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	return ctx
+}
+
 // consoleErrors collects what the page reports as errors.
 type consoleErrors struct {
 	mu   sync.Mutex
@@ -88,11 +97,7 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 		shots = t.TempDir()
 	}
 	require.NoError(t, os.MkdirAll(shots, 0o755))
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 860))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := browserContext(t, chromium, 1280, 860)
 	errs := &consoleErrors{}
 	// The first call starts the browser, on a context without a deadline (it would stop the browser).
 	require.NoError(t, chromedp.Listen(ctx, func(ev any) {

@@ -42,7 +42,7 @@ type Channel struct {
 
 	up     atomic.Bool          // the gateway socket is open
 	seen   *channels.RecentKeys // message ids taken in
-	events chan []byte          // MESSAGE_CREATE payloads, handled in order
+	events chan gatewayEvent    // MESSAGE_CREATE and INTERACTION_CREATE payloads, handled in order
 	// streamEvery spaces the edits of a streamed message (0: streaming off).
 	streamEvery time.Duration
 	working     *workingEmojis
@@ -90,7 +90,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, log: log, http: hc, api: api,
 		seen:   channels.NewRecentKeys(4096),
-		events: make(chan []byte, 256),
+		events: make(chan gatewayEvent, 256),
 	}
 	if deps.Config != nil {
 		c.unified = deps.Config.Agents.Defaults.UnifiedSession

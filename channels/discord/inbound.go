@@ -28,7 +28,7 @@ func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 		}
 		c.setBot(ready.User.ID, ready.User.Username)
 		c.log.Info("discord gateway ready", "bot", "@"+ready.User.Username, "id", ready.User.ID, "session", ready.SessionID)
-	case "MESSAGE_CREATE":
+	case "MESSAGE_CREATE", "INTERACTION_CREATE": // INTERACTION_CREATE: an approval button pressed
 		c.mu.Lock()
 		ctx := c.runCtx
 		c.mu.Unlock()
@@ -36,7 +36,7 @@ func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 			return
 		}
 		select {
-		case c.events <- append([]byte(nil), e.RawData...):
+		case c.events <- gatewayEvent{kind: e.Type, raw: append([]byte(nil), e.RawData...)}:
 		case <-ctx.Done():
 		}
 	default:
@@ -44,13 +44,23 @@ func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 	}
 }
 
+// gatewayEvent is a dispatch waiting to be handled, in the gateway's order.
+type gatewayEvent struct {
+	kind string
+	raw  []byte
+}
+
 func (c *Channel) handleQueue(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case raw := <-c.events:
-			c.handle(ctx, raw)
+		case ev := <-c.events:
+			if ev.kind == "INTERACTION_CREATE" {
+				c.handlePress(ctx, ev.raw)
+				continue
+			}
+			c.handle(ctx, ev.raw)
 		}
 	}
 }

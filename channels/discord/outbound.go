@@ -41,7 +41,11 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if p.Media != "" {
 		return c.sendMedia(ctx, r.Route, p.Media, ref)
 	}
-	return c.post(ctx, r.Route.ChatID, &discordgo.MessageSend{Content: render(p.Text), Reference: ref})
+	m := &discordgo.MessageSend{Content: render(p.Text), Reference: ref}
+	if p.Last {
+		m.Components = approvalRow(r) // the buttons go under the request's last piece
+	}
+	return c.post(ctx, r.Route.ChatID, m)
 }
 
 // streamInterval spaces the edits of a message being drawn (Discord allows

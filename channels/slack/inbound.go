@@ -22,6 +22,8 @@ type request struct {
 	envelopeID string
 	retry      int
 	payload    json.RawMessage
+	// interactive: a button click (block_actions), not an Events API callback.
+	interactive bool
 }
 
 // callback is the Events API payload of an envelope.
@@ -84,8 +86,18 @@ func (c *Channel) receive(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			}
+		case socketmode.EventTypeInteractive:
+			if ev.Request == nil {
+				continue
+			}
+			c.ack(ctx, ev.Request.EnvelopeID) // within Slack's 3 s; the click is handled in order after
+			select {
+			case c.queue <- request{envelopeID: ev.Request.EnvelopeID, payload: ev.Request.Payload, interactive: true}:
+			case <-ctx.Done():
+				return
+			}
 		default:
-			// Slash commands and interactions are not used: acknowledge so Slack stops asking.
+			// Slash commands are not used: acknowledge so Slack stops asking.
 			if ev.Request != nil && ev.Request.EnvelopeID != "" {
 				c.ack(ctx, ev.Request.EnvelopeID)
 				c.log.Debug("slack request acknowledged and ignored", "type", string(ev.Type))
@@ -121,6 +133,10 @@ func (c *Channel) handleQueue(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case req := <-c.queue:
+			if req.interactive {
+				c.handlePress(ctx, req)
+				continue
+			}
 			c.handle(ctx, req)
 		}
 	}

@@ -67,7 +67,11 @@ func (c *Channel) postPart(ctx context.Context, r channels.Reply, route protocol
 			// The streamed message was deleted or can no longer be edited: post the reply instead.
 		}
 	}
-	ts, err := c.post(ctx, route, text)
+	var blocks []slack.Block
+	if p.Last {
+		blocks = approvalBlocks(r, text) // the buttons go under the request's last piece
+	}
+	ts, err := c.post(ctx, route, text, blocks...)
 	if err != nil {
 		return "", sendError("chat.postMessage", err)
 	}
@@ -84,8 +88,12 @@ func gone(err error) bool {
 	return false
 }
 
-func (c *Channel) post(ctx context.Context, route protocol.Route, text string) (string, error) {
+// post posts text (with blocks, the text is the notification's fallback).
+func (c *Channel) post(ctx context.Context, route protocol.Route, text string, blocks ...slack.Block) (string, error) {
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if len(blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(blocks...))
+	}
 	if route.ThreadID != "" {
 		opts = append(opts, slack.MsgOptionTS(route.ThreadID))
 	}
@@ -160,7 +168,7 @@ func isPermanent(err error) bool {
 // finishReactions swaps reactEmoji for doneEmoji on the messages a final
 // reply answers, as nanobot does once it has replied.
 func (c *Channel) finishReactions(ctx context.Context, r channels.Reply) {
-	if r.Kind == protocol.ReplyMessage {
+	if r.Kind == protocol.ReplyMessage || r.Kind == protocol.ReplyApproval { // the turn goes on
 		return
 	}
 	for _, id := range r.MessageIDs {

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
-	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -100,7 +100,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		result = []any{}
 	case "getFile":
 		result = map[string]any{"file_id": c.Form["file_id"], "file_unique_id": "u-" + c.Form["file_id"], "file_size": 20, "file_path": "photos/" + c.Form["file_id"] + ".jpg"}
-	case "sendMessage", "editMessageText", "sendPhoto", "sendDocument":
+	case "sendMessage", "editMessageText", "editMessageReplyMarkup", "sendPhoto", "sendDocument":
 		result = map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": 42, "type": "private"}}
 	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
@@ -147,33 +147,21 @@ var dm = protocol.Route{Channel: Name, ChatID: "42", SenderID: "42|alice"}
 
 // capture stands where the bus is, behind a real manager, and records
 // what the manager lets through.
-type capture struct {
-	mu   sync.Mutex
-	msgs []protocol.Inbound
-}
-
-func (p *capture) Publish(_ context.Context, in protocol.Inbound) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.msgs = append(p.msgs, in)
-	return "", nil
-}
+type capture struct{ bus *channeltest.Bus }
 
 // via admits as a gateway does: the channel's allowFrom, then a pairing
 // store, then the channel's hook.
 func (p *capture) via(t *testing.T, c *Channel) channels.Publish {
-	m := channels.NewManager()
 	cfg := config.Default()
 	cfg.Channels.Telegram = c.cfg
-	m.Bus, m.Config, m.Pairing = p, cfg, pairing.NewStore(t.TempDir())
-	m.Add(c)
-	return func(ctx context.Context, in protocol.Inbound, admitted channels.Admitted) error {
-		return m.Admit(ctx, c, in, admitted)
-	}
+	publish, b := channeltest.BehindManager(t, cfg, c)
+	p.bus = b
+	return publish
 }
 
 func (p *capture) got() []protocol.Inbound {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]protocol.Inbound(nil), p.msgs...)
+	if p.bus == nil {
+		return nil
+	}
+	return p.bus.Admitted()
 }

@@ -34,6 +34,10 @@ func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, upd *models.Update) 
 }
 
 func (c *Channel) handle(ctx context.Context, upd *models.Update) {
+	if upd.CallbackQuery != nil {
+		c.onPress(ctx, upd.CallbackQuery)
+		return
+	}
 	msg := upd.Message
 	if msg == nil || msg.From == nil || (c.me != nil && msg.From.ID == c.me.ID) {
 		return
@@ -227,7 +231,7 @@ func (c *Channel) greet(ctx context.Context, in protocol.Inbound, from *models.U
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if _, err := c.sendText(cctx, in.Route, fmt.Sprintf(startText, name), false); err != nil {
+	if _, err := c.sendText(cctx, in.Route, fmt.Sprintf(startText, name), false, nil); err != nil {
 		c.log.Warn("telegram /start greeting not sent", "chat", in.Route.ChatID, "error", err)
 	}
 }

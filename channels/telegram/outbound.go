@@ -45,17 +45,21 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 			return strconv.Itoa(id), sendError(c.editChunk(ctx, r.Route, id, p.Text, shown))
 		}
 	}
-	id, err := c.sendChunk(ctx, r.Route, p.Text)
+	var markup models.ReplyMarkup
+	if p.Last {
+		markup = keyboard(r.Buttons()) // the buttons go under the request's last piece
+	}
+	id, err := c.sendChunk(ctx, r.Route, p.Text, markup)
 	return strconv.Itoa(id), sendError(err)
 }
 
 // sendChunk sends one piece of Markdown as Telegram HTML, and as plain
-// text when Telegram cannot parse the HTML.
-func (c *Channel) sendChunk(ctx context.Context, route protocol.Route, md string) (int, error) {
-	id, err := c.sendText(ctx, route, markdown.TelegramHTML(md), true)
+// text when Telegram cannot parse the HTML; markup (nil: none) goes under it.
+func (c *Channel) sendChunk(ctx context.Context, route protocol.Route, md string, markup models.ReplyMarkup) (int, error) {
+	id, err := c.sendText(ctx, route, markdown.TelegramHTML(md), true, markup)
 	if err != nil && isParseError(err) {
 		c.log.Warn("telegram rejected the HTML; sending plain text", "chat", route.ChatID, "error", err)
-		return c.sendText(ctx, route, md, false)
+		return c.sendText(ctx, route, md, false, markup)
 	}
 	return id, err
 }
@@ -78,18 +82,19 @@ func (c *Channel) editChunk(ctx context.Context, route protocol.Route, id int, m
 		return nil
 	case errors.Is(err, bot.ErrorBadRequest):
 		c.log.Warn("telegram could not edit the streamed message; sending the reply anew", "chat", route.ChatID, "error", err)
-		_, err = c.sendChunk(ctx, route, md)
+		_, err = c.sendChunk(ctx, route, md, nil)
 		return err
 	default:
 		return err
 	}
 }
 
-// sendText sends one message; html selects parse_mode HTML.
-func (c *Channel) sendText(ctx context.Context, route protocol.Route, text string, html bool) (int, error) {
+// sendText sends one message; html selects parse_mode HTML, markup is an
+// inline keyboard under it (nil: none).
+func (c *Channel) sendText(ctx context.Context, route protocol.Route, text string, html bool, markup models.ReplyMarkup) (int, error) {
 	p := &bot.SendMessageParams{
 		ChatID: route.ChatID, Text: text, MessageThreadID: threadID(route),
-		ReplyParameters: c.replyTo(route),
+		ReplyParameters: c.replyTo(route), ReplyMarkup: markup,
 	}
 	if html {
 		p.ParseMode = models.ParseModeHTML
@@ -129,7 +134,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref strin
 		f, err := os.Open(p)
 		if err != nil {
 			c.log.Warn("telegram attachment not found", "file", p, "error", err)
-			_, err = c.sendText(ctx, route, "[Failed to send: "+name+"]", false)
+			_, err = c.sendText(ctx, route, "[Failed to send: "+name+"]", false, nil)
 			return err
 		}
 		defer f.Close()
@@ -145,7 +150,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref strin
 		return err // a rate limit or the network: worth another attempt
 	}
 	c.log.Warn("telegram refused an attachment", "file", ref, "error", err)
-	_, err = c.sendText(ctx, route, "[Failed to send: "+name+"]", false)
+	_, err = c.sendText(ctx, route, "[Failed to send: "+name+"]", false, nil)
 	return err
 }
 

@@ -177,9 +177,9 @@ func (c *Channel) paint(cs *chatStream) {
 		var err error
 		switch {
 		case id == 0 && html && !seg.hint:
-			id, err = c.sendChunk(ctx, route, markdown.Split(md, MaxMessageRunes)[0])
+			id, err = c.sendChunk(ctx, route, markdown.Split(md, MaxMessageRunes)[0], nil)
 		case id == 0:
-			id, err = c.sendText(ctx, route, text, html)
+			id, err = c.sendText(ctx, route, text, html, nil)
 		case html:
 			err = c.editChunk(ctx, route, id, markdown.Split(md, MaxMessageRunes)[0], "")
 		default:

@@ -130,7 +130,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		bot.WithHTTPClient(pollTimeout, c.http),
 		bot.WithSkipGetMe(),
 		bot.WithNotAsyncHandlers(), // one update at a time: a chat's messages keep their order
-		bot.WithAllowedUpdates(bot.AllowedUpdates{"message"}),
+		bot.WithAllowedUpdates(bot.AllowedUpdates{"message", "callback_query"}), // callback_query: approval buttons
 		bot.WithDefaultHandler(c.onUpdate),
 		bot.WithErrorsHandler(func(err error) { c.log.Warn("telegram polling error", "error", err) }),
 	)

@@ -139,6 +139,7 @@ func (c *Channel) Send(_ context.Context, r channels.Reply) error {
 	}
 	c.clients.broadcast(r.Route.ChatID, event{Name: "reply", Data: replyEvent{
 		ID: r.ID, Turn: r.Turn, Text: r.Text, MessageIDs: r.MessageIDs, Kind: string(r.Kind), Media: r.Media,
+		StopReason: r.StopReason, Approval: viewOf(r.Approval),
 	}})
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // event is one Server-Sent Event: a name and a JSON body.
@@ -31,6 +32,37 @@ type replyEvent struct {
 	MessageIDs []string `json:"message_ids,omitempty"`
 	Kind       string   `json:"kind,omitempty"`
 	Media      []string `json:"media,omitempty"`
+	// StopReason tells a command's answer ("command") from a turn's.
+	StopReason string `json:"stop_reason,omitempty"`
+	// Approval is the request an "approval" reply asks about, with its buttons.
+	Approval *approvalView `json:"approval,omitempty"`
+}
+
+// approvalView is an approval request as the page draws it.
+type approvalView struct {
+	ID      string       `json:"id"`
+	Call    string       `json:"call"`
+	Text    string       `json:"text"`
+	Buttons []buttonView `json:"buttons"`
+}
+
+// buttonView is one answer: a click sends Command as the user's message.
+type buttonView struct {
+	Label   string `json:"label"`
+	Command string `json:"command"`
+	Verdict string `json:"verdict"`
+}
+
+// viewOf is how the page shows a request (nil: none).
+func viewOf(req *protocol.ApprovalRequest) *approvalView {
+	if req == nil || req.ID == "" {
+		return nil
+	}
+	v := &approvalView{ID: req.ID, Call: req.Call(), Text: req.Text()}
+	for _, b := range channels.ApprovalButtons(*req) {
+		v.Buttons = append(v.Buttons, buttonView{Label: b.Label, Command: b.Command, Verdict: b.Verdict})
+	}
+	return v
 }
 
 // clientBuffer is how many events a slow page may lag behind before its

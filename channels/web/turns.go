@@ -20,6 +20,9 @@ type TurnNow struct {
 	State     string   `json:"state,omitempty"`
 	Iteration int      `json:"iteration,omitempty"`
 	Hints     []string `json:"hints,omitempty"`
+	// Waiting is the approval request the turn waits on: a page that
+	// opens meanwhile draws it with its buttons.
+	Waiting *approvalView `json:"waiting,omitempty"`
 }
 
 // Turns tells where a session's turn is now.
@@ -56,6 +59,6 @@ func (t TemporalTurns) Now(ctx context.Context, sessionKey string) (TurnNow, err
 	if err := v.Get(&st); err != nil {
 		return now, fmt.Errorf("read the state of %s: %w", id, err)
 	}
-	now.State, now.Iteration, now.Hints = st.State, st.Iteration, st.Hints
+	now.State, now.Iteration, now.Hints, now.Waiting = st.State, st.Iteration, st.Hints, viewOf(st.Waiting)
 	return now, nil
 }

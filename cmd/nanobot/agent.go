@@ -151,6 +151,10 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	defer signal.Stop(interrupts)
 	s.interrupts = interrupts
 
+	if *message == "" {
+		s.input = newPrompter(s.newLineReader())
+		defer s.input.Close()
+	}
 	if err := s.catchUp(ctx); err != nil {
 		return err
 	}
@@ -225,10 +229,19 @@ func isTerminal(w io.Writer) bool {
 func (s *cliSession) catchUp(ctx context.Context) error {
 	id := protocol.TurnWorkflowID(s.key)
 	desc, err := s.r.conn.Client.DescribeWorkflowExecution(ctx, id, "")
-	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && !s.turnAnswered(ctx, id) {
-		fmt.Fprintln(s.app.stdout, "… a turn of this session is still running; its reply follows (Ctrl-C stops it)")
-		if _, err := s.wait(ctx, protocol.Inbound{SessionKey: s.key}); err != nil && !errors.Is(err, errStopped) {
-			return err
+	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		st, ok := s.turnState(ctx, id)
+		switch {
+		case ok && st.Waiting != nil: // waiting for a person, maybe for days: answer it, or send the answer
+			if err := s.catchUpWaiting(ctx, *st.Waiting); err != nil {
+				return err
+			}
+		case ok && st.State == string(workflows.Done): // only closing: a message now goes to the next run
+		default:
+			fmt.Fprintln(s.app.stdout, "… a turn of this session is still running; its reply follows (Ctrl-C stops it)")
+			if _, err := s.wait(ctx, protocol.Inbound{SessionKey: s.key}); err != nil && !errors.Is(err, errStopped) {
+				return err
+			}
 		}
 	}
 	texts, err := activities.TakeUndelivered(ctx, s.r.workers.Store, s.key, s.route.Channel, s.route.ChatID)
@@ -239,12 +252,4 @@ func (s *cliSession) catchUp(ctx context.Context) error {
 		fmt.Fprintf(s.app.stdout, "🐈 (while you were away) %s\n", t)
 	}
 	return nil
-}
-
-// turnAnswered tells whether the running turn already gave its replies and
-// is only closing: a message sent now goes on to the next run, and there is
-// no reply to wait for. A turn that does not answer in time is waited for.
-func (s *cliSession) turnAnswered(ctx context.Context, id string) bool {
-	st, ok := s.turnState(ctx, id)
-	return ok && st.State == string(workflows.Done)
 }

@@ -17,10 +17,54 @@ import (
 
 // lineReader yields the user's lines; Close restores the terminal.
 type lineReader interface {
-	// ReadLine returns io.EOF at Ctrl-D and errInterrupted at Ctrl-C.
-	ReadLine() (string, error)
+	// ReadLine shows prompt and reads a line; io.EOF at Ctrl-D, errInterrupted at Ctrl-C.
+	ReadLine(prompt string) (string, error)
+	// SetPrompt changes the prompt of a read in progress.
+	SetPrompt(prompt string)
 	Close() error
 }
+
+// The prompts: a message, and the answer to an approval request.
+const (
+	youPrompt      = "\nYou: "
+	approvalPrompt = "Approve? [y/N/always] "
+)
+
+// lineRead is one line the user typed, or why there is none.
+type lineRead struct {
+	line string
+	err  error
+}
+
+// prompter reads the user's lines one at a time, each after its prompt. A
+// read left open — an approval answered in another chat while its prompt
+// waited — is taken over by the next ask, with that ask's prompt.
+type prompter struct {
+	in      lineReader
+	pending chan lineRead
+}
+
+func newPrompter(in lineReader) *prompter { return &prompter{in: in} }
+
+// ask shows prompt and yields the next line; call took once it came.
+func (p *prompter) ask(prompt string) <-chan lineRead {
+	if p.pending != nil {
+		p.in.SetPrompt(prompt)
+		return p.pending
+	}
+	ch := make(chan lineRead, 1)
+	p.pending = ch
+	go func() {
+		line, err := p.in.ReadLine(prompt)
+		ch <- lineRead{line, err}
+	}()
+	return ch
+}
+
+// took marks the open read as consumed: the next ask reads a new line.
+func (p *prompter) took() { p.pending = nil }
+
+func (p *prompter) Close() error { return p.in.Close() }
 
 var errInterrupted = errors.New("interrupted at the prompt")
 
@@ -34,7 +78,7 @@ func (s *cliSession) newLineReader() lineReader {
 			history = filepath.Join(dir, "cli")
 		}
 		rl, err := readline.NewEx(&readline.Config{
-			Prompt: "\nYou: ", HistoryFile: history, HistoryLimit: 1000,
+			Prompt: youPrompt, HistoryFile: history, HistoryLimit: 1000,
 			Stdin: f, Stdout: s.app.stdout, Stderr: s.app.stderr,
 		})
 		if err == nil {
@@ -47,12 +91,18 @@ func (s *cliSession) newLineReader() lineReader {
 
 type terminalReader struct{ rl *readline.Instance }
 
-func (t *terminalReader) ReadLine() (string, error) {
+func (t *terminalReader) ReadLine(prompt string) (string, error) {
+	t.rl.SetPrompt(prompt)
 	line, err := t.rl.Readline()
 	if errors.Is(err, readline.ErrInterrupt) {
 		return "", errInterrupted
 	}
 	return line, err
+}
+
+func (t *terminalReader) SetPrompt(prompt string) {
+	t.rl.SetPrompt(prompt)
+	t.rl.Refresh()
 }
 
 func (t *terminalReader) Close() error { return t.rl.Close() }
@@ -76,14 +126,16 @@ func newPlainReader(in io.Reader, out io.Writer) *plainReader {
 	return p
 }
 
-func (p *plainReader) ReadLine() (string, error) {
-	fmt.Fprint(p.out, "\nYou: ")
+func (p *plainReader) ReadLine(prompt string) (string, error) {
+	fmt.Fprint(p.out, prompt)
 	line, ok := <-p.lines
 	if !ok {
 		return "", io.EOF
 	}
 	return line, nil
 }
+
+func (p *plainReader) SetPrompt(prompt string) { fmt.Fprint(p.out, "\n"+prompt) }
 
 func (p *plainReader) Close() error { return nil }
 
@@ -93,19 +145,9 @@ func (s *cliSession) interactive(ctx context.Context) error {
 	if s.thin.Load() {
 		fmt.Fprintln(s.app.stdout, "(a gateway is running: it runs the turns, this terminal shows them)")
 	}
-	in := s.newLineReader()
-	defer in.Close()
-	type read struct {
-		line string
-		err  error
-	}
 	for {
-		got := make(chan read, 1)
-		go func() {
-			line, err := in.ReadLine()
-			got <- read{line, err}
-		}()
-		var r read
+		got := s.input.ask(youPrompt)
+		var r lineRead
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(s.app.stdout)
@@ -114,6 +156,7 @@ func (s *cliSession) interactive(ctx context.Context) error {
 			fmt.Fprintln(s.app.stdout)
 			return nil
 		case r = <-got:
+			s.input.took()
 		}
 		if r.err != nil {
 			fmt.Fprintln(s.app.stdout)

@@ -29,6 +29,8 @@ type cliSession struct {
 	log        *slog.Logger
 	opts       workers.Options
 	interrupts chan os.Signal
+	// input reads the terminal's lines in interactive mode; nil with -m.
+	input *prompter
 }
 
 // errStopped: the user stopped the turn with Ctrl-C.
@@ -68,10 +70,16 @@ func (s *cliSession) wait(ctx context.Context, msg protocol.Inbound) (channels.R
 		go s.ensureWorker(wctx)
 	}
 	shownHints, stopping := 0, false
-	var last *channels.Reply // a message tool send that stood in for the reply
+	var last *channels.Reply   // a message tool send that stood in for the reply
+	var answer <-chan lineRead // the approval prompt's line, while one is asked
+	var asked protocol.ApprovalRequest
 	for {
 		select {
 		case reply := <-s.cli.Replies():
+			if reply.Kind == protocol.ReplyApproval && reply.Approval != nil {
+				asked, answer = *reply.Approval, s.askApproval(*reply.Approval)
+				continue // the turn waits for a person; its reply comes later
+			}
 			if reply.Kind == protocol.ReplyMessage && reply.SessionKey == s.key {
 				last = &reply
 			}
@@ -85,6 +93,13 @@ func (s *cliSession) wait(ctx context.Context, msg protocol.Inbound) (channels.R
 				}
 				s.awaitClose(ctx, ended, wait)
 				return reply, nil
+			}
+		case r := <-answer:
+			answer = nil
+			s.input.took()
+			stopping = stopping || errors.Is(r.err, errInterrupted)
+			if err := s.answerApproval(ctx, r, asked); err != nil {
+				fmt.Fprintln(s.app.stderr, "approval:", oneLine(err.Error()))
 			}
 		case err := <-ended:
 			return s.ended(ctx, msg, err, last, stopping)

@@ -178,10 +178,10 @@ func (a *app) turnShow(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var st protocol.TurnState
 	if t.Status == "running" {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		var st protocol.TurnState
 		if v, err := c.QueryWorkflow(qctx, id, t.RunID, protocol.QueryState); err != nil {
 			a.log.Warn("the running turn did not answer the state query (no worker?)", "workflow", id, "error", err)
 		} else if v.Get(&st) == nil {
@@ -191,9 +191,25 @@ func (a *app) turnShow(ctx context.Context, args []string) error {
 	if *asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(t)
+		return enc.Encode(struct {
+			*inspect.Turn
+			Waiting *protocol.ApprovalRequest `json:"waiting,omitempty"`
+		}{t, st.Waiting})
 	}
-	return inspect.Render(a.stdout, t, inspect.Options{UIURL: c.ui, Namespace: c.ns, Location: time.Local})
+	if err := inspect.Render(a.stdout, t, inspect.Options{UIURL: c.ui, Namespace: c.ns, Location: time.Local}); err != nil {
+		return err
+	}
+	if w := st.Waiting; w != nil {
+		_, err := fmt.Fprintf(a.stdout, "Waiting:  %s\n          answer in the chat: %s %s, or %s %s [reason]\n",
+			waitingLine(*w, time.Now()), protocol.ApproveCommand, w.ID, protocol.DenyCommand, w.ID)
+		return err
+	}
+	return nil
+}
+
+// waitingLine is the request a turn waits on, as the Web UI's details say it.
+func waitingLine(w protocol.ApprovalRequest, now time.Time) string {
+	return fmt.Sprintf("waiting for approval: %s (asked %s)", w.Call(), protocol.AskedAgo(now.Sub(w.AskedAt)))
 }
 
 func statusName(s enumspb.WorkflowExecutionStatus) string {

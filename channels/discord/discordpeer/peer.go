@@ -41,6 +41,8 @@ type Message struct {
 	// ReplyTo is the message_reference's message id ("" if none).
 	ReplyTo string
 	Files   []File
+	// Components are its message components as JSON ("" when none).
+	Components string
 	// Edits counts the PATCHes it got.
 	Edits int
 }
@@ -99,6 +101,7 @@ type Peer struct {
 	calls     []Call
 	files     map[string][]byte // attachments the users sent, by path
 	failures  []failure
+	responses []InteractionResponse
 	holdAt    int // the POST .../messages to hold (1-based), 0 = none
 	posts     int // POST .../messages seen
 	held      chan struct{}

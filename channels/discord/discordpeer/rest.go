@@ -45,6 +45,8 @@ func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 			"session_start_limit": map[string]any{"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}})
 	case r.Method == http.MethodGet && path == "/users/@me":
 		writeJSON(w, http.StatusOK, p.botUser())
+	case r.Method == http.MethodPost && len(seg) == 4 && seg[0] == "interactions" && seg[3] == "callback":
+		p.interactionCallback(w, seg[1], seg[2], body)
 	case len(seg) < 2 || seg[0] != "channels":
 		restError(w, http.StatusNotFound, 0, "404: Not Found")
 	case r.Method == http.MethodGet && len(seg) == 2:
@@ -136,8 +138,9 @@ func (p *Peer) getChannel(w http.ResponseWriter, id string) {
 
 // outgoing is what the bot sends in a POST or PATCH.
 type outgoing struct {
-	Content   *string `json:"content"`
-	Reference *struct {
+	Content    *string         `json:"content"`
+	Components json.RawMessage `json:"components"`
+	Reference  *struct {
 		MessageID string `json:"message_id"`
 	} `json:"message_reference"`
 }
@@ -167,7 +170,7 @@ func (p *Peer) postMessage(w http.ResponseWriter, r *http.Request, channelID, bo
 	if !p.waitIfHeld(r) {
 		return // the bot went away while the post was held: it never happened
 	}
-	m := &Message{ChannelID: channelID, Content: text, Files: files}
+	m := &Message{ChannelID: channelID, Content: text, Files: files, Components: components(out.Components)}
 	if out.Reference != nil {
 		m.ReplyTo = out.Reference.MessageID
 	}
@@ -218,6 +221,10 @@ func (p *Peer) editMessage(w http.ResponseWriter, channelID, id, body string) {
 			return
 		}
 		m.Content = *out.Content
+		m.Edits++
+	}
+	if m != nil && out.Components != nil {
+		m.Components = components(out.Components)
 		m.Edits++
 	}
 	p.mu.Unlock()

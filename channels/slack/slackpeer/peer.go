@@ -35,6 +35,7 @@ type Message struct {
 	TS       string
 	ThreadTS string
 	Text     string
+	Blocks   string // the blocks as JSON ("" when none were sent)
 }
 
 // Reaction is a reactions.add or reactions.remove call.
@@ -372,7 +373,7 @@ func (p *Peer) chatPost(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.seq++
-	m := Message{Channel: v.Get("channel"), TS: fmt.Sprintf("%d.%06d", time.Now().Unix(), p.seq), ThreadTS: v.Get("thread_ts"), Text: v.Get("text")}
+	m := Message{Channel: v.Get("channel"), TS: fmt.Sprintf("%d.%06d", time.Now().Unix(), p.seq), ThreadTS: v.Get("thread_ts"), Text: v.Get("text"), Blocks: v.Get("blocks")}
 	p.posts = append(p.posts, m)
 	p.mu.Unlock()
 	writeJSON(w, map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS,
@@ -382,7 +383,7 @@ func (p *Peer) chatPost(w http.ResponseWriter, r *http.Request) {
 func (p *Peer) chatUpdate(w http.ResponseWriter, r *http.Request) {
 	v := form(r)
 	p.mu.Lock()
-	p.updates = append(p.updates, Message{Channel: v.Get("channel"), TS: v.Get("ts"), Text: v.Get("text")})
+	p.updates = append(p.updates, Message{Channel: v.Get("channel"), TS: v.Get("ts"), Text: v.Get("text"), Blocks: v.Get("blocks")})
 	p.mu.Unlock()
 	writeJSON(w, map[string]any{"ok": true, "channel": v.Get("channel"), "ts": v.Get("ts"), "text": v.Get("text")})
 }

@@ -110,17 +110,62 @@ function delta(ev) {
   $('log').scrollTop = $('log').scrollHeight;
 }
 
+// approval draws a request the turn waits on, with its buttons; a click
+// sends the button's command as the user's message (shown once per request).
+function approval(req, turn) {
+  if (document.querySelector('.approval[data-approval="' + CSS.escape(req.id) + '"]')) return;
+  const t = live(turn);
+  if (t.bubble) { t.bubble.classList.remove('streaming'); t.bubble = null; } // what was said before the call stays
+  const el = add('msg assistant approval', markdown(req.text));
+  el.dataset.approval = req.id;
+  const row = document.createElement('div');
+  row.className = 'buttons';
+  for (const b of req.buttons) {
+    const btn = document.createElement('button');
+    btn.type = 'button';
+    btn.className = b.verdict;
+    btn.textContent = b.label;
+    btn.onclick = () => { closeApproval(el, btn); post(b.command); };
+    row.appendChild(btn);
+  }
+  el.appendChild(row);
+  setBusy(true, 'waiting for approval: ' + req.call);
+}
+
+// closeApproval disables a request's buttons, marking the one pressed.
+function closeApproval(el, chosen) {
+  for (const b of el.querySelectorAll('.buttons button')) {
+    b.disabled = true;
+    if (b === chosen) b.classList.add('chosen');
+  }
+}
+
+// inlineReply: a command answered while the turn runs (/approve, /status): the turn goes on.
+function inlineReply(ev) {
+  const ids = ev.message_ids || [];
+  if (ev.stop_reason !== 'command' || state.turn === null || !ids.length) return false;
+  if (state.sending > 0) return true; // its message's id may not be known yet
+  return ids.every((id) => { const m = document.querySelector('[data-id="' + CSS.escape(id) + '"]'); return m && m.dataset.during; });
+}
+
+function untag(ids) {
+  for (const id of ids || []) {
+    const q = document.querySelector('[data-id="' + CSS.escape(id) + '"] .tag:not(.injected)');
+    if (q) q.remove(); // answered; an "injected" label stays to show where it went
+  }
+}
+
 function reply(ev) {
+  if (ev.kind === 'approval' && ev.approval) { approval(ev.approval, ev.turn); return; }
+  if (inlineReply(ev)) { add('msg assistant', markdown(ev.text)); untag(ev.message_ids); return; }
   const t = state.turn;
   let el = t && t.bubble;
   if (el) el.classList.remove('streaming'); else el = add('msg assistant', '');
   el.innerHTML = markdown(ev.text);
   inspectLink(el, ev.turn);
-  for (const id of ev.message_ids || []) {
-    const q = document.querySelector('[data-id="' + CSS.escape(id) + '"] .tag:not(.injected)');
-    if (q) q.remove(); // answered; an "injected" label stays to show where it went
-  }
+  untag(ev.message_ids);
   if (ev.kind === 'message') { if (t) t.bubble = null; return; } // the turn goes on
+  for (const a of document.querySelectorAll('.approval')) closeApproval(a, null); // the turn is over
   if (t) fold(t);
   state.turn = null;
   setBusy(document.querySelector('.tag:not(.injected)') !== null); // a queued message starts the next turn
@@ -136,6 +181,7 @@ function connect() {
     if (!now.running) { setBusy(false); return; }
     setBusy(true, (now.state || 'running') + (now.iteration ? ' · iteration ' + now.iteration : ''));
     if (!state.turn) { live(''); (now.hints || []).forEach((h) => hint(h, '')); }
+    if (now.waiting) approval(now.waiting, '');
   });
   on('hint', (ev) => { setBusy(true); hint(ev.text, ev.turn); });
   on('delta', (ev) => { setBusy(true); delta(ev); });
@@ -174,6 +220,7 @@ async function load() {
   }
   if (hints) state.turn = { id: '', hints, bubble: null, iteration: -1, text: '' };
   setBusy(h.turn.running, h.turn.running ? (h.turn.state || 'running') : '');
+  if (h.turn.waiting) approval(h.turn.waiting, '');
 }
 
 async function open(chat) {
@@ -207,14 +254,14 @@ function newChat() {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
-async function send(e) {
-  e.preventDefault();
-  const text = $('text').value;
-  if (!text.trim()) return;
-  $('text').value = '';
+// post shows a message of the user's and sends it. While a turn runs it
+// waits to be injected ("queued"), unless the turn answers it at once.
+async function post(text) {
   const el = add('msg user', '');
   el.textContent = text;
-  const queued = state.busy && text.trim() !== '/stop';
+  const during = state.busy;
+  if (during) { el.dataset.during = '1'; state.sending = (state.sending || 0) + 1; }
+  const queued = state.busy && !/^\/(stop|approve|deny|status|help|history)\b/.test(text.trim());
   if (queued) {
     const tag = document.createElement('span');
     tag.className = 'tag';
@@ -227,7 +274,17 @@ async function send(e) {
     if (!queued) setBusy(true);
   } catch (err) {
     add('msg assistant error', '').textContent = '⚠ ' + err.message;
+  } finally {
+    if (during) state.sending--;
   }
+}
+
+function send(e) {
+  e.preventDefault();
+  const text = $('text').value;
+  if (!text.trim()) return;
+  $('text').value = '';
+  post(text);
 }
 
 $('input').addEventListener('submit', send);
