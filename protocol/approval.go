@@ -149,6 +149,12 @@ func compactDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// WaitingLine says what waits, as the Web UI, /status and `turn show` show it:
+// "waiting for approval: exec rm -rf build/ (asked 12 min ago)".
+func (r ApprovalRequest) WaitingLine(ago time.Duration) string {
+	return fmt.Sprintf("waiting for approval: %s (asked %s)", r.Call(), AskedAgo(ago))
+}
+
 // AskedAgo is how long ago a request was made, for details: "12 min ago".
 func AskedAgo(d time.Duration) string {
 	switch {

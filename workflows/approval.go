@@ -12,11 +12,10 @@ import (
 
 // Texts the model gets when a person said no, or nothing.
 const (
-	deniedText        = "The user denied this: %s. Do not run it again; find another way or ask the user."
-	deniedNoReason    = "no reason given"
-	approvalTimedOut  = "Nobody approved this call within %s, so it was not run. Go on without it, or ask the user."
-	approvalGoneText  = "The approval request could not be recorded, so the call was not run: %s"
-	waitingDetailsFmt = "waiting for approval: %s (asked %s)"
+	deniedText       = "The user denied this: %s. Do not run it again; find another way or ask the user."
+	deniedNoReason   = "no reason given"
+	approvalTimedOut = "Nobody approved this call within %s, so it was not run. Go on without it, or ask the user."
+	approvalGoneText = "The approval request could not be recorded, so the call was not run: %s"
 )
 
 // detailsRefresh are the waits between refreshes of "asked … ago" in the
@@ -81,7 +80,7 @@ func (r *runner) awaitAnswer(ctx workflow.Context, req protocol.ApprovalRequest)
 	deadline := asked.Add(req.Timeout)
 	for step := 0; ; step++ {
 		now := workflow.Now(ctx)
-		workflow.SetCurrentDetails(ctx, fmt.Sprintf(waitingDetailsFmt, req.Call(), protocol.AskedAgo(now.Sub(asked))))
+		workflow.SetCurrentDetails(ctx, req.WaitingLine(now.Sub(asked)))
 		if !now.Before(deadline) {
 			var answer protocol.ApprovalAnswer
 			in := protocol.ApprovalCloseInput{OriginKey: r.cfg.OriginKey, ID: req.ID, Verdict: protocol.VerdictTimeout}

@@ -95,7 +95,7 @@ func (t *turn) inlineCommand(ctx workflow.Context, msg protocol.Inbound) {
 		Running: fmt.Sprintf("%s, iteration %d of %d", t.m.current, t.run.Iteration, t.in.Settings.MaxIterations),
 	}
 	if w := t.run.waitingFor; w != nil {
-		step.Running += fmt.Sprintf(", "+waitingDetailsFmt, w.Call(), protocol.AskedAgo(workflow.Now(ctx).Sub(w.AskedAt)))
+		step.Running += ", " + w.WaitingLine(workflow.Now(ctx).Sub(w.AskedAt))
 	}
 	var res protocol.CommandResult
 	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "inline command"), protocol.ActivityCommand, step).Get(ctx, &res); err != nil {

@@ -209,7 +209,7 @@ func (a *app) turnShow(ctx context.Context, args []string) error {
 
 // waitingLine is the request a turn waits on, as the Web UI's details say it.
 func waitingLine(w protocol.ApprovalRequest, now time.Time) string {
-	return fmt.Sprintf("waiting for approval: %s (asked %s)", w.Call(), protocol.AskedAgo(now.Sub(w.AskedAt)))
+	return w.WaitingLine(now.Sub(w.AskedAt))
 }
 
 func statusName(s enumspb.WorkflowExecutionStatus) string {
