@@ -1,0 +1,29 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/internal/pgtest"
+	"github.com/nanobot-durable/nanobot/pgstore"
+	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/session/storetest"
+)
+
+// open connects one more pool to url: another host on the same database.
+func open(t *testing.T, url string) *pgstore.DB {
+	t.Helper()
+	db, err := pgstore.Open(context.Background(), url, nil)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	return db
+}
+
+func TestSessionsContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Backend {
+		url := pgtest.Database(t)
+		return func(t *testing.T) session.Store { return open(t, url).Sessions() }
+	})
+}
