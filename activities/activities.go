@@ -63,7 +63,7 @@ type Deps struct {
 	// subagents, announcements and scheduled turns. Nil without one.
 	Client client.Client
 	// Usage records every model call's tokens (nil: not recorded).
-	Usage *usage.Store
+	Usage usage.Store
 }
 
 // Set is every feature's activities, built from one Deps.
@@ -170,7 +170,7 @@ func (b *Toolbox) refreshed(ctx context.Context, kind protocol.TurnKind) *tools.
 
 // usageLog records model calls' tokens; a failure to record never fails the call.
 type usageLog struct {
-	store *usage.Store
+	store usage.Store
 	log   *slog.Logger
 }
 

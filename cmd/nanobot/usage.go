@@ -39,7 +39,7 @@ func (a *app) usageCmd(_ context.Context, args []string) error {
 		return err
 	}
 	if bad > 0 {
-		a.log.Warn("usage file has lines that do not parse; they are left out", "file", store.Path, "lines", bad)
+		a.log.Warn("usage file has lines that do not parse; they are left out", "file", store.Where(), "lines", bad)
 	}
 	rep := tokenusage.Summarize(recs, since, time.Local)
 	if *asJSON {
@@ -48,7 +48,7 @@ func (a *app) usageCmd(_ context.Context, args []string) error {
 		return enc.Encode(rep)
 	}
 	if rep.Total.Calls == 0 {
-		fmt.Fprintf(a.stdout, "No model calls recorded%s (%s).\n", sinceText(since), store.Path)
+		fmt.Fprintf(a.stdout, "No model calls recorded%s (%s).\n", sinceText(since), store.Where())
 		return nil
 	}
 	t := rep.Total

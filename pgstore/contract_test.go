@@ -9,7 +9,8 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/session"
-	"github.com/nanobot-durable/nanobot/session/storetest"
+	"github.com/nanobot-durable/nanobot/storetest"
+	"github.com/nanobot-durable/nanobot/usage"
 )
 
 // open connects one more pool to url: another host on the same database.
@@ -22,8 +23,15 @@ func open(t *testing.T, url string) *pgstore.DB {
 }
 
 func TestSessionsContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Backend {
+	storetest.Sessions(t, func(t *testing.T) storetest.Open[session.Store] {
 		url := pgtest.Database(t)
 		return func(t *testing.T) session.Store { return open(t, url).Sessions() }
+	})
+}
+
+func TestUsageContract(t *testing.T) {
+	storetest.Usage(t, func(t *testing.T) storetest.Open[usage.Store] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) usage.Store { return open(t, url).Usage() }
 	})
 }

@@ -1,5 +1,6 @@
-// Package storetest is the contract every session.Store backend passes (the
-// JSONL files and PostgreSQL): the same tests, run by each backend's package.
+// Package storetest is the contract every storage backend passes (the JSONL
+// files and PostgreSQL): the same tests for sessions, usage, pairing, the
+// memory archive and dedupe sets, run by each backend's package.
 package storetest
 
 import (
@@ -19,19 +20,9 @@ import (
 	"github.com/nanobot-durable/nanobot/session"
 )
 
-// Backend opens stores on one set of data: each call is another instance
-// ("another host" for a database, another process for the files).
-type Backend func(t *testing.T) session.Store
-
-// NewBackend makes fresh, empty data for one test and returns its opener.
-type NewBackend func(t *testing.T) Backend
-
-// Run runs the whole contract.
-func Run(t *testing.T, newBackend NewBackend) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, Backend)
-	}{
+// Sessions runs the session store's contract.
+func Sessions(t *testing.T, fresh Fresh[session.Store]) {
+	run(t, fresh, []test[session.Store]{
 		{"LoadMissingIsEmpty", loadMissingIsEmpty},
 		{"AppendIsIdempotent", appendIsIdempotent},
 		{"ConcurrentAppendsWriteEachEntryOnce", concurrentAppends},
@@ -42,10 +33,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 		{"TurnData", turnData},
 		{"ListKindAndDelete", listKindDelete},
 		{"MetadataRoundTrips", metadataRoundTrips},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newBackend(t)) })
-	}
+	})
 }
 
 func user(turn, id, text string) chat.Message {
@@ -67,7 +55,7 @@ func load(t *testing.T, s session.Store, key string) *session.Session {
 	return sess
 }
 
-func loadMissingIsEmpty(t *testing.T, open Backend) {
+func loadMissingIsEmpty(t *testing.T, open Open[session.Store]) {
 	sess := load(t, open(t), "cli:nobody")
 	require.Equal(t, "cli:nobody", sess.Key)
 	require.Empty(t, sess.Messages)
@@ -76,7 +64,7 @@ func loadMissingIsEmpty(t *testing.T, open Backend) {
 	require.Empty(t, sess.Kind)
 }
 
-func appendIsIdempotent(t *testing.T, open Backend) {
+func appendIsIdempotent(t *testing.T, open Open[session.Store]) {
 	s, ctx := open(t), context.Background()
 	n, err := s.Append(ctx, "cli:a", user("t1", "user", "one"), user("t1", "llm-1", "two"))
 	require.NoError(t, err)
@@ -102,7 +90,7 @@ func appendIsIdempotent(t *testing.T, open Backend) {
 	require.Equal(t, 1, n, "sessions are apart")
 }
 
-func concurrentAppends(t *testing.T, open Backend) {
+func concurrentAppends(t *testing.T, open Open[session.Store]) {
 	stores := []session.Store{open(t), open(t)}
 	var wg sync.WaitGroup
 	var written atomic.Int64
@@ -131,7 +119,7 @@ func concurrentAppends(t *testing.T, open Backend) {
 	}
 }
 
-func concurrentUpdates(t *testing.T, open Backend) {
+func concurrentUpdates(t *testing.T, open Open[session.Store]) {
 	stores := []session.Store{open(t), open(t)}
 	const goroutines, each = 12, 5
 	var wg sync.WaitGroup
@@ -159,7 +147,7 @@ func concurrentUpdates(t *testing.T, open Backend) {
 	require.Len(t, sess.Messages, goroutines*each, "no message lost")
 }
 
-func updateRewrites(t *testing.T, open Backend) {
+func updateRewrites(t *testing.T, open Open[session.Store]) {
 	s, ctx := open(t), context.Background()
 	_, err := s.Append(ctx, "cli:u", user("t1", "a", "a"), user("t1", "b", "b"), user("t1", "c", "c"), user("t1", "d", "d"))
 	require.NoError(t, err)
@@ -195,7 +183,7 @@ func updateRewrites(t *testing.T, open Backend) {
 	require.Zero(t, got.LastConsolidated, "a reader never sees last_consolidated past the messages")
 }
 
-func failedUpdate(t *testing.T, open Backend) {
+func failedUpdate(t *testing.T, open Open[session.Store]) {
 	s, ctx := open(t), context.Background()
 	_, err := s.Append(ctx, "cli:f", user("t1", "a", "a"))
 	require.NoError(t, err)
@@ -211,7 +199,7 @@ func failedUpdate(t *testing.T, open Backend) {
 	require.NotContains(t, got.Metadata, "x")
 }
 
-func claimOnce(t *testing.T, open Backend) {
+func claimOnce(t *testing.T, open Open[session.Store]) {
 	stores := []session.Store{open(t), open(t)}
 	var wins atomic.Int64
 	var wg sync.WaitGroup
@@ -242,7 +230,7 @@ func claimOnce(t *testing.T, open Backend) {
 	}
 }
 
-func turnData(t *testing.T, open Backend) {
+func turnData(t *testing.T, open Open[session.Store]) {
 	s, ctx := open(t), context.Background()
 	_, err := s.TurnData(ctx, "cli:td", "t1", "system")
 	require.ErrorIs(t, err, os.ErrNotExist, "a missing blob is os.ErrNotExist")
@@ -275,7 +263,7 @@ func turnData(t *testing.T, open Backend) {
 	require.NoError(t, s.PruneTurnData(ctx, "cli:none", 2), "nothing to prune is fine")
 }
 
-func listKindDelete(t *testing.T, open Backend) {
+func listKindDelete(t *testing.T, open Open[session.Store]) {
 	s, ctx := open(t), context.Background()
 	lister, ok := s.(session.Lister)
 	require.True(t, ok, "every backend lists its sessions")
@@ -335,7 +323,7 @@ func listKindDelete(t *testing.T, open Backend) {
 	require.NoError(t, lister.Delete("cli:never"), "deleting nothing is fine")
 }
 
-func metadataRoundTrips(t *testing.T, open Backend) {
+func metadataRoundTrips(t *testing.T, open Open[session.Store]) {
 	s, ctx := open(t), context.Background()
 	msg := chat.Message{Role: chat.RoleAssistant, Content: "<b>é ✓ \x00</b>", Turn: "t", EntryID: "llm-1", LatencyMS: 12,
 		ToolCalls: []chat.ToolCall{{ID: "c1", Type: "function", Function: chat.FunctionCall{Name: "exec", Arguments: `{"cmd":"ls"}`}}}}
