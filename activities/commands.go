@@ -60,7 +60,7 @@ type Commands struct {
 	journal
 	workspace string                // /new's raw archive, /dream-log
 	prompts   *Prompts              // /skill
-	usage     usage.Store          // /status
+	usage     usage.Store           // /status
 	config    func() *config.Config // /model, /pairing
 	client    client.Client         // /dream
 	log       *slog.Logger
