@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
+	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/storetest"
@@ -33,5 +34,12 @@ func TestUsageContract(t *testing.T) {
 	storetest.Usage(t, func(t *testing.T) storetest.Open[usage.Store] {
 		url := pgtest.Database(t)
 		return func(t *testing.T) usage.Store { return open(t, url).Usage() }
+	})
+}
+
+func TestPairingContract(t *testing.T) {
+	storetest.Pairing(t, func(t *testing.T) storetest.Open[*pairing.Store] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) *pairing.Store { return open(t, url).Pairing() }
 	})
 }

@@ -213,9 +213,8 @@ func (s *Sessions) Update(ctx context.Context, key string, fn func(*session.Sess
 		}
 		return s.save(ctx, tx, sess, stored, problems, now)
 	})
-	var ue userError
-	if errors.As(err, &ue) {
-		return ue.err
+	if ue, ok := asUserError(err); ok {
+		return ue
 	}
 	if err != nil {
 		return fmt.Errorf("update session %s: %w", key, err)
@@ -227,6 +226,15 @@ func (s *Sessions) Update(ctx context.Context, key string, fn func(*session.Sess
 type userError struct{ err error }
 
 func (e userError) Error() string { return e.err.Error() }
+
+// asUserError returns fn's own error when err is one.
+func asUserError(err error) (error, bool) {
+	var ue userError
+	if errors.As(err, &ue) {
+		return ue.err, true
+	}
+	return nil, false
+}
 
 // rowsOf reads the locked session's messages; stored[i] is the row of
 // Messages[i] unless a row did not decode (sess.Problems says so).
