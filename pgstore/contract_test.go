@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
+	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/session"
@@ -41,5 +42,12 @@ func TestPairingContract(t *testing.T) {
 	storetest.Pairing(t, func(t *testing.T) storetest.Open[*pairing.Store] {
 		url := pgtest.Database(t)
 		return func(t *testing.T) *pairing.Store { return open(t, url).Pairing() }
+	})
+}
+
+func TestArchiveContract(t *testing.T) {
+	storetest.Archive(t, func(t *testing.T) storetest.Open[memory.Archive] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) memory.Archive { return open(t, url).Archive() }
 	})
 }
