@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pairing"
@@ -50,4 +51,16 @@ func TestArchiveContract(t *testing.T) {
 		url := pgtest.Database(t)
 		return func(t *testing.T) memory.Archive { return open(t, url).Archive() }
 	})
+}
+
+func TestSeenKeysContract(t *testing.T) {
+	storetest.SeenKeys(t, func(t *testing.T) storetest.Open[channels.SeenKeys] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) channels.SeenKeys {
+			db := open(t, url)
+			other := db.SeenKeys("telegram-other", storetest.SeenKeysSize)
+			other.Add("10", "11", "12") // sets are apart
+			return db.SeenKeys("telegram-updates", storetest.SeenKeysSize)
+		}
+	}, true)
 }
