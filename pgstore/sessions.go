@@ -266,18 +266,15 @@ func (s *Sessions) save(ctx context.Context, tx pgx.Tx, sess *session.Session, s
 		sess.CreatedAt = now
 	}
 	sess.UpdatedAt = now
-	if sess.Metadata == nil {
-		sess.Metadata = map[string]any{}
-	}
 	if problems {
 		stored = stored[:0:0] // rows no longer line up with Messages: rewrite them all
 		if _, err := tx.Exec(ctx, `DELETE FROM session_messages WHERE session_key = $1`, sess.Key); err != nil {
 			return err
 		}
 	}
-	meta, err := json.Marshal(sess.Metadata)
+	meta, err := encodeMetadata(sess)
 	if err != nil {
-		return fmt.Errorf("encode metadata: %w", err)
+		return err
 	}
 	bodies := make([][]byte, len(sess.Messages))
 	for i, m := range sess.Messages {
@@ -291,7 +288,7 @@ func (s *Sessions) save(ctx context.Context, tx pgx.Tx, sess *session.Session, s
 	}
 	b := &pgx.Batch{}
 	b.Queue(`UPDATE sessions SET kind = $2, created_at = $3, updated_at = $4, modified_at = $4, metadata = $5, last_consolidated = $6 WHERE key = $1`,
-		sess.Key, sess.Kind, sess.CreatedAt, now, string(meta), sess.LastConsolidated)
+		sess.Key, sess.Kind, sess.CreatedAt, now, meta, sess.LastConsolidated)
 	next := 0
 	if keep < len(stored) {
 		b.Queue(`DELETE FROM session_messages WHERE session_key = $1 AND seq >= $2`, sess.Key, stored[keep].seq)

@@ -16,8 +16,8 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/metrics"
-	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/providers"
+	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
@@ -59,11 +59,16 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		}
 		defer stop()
 	}
+	st, err := stores.Open(ctx, cfg, a.log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	deps := channels.Deps{
 		Config: cfg, Workspace: cfg.Agents.Defaults.WorkspacePath(),
 		ProcessQueue: "nanobot-" + name + "-" + randomID(), Log: a.log,
-		Pairing: pairing.NewStore(config.ConfigDir(cfg.Path)),
-		Home:    config.ConfigDir(cfg.Path), Secrets: a.secrets,
+		Pairing: st.Pairing, Sessions: st.Sessions,
+		Home: config.ConfigDir(cfg.Path), Secrets: a.secrets,
 	}
 	built := channels.Build(cfg, deps, only)
 	for _, w := range built.Warnings {
@@ -77,7 +82,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	reloaded := make(chan *config.Config, 4)
 	r, err := a.startRuntime(ctx, cfg, workers.Options{
 		Turns: true, Models: true, DeliveryQueues: built.Queues, Channels: mgr,
-		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c },
+		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c }, Stores: st,
 	})
 	if err != nil {
 		return err
@@ -97,7 +102,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		fmt.Fprintln(a.stdout, "! "+err.Error())
 		a.log.Error("channel failed to start", "error", err)
 	}
-	a.banner(name, r, cfg, mgr)
+	a.banner(name, r, cfg, mgr, st)
 	status := time.NewTicker(channels.StatusEvery)
 	defer status.Stop()
 	a.writeStatus(deps.Home, mgr)
@@ -188,7 +193,7 @@ func channelsChanged(old, next *config.Config) bool {
 }
 
 // banner tells what this process runs and where to look.
-func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager) {
+func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, st *stores.Set) {
 	how := "external"
 	if r.conn.Embedded {
 		how = "embedded temporal-dev, started by this process"
@@ -207,6 +212,9 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 		fmt.Fprintln(a.stdout, "Channels: none enabled (talk to it with `nanobot agent`)")
 	}
 	a.channelLines(mgr)
+	if st.DB != nil { // the files are the default: said only when it is not them
+		fmt.Fprintf(a.stdout, "State:    %s\n", st.Where())
+	}
 	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
 }
 
