@@ -107,6 +107,16 @@ func Redact(rawURL string) string {
 	return u.Redacted()
 }
 
+// Password is the URL's password ("" without one), for the log's masks.
+func Password(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return pw
+}
+
 // Where names the database for people reading logs.
 func (db *DB) Where() string { return db.where }
 
