@@ -7,7 +7,7 @@ DENDRITE_SRC := cmd/dendrite-dev/go.mod cmd/dendrite-dev/go.sum
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./cmd/dendrite-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos chromium dovecot bwrap fuzz
+.PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos chromium dovecot bwrap postgres fuzz
 
 all: build
 
@@ -41,11 +41,11 @@ run: build
 
 ## test: unit, workflow and integration tests against a real temporal-dev
 ## (and the tests against real npm MCP servers when npm is present)
-test: build $(BIN)/dendrite chromium dovecot bwrap
+test: build $(BIN)/dendrite chromium dovecot bwrap postgres
 	@if command -v npm >/dev/null 2>&1; then bash e2e/install.sh; \
 	else echo "WARNING: npm not found: tests against the real npm peers (MCP servers, telegram-test-api) are SKIPPED (install Node.js, then run make e2e)"; fi
 	cd cmd/temporal-dev && $(GO) test -trimpath ./...
-	NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev DENDRITE_BIN=$(BIN)/dendrite $(GO) test -trimpath -count=1 -timeout 15m ./...
+	NANOBOT_TEST_DATABASE_URL=$$(cat $(BIN)/postgres.url 2>/dev/null) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev DENDRITE_BIN=$(BIN)/dendrite $(GO) test -trimpath -count=1 -timeout 15m ./...
 
 ## chromium: headless Chromium for the browser tests (apt; warns and goes on where it cannot install)
 chromium:
@@ -58,6 +58,11 @@ dovecot:
 ## bwrap: bubblewrap for the exec sandbox's tests (apt; warns and goes on where it cannot install)
 bwrap:
 	@bash e2e/bwrap.sh
+
+## postgres: a throwaway PostgreSQL cluster for the tests, its URL in bin/postgres.url
+## (reused while it runs; apt-installs postgresql where it can; warns and goes on where it cannot)
+postgres:
+	@bash e2e/postgres.sh $(BIN)/postgres.url
 
 ## e2e: install the real MCP servers (npm, into e2e/node_modules) and run the tests that use them
 e2e: build chromium dovecot
@@ -86,8 +91,8 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg/ 2>&1 | tail -3; done
 
 ## bench: B1..B6 of issue 11, durable beside an in-process baseline, printed as one Markdown table
-bench: build
-	@NANOBOT_BENCH_TABLE=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -v -timeout 30m -run '^TestBenchTable$$' ./integration/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS'
+bench: build postgres
+	@NANOBOT_TEST_DATABASE_URL=$$(cat $(BIN)/postgres.url 2>/dev/null) NANOBOT_BENCH_TABLE=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -v -timeout 30m -run '^TestBenchTable$$' ./integration/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS'
 
 ## bench-go: the Go benchmarks (go test -bench)
 bench-go: build

@@ -15,6 +15,8 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
@@ -65,7 +67,11 @@ type Deps struct {
 	// subagents, announcements and scheduled turns. Nil without one.
 	Client client.Client
 	// Usage records every model call's tokens (nil: not recorded).
-	Usage *usage.Store
+	Usage usage.Store
+	// Archive is the memory history and Dream's cursor (nil: the workspace's files).
+	Archive memory.Archive
+	// Pairing is the deployment's pairing store (nil: the config's home's file).
+	Pairing *pairing.Store
 }
 
 // Set is every feature's activities, built from one Deps.
@@ -89,24 +95,30 @@ func New(d Deps) *Set {
 		d.Log = slog.Default()
 	}
 	j := journal{store: d.Store}
+	if d.Archive == nil {
+		d.Archive = memory.Files{Workspace: d.Workspace}
+	}
+	if d.Prompt.Archive == nil {
+		d.Prompt.Archive = d.Archive
+	}
 	box := &Toolbox{tools: d.Tools, dream: d.DreamTools, workspace: d.Workspace, restrict: d.RestrictToWorkspace,
 		refresh: d.RefreshTools, config: d.Config}
 	prompts := &Prompts{builder: d.Prompt, tools: box}
 	used := usageLog{store: d.Usage, log: d.Log}
 	red := redactor{config: d.Config}
-	dream := &Dream{journal: j, workspace: d.Workspace, config: d.Config, log: d.Log}
+	dream := &Dream{journal: j, workspace: d.Workspace, archive: d.Archive, config: d.Config, log: d.Log}
 	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace, private: d.Private,
 		maxResultChars: d.MaxToolResultChars, redactor: red}
 	return &Set{
 		Turn: &Turn{journal: j, prompts: prompts, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},
-		Commands: &Commands{journal: j, workspace: d.Workspace, prompts: prompts, usage: d.Usage, config: d.Config,
-			client: d.Client, log: d.Log},
+		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,
+			usage: d.Usage, config: d.Config, client: d.Client, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
 			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log},
 		Tools:     calls,
 		Approvals: &Approvals{journal: j},
 		Delivery:  &Delivery{journal: j, channels: d.Channels},
-		Memory: &Memory{journal: j, models: d.Models, prompts: prompts, workspace: d.Workspace, usage: used,
+		Memory: &Memory{journal: j, models: d.Models, prompts: prompts, workspace: d.Workspace, archive: d.Archive, usage: used,
 			client: d.Client, config: d.Config, log: d.Log},
 		Dream:     dream,
 		Heartbeat: &Heartbeat{journal: j, models: d.Models, workspace: d.Workspace, config: d.Config, usage: used, log: d.Log},
@@ -172,7 +184,7 @@ func (b *Toolbox) refreshed(ctx context.Context, kind protocol.TurnKind) *tools.
 
 // usageLog records model calls' tokens; a failure to record never fails the call.
 type usageLog struct {
-	store *usage.Store
+	store usage.Store
 	log   *slog.Logger
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
@@ -58,9 +59,11 @@ func init() {
 // without the model (and, for the read-only ones, while a turn runs).
 type Commands struct {
 	journal
-	workspace string                // /new's raw archive, /dream-log
+	workspace string                // /dream-log
+	archive   memory.Archive        // /new's raw archive
+	pairing   *pairing.Store        // /pairing (nil: the config's home's file)
 	prompts   *Prompts              // /skill
-	usage     *usage.Store          // /status
+	usage     usage.Store           // /status
 	config    func() *config.Config // /model, /pairing
 	client    client.Client         // /dream
 	log       *slog.Logger
@@ -143,7 +146,7 @@ func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) 
 		unarchived := archivable(s.Messages[min(s.LastConsolidated, len(s.Messages)):])
 		if len(unarchived) > 0 {
 			e := memory.Entry{Content: memory.RawArchive(unarchived), SessionKey: in.SessionKey, ID: in.Turn + "/new/raw"}
-			if _, err := memory.Append(c.workspace, e); err != nil {
+			if _, err := c.archive.Append(ctx, e); err != nil {
 				c.log.Error("archiving before /new failed; the session is kept", "session", in.SessionKey, "error", err)
 				failed = true
 				return nil

@@ -44,6 +44,7 @@ type Memory struct {
 	models    ModelSource
 	prompts   *Prompts
 	workspace string
+	archive   memory.Archive
 	usage     usageLog
 	client    client.Client         // idle compaction skips sessions whose turn runs
 	config    func() *config.Config // idle compaction's settings, when it fires
@@ -78,7 +79,7 @@ func (a *Memory) Consolidate(ctx context.Context, in protocol.ConsolidateInput) 
 	}
 	chunk := archivable(sess.Messages[min(start, len(sess.Messages)):min(end, len(sess.Messages))])
 	res.Archived = len(chunk)
-	entry, stored, err := memory.Find(a.workspace, id)
+	entry, stored, err := a.archive.Find(ctx, id)
 	if err != nil {
 		return res, err
 	}
@@ -88,7 +89,7 @@ func (a *Memory) Consolidate(ctx context.Context, in protocol.ConsolidateInput) 
 		if strings.TrimSpace(text) == nothingSummary {
 			res.Nothing = true
 		} else {
-			entry, err = memory.Append(a.workspace, memory.Entry{Content: text, SessionKey: in.SessionKey, ID: id})
+			entry, err = a.archive.Append(ctx, memory.Entry{Content: text, SessionKey: in.SessionKey, ID: id})
 			if err != nil {
 				return res, fmt.Errorf("archive to history: %w", err)
 			}

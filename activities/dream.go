@@ -61,14 +61,15 @@ change ` + strings.Join(protocol.DreamWritable, ", ") + `.
 type Dream struct {
 	journal
 	workspace string
+	archive   memory.Archive
 	config    func() *config.Config // the Dream turn's settings, when it fires
 	log       *slog.Logger
 }
 
 // PrepareDream picks the history entries a Dream run absorbs and names its
 // session. It commits any hand edits first, so Dream's commit holds only Dream's.
-func (a *Dream) PrepareDream(_ context.Context, _ protocol.DreamInput) (protocol.DreamPlan, error) {
-	from, entries, err := memory.Unprocessed(a.workspace, dreamBatch)
+func (a *Dream) PrepareDream(ctx context.Context, _ protocol.DreamInput) (protocol.DreamPlan, error) {
+	from, entries, err := memory.Unprocessed(ctx, a.archive, dreamBatch)
 	if err != nil {
 		return protocol.DreamPlan{}, err
 	}
@@ -99,10 +100,10 @@ func (a *Dream) settings() protocol.Settings {
 }
 
 // prompt is a Dream turn's user message: the entries and the files.
-func (a *Dream) prompt(msg protocol.Inbound) (string, error) {
+func (a *Dream) prompt(ctx context.Context, msg protocol.Inbound) (string, error) {
 	from, _ := strconv.Atoi(msg.Metadata[dreamFromKey])
 	to, _ := strconv.Atoi(msg.Metadata[dreamToKey])
-	all, err := memory.Read(a.workspace)
+	all, err := a.archive.Entries(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -140,7 +141,7 @@ func (a *Dream) FinishDream(ctx context.Context, in protocol.FinishDreamInput) (
 	res := protocol.DreamResult{Entries: in.Plan.Entries}
 	msg := DreamCommitMessage
 	if in.Completed {
-		moved, err := memory.AdvanceCursor(a.workspace, in.Plan.From, in.Plan.To)
+		moved, err := a.archive.AdvanceCursor(ctx, in.Plan.From, in.Plan.To)
 		if err != nil {
 			return res, err
 		}

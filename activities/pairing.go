@@ -24,7 +24,11 @@ func (c *Commands) cmdPairing(_ context.Context, in protocol.StepInput, args str
 	if !channels.AllowFromFor(cfg, r.Channel).Allows(r.SenderID) {
 		return "Only a user listed in allowFrom can manage pairing.", nil
 	}
-	return PairingCommand(pairing.NewStore(config.ConfigDir(cfg.Path)), args), nil
+	store := c.pairing
+	if store == nil {
+		store = pairing.NewStore(config.ConfigDir(cfg.Path))
+	}
+	return PairingCommand(store, args), nil
 }
 
 // PairingCommand runs "list | approve CODE | deny CODE | revoke ID" on the

@@ -173,7 +173,7 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 	system, err := a.prompts.system(in, before)
 	if in.Message.Kind == protocol.DreamTurn {
 		system = DreamSystemPrompt
-		content, err = a.dream.prompt(in.Message)
+		content, err = a.dream.prompt(ctx, in.Message)
 	}
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("build system prompt: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/secrets"
+	"github.com/nanobot-durable/nanobot/session"
 )
 
 // Reply is a message on its way to a chat: a turn's answer, a command's
@@ -97,6 +98,9 @@ type Deps struct {
 	ProcessQueue string
 	// Pairing is the one pairing store of the process (nil: allowFrom only).
 	Pairing *pairing.Store
+	// Sessions is the process's session journal, for channels that read it
+	// (the web chat's history); nil: they open the home's files.
+	Sessions session.Store
 	// Home is the nanobot home (~/.nanobot): device sessions and channel state.
 	Home string
 	// Secrets masks tokens in log lines; a channel adds the ones it fetches

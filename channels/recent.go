@@ -11,6 +11,17 @@ import (
 	"github.com/nanobot-durable/nanobot/atomicfile"
 )
 
+// SeenKeys is a dedupe set: a RecentKeys in one process (in memory or kept
+// in a file), or a set in a database that every gateway shares (pgstore).
+type SeenKeys interface {
+	// Has reports whether key was recorded.
+	Has(key string) bool
+	// Add records the keys ("" ones skipped) and reports whether any was already there.
+	Add(keys ...string) (dup bool)
+}
+
+var _ SeenKeys = (*RecentKeys)(nil)
+
 // RecentKeys remembers the last n keys (update ids, event ids, chat+ts) so
 // a platform's redelivery is taken in once. The oldest key is forgotten
 // first: platforms redeliver within minutes, not after thousands of newer

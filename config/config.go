@@ -84,7 +84,11 @@ func LoadWithEnv(path string, environ []string) (*Config, []Warning, error) {
 		return nil, d.warnings, err
 	}
 	applyOpenAIEnv(cfg, environ)
+	applyDatabaseEnv(cfg, environ, src)
 	if err := cfg.validate(src); err != nil {
+		return nil, d.warnings, err
+	}
+	if err := cfg.Database.validate(); err != nil {
 		return nil, d.warnings, err
 	}
 	return cfg, d.warnings, nil

@@ -20,6 +20,8 @@ type Config struct {
 	Gateway       Gateway                   `json:"gateway"`
 	Tools         Tools                     `json:"tools"`
 	ModelPresets  map[string]ModelPreset    `json:"modelPresets"`
+	// Database is this project's key: state in PostgreSQL instead of the home's files.
+	Database Database `json:"database,omitzero"`
 
 	// Path is the file Load read (or looked for); Exists says whether it was there.
 	Path   string `json:"-"`

@@ -146,6 +146,8 @@ func TestBenchTable(t *testing.T) {
 	rows = append(rows,
 		benchRow{"B4", "200 sessions × 3 turns at once, 0 ms model: turns/s", fmt.Sprintf("%.1f", tpsD), fmt.Sprintf("%.1f", tpsB), ratio(tpsD, tpsB), "≥ 30 turns/s", yes(tpsD >= 30)},
 		benchRow{"B4", "… p95 turn latency (per-session order verified)", ms(p95D4), ms(p95B4), ratio(p95D4.Seconds(), p95B4.Seconds()), "", ""})
+	stopGateway(gw) // B4 on PostgreSQL has a gateway of its own
+	rows = append(rows, b.postgresB4(t, ctx, tpsD, p95D4)...)
 
 	rows = append(rows,
 		benchRow{"B5", "`nanobot agent -m` wall time, gateway running (thin client)", ms(cliThin), ms(start0 + p50b), ratio(cliThin.Seconds(), (start0 + p50b).Seconds()), "≤ 1 s", yes(cliThin <= time.Second)},
@@ -184,8 +186,9 @@ func cpuModel() string {
 }
 
 // concurrent runs 200 sessions × 3 turns, the sessions at once, and checks
-// each session's journal holds its three messages in order.
-func (b *benchEnv) concurrent(t *testing.T, prefix string, turn func(chatID, text string) (time.Duration, error)) (float64, time.Duration) {
+// each session's journal (the home's files, or journal when given) holds
+// its three messages in order.
+func (b *benchEnv) concurrent(t *testing.T, prefix string, turn func(chatID, text string) (time.Duration, error), journal ...func(key string) []chat.Message) (float64, time.Duration) {
 	const sessions, turns = 200, 3
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -215,7 +218,13 @@ func (b *benchEnv) concurrent(t *testing.T, prefix string, turn func(chatID, tex
 		require.NoError(t, err)
 	}
 	for s := 0; s < sessions; s++ {
-		_, msgs := sessionLines(t, b.home, protocol.SessionKey("cli", fmt.Sprintf("%s%d", prefix, s)))
+		key := protocol.SessionKey("cli", fmt.Sprintf("%s%d", prefix, s))
+		var msgs []chat.Message
+		if len(journal) > 0 {
+			msgs = journal[0](key)
+		} else {
+			_, msgs = sessionLines(t, b.home, key)
+		}
 		var got []string
 		for _, m := range msgs {
 			if m.Role == chat.RoleUser {

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,12 +57,12 @@ func AdvanceCursor(workspace string, from, to int) (bool, error) {
 }
 
 // Unprocessed returns up to limit entries after the Dream cursor, oldest first.
-func Unprocessed(workspace string, limit int) (cursor int, entries []Entry, err error) {
-	cursor, err = ReadCursor(workspace)
+func Unprocessed(ctx context.Context, a Archive, limit int) (cursor int, entries []Entry, err error) {
+	cursor, err = a.Cursor(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
-	all, err := Read(workspace)
+	all, err := a.Entries(ctx)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -99,10 +99,7 @@ func Append(workspace string, e Entry) (Entry, error) {
 		} else if c, err := readCursor(workspace); err == nil && c > 0 {
 			e.Cursor = c + 1 // a trimmed or emptied file never reuses a cursor Dream saw
 		}
-		if e.Timestamp == "" {
-			e.Timestamp = time.Now().Format(timestampLayout)
-		}
-		e.Content = chat.Cut(e.Content, MaxEntryChars)
+		e = Stamp(e)
 		entries = append(entries, e)
 		if len(entries) > MaxHistoryEntries {
 			entries = entries[len(entries)-MaxHistoryEntries:]
@@ -111,6 +108,15 @@ func Append(workspace string, e Entry) (Entry, error) {
 		return write(path, entries)
 	})
 	return out, err
+}
+
+// Stamp is an entry as the archive stores it: timestamped, its content capped.
+func Stamp(e Entry) Entry {
+	if e.Timestamp == "" {
+		e.Timestamp = time.Now().Format(timestampLayout)
+	}
+	e.Content = chat.Cut(e.Content, MaxEntryChars)
+	return e
 }
 
 func write(path string, entries []Entry) error {

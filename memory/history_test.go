@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -61,7 +62,7 @@ func TestCursorMovesOnlyFromWhereItWas(t *testing.T) {
 		_, err := Append(ws, Entry{Content: fmt.Sprint(i)})
 		require.NoError(t, err)
 	}
-	cur, entries, err := Unprocessed(ws, 3)
+	cur, entries, err := Unprocessed(context.Background(), Files{Workspace: ws}, 3)
 	require.NoError(t, err)
 	require.Zero(t, cur)
 	require.Equal(t, []int{1, 2, 3}, cursors(entries))
@@ -74,7 +75,7 @@ func TestCursorMovesOnlyFromWhereItWas(t *testing.T) {
 	ok, err = AdvanceCursor(ws, 0, 5)
 	require.NoError(t, err)
 	require.False(t, ok, "another Dream moved it meanwhile")
-	_, entries, err = Unprocessed(ws, 20)
+	_, entries, err = Unprocessed(context.Background(), Files{Workspace: ws}, 20)
 	require.NoError(t, err)
 	require.Equal(t, []int{4, 5}, cursors(entries))
 }

@@ -4,6 +4,7 @@
 package pairing
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -45,22 +46,42 @@ type Approved struct {
 	Approved time.Time `json:"approved"`
 }
 
-type state struct {
+// State is what pairing keeps: the pending codes and the approved senders.
+type State struct {
 	Pending  []Request  `json:"pending"`
 	Approved []Approved `json:"approved"`
 }
 
-// Store keeps pairing state in one JSON file, shared by every process of a
-// deployment (a file lock serializes them).
+// Backend is where the state lives: one JSON file (the default) or a
+// database shared by many hosts. Update runs fn on the state and saves
+// what it leaves, atomically, serialized against every other writer.
+type Backend interface {
+	Read(ctx context.Context) (*State, error)
+	Update(ctx context.Context, fn func(*State) error) error
+}
+
+// Store is pairing's rules (codes, expiry, matching) over a Backend.
 type Store struct {
+	// Path is the JSON file of the default backend (used when backend is nil).
 	Path string
 	// Now is the clock (tests move it).
-	Now func() time.Time
+	Now     func() time.Time
+	backend Backend
 }
 
 // NewStore keeps pairing state in <configDir>/pairing.json.
 func NewStore(configDir string) *Store {
 	return &Store{Path: filepath.Join(configDir, "pairing.json")}
+}
+
+// New keeps pairing state in b.
+func New(b Backend) *Store { return &Store{backend: b} }
+
+func (s *Store) state() Backend {
+	if s.backend != nil {
+		return s.backend
+	}
+	return File{Path: s.Path}
 }
 
 // ErrUnknownCode is returned for a code that is not pending (or expired).
@@ -91,7 +112,7 @@ func (s *Store) IsApproved(channel, senderID string) (bool, error) {
 // fresh is false when an unexpired code was already given (so the chat is
 // not flooded with codes).
 func (s *Store) Request(channel, senderID, chatID string) (code string, fresh bool, err error) {
-	err = s.update(func(st *state) error {
+	err = s.update(func(st *State) error {
 		for _, r := range st.Pending {
 			if r.Channel == channel && r.SenderID == senderID {
 				code = r.Code
@@ -123,7 +144,7 @@ func (s *Store) Deny(code string) (Request, error) {
 func (s *Store) take(code string, approve bool) (Request, error) {
 	code = strings.ToUpper(strings.TrimSpace(code))
 	var got Request
-	err := s.update(func(st *state) error {
+	err := s.update(func(st *State) error {
 		for i, r := range st.Pending {
 			if r.Code != code {
 				continue
@@ -144,7 +165,7 @@ func (s *Store) take(code string, approve bool) (Request, error) {
 // (every channel). It returns how many it removed.
 func (s *Store) Revoke(id string) (int, error) {
 	n := 0
-	err := s.update(func(st *state) error {
+	err := s.update(func(st *State) error {
 		keep := st.Approved[:0]
 		for _, a := range st.Approved {
 			if id == a.Channel+":"+a.SenderID || SameSender(a.SenderID, id) {
@@ -200,20 +221,16 @@ func newCode() (string, error) {
 }
 
 // read loads the state without expired requests.
-func (s *Store) read() (*state, error) {
-	var st state
-	data, err := os.ReadFile(s.Path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return &st, nil
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", s.Path, err)
+func (s *Store) read() (*State, error) {
+	st, err := s.state().Read(context.Background())
+	if err != nil {
+		return nil, err
 	}
-	if len(strings.TrimSpace(string(data))) > 0 {
-		if err := json.Unmarshal(data, &st); err != nil {
-			return nil, fmt.Errorf("pairing file %s is not valid JSON: %w", s.Path, err)
-		}
-	}
+	s.dropExpired(st)
+	return st, nil
+}
+
+func (s *Store) dropExpired(st *State) {
 	now := s.now()
 	live := st.Pending[:0]
 	for _, r := range st.Pending {
@@ -222,14 +239,47 @@ func (s *Store) read() (*state, error) {
 		}
 	}
 	st.Pending = live
+}
+
+func (s *Store) update(fn func(*State) error) error {
+	return s.state().Update(context.Background(), func(st *State) error {
+		s.dropExpired(st)
+		if err := fn(st); err != nil {
+			return err
+		}
+		sort.SliceStable(st.Approved, func(i, j int) bool { return st.Approved[i].Approved.Before(st.Approved[j].Approved) })
+		return nil
+	})
+}
+
+// File is the default backend: one JSON file, shared by every process of a
+// host (a file lock serializes them).
+type File struct{ Path string }
+
+// Read loads the file; a missing file is an empty state.
+func (f File) Read(context.Context) (*State, error) {
+	var st State
+	data, err := os.ReadFile(f.Path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return &st, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", f.Path, err)
+	}
+	if len(strings.TrimSpace(string(data))) > 0 {
+		if err := json.Unmarshal(data, &st); err != nil {
+			return nil, fmt.Errorf("pairing file %s is not valid JSON: %w", f.Path, err)
+		}
+	}
 	return &st, nil
 }
 
-func (s *Store) update(fn func(*state) error) error {
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+// Update rewrites the file atomically under its lock.
+func (f File) Update(ctx context.Context, fn func(*State) error) error {
+	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
 		return fmt.Errorf("pairing: %w", err)
 	}
-	lf, err := os.OpenFile(s.Path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	lf, err := os.OpenFile(f.Path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("pairing lock: %w", err)
 	}
@@ -238,17 +288,16 @@ func (s *Store) update(fn func(*state) error) error {
 		return fmt.Errorf("pairing lock: %w", err)
 	}
 	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN) //nolint:errcheck
-	st, err := s.read()
+	st, err := f.Read(ctx)
 	if err != nil {
 		return err
 	}
 	if err := fn(st); err != nil {
 		return err
 	}
-	sort.SliceStable(st.Approved, func(i, j int) bool { return st.Approved[i].Approved.Before(st.Approved[j].Approved) })
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(s.Path, data, 0o600)
+	return atomicfile.Write(f.Path, data, 0o600)
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/skills"
 )
 
@@ -25,6 +26,16 @@ type Builder struct {
 	BotName   string
 	// DisabledSkills returns agents.defaults.disabledSkills (the config may be reloaded).
 	DisabledSkills func() []string
+	// Archive is the memory history (nil: the workspace's memory/history.jsonl).
+	Archive memory.Archive
+}
+
+// archive is the history the prompt reads.
+func (b Builder) archive() memory.Archive {
+	if b.Archive != nil {
+		return b.Archive
+	}
+	return memory.Files{Workspace: b.Workspace}
 }
 
 // Request is what a system prompt depends on besides the workspace files.

@@ -1,10 +1,12 @@
 package prompt
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/skills"
@@ -31,7 +33,9 @@ func identity(e *env) (string, error) {
 	fmt.Fprintf(&s, "## Runtime\n%s %s, Go %s\n\n", runtime.GOOS, runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"))
 	fmt.Fprintf(&s, "## Workspace\nYour workspace is at: %s\n", ws)
 	fmt.Fprintf(&s, "- Long-term memory: %s (write important facts here)\n", memory.MemoryPath(ws))
-	fmt.Fprintf(&s, "- History log: %s (one JSON entry per line, grep-searchable; written by consolidation, never by you)\n", memory.HistoryPath(ws))
+	if file := e.b.archive().File(); file != "" { // a database archive is no file to grep
+		fmt.Fprintf(&s, "- History log: %s (one JSON entry per line, grep-searchable; written by consolidation, never by you)\n", file)
+	}
 	fmt.Fprintf(&s, "- Custom skills: %s\n", filepath.Join(skills.Dir(ws), "{skill-name}", "SKILL.md"))
 	if hint := formatHint(e.r.Channel); hint != "" {
 		fmt.Fprintf(&s, "\n## Output format\n%s\n", hint)
@@ -148,17 +152,23 @@ func skillsSummary(e *env) (string, error) {
 		"then follow it. Unavailable skills need their programs or environment variables first.\n\n" + strings.Join(lines, "\n"), nil
 }
 
+// archiveTimeout bounds reading the archive (a database may stop answering).
+const archiveTimeout = 30 * time.Second
+
 // recentHistory is this session's archive entries Dream has not absorbed
 // yet: the last 50, at most 8000 tokens and a quarter of the input budget.
 func recentHistory(e *env) (string, error) {
 	if e.r.SessionKey == "" {
 		return "", nil
 	}
-	cursor, err := memory.ReadCursor(e.b.Workspace)
+	ctx, cancel := context.WithTimeout(context.Background(), archiveTimeout)
+	defer cancel()
+	archive := e.b.archive()
+	cursor, err := archive.Cursor(ctx)
 	if err != nil {
 		return "", err
 	}
-	all, err := memory.Read(e.b.Workspace)
+	all, err := archive.Entries(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -218,14 +218,9 @@ func (s *JSONLStore) parse(key string) (*Session, error) {
 			sess.LastConsolidated = md.LastConsolidated
 			sess.Kind = md.Kind
 		case "":
-			var m chat.Message
-			if err := json.Unmarshal(raw, &m); err != nil {
+			m, err := DecodeMessage(raw)
+			if err != nil {
 				sess.Problems = append(sess.Problems, fmt.Sprintf("line %d: %v", line, err))
-				continue
-			}
-			if !knownRole(m.Role) {
-				// A roleless row ({} or null) would make every later model request fail.
-				sess.Problems = append(sess.Problems, fmt.Sprintf("line %d: not a message (role %q)", line, m.Role))
 				continue
 			}
 			sess.Messages = append(sess.Messages, m)
@@ -490,8 +485,4 @@ func (s *JSONLStore) PruneTurnData(_ context.Context, key string, keep int) erro
 		}
 	}
 	return nil
-}
-
-func knownRole(r string) bool {
-	return r == chat.RoleUser || r == chat.RoleAssistant || r == chat.RoleTool || r == chat.RoleSystem
 }

@@ -64,20 +64,37 @@ func (r Record) countsAsTurn() bool { return r.Kind != KindConsolidate }
 
 func (r Record) key() string { return r.Session + "\x00" + r.Turn + "\x00" + r.Call }
 
-// Store is the usage file of one nanobot home.
-type Store struct {
+// Store is where the usage of a deployment is kept: the JSONL file of one
+// home (File) or a database shared by many hosts.
+type Store interface {
+	// Add records one call; a call recorded again replaces its figures.
+	Add(Record) error
+	// Since returns the records at or after t (zero: all), one per call, in
+	// the order calls were first recorded, and how many entries were unreadable.
+	Since(t time.Time) (recs []Record, bad int, err error)
+	// Where names the store in messages (a file path, a database).
+	Where() string
+}
+
+// File is the usage file of one nanobot home.
+type File struct {
 	Path string
 	mu   sync.Mutex
 }
 
+var _ Store = (*File)(nil)
+
 // Path is where a nanobot home keeps its usage file.
 func Path(configDir string) string { return filepath.Join(configDir, "usage", "usage.jsonl") }
 
-// Open returns the store at path (the file is created on the first Add).
-func Open(path string) *Store { return &Store{Path: path} }
+// Open returns the file store at path (the file is created on the first Add).
+func Open(path string) *File { return &File{Path: path} }
+
+// Where is the file's path.
+func (s *File) Where() string { return s.Path }
 
 // Add appends one record; the file lock keeps lines whole across processes.
-func (s *Store) Add(r Record) error {
+func (s *File) Add(r Record) error {
 	line, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode usage: %w", err)
@@ -105,7 +122,7 @@ func (s *Store) Add(r Record) error {
 
 // Since reads the records at or after t (zero: all), one per call, in file order.
 // A line that does not parse is skipped and counted in bad.
-func (s *Store) Since(t time.Time) (recs []Record, bad int, err error) {
+func (s *File) Since(t time.Time) (recs []Record, bad int, err error) {
 	data, err := os.ReadFile(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil

@@ -22,8 +22,8 @@ import (
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/tools"
-	"github.com/nanobot-durable/nanobot/usage"
 )
 
 // Options say what this process runs.
@@ -45,6 +45,8 @@ type Options struct {
 	StopTimeout time.Duration
 	// Identity names this process's pollers (empty: the SDK's pid@host).
 	Identity string
+	// Stores is where the state is (nil: opened from Config, closed by Stop).
+	Stores *stores.Set
 }
 
 // agentIdentityMark ends the poller identity of a `nanobot agent` process:
@@ -66,19 +68,27 @@ type Set struct {
 	workers []worker.Worker
 	Store   session.Store
 	mcp     *mcp.Pool
+	// owned is the stores Start opened itself, closed by Stop.
+	owned *stores.Set
 	// stopWatch ends the config watcher.
 	stopWatch func()
 }
 
-// NewActivities builds the activities' dependencies from the config; with a
-// client, the message tool sends through Temporal. The MCP pool it returns
-// must be closed when the process stops.
+// NewActivities builds the activities' dependencies from the config, on
+// the stores it names (kept open for the process); with a client, the
+// message tool sends through Temporal. The MCP pool it returns must be
+// closed when the process stops.
 func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (activities.Deps, *mcp.Pool, error) {
-	workspace := cfg.Agents.Defaults.WorkspacePath()
-	store, err := session.NewJSONLStore(session.SessionsDir(config.ConfigDir(cfg.Path), workspace), log)
+	st, err := stores.Open(context.Background(), cfg, log)
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
+	return newActivities(cfg, st, c, mgr, hub, log)
+}
+
+func newActivities(cfg *config.Config, st *stores.Set, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (activities.Deps, *mcp.Pool, error) {
+	workspace := cfg.Agents.Defaults.WorkspacePath()
+	store := st.Sessions
 	var sender tools.MessageSender
 	if c != nil {
 		sender = &messageSender{client: c}
@@ -112,7 +122,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
-		Usage: usage.Open(usage.Path(config.ConfigDir(cfg.Path))),
+		Usage: st.Usage, Archive: st.Archive, Pairing: st.Pairing,
 	}
 	return deps, pool, nil
 }
@@ -138,12 +148,23 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if opts.Channels == nil {
 		opts.Channels = channels.NewManager()
 	}
-	deps, pool, err := NewActivities(opts.Config, c, opts.Channels, opts.Streams, opts.Log)
+	st, owned := opts.Stores, (*stores.Set)(nil)
+	if st == nil {
+		var err error
+		if st, err = stores.Open(context.Background(), opts.Config, opts.Log); err != nil {
+			return nil, err
+		}
+		owned = st
+	}
+	deps, pool, err := newActivities(opts.Config, st, c, opts.Channels, opts.Streams, opts.Log)
 	if err != nil {
+		if owned != nil {
+			owned.Close()
+		}
 		return nil, err
 	}
 	features := Features(activities.New(deps))
-	set := &Set{Store: deps.Store, mcp: pool}
+	set := &Set{Store: deps.Store, mcp: pool, owned: owned}
 	if models, ok := deps.Models.(*configModels); ok && opts.Config.Exists {
 		ctx, cancel := context.WithCancel(context.Background())
 		set.stopWatch = cancel
@@ -170,6 +191,9 @@ func Start(c client.Client, opts Options) (*Set, error) {
 				started.Stop()
 			}
 			pool.Close()
+			if owned != nil {
+				owned.Close()
+			}
 			return nil, fmt.Errorf("start worker: %w", err)
 		}
 	}
@@ -185,4 +209,7 @@ func (s *Set) Stop() {
 		w.Stop()
 	}
 	s.mcp.Close()
+	if s.owned != nil {
+		s.owned.Close()
+	}
 }

@@ -33,7 +33,8 @@ type Channel struct {
 	addr        string
 	token       string
 	sessionsDir string
-	store       *session.JSONLStore // opened at Start
+	shared      session.Store // the process's journal, when the gateway gives one
+	store       journal       // opened at Start
 	log         *slog.Logger
 
 	clients *clients
@@ -67,9 +68,31 @@ func New(deps channels.Deps) (*Channel, error) {
 	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	return &Channel{
 		addr: addr, token: cfg.Token, log: log.With("channel", Name),
-		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace),
-		clients:     newClients(), url: "http://" + addr + "/",
+		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions,
+		clients: newClients(), url: "http://" + addr + "/",
 	}, nil
+}
+
+// journal is what the page reads: sessions and their list.
+type journal interface {
+	session.Store
+	session.Lister
+}
+
+// openJournal is the gateway's journal, or the home's files without one.
+func (c *Channel) openJournal() (journal, error) {
+	if c.shared != nil {
+		j, ok := c.shared.(journal)
+		if !ok {
+			return nil, fmt.Errorf("open the sessions: %T cannot list sessions", c.shared)
+		}
+		return j, nil
+	}
+	store, err := session.NewJSONLStore(c.sessionsDir, c.log)
+	if err != nil {
+		return nil, fmt.Errorf("open the sessions: %w", err)
+	}
+	return store, nil
 }
 
 // Name implements channels.Channel.
@@ -98,9 +121,9 @@ func (c *Channel) Describe() string { return c.URL() }
 
 // Start implements channels.Channel: it listens, then serves in the background.
 func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
-	store, err := session.NewJSONLStore(c.sessionsDir, c.log)
+	store, err := c.openJournal()
 	if err != nil {
-		return fmt.Errorf("open the sessions: %w", err)
+		return err
 	}
 	c.store = store
 	c.mu.Lock()

@@ -17,8 +17,8 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/metrics"
-	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/providers"
+	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
@@ -61,11 +61,16 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		}
 		defer stop()
 	}
+	st, err := stores.Open(ctx, cfg, a.log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	deps := channels.Deps{
 		Config: cfg, Workspace: cfg.Agents.Defaults.WorkspacePath(),
 		ProcessQueue: "nanobot-" + name + "-" + randomID(), Log: a.log,
-		Pairing: pairing.NewStore(config.ConfigDir(cfg.Path)),
-		Home:    config.ConfigDir(cfg.Path), Secrets: a.secrets,
+		Pairing: st.Pairing, Sessions: st.Sessions,
+		Home: config.ConfigDir(cfg.Path), Secrets: a.secrets,
 	}
 	built := channels.Build(cfg, deps, only)
 	for _, w := range built.Warnings {
@@ -79,7 +84,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	reloaded := make(chan *config.Config, 4)
 	r, err := a.startRuntime(ctx, cfg, workers.Options{
 		Turns: true, Models: true, DeliveryQueues: built.Queues, Channels: mgr,
-		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c },
+		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c }, Stores: st,
 	})
 	if err != nil {
 		return err
@@ -99,7 +104,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		fmt.Fprintln(a.stdout, "! "+err.Error())
 		a.log.Error("channel failed to start", "error", err)
 	}
-	a.banner(name, r, cfg, mgr, sandbox)
+	a.banner(name, r, cfg, mgr, sandbox, st)
 	status := time.NewTicker(channels.StatusEvery)
 	defer status.Stop()
 	a.writeStatus(deps.Home, mgr)
@@ -194,7 +199,7 @@ func channelsChanged(old, next *config.Config) bool {
 }
 
 // banner tells what this process runs and where to look.
-func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox string) {
+func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox string, st *stores.Set) {
 	how := "external"
 	if r.conn.Embedded {
 		how = "embedded temporal-dev, started by this process"
@@ -215,6 +220,9 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 	a.channelLines(mgr)
 	if sandbox != "" {
 		fmt.Fprintf(a.stdout, "Sandbox:  %s\n", sandbox)
+	}
+	if st.DB != nil { // the files are the default: said only when it is not them
+		fmt.Fprintf(a.stdout, "State:    %s\n", st.Where())
 	}
 	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
 }

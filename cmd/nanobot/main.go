@@ -17,6 +17,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	_ "github.com/nanobot-durable/nanobot/channels/all" // every channel of this build registers itself
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/secrets"
 )
 
@@ -38,6 +39,7 @@ Commands:
   setup-temporal  register nanobot's search attributes on an external cluster
   usage     token usage by day and model, and by session (--days N, --json)
   cron      list | add | remove ID | run ID: jobs kept as Temporal Schedules
+  db        migrate | status | import: the PostgreSQL store (database.url)
   version   print the version (also --version)
 
 Global flags: --config FILE, --log-format text|json (NANOBOT_LOG_FORMAT)
@@ -48,6 +50,8 @@ Environment:
                        temporal-dev on 127.0.0.1:7233, started when absent)
   TEMPORAL_NAMESPACE   namespace (default "default")
   OPENAI_API_KEY, OPENAI_BASE_URL   fallbacks for providers.openai
+  NANOBOT_DATABASE_URL keep the state in PostgreSQL (postgres://…) instead of
+                       the files under the home; wins over database.url
   NANOBOT_PPROF        serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)
 `
 
@@ -106,8 +110,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
 		"pairing": a.pairing, "channels": a.channelsCmd, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
-		"setup-temporal": a.setupTemporal,
-		"version":        func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
+		"setup-temporal": a.setupTemporal, "db": a.db,
+		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]
 	if !ok {
@@ -182,6 +186,7 @@ func (a *app) loadConfig() (*config.Config, error) {
 	}
 	// From here on no log line carries a configured key or token.
 	a.secrets = secrets.FromEnv(cfg)
+	a.secrets.Add(pgstore.Password(cfg.Database.URL))
 	a.log = slog.New(secrets.Handler(a.log.Handler(), a.secrets))
 	slog.SetDefault(a.log)
 	more, err := channels.CheckConfig(cfg)

@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/activities"
-	"github.com/nanobot-durable/nanobot/config"
-	"github.com/nanobot-durable/nanobot/pairing"
+	"github.com/nanobot-durable/nanobot/stores"
 )
 
 // pairing manages who may talk to the agent from a chat app: list the
 // pending codes and approved senders, approve or deny a code, revoke a sender.
-func (a *app) pairing(_ context.Context, args []string) error {
+func (a *app) pairing(ctx context.Context, args []string) error {
 	fs := a.flags("pairing")
 	fs.Usage = func() {
 		fmt.Fprintln(a.stderr, "usage: nanobot pairing list | approve CODE | deny CODE | revoke ID")
@@ -36,8 +35,12 @@ func (a *app) pairing(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store := pairing.NewStore(config.ConfigDir(cfg.Path))
-	out := activities.PairingCommand(store, strings.Join(rest, " "))
+	st, err := stores.Open(ctx, cfg, a.log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out := activities.PairingCommand(st.Pairing, strings.Join(rest, " "))
 	if strings.HasPrefix(out, "Cannot ") || strings.HasPrefix(out, "No approved sender") {
 		return errors.New(out)
 	}

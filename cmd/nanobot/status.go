@@ -33,6 +33,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 		wsState = "found"
 	}
 	fmt.Fprintf(out, "Workspace: %s (%s)\n", ws, wsState)
+	fmt.Fprintf(out, "State:     %s\n", a.stateLine(ctx, cfg))
 	m := cfg.ActiveModel()
 	fmt.Fprintf(out, "Model:     %s\n", m.Model)
 	if res, err := providers.Resolve(cfg, m); err != nil {

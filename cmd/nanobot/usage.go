@@ -9,12 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/stores"
 	tokenusage "github.com/nanobot-durable/nanobot/usage"
 )
 
 // usageCmd prints token usage by day and model, and by session, from the usage file.
-func (a *app) usageCmd(_ context.Context, args []string) error {
+func (a *app) usageCmd(ctx context.Context, args []string) error {
 	fs := a.flags("usage")
 	days := fs.Int("days", 7, "how many days back, today included (0 = all)")
 	asJSON := fs.Bool("json", false, "print JSON for scripts")
@@ -28,7 +28,12 @@ func (a *app) usageCmd(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	store := tokenusage.Open(tokenusage.Path(config.ConfigDir(cfg.Path)))
+	st, err := stores.Open(ctx, cfg, a.log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	store := st.Usage
 	var since time.Time
 	if *days > 0 {
 		now := time.Now()
@@ -39,7 +44,7 @@ func (a *app) usageCmd(_ context.Context, args []string) error {
 		return err
 	}
 	if bad > 0 {
-		a.log.Warn("usage file has lines that do not parse; they are left out", "file", store.Path, "lines", bad)
+		a.log.Warn("usage file has lines that do not parse; they are left out", "file", store.Where(), "lines", bad)
 	}
 	rep := tokenusage.Summarize(recs, since, time.Local)
 	if *asJSON {
@@ -48,7 +53,7 @@ func (a *app) usageCmd(_ context.Context, args []string) error {
 		return enc.Encode(rep)
 	}
 	if rep.Total.Calls == 0 {
-		fmt.Fprintf(a.stdout, "No model calls recorded%s (%s).\n", sinceText(since), store.Path)
+		fmt.Fprintf(a.stdout, "No model calls recorded%s (%s).\n", sinceText(since), store.Where())
 		return nil
 	}
 	t := rep.Total

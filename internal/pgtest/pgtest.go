@@ -1,0 +1,64 @@
+// Package pgtest gives a test its own database on the PostgreSQL cluster
+// that `make test` starts (e2e/postgres.sh), named by NANOBOT_TEST_DATABASE_URL.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvVar names the cluster the tests may use.
+const EnvVar = "NANOBOT_TEST_DATABASE_URL"
+
+// Database creates an empty database for this test, dropped when it ends,
+// and returns its URL. Without EnvVar the test skips with a WARNING; with
+// it set, a cluster that cannot be reached fails the test: it was promised.
+func Database(t testing.TB) string {
+	t.Helper()
+	admin := os.Getenv(EnvVar)
+	if admin == "" {
+		t.Skip("WARNING: " + EnvVar + " is not set: the PostgreSQL tests are SKIPPED (make test starts a cluster with e2e/postgres.sh)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("%s is set but the database cannot be reached: %v", EnvVar, err)
+	}
+	defer conn.Close(ctx)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "nanobot_test_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database %s: %v", name, err)
+	}
+	t.Cleanup(func() { drop(t, admin, name) })
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("%s is not a URL: %v", EnvVar, err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// drop removes the test's database, closing what the test left connected.
+func drop(t testing.TB, admin, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Errorf("drop test database %s: %v", name, err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		t.Errorf("drop test database %s: %v", name, err)
+	}
+}

@@ -1,0 +1,66 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/internal/pgtest"
+	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/pairing"
+	"github.com/nanobot-durable/nanobot/pgstore"
+	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/storetest"
+	"github.com/nanobot-durable/nanobot/usage"
+)
+
+// open connects one more pool to url: another host on the same database.
+func open(t *testing.T, url string) *pgstore.DB {
+	t.Helper()
+	db, err := pgstore.Open(context.Background(), url, nil)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	return db
+}
+
+func TestSessionsContract(t *testing.T) {
+	storetest.Sessions(t, func(t *testing.T) storetest.Open[session.Store] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) session.Store { return open(t, url).Sessions() }
+	})
+}
+
+func TestUsageContract(t *testing.T) {
+	storetest.Usage(t, func(t *testing.T) storetest.Open[usage.Store] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) usage.Store { return open(t, url).Usage() }
+	})
+}
+
+func TestPairingContract(t *testing.T) {
+	storetest.Pairing(t, func(t *testing.T) storetest.Open[*pairing.Store] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) *pairing.Store { return open(t, url).Pairing() }
+	})
+}
+
+func TestArchiveContract(t *testing.T) {
+	storetest.Archive(t, func(t *testing.T) storetest.Open[memory.Archive] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) memory.Archive { return open(t, url).Archive() }
+	})
+}
+
+func TestSeenKeysContract(t *testing.T) {
+	storetest.SeenKeys(t, func(t *testing.T) storetest.Open[channels.SeenKeys] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) channels.SeenKeys {
+			db := open(t, url)
+			other := db.SeenKeys("telegram-other", storetest.SeenKeysSize)
+			other.Add("10", "11", "12") // sets are apart
+			return db.SeenKeys("telegram-updates", storetest.SeenKeysSize)
+		}
+	}, true)
+}

@@ -1,0 +1,77 @@
+// Package stores opens where a process keeps its state, chosen in this one
+// place from the config: the JSONL files under the home (the default, one
+// host) or PostgreSQL when database.url (or NANOBOT_DATABASE_URL) is set.
+package stores
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/pairing"
+	"github.com/nanobot-durable/nanobot/pgstore"
+	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/usage"
+)
+
+// Set is one process's stores, all on one backend.
+type Set struct {
+	// Sessions is the journal; every backend's is also a session.Lister.
+	Sessions session.Store
+	Usage    usage.Store
+	Pairing  *pairing.Store
+	Archive  memory.Archive
+	// DB is the database (nil on the files): channel dedupe sets, db commands.
+	DB    *pgstore.DB
+	where string
+}
+
+// Open opens the stores the config names. On PostgreSQL it connects and
+// applies the migrations the database lacks.
+func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Set, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.Database.URL != "" {
+		db, err := pgstore.Open(ctx, cfg.Database.URL, log)
+		if err != nil {
+			return nil, fmt.Errorf("%s: database.url: %w", cfg.Database.Source(), err)
+		}
+		return OnDatabase(db), nil
+	}
+	return OnFiles(cfg, log)
+}
+
+// OnDatabase is the stores of an open database.
+func OnDatabase(db *pgstore.DB) *Set {
+	return &Set{Sessions: db.Sessions(), Usage: db.Usage(), Pairing: db.Pairing(), Archive: db.Archive(), DB: db,
+		where: "PostgreSQL " + db.Where()}
+}
+
+// OnFiles is the stores of a home and its workspace: nanobot's files.
+func OnFiles(cfg *config.Config, log *slog.Logger) (*Set, error) {
+	home, workspace := config.ConfigDir(cfg.Path), cfg.Agents.Defaults.WorkspacePath()
+	sessions, err := session.NewJSONLStore(session.SessionsDir(home, workspace), log)
+	if err != nil {
+		return nil, err
+	}
+	return &Set{
+		Sessions: sessions,
+		Usage:    usage.Open(usage.Path(home)),
+		Pairing:  pairing.NewStore(home),
+		Archive:  memory.Files{Workspace: workspace},
+		where:    "files under " + home + " and " + memory.Dir(workspace),
+	}, nil
+}
+
+// Where says where the state is, for banners and `nanobot status`.
+func (s *Set) Where() string { return s.where }
+
+// Close closes the database, if any.
+func (s *Set) Close() {
+	if s.DB != nil {
+		s.DB.Close()
+	}
+}

@@ -1,0 +1,71 @@
+package stores_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/internal/pgtest"
+	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/pgstore"
+	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/session"
+	"github.com/nanobot-durable/nanobot/stores"
+	"github.com/nanobot-durable/nanobot/usage"
+)
+
+func TestOpenIsTheFilesUnlessADatabaseIsNamed(t *testing.T) {
+	ctx := context.Background()
+	cfg := home(t)
+	files, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer files.Close()
+	require.IsType(t, &session.JSONLStore{}, files.Sessions)
+	require.IsType(t, &usage.File{}, files.Usage)
+	require.IsType(t, memory.Files{}, files.Archive)
+	require.Nil(t, files.DB)
+	require.Contains(t, files.Where(), "files under")
+
+	cfg.Database.URL = "postgres://u:sekret@127.0.0.1:1/x?connect_timeout=2"
+	_, err = stores.Open(ctx, cfg, nil)
+	require.ErrorContains(t, err, "database.url: connect to PostgreSQL", "an unreachable database fails the start, naming the key")
+	require.NotContains(t, err.Error(), "sekret")
+
+	cfg.Database.URL = pgtest.Database(t)
+	pg, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer pg.Close()
+	require.IsType(t, &pgstore.Sessions{}, pg.Sessions)
+	require.IsType(t, &pgstore.Usage{}, pg.Usage)
+	require.IsType(t, &pgstore.Archive{}, pg.Archive)
+	require.Contains(t, pg.Where(), "PostgreSQL postgres://")
+	states, err := pg.DB.Status(ctx)
+	require.NoError(t, err)
+	require.True(t, states[0].Applied, "opening migrates")
+}
+
+// TestThePromptReadsTheDatabaseArchive: Recent History comes from the
+// database, and the prompt names no history file the model could grep.
+func TestThePromptReadsTheDatabaseArchive(t *testing.T) {
+	ctx := context.Background()
+	cfg := home(t)
+	cfg.Database.URL = pgtest.Database(t)
+	pg, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer pg.Close()
+	_, err = pg.Archive.Append(ctx, memory.Entry{Content: "The user likes green tea.", SessionKey: "cli:a"})
+	require.NoError(t, err)
+	b := prompt.Builder{Workspace: cfg.Agents.Defaults.WorkspacePath(), Archive: pg.Archive}
+	text, err := b.SystemPrompt(prompt.Request{Channel: "cli", SessionKey: "cli:a"})
+	require.NoError(t, err)
+	require.Contains(t, text, "# Recent History")
+	require.Contains(t, text, "The user likes green tea.")
+	require.NotContains(t, text, "History log:")
+
+	files := prompt.Builder{Workspace: cfg.Agents.Defaults.WorkspacePath()}
+	text, err = files.SystemPrompt(prompt.Request{Channel: "cli", SessionKey: "cli:a"})
+	require.NoError(t, err)
+	require.Contains(t, text, "History log: "+memory.HistoryPath(cfg.Agents.Defaults.WorkspacePath()))
+	require.NotContains(t, text, "green tea", "the files know nothing of the database's archive")
+}

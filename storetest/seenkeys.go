@@ -1,0 +1,73 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// SeenKeysSize is how many keys the sets the opener opens hold.
+const SeenKeysSize = 3
+
+// SeenKeys runs the dedupe set's contract; shared backends (a database) also
+// take a key once across instances running at the same time.
+func SeenKeys(t *testing.T, fresh Fresh[channels.SeenKeys], shared bool) {
+	tests := []test[channels.SeenKeys]{
+		{"DropRepeatsAndForgetTheOldest", seenDropRepeats},
+		{"KeptAcrossARestart", seenRestart},
+	}
+	if shared {
+		tests = append(tests, test[channels.SeenKeys]{"OneInstanceTakesEachKey", seenShared})
+	}
+	run(t, fresh, tests)
+}
+
+func seenDropRepeats(t *testing.T, open Open[channels.SeenKeys]) {
+	r := open(t)
+	require.False(t, r.Add("10"))
+	require.True(t, r.Add("10"), "the same update again")
+	require.False(t, r.Add("7"), "an older ID is still new")
+	require.False(t, r.Add("11"))
+	require.False(t, r.Add("12"))
+	require.False(t, r.Add("10"), "forgotten once more than n newer keys came")
+	require.True(t, r.Add("12"))
+	require.True(t, r.Add("", "11"), "a redelivery matched by any of its keys; empty keys skipped")
+	require.False(t, r.Has(""))
+	require.True(t, r.Has("11"))
+	require.False(t, r.Has("7"))
+	require.True(t, r.Add("13", "13"), "a key twice in one call is a repeat")
+}
+
+func seenRestart(t *testing.T, open Open[channels.SeenKeys]) {
+	require.False(t, open(t).Add("a", "b"))
+	again := open(t)
+	require.True(t, again.Has("a"), "keys handled before a restart stay handled")
+	require.True(t, again.Add("b"))
+	require.False(t, again.Add("c"))
+}
+
+func seenShared(t *testing.T, open Open[channels.SeenKeys]) {
+	sets := []channels.SeenKeys{open(t), open(t)}
+	var fresh atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 10 {
+		wg.Add(1)
+		go func() { // two gateways receive the same redelivered update
+			defer wg.Done()
+			if !sets[g%2].Add("update-1") {
+				fresh.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 1, fresh.Load(), "one gateway takes the update in")
+	for i := range SeenKeysSize {
+		require.False(t, sets[i%2].Add(fmt.Sprint("k", i)))
+	}
+	require.False(t, sets[0].Has("update-1"), "the oldest is forgotten on every instance")
+}
