@@ -39,9 +39,11 @@ func secretConfig(t *testing.T, exec map[string]any) (*config.Config, []string) 
 		return v
 	}
 	provs := map[string]any{}
+	envSet := map[string]bool{} // providers may share a variable (MINIMAX_API_KEY): one value each
 	for _, s := range providers.Specs() {
 		provs[s.Name] = map[string]any{"apiKey": secret(s.Name)}
-		if s.EnvKey != "" {
+		if s.EnvKey != "" && !envSet[s.EnvKey] {
+			envSet[s.EnvKey] = true
 			t.Setenv(s.EnvKey, secret("env."+s.EnvKey))
 		}
 	}
