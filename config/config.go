@@ -84,6 +84,9 @@ func LoadWithEnv(path string, environ []string) (*Config, []Warning, error) {
 		return nil, d.warnings, err
 	}
 	applyOpenAIEnv(cfg, environ)
+	if err := cfg.resolveTimezone(src, tree, environ); err != nil {
+		return nil, d.warnings, err
+	}
 	if err := cfg.validate(src); err != nil {
 		return nil, d.warnings, err
 	}

@@ -39,6 +39,7 @@ func (c *Config) TurnSettings() protocol.Settings {
 		ConsolidationRatio:   d.ConsolidationRatio,
 		ApprovalTimeout:      time.Duration(positive(c.Tools.Approval.TimeoutS, 86400)) * time.Second,
 		MaxRepeatedToolCalls: positive(d.MaxRepeatedToolCalls, def.MaxRepeatedToolCalls),
+		Timezone:             d.Timezone,
 	}
 	if s.LLMTimeout == 0 {
 		s.LLMTimeout = unlimitedLLMTimeout

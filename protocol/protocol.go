@@ -70,6 +70,8 @@ type Settings struct {
 	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
 	// MaxRepeatedToolCalls: the same call with the same arguments runs at most this often per turn.
 	MaxRepeatedToolCalls int `json:"max_repeated_tool_calls,omitempty"`
+	// Timezone is the user's IANA timezone (agents.defaults.timezone): the runtime context tells the time in it.
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // TurnInput starts a run of TurnWorkflow.

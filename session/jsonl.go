@@ -245,6 +245,17 @@ func (s *JSONLStore) parse(key string) (*Session, error) {
 	return sess, nil
 }
 
+// MessageTime reads a message's timestamp; nanobot's naive ones are the
+// writing host's local time.
+func MessageTime(v string) (time.Time, bool) {
+	for _, layout := range []string{TimeLayout, "2006-01-02T15:04:05", time.RFC3339Nano} {
+		if t, err := time.ParseInLocation(layout, v, time.Local); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
 func parseTime(v string) time.Time {
 	for _, layout := range []string{TimeLayout, "2006-01-02T15:04:05", time.RFC3339Nano} {
 		if t, err := time.Parse(layout, v); err == nil {
