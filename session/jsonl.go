@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,12 +46,6 @@ type cachedSession struct {
 
 // cacheSize bounds the parsed sessions kept (nanobot keeps an LRU of 128).
 const cacheSize = 128
-
-// SessionsDir is nanobot's layout: <config dir>/sessions/<workspace id>.
-func SessionsDir(configDir, workspace string) string {
-	sum := sha256.Sum256([]byte(filepath.Clean(workspace)))
-	return filepath.Join(configDir, "sessions", hex.EncodeToString(sum[:])[:12])
-}
 
 // NewJSONLStore opens (and creates) a session directory.
 func NewJSONLStore(dir string, log *slog.Logger) (*JSONLStore, error) {

@@ -75,6 +75,7 @@ type Set struct {
 // must be closed when the process stops.
 func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (activities.Deps, *mcp.Pool, error) {
 	workspace := cfg.Agents.Defaults.WorkspacePath()
+	warnSessionsDir(config.ConfigDir(cfg.Path), workspace, log)
 	store, err := session.NewJSONLStore(session.SessionsDir(config.ConfigDir(cfg.Path), workspace), log)
 	if err != nil {
 		return activities.Deps{}, nil, err
@@ -181,4 +182,20 @@ func (s *Set) Stop() {
 		w.Stop()
 	}
 	s.mcp.Close()
+}
+
+// warnSessionsDir says why a workspace's sessions may not be the ones the
+// user expects: nanobot's id file is unusable, or sessions kept before
+// nanobot named the workspace are left where they were.
+func warnSessionsDir(configDir, workspace string, log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if _, err := session.WorkspaceID(workspace); err != nil {
+		log.Warn("sessions: nanobot's workspace id is unusable; sessions are kept by the workspace path", "error", err)
+	}
+	if old := session.UnreadSessionsDir(configDir, workspace); old != "" {
+		log.Warn("sessions: the workspace has nanobot's id now; earlier sessions are not read (move their files over to keep them)",
+			"unread", old, "sessions", session.SessionsDir(configDir, workspace))
+	}
 }
