@@ -103,11 +103,10 @@ func (t *WebFetchTool) Run(ctx context.Context, env Env, args map[string]any) Re
 		if err != nil {
 			r = bytes.NewReader(body)
 		}
-		_, text, err = htmlToText(r, final, markdown)
+		text, extractor, err = htmlToText(r, final, markdown)
 		if err != nil {
 			return ErrorResult("Error: could not parse HTML from %s: %v", final.Redacted(), err)
 		}
-		extractor = "html"
 	case strings.HasPrefix(mediaType, "text/") || mediaType == "" && utf8.Valid(body) || strings.HasSuffix(mediaType, "+xml") || mediaType == "application/xml":
 		r, err := charset.NewReader(bytes.NewReader(body), ctype)
 		if err != nil {
