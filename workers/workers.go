@@ -74,8 +74,14 @@ type Set struct {
 // client, the message tool sends through Temporal. The MCP pool it returns
 // must be closed when the process stops.
 func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (activities.Deps, *mcp.Pool, error) {
+	if log == nil {
+		log = slog.Default()
+	}
 	workspace := cfg.Agents.Defaults.WorkspacePath()
 	warnSessionsDir(config.ConfigDir(cfg.Path), workspace, log)
+	if w := WebSearchWarning(cfg); w != "" {
+		log.Warn("config: " + w)
+	}
 	store, err := session.NewJSONLStore(session.SessionsDir(config.ConfigDir(cfg.Path), workspace), log)
 	if err != nil {
 		return activities.Deps{}, nil, err
@@ -188,9 +194,6 @@ func (s *Set) Stop() {
 // user expects: nanobot's id file is unusable, or sessions kept before
 // nanobot named the workspace are left where they were.
 func warnSessionsDir(configDir, workspace string, log *slog.Logger) {
-	if log == nil {
-		log = slog.Default()
-	}
 	if _, err := session.WorkspaceID(workspace); err != nil {
 		log.Warn("sessions: nanobot's workspace id is unusable; sessions are kept by the workspace path", "error", err)
 	}
