@@ -183,6 +183,9 @@ func (a *ModelCall) request(ctx context.Context, sess *session.Session, in proto
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
+	if limit := in.Settings.ContextBlockLimit; limit > 0 {
+		budget = min(budget, limit) // agents.defaults.contextBlockLimit: the messages' own budget
+	}
 	history := sess.History(budget, func(m chat.Message) int { return count.Message(prompt.WithMessageTime(m)) })
 	msgs := make([]chat.Message, 0, len(history)+1)
 	msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: string(system)})

@@ -179,7 +179,7 @@ func (d *decoder) decodeStruct(src, path string, obj map[string]any, rv reflect.
 			return err
 		}
 		if f.unused != "" && !sameSetting(before, rv.Field(f.index)) {
-			d.warn(valueSource(src, obj[k]), kp, "has no effect in this build: "+f.unused)
+			d.warnings = append(d.warnings, Warning{Source: valueSource(src, obj[k]), Key: kp, Msg: "has no effect in this build: " + f.unused, Unsupported: true})
 		}
 	}
 	return nil

@@ -88,7 +88,7 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	}
 	var sender tools.MessageSender
 	if c != nil {
-		sender = &messageSender{client: c}
+		sender = &messageSender{client: c, attempts: cfg.TurnSettings().SendMaxRetries}
 	}
 	var jobs tools.CronJobs
 	if c != nil {
