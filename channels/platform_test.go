@@ -207,3 +207,26 @@ func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {
 	calls, _ = ch.seen()
 	require.Equal(t, "Not streamed", calls[len(calls)-1], "a turn that drew nothing gets a new message")
 }
+
+// TestWithoutSendProgressTheTextIsNotDrawn: channels.sendProgress false
+// draws only tool hints while a turn runs; the answer arrives whole.
+func TestWithoutSendProgressTheTextIsNotDrawn(t *testing.T) {
+	m := NewManager()
+	m.Bus, m.Config = &recordingIntake{}, config.Default()
+	m.Config.Channels.SendProgress = false
+	ch := &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
+	m.Add(ch)
+	hub := NewStreamHub()
+	require.Empty(t, m.Start(context.Background(), hub))
+	defer m.Stop(context.Background())
+	route := protocol.Route{Channel: "gated", ChatID: "c"}
+	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, Delta: "Let me look."})
+	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, ToolHint: "read_file a.txt"})
+	require.Eventually(t, func() bool { calls, _ := ch.seen(); return len(calls) == 1 }, 5*time.Second, 5*time.Millisecond)
+	calls, _ := ch.seen()
+	require.Equal(t, []string{"↳ read_file a.txt"}, calls, "the hint is drawn, the progress text is not")
+
+	require.NoError(t, m.Send(context.Background(), Reply{Route: route, Turn: "t1", Text: "It says hi.", Kind: protocol.ReplyAnswer}))
+	calls, _ = ch.seen()
+	require.Equal(t, "It says hi.", calls[len(calls)-1], "the answer is sent whole")
+}

@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
 )
 
 // Key is one setting config.json can hold, by its dotted path as written
@@ -47,10 +46,4 @@ func walkKeys(t reflect.Type, path string, out *[]Key) {
 			*out = append(*out, Key{Path: p, Field: f, Unused: fi.unused})
 		}
 	}
-}
-
-// keyPattern turns a concrete key path ("providers.openai.apiKey",
-// "agents.defaults.fallbackModels[0].model") into its Keys() path.
-func keyPattern(path string) string {
-	return strings.TrimSpace(path)
 }
