@@ -42,7 +42,7 @@ type editStreams struct {
 	// progress is channels.sendProgress: without it the model's text is not
 	// drawn while the turn runs, and the answer arrives whole.
 	progress bool
-	log   *slog.Logger
+	log      *slog.Logger
 }
 
 // drawing is what is being drawn in one chat.
