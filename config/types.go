@@ -97,7 +97,7 @@ type ModelPreset struct {
 type ProviderConfig struct {
 	APIKey        string            `json:"apiKey"`
 	APIBase       string            `json:"apiBase"`
-	APIType       string            `json:"apiType" unused:"every provider speaks chat completions in this build"` // "" or "auto", "chat_completions", "responses"
+	APIType       string            `json:"apiType" unused:"every provider speaks chat completions in this build" nanobot:"auto"` // "" or "auto", "chat_completions", "responses"
 	ExtraHeaders  map[string]string `json:"extraHeaders"`
 	ExtraBody     map[string]any    `json:"extraBody"` // numbers decode as float64, like encoding/json
 	ExtraQuery    map[string]string `json:"extraQuery"`
@@ -144,6 +144,7 @@ type Telegram struct {
 	Streaming             bool     `json:"streaming"`
 	StreamEditInterval    float64  `json:"streamEditInterval"` // seconds, ≥ 0.1
 	InlineKeyboards       bool     `json:"inlineKeyboards" unused:"replies carry no inline keyboards"`
+	RichMessages          bool     `json:"richMessages" unused:"replies are sent as Markdown, not with sendRichMessage"`
 	WebhookURL            string   `json:"webhookUrl" unused:"Telegram runs in polling mode only"`
 	WebhookListenHost     string   `json:"webhookListenHost" unused:"Telegram runs in polling mode only"`
 	WebhookListenPort     int      `json:"webhookListenPort" unused:"Telegram runs in polling mode only"`
