@@ -91,4 +91,3 @@ func writeUnsupported(out io.Writer, warnings []config.Warning) {
 		fmt.Fprintf(out, "  %s: %s\n", w.Key, strings.TrimPrefix(w.Msg, "has no effect in this build: "))
 	}
 }
-
