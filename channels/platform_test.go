@@ -167,14 +167,21 @@ func (c *editing) seen() ([]string, []string) {
 // TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver: deltas post
 // one message and edit it; the answer edits that message instead of
 // posting a second one.
-func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {
+// startEditing starts a manager over one editing channel "gated" with cfg.
+func startEditing(t *testing.T, cfg *config.Config) (*Manager, *editing, *StreamHub) {
+	t.Helper()
 	m := NewManager()
-	m.Bus, m.Config = &recordingIntake{}, config.Default()
+	m.Bus, m.Config = &recordingIntake{}, cfg
 	ch := &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
 	m.Add(ch)
 	hub := NewStreamHub()
 	require.Empty(t, m.Start(context.Background(), hub))
-	defer m.Stop(context.Background())
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	return m, ch, hub
+}
+
+func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {
+	m, ch, hub := startEditing(t, config.Default())
 	route := protocol.Route{Channel: "gated", ChatID: "c"}
 	ev := StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1}
 	for _, d := range []string{"Hel", "lo, ", "world"} {
@@ -211,14 +218,9 @@ func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {
 // TestWithoutSendProgressTheTextIsNotDrawn: channels.sendProgress false
 // draws only tool hints while a turn runs; the answer arrives whole.
 func TestWithoutSendProgressTheTextIsNotDrawn(t *testing.T) {
-	m := NewManager()
-	m.Bus, m.Config = &recordingIntake{}, config.Default()
-	m.Config.Channels.SendProgress = false
-	ch := &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
-	m.Add(ch)
-	hub := NewStreamHub()
-	require.Empty(t, m.Start(context.Background(), hub))
-	defer m.Stop(context.Background())
+	cfg := config.Default()
+	cfg.Channels.SendProgress = false
+	m, ch, hub := startEditing(t, cfg)
 	route := protocol.Route{Channel: "gated", ChatID: "c"}
 	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, Delta: "Let me look."})
 	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, ToolHint: "read_file a.txt"})
