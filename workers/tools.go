@@ -55,4 +55,3 @@ func WebSearchWarning(cfg *config.Config) string {
 	}
 	return tools.ChooseSearch(w.Search.Provider, w.Search.APIKey, w.Search.BaseURL, nil).Warning
 }
-
