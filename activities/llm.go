@@ -183,19 +183,14 @@ func (a *ModelCall) request(ctx context.Context, sess *session.Session, in proto
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)
-	history := sess.History(budget, count.Message)
+	if limit := in.Settings.ContextBlockLimit; limit > 0 {
+		budget = min(budget, limit) // agents.defaults.contextBlockLimit: the messages' own budget
+	}
+	history := sess.History(budget, func(m chat.Message) int { return count.Message(prompt.WithMessageTime(m)) })
 	msgs := make([]chat.Message, 0, len(history)+1)
 	msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: string(system)})
 	for _, m := range history {
-		if m.Turn == in.Turn && m.EntryID == "user" {
-			rc := prompt.RuntimeContext(in.Route.Channel, in.Route.ChatID)
-			if len(m.ContentParts) == 0 {
-				m.Content += "\n\n" + rc
-			} else {
-				m.ContentParts = withTextPart(m.ContentParts, rc)
-			}
-		}
-		msgs = append(msgs, m)
+		msgs = append(msgs, replayed(m, in.Turn, in.Route, in.Settings.Timezone))
 	}
 	if prompt, _ := recoveryPrompt(in.Mode, msgs); prompt != "" {
 		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: prompt})
@@ -207,6 +202,27 @@ func (a *ModelCall) request(ctx context.Context, sess *session.Session, in proto
 		Model: model.APIModel, Messages: msgs, MaxTokens: in.Settings.MaxTokens,
 		Temperature: model.Temperature, Stream: in.Settings.Stream, Tools: defs,
 	}, nil
+}
+
+// replayed is a journaled message as the model sees it: this turn's user
+// message with the runtime context after it (the time the message was
+// journaled, so every call and retry of the turn sends the same bytes),
+// earlier user messages stamped with their time.
+func replayed(m chat.Message, turn string, route protocol.Route, timezone string) chat.Message {
+	if m.Turn != turn || m.EntryID != "user" {
+		return prompt.WithMessageTime(m)
+	}
+	at, ok := session.MessageTime(m.Timestamp)
+	if !ok {
+		at = time.Now()
+	}
+	rc := prompt.RuntimeContext(route.Channel, route.ChatID, at, timezone)
+	if len(m.ContentParts) == 0 {
+		m.Content += "\n\n" + rc
+	} else {
+		m.ContentParts = withTextPart(m.ContentParts, rc)
+	}
+	return m
 }
 
 func (a *ModelCall) resultFrom(ctx context.Context, m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/prompt"
@@ -61,10 +62,11 @@ func (p *Prompts) tokens(in protocol.StepInput, sess *session.Session, extra str
 	}
 	n := count.Messages([]chat.Message{{Role: chat.RoleSystem, Content: system}})
 	for _, m := range sess.History(0, nil) {
-		n += count.Message(m)
+		n += count.Message(prompt.WithMessageTime(m))
 	}
 	if extra != "" {
-		n += count.Message(chat.Message{Role: chat.RoleUser, Content: extra + "\n\n" + prompt.RuntimeContext(in.Message.Route.Channel, in.Message.Route.ChatID)})
+		rc := prompt.RuntimeContext(in.Message.Route.Channel, in.Message.Route.ChatID, time.Now(), in.Settings.Timezone)
+		n += count.Message(chat.Message{Role: chat.RoleUser, Content: extra + "\n\n" + rc})
 	}
 	profile := protocol.ProfileFor(in.Message.Kind, false)
 	n += count.Tools(p.tools.policy(profile).Offer(p.tools.forKind(profile.Kind).Definitions()))

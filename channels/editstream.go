@@ -39,7 +39,10 @@ type editStreams struct {
 	mu    sync.Mutex
 	chats map[string]*drawing
 	hints bool // channels.sendToolHints
-	log   *slog.Logger
+	// progress is channels.sendProgress: without it the model's text is not
+	// drawn while the turn runs, and the answer arrives whole.
+	progress bool
+	log      *slog.Logger
 }
 
 // drawing is what is being drawn in one chat.
@@ -105,6 +108,9 @@ func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
 		}
 		s.ended = true
 	case ev.Delta != "":
+		if !e.progress {
+			return
+		}
 		s := d.find(ev.Turn, ev.Iteration)
 		if s == nil {
 			s = &segment{route: ev.Route, turn: ev.Turn, iter: ev.Iteration}

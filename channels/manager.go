@@ -101,6 +101,7 @@ func (m *Manager) Start(ctx context.Context, hub *StreamHub) []error {
 	}
 	m.edits.log = m.log()
 	m.edits.hints = m.Config != nil && m.Config.Channels.SendToolHints
+	m.edits.progress = m.Config == nil || m.Config.Channels.SendProgress
 	if hub != nil {
 		m.stopHub = hub.SubscribeAll(func(ev StreamEvent) { m.stream(ctx, ev) })
 	}

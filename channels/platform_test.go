@@ -167,14 +167,21 @@ func (c *editing) seen() ([]string, []string) {
 // TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver: deltas post
 // one message and edit it; the answer edits that message instead of
 // posting a second one.
-func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {
+// startEditing starts a manager over one editing channel "gated" with cfg.
+func startEditing(t *testing.T, cfg *config.Config) (*Manager, *editing, *StreamHub) {
+	t.Helper()
 	m := NewManager()
-	m.Bus, m.Config = &recordingIntake{}, config.Default()
+	m.Bus, m.Config = &recordingIntake{}, cfg
 	ch := &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
 	m.Add(ch)
 	hub := NewStreamHub()
 	require.Empty(t, m.Start(context.Background(), hub))
-	defer m.Stop(context.Background())
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	return m, ch, hub
+}
+
+func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {
+	m, ch, hub := startEditing(t, config.Default())
 	route := protocol.Route{Channel: "gated", ChatID: "c"}
 	ev := StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1}
 	for _, d := range []string{"Hel", "lo, ", "world"} {
@@ -206,4 +213,22 @@ func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {
 	require.NoError(t, m.Send(context.Background(), Reply{Route: route, Turn: "t2", Text: "Not streamed", Kind: protocol.ReplyAnswer}))
 	calls, _ = ch.seen()
 	require.Equal(t, "Not streamed", calls[len(calls)-1], "a turn that drew nothing gets a new message")
+}
+
+// TestWithoutSendProgressTheTextIsNotDrawn: channels.sendProgress false
+// draws only tool hints while a turn runs; the answer arrives whole.
+func TestWithoutSendProgressTheTextIsNotDrawn(t *testing.T) {
+	cfg := config.Default()
+	cfg.Channels.SendProgress = false
+	m, ch, hub := startEditing(t, cfg)
+	route := protocol.Route{Channel: "gated", ChatID: "c"}
+	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, Delta: "Let me look."})
+	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, ToolHint: "read_file a.txt"})
+	require.Eventually(t, func() bool { calls, _ := ch.seen(); return len(calls) == 1 }, 5*time.Second, 5*time.Millisecond)
+	calls, _ := ch.seen()
+	require.Equal(t, []string{"↳ read_file a.txt"}, calls, "the hint is drawn, the progress text is not")
+
+	require.NoError(t, m.Send(context.Background(), Reply{Route: route, Turn: "t1", Text: "It says hi.", Kind: protocol.ReplyAnswer}))
+	calls, _ = ch.seen()
+	require.Equal(t, "It says hi.", calls[len(calls)-1], "the answer is sent whole")
 }

@@ -20,6 +20,9 @@ type Warning struct {
 	Source string // "config /path/config.json" or "env NANOBOT_…"
 	Key    string // dotted key path as written, e.g. agents.defaults.maxTokns
 	Msg    string
+	// Unsupported marks a key this build reads but does not act on, set to
+	// something other than nanobot's default (`nanobot status` lists them).
+	Unsupported bool
 }
 
 func (w Warning) String() string { return joinMsg(w.Source, w.Key, w.Msg) }
@@ -85,6 +88,9 @@ func LoadWithEnv(path string, environ []string) (*Config, []Warning, error) {
 	}
 	applyOpenAIEnv(cfg, environ)
 	applyDatabaseEnv(cfg, environ, src)
+	if err := cfg.resolveTimezone(src, tree, environ); err != nil {
+		return nil, d.warnings, err
+	}
 	if err := cfg.validate(src); err != nil {
 		return nil, d.warnings, err
 	}
@@ -182,6 +188,12 @@ func (c *Config) validate(src string) error {
 	}
 	if r := d.ConsolidationRatio; r < 0.1 || r > 0.95 {
 		return &Error{Source: src, Key: "agents.defaults.consolidationRatio", Msg: fmt.Sprintf("%g is outside 0.1–0.95", r)}
+	}
+	if n := c.Channels.SendMaxRetries; n < 0 || n > 10 {
+		return &Error{Source: src, Key: "channels.sendMaxRetries", Msg: fmt.Sprintf("%d is outside 0–10", n)}
+	}
+	if l := d.ContextBlockLimit; l != nil && *l < 0 {
+		return &Error{Source: src, Key: "agents.defaults.contextBlockLimit", Msg: fmt.Sprintf("%d is negative (null: the input budget)", *l)}
 	}
 	if !slices.Contains(retryModes, d.ProviderRetryMode) {
 		return &Error{Source: src, Key: "agents.defaults.providerRetryMode", Msg: fmt.Sprintf("%q is not one of %s", d.ProviderRetryMode, strings.Join(retryModes, ", "))}

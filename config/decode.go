@@ -178,8 +178,8 @@ func (d *decoder) decodeStruct(src, path string, obj map[string]any, rv reflect.
 		if err := d.decodeValue(src, kp, obj[k], rv.Field(f.index), f.snakeKeys); err != nil {
 			return err
 		}
-		if f.unused != "" && !sameSetting(before, rv.Field(f.index)) {
-			d.warn(valueSource(src, obj[k]), kp, "has no effect in this build: "+f.unused)
+		if f.unused != "" && !sameSetting(before, rv.Field(f.index)) && !f.isNanobotDefault(rv.Field(f.index)) {
+			d.warnings = append(d.warnings, Warning{Source: valueSource(src, obj[k]), Key: kp, Msg: "has no effect in this build: " + f.unused, Unsupported: true})
 		}
 	}
 	return nil
@@ -357,6 +357,13 @@ type fieldInfo struct {
 	// unused says why this build reads the key but does nothing with it
 	// (tag `unused:"…"`): a value other than the default is warned about.
 	unused string
+	// nanobotDefault is nanobot's spelling of the default where it differs
+	// from ours (tag `nanobot:"auto"` for an empty default), not warned about either.
+	nanobotDefault string
+}
+
+func (f fieldInfo) isNanobotDefault(v reflect.Value) bool {
+	return f.nanobotDefault != "" && v.Kind() == reflect.String && v.String() == f.nanobotDefault
 }
 
 type structInfo struct {
@@ -389,7 +396,7 @@ func structInfoOf(t reflect.Type) *structInfo {
 		}
 		opts := strings.Split(f.Tag.Get("config"), ",")
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		fi := fieldInfo{index: i, name: name, unused: f.Tag.Get("unused")}
+		fi := fieldInfo{index: i, name: name, unused: f.Tag.Get("unused"), nanobotDefault: f.Tag.Get("nanobot")}
 		for _, o := range opts {
 			switch {
 			case o == "rest":

@@ -20,18 +20,20 @@ func Default() *Config {
 		providers[name] = ProviderConfig{}
 	}
 	return &Config{
-		Agents:    Agents{Defaults: defaultDefaults()},
-		Channels:  defaultChannels(),
-		Providers: providers,
+		Agents:        Agents{Defaults: defaultDefaults()},
+		Channels:      defaultChannels(),
+		Transcription: defaultTranscription(),
+		Providers:     providers,
 		API: API{
 			Host:    "127.0.0.1",
 			Port:    8900,
 			Timeout: 120,
 		},
 		Gateway: Gateway{
-			Host:      "127.0.0.1",
-			Port:      18790,
-			Heartbeat: Heartbeat{Enabled: true, IntervalS: 1800, KeepRecentMessages: 8},
+			Host:        "127.0.0.1",
+			Port:        18790,
+			Heartbeat:   Heartbeat{Enabled: true, IntervalS: 1800, KeepRecentMessages: 8},
+			RestartMode: "auto",
 		},
 		Tools:        defaultTools(),
 		ModelPresets: map[string]ModelPreset{},
@@ -68,10 +70,12 @@ func defaultDefaults() Defaults {
 
 func defaultChannels() Channels {
 	return Channels{
-		SendProgress:   true,
-		SendToolHints:  true,
-		ShowReasoning:  true,
-		SendMaxRetries: 3,
+		SendProgress:          true,
+		SendToolHints:         true,
+		ShowReasoning:         true,
+		SendMaxRetries:        3,
+		ExtractDocumentText:   true,
+		TranscriptionProvider: "groq",
 		Telegram: Telegram{
 			Mode:                  "polling",
 			AllowFrom:             []string{},
@@ -127,9 +131,14 @@ func defaultTools() Tools {
 			Search: WebSearch{Provider: "duckduckgo", MaxResults: 5, Timeout: 30},
 			Fetch:  WebFetch{UseJinaReader: true},
 		},
-		File:       FileTools{Enable: true},
-		MCPServers: map[string]MCPServer{},
-		Approval:   Approval{Mode: "off", Tools: []string{}, Commands: []string{}, TimeoutS: 86400},
+		File:                         FileTools{Enable: true},
+		MCPServers:                   map[string]MCPServer{},
+		Approval:                     Approval{Mode: "off", Tools: []string{}, Commands: []string{}, TimeoutS: 86400},
+		CLIApps:                      defaultCLIApps(),
+		My:                           MyTool{Enable: true},
+		ImageGeneration:              defaultImageGeneration(),
+		MaxSessionMessagesPerMinute:  6,
+		WebUIAllowLocalServiceAccess: true,
 	}
 }
 

@@ -15,8 +15,12 @@ const (
 	defaultLLMHeartbeatS      = 10  // NANOBOT_LLM_HEARTBEAT_TIMEOUT_S: how soon a dead worker's call moves
 	defaultStreamIdleTimeoutS = 90  // NANOBOT_STREAM_IDLE_TIMEOUT_S
 	defaultLLMMaxAttempts     = 5
-	defaultToolTimeout        = 11 * time.Minute // exec's 600 s maximum, and a minute to report
-	unlimitedLLMTimeout       = 24 * time.Hour
+	// persistentLLMMaxAttempts is providerRetryMode "persistent": nanobot keeps
+	// retrying transient errors, giving up after 10 identical ones; each wait
+	// is capped at a minute, as the model call's retry policy does.
+	persistentLLMMaxAttempts = 11
+	defaultToolTimeout       = 11 * time.Minute // exec's 600 s maximum, and a minute to report
+	unlimitedLLMTimeout      = 24 * time.Hour
 )
 
 // TurnSettings are the knobs a turn fixes when it starts, so that replays
@@ -39,6 +43,15 @@ func (c *Config) TurnSettings() protocol.Settings {
 		ConsolidationRatio:   d.ConsolidationRatio,
 		ApprovalTimeout:      time.Duration(positive(c.Tools.Approval.TimeoutS, 86400)) * time.Second,
 		MaxRepeatedToolCalls: positive(d.MaxRepeatedToolCalls, def.MaxRepeatedToolCalls),
+		Timezone:             d.Timezone,
+		FailOnToolError:      d.FailOnToolError,
+		SendMaxRetries:       int32(max(c.Channels.SendMaxRetries, 1)),
+	}
+	if d.ContextBlockLimit != nil && *d.ContextBlockLimit > 0 {
+		s.ContextBlockLimit = *d.ContextBlockLimit
+	}
+	if d.ProviderRetryMode == "persistent" {
+		s.LLMMaxAttempts = persistentLLMMaxAttempts
 	}
 	if s.LLMTimeout == 0 {
 		s.LLMTimeout = unlimitedLLMTimeout

@@ -14,7 +14,7 @@ import "encoding/json"
 type Config struct {
 	Agents        Agents                    `json:"agents"`
 	Channels      Channels                  `json:"channels"`
-	Transcription json.RawMessage           `json:"transcription,omitempty"` // kept verbatim; no Go consumer yet
+	Transcription Transcription             `json:"transcription"`
 	Providers     map[string]ProviderConfig `json:"providers" config:"snakekeys"`
 	API           API                       `json:"api"`
 	Gateway       Gateway                   `json:"gateway"`
@@ -56,7 +56,7 @@ type Defaults struct {
 	Timezone                        string   `json:"timezone"`
 	TimezoneMode                    string   `json:"timezoneMode"`
 	BotName                         string   `json:"botName"`
-	BotIcon                         string   `json:"botIcon"`
+	BotIcon                         string   `json:"botIcon" unused:"the CLI shows no bot icon"`
 	UnifiedSession                  bool     `json:"unifiedSession"`
 	DisabledSkills                  []string `json:"disabledSkills"`
 	IdleCompactAfterMinutes         int      `json:"idleCompactAfterMinutes" config:"alias=sessionTtlMinutes"`
@@ -105,18 +105,26 @@ type ProviderConfig struct {
 	ExtraQuery    map[string]string `json:"extraQuery"`
 	Proxy         string            `json:"proxy"`
 	ThinkingStyle string            `json:"thinkingStyle"`
+	DisplayName   string            `json:"displayName,omitempty" unused:"providers are named by their key"`
+	// Region and Profile are Bedrock's (AWS); this build does not speak Bedrock.
+	Region  string `json:"region,omitempty" unused:"there is no Bedrock provider in this build"`
+	Profile string `json:"profile,omitempty" unused:"there is no Bedrock provider in this build"`
 }
 
 // Channels holds the options shared by all chat channels plus each
 // channel's own block; blocks we have no type for stay raw in Other.
 type Channels struct {
-	SendProgress   bool     `json:"sendProgress"`
-	SendToolHints  bool     `json:"sendToolHints"`
-	ShowReasoning  bool     `json:"showReasoning"`
-	SendMaxRetries int      `json:"sendMaxRetries"`
-	Telegram       Telegram `json:"telegram"`
-	Slack          Slack    `json:"slack"`
-	Web            Web      `json:"web"`
+	SendProgress   bool `json:"sendProgress"`
+	SendToolHints  bool `json:"sendToolHints"`
+	ShowReasoning  bool `json:"showReasoning"`
+	SendMaxRetries int  `json:"sendMaxRetries"`
+	// nanobot's deprecated shared keys, ignored there too.
+	ExtractDocumentText   bool     `json:"extractDocumentText" unused:"deprecated in nanobot: documents are read on demand"`
+	TranscriptionProvider string   `json:"transcriptionProvider" unused:"deprecated in nanobot: use transcription.provider"`
+	TranscriptionLanguage string   `json:"transcriptionLanguage" unused:"deprecated in nanobot: use transcription.language"`
+	Telegram              Telegram `json:"telegram"`
+	Slack                 Slack    `json:"slack"`
+	Web                   Web      `json:"web"`
 
 	// Other keeps unknown channel blocks (discord, feishu, …) verbatim, keyed as written.
 	Other map[string]json.RawMessage `json:"-" config:"rest"`
@@ -133,17 +141,18 @@ type Telegram struct {
 	ReplyToMessage        bool     `json:"replyToMessage"`
 	ReactEmoji            string   `json:"reactEmoji"`
 	GroupPolicy           string   `json:"groupPolicy"` // "open" | "mention"
-	ConnectionPoolSize    int      `json:"connectionPoolSize"`
-	PoolTimeout           float64  `json:"poolTimeout"`
+	ConnectionPoolSize    int      `json:"connectionPoolSize" unused:"the Bot API client keeps Go's connection pool"`
+	PoolTimeout           float64  `json:"poolTimeout" unused:"the Bot API client keeps Go's connection pool"`
 	Streaming             bool     `json:"streaming"`
 	StreamEditInterval    float64  `json:"streamEditInterval"` // seconds, ≥ 0.1
-	InlineKeyboards       bool     `json:"inlineKeyboards"`
-	WebhookURL            string   `json:"webhookUrl"`
-	WebhookListenHost     string   `json:"webhookListenHost"`
-	WebhookListenPort     int      `json:"webhookListenPort"`
-	WebhookPath           string   `json:"webhookPath"`
-	WebhookSecretToken    string   `json:"webhookSecretToken"`
-	WebhookMaxConnections int      `json:"webhookMaxConnections"`
+	InlineKeyboards       bool     `json:"inlineKeyboards" unused:"replies carry no inline keyboards"`
+	RichMessages          bool     `json:"richMessages" unused:"replies are sent as Markdown, not with sendRichMessage"`
+	WebhookURL            string   `json:"webhookUrl" unused:"Telegram runs in polling mode only"`
+	WebhookListenHost     string   `json:"webhookListenHost" unused:"Telegram runs in polling mode only"`
+	WebhookListenPort     int      `json:"webhookListenPort" unused:"Telegram runs in polling mode only"`
+	WebhookPath           string   `json:"webhookPath" unused:"Telegram runs in polling mode only"`
+	WebhookSecretToken    string   `json:"webhookSecretToken" unused:"Telegram runs in polling mode only"`
+	WebhookMaxConnections int      `json:"webhookMaxConnections" unused:"Telegram runs in polling mode only"`
 }
 
 // Slack is channels.slack.
@@ -151,18 +160,18 @@ type Slack struct {
 	Enabled              bool              `json:"enabled"`
 	APIBase              string            `json:"apiBase"` // Web API base URL; "" = Slack's (tests)
 	Mode                 string            `json:"mode"`
-	WebhookPath          string            `json:"webhookPath"`
-	WebhookHost          string            `json:"webhookHost"`
-	WebhookPort          int               `json:"webhookPort"`
-	WebhookSecret        string            `json:"webhookSecret"`
+	WebhookPath          string            `json:"webhookPath" unused:"Slack runs in Socket Mode only"`
+	WebhookHost          string            `json:"webhookHost" unused:"Slack runs in Socket Mode only"`
+	WebhookPort          int               `json:"webhookPort" unused:"Slack runs in Socket Mode only"`
+	WebhookSecret        string            `json:"webhookSecret" unused:"Slack runs in Socket Mode only"`
 	BotToken             string            `json:"botToken"`
-	ChannelTokens        map[string]string `json:"channelTokens"`
+	ChannelTokens        map[string]string `json:"channelTokens" unused:"one bot token serves every channel"`
 	AppToken             string            `json:"appToken"`
-	UserTokenReadOnly    bool              `json:"userTokenReadOnly"`
+	UserTokenReadOnly    bool              `json:"userTokenReadOnly" unused:"no user token is used"`
 	ReplyInThread        bool              `json:"replyInThread"`
 	ReactEmoji           string            `json:"reactEmoji"`
 	DoneEmoji            string            `json:"doneEmoji"`
-	TypingStatus         string            `json:"typingStatus"`
+	TypingStatus         string            `json:"typingStatus" unused:"Slack shows the reaction emoji while a turn runs"`
 	IncludeThreadContext bool              `json:"includeThreadContext"`
 	ThreadContextLimit   int               `json:"threadContextLimit"`
 	AllowFrom            []string          `json:"allowFrom"`
@@ -211,10 +220,11 @@ type API struct {
 // Gateway is the long-running gateway process.
 type Gateway struct {
 	Host string `json:"host"`
-	Port int    `json:"port"`
+	Port int    `json:"port" unused:"the gateway serves no HTTP endpoint of its own; the web chat listens on channels.web.port"`
 	// MetricsPort serves Prometheus metrics on Host (127.0.0.1 when Host is empty) at /metrics; 0 = off.
 	MetricsPort int       `json:"metricsPort"`
 	Heartbeat   Heartbeat `json:"heartbeat"`
+	RestartMode string    `json:"restartMode" unused:"the gateway does not restart itself; a supervisor (systemd, docker) does"`
 }
 
 // Heartbeat is the gateway's periodic wake-up.
@@ -233,6 +243,13 @@ type Tools struct {
 	File                FileTools            `json:"file"`
 	MCPServers          map[string]MCPServer `json:"mcpServers"`
 	Approval            Approval             `json:"approval"`
+	// nanobot's tools this build does not have.
+	CLIApps                        CLIAppsTool         `json:"cliApps"`
+	My                             MyTool              `json:"my"`
+	ImageGeneration                ImageGenerationTool `json:"imageGeneration"`
+	MaxSessionMessagesPerMinute    int                 `json:"maxSessionMessagesPerMinute" unused:"there is no sessions tool in this build"`
+	WebUIAllowLocalServiceAccess   bool                `json:"webuiAllowLocalServiceAccess" config:"alias=allowLocalPreviewAccess" unused:"nanobot's WebUI is not in this build"`
+	WebUIAllowRemotePackageInstall bool                `json:"webuiAllowRemotePackageInstall" unused:"nanobot's WebUI is not in this build"`
 }
 
 // Approval is tools.approval: which calls wait for a person's yes.

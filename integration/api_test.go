@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -155,6 +156,8 @@ func apiReadStream(t *testing.T, stream *openai.ChatCompletionStream) string {
 // TestAPIServeWithGoOpenAI drives the real `nanobot serve` (workers, the
 // turn workflow on temporal-dev, the scripted model at the wire) with
 // go-openai as the client.
+var messageTimeStamp = regexp.MustCompile(`^\[Message Time: [^\]]+\]\n`)
+
 func TestAPIServeWithGoOpenAI(t *testing.T) {
 	dev := testenv.StartDevServer(t)
 	const (
@@ -215,11 +218,18 @@ func TestAPIServeWithGoOpenAI(t *testing.T) {
 		require.Equal(t, "Your name is Ada.", ask("What is my name?"))
 		second := model.Requests()[3].Messages
 		var history []string
+		stamped := 0
 		for _, m := range second {
 			if m.Role == chat.RoleUser || m.Role == chat.RoleAssistant {
-				history = append(history, m.Role+": "+strings.SplitN(m.Content, "\n", 2)[0])
+				content := m.Content
+				if stamp := messageTimeStamp.FindString(content); stamp != "" {
+					stamped++ // a replayed user message keeps its time
+					content = strings.TrimPrefix(content, stamp)
+				}
+				history = append(history, m.Role+": "+strings.SplitN(content, "\n", 2)[0])
 			}
 		}
+		require.Equal(t, 1, stamped, "the earlier user message is stamped with its time, the current one carries the runtime context")
 		require.Equal(t, []string{"user: My name is Ada.", "assistant: Nice to meet you, Ada.", "user: What is my name?"}, history,
 			"the second request's model input holds the first exchange of session api:ada, and nothing of api:default")
 	})

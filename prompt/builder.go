@@ -129,9 +129,3 @@ func readOptional(path string) (string, error) {
 	}
 	return string(data), nil
 }
-
-// RuntimeContext is the metadata block appended after the user's text.
-func RuntimeContext(channel, chatID string) string {
-	return "[Runtime Context — metadata only, not instructions]\nChannel: " + channel +
-		"\nChat ID: " + chatID + "\n[/Runtime Context]"
-}

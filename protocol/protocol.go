@@ -70,6 +70,14 @@ type Settings struct {
 	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
 	// MaxRepeatedToolCalls: the same call with the same arguments runs at most this often per turn.
 	MaxRepeatedToolCalls int `json:"max_repeated_tool_calls,omitempty"`
+	// Timezone is the user's IANA timezone (agents.defaults.timezone): the runtime context tells the time in it.
+	Timezone string `json:"timezone,omitempty"`
+	// FailOnToolError: a subagent stops at its first tool error (agents.defaults.failOnToolError).
+	FailOnToolError bool `json:"fail_on_tool_error,omitempty"`
+	// ContextBlockLimit replaces the input budget history is trimmed to (agents.defaults.contextBlockLimit; 0 = none).
+	ContextBlockLimit int `json:"context_block_limit,omitempty"`
+	// SendMaxRetries is how often a reply is tried (channels.sendMaxRetries, the first send included; 0 = the default).
+	SendMaxRetries int32 `json:"send_max_retries,omitempty"`
 }
 
 // TurnInput starts a run of TurnWorkflow.
@@ -348,6 +356,8 @@ type DeliverInput struct {
 	Kind       ReplyKind `json:"kind,omitempty"`
 	// Approval is the request a ReplyApproval shows (buttons where the chat has them).
 	Approval *ApprovalRequest `json:"approval,omitempty"`
+	// MaxAttempts bounds the delivery's tries (channels.sendMaxRetries); 0 = the default.
+	MaxAttempts int32 `json:"max_attempts,omitempty"`
 }
 
 // ReplyKind says what a reply is; why its turn stopped is its StopReason.
@@ -380,6 +390,8 @@ const (
 	StopEmptyFinal    = "empty_final_response"
 	StopCommand       = "command"
 	StopCancelled     = "cancelled"
+	// StopToolError: a tool failed and agents.defaults.failOnToolError ended the loop (subagents).
+	StopToolError = "tool_error"
 	// StopFailed: the turn failed (a step that failed for good); the chat was told.
 	StopFailed = "failed"
 )

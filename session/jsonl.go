@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,12 +46,6 @@ type cachedSession struct {
 
 // cacheSize bounds the parsed sessions kept (nanobot keeps an LRU of 128).
 const cacheSize = 128
-
-// SessionsDir is nanobot's layout: <config dir>/sessions/<workspace id>.
-func SessionsDir(configDir, workspace string) string {
-	sum := sha256.Sum256([]byte(filepath.Clean(workspace)))
-	return filepath.Join(configDir, "sessions", hex.EncodeToString(sum[:])[:12])
-}
 
 // NewJSONLStore opens (and creates) a session directory.
 func NewJSONLStore(dir string, log *slog.Logger) (*JSONLStore, error) {
@@ -238,6 +230,17 @@ func (s *JSONLStore) parse(key string) (*Session, error) {
 		sess.LastConsolidated = len(sess.Messages)
 	}
 	return sess, nil
+}
+
+// MessageTime reads a message's timestamp; nanobot's naive ones are the
+// writing host's local time.
+func MessageTime(v string) (time.Time, bool) {
+	for _, layout := range []string{TimeLayout, "2006-01-02T15:04:05", time.RFC3339Nano} {
+		if t, err := time.ParseInLocation(layout, v, time.Local); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func parseTime(v string) time.Time {

@@ -55,6 +55,9 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 		tools = append(tools, ex)
 	}
 	if opts.WebEnabled {
+		if _, err := ParseWebProxy(opts.Web.Proxy); err != nil {
+			return err
+		}
 		wo := opts.Web
 		if wo.SSRF == nil {
 			wo.SSRF = guard

@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // searchWalkMax bounds how many entries one grep/find_files walk visits, so a
@@ -18,81 +20,38 @@ var errWalkLimit = errors.New("walk limit reached")
 
 // globPattern is a validated file glob. Patterns without "/" match a file's
 // base name anywhere ("*.go"); patterns with "/" match the slash-separated
-// path relative to the search root, where a "**" segment matches any number
-// of directories ("cmd/**/*.go", "**/test_*.py").
+// path relative to the search root with doublestar's rules, where a "**"
+// segment matches any number of directories ("cmd/**/*.go", "**/test_*.py")
+// and {a,b} alternatives are allowed.
 type globPattern struct {
-	raw      string
-	segments []string
-	byName   bool
+	pattern string
+	byName  bool
 }
 
-// compileGlob validates p; Windows separators are accepted as "/".
+// compileGlob validates p; Windows separators are accepted as "/" (so a
+// backslash never escapes), and a leading "./" or "/" is the search root.
 func compileGlob(p string) (*globPattern, error) {
 	norm := strings.ReplaceAll(strings.TrimSpace(p), "\\", "/")
 	norm = strings.TrimPrefix(norm, "./")
+	for strings.Contains(norm, "//") {
+		norm = strings.ReplaceAll(norm, "//", "/")
+	}
+	norm = strings.Trim(norm, "/")
 	if norm == "" {
 		return nil, errors.New("glob pattern is empty")
 	}
-	g := &globPattern{raw: norm, byName: !strings.Contains(norm, "/")}
-	if g.byName && norm != "**" {
-		g.segments = []string{norm}
-	} else {
-		for _, seg := range strings.Split(strings.Trim(norm, "/"), "/") {
-			if seg == "" {
-				continue
-			}
-			g.segments = append(g.segments, seg)
-		}
-		g.byName = false
+	if !doublestar.ValidatePattern(norm) {
+		return nil, errors.New("invalid glob pattern " + p + ": syntax error in pattern")
 	}
-	for _, seg := range g.segments {
-		if seg == "**" {
-			continue
-		}
-		if _, err := path.Match(seg, ""); err != nil {
-			return nil, errors.New("invalid glob pattern " + p + ": " + err.Error())
-		}
-	}
-	return g, nil
+	return &globPattern{pattern: norm, byName: !strings.Contains(norm, "/") && norm != "**"}, nil
 }
 
 // match reports whether rel (slash-separated, relative to the search root) matches.
 func (g *globPattern) match(rel string) bool {
 	if g.byName {
-		ok, _ := path.Match(g.segments[0], path.Base(rel))
-		return ok
+		return doublestar.MatchUnvalidated(g.pattern, path.Base(rel))
 	}
-	return matchSegments(g.segments, strings.Split(rel, "/"))
-}
-
-// matchSegments matches path segments against pattern segments, letting
-// "**" absorb zero or more segments.
-func matchSegments(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			rest := pat[1:]
-			for len(rest) > 0 && rest[0] == "**" {
-				rest = rest[1:]
-			}
-			if len(rest) == 0 {
-				return true
-			}
-			for i := 0; i <= len(name); i++ {
-				if matchSegments(rest, name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
+	return doublestar.MatchUnvalidated(g.pattern, rel)
 }
 
 // walkFiles visits the regular files below root in name order, skipping the

@@ -214,6 +214,9 @@ func TestGlobMatch(t *testing.T) {
 		{"sub\\*.go", "sub/b.go", true},
 		{"a/**/b/**/c", "a/x/b/y/z/c", true},
 		{"a/**/b", "a/c", false},
+		{"*.{go,md}", "x/README.md", true}, // doublestar's alternatives
+		{"sub/{deep,other}/*.go", "sub/deep/c.go", true},
+		{"sub/{deep,other}/*.go", "sub/b.go", false},
 	} {
 		g, err := compileGlob(tc.pattern)
 		require.NoError(t, err, tc.pattern)

@@ -272,11 +272,15 @@ func (e *redirectLimitError) Error() string {
 	return fmt.Sprintf("Too many redirects: exceeded limit of %d", e.max)
 }
 
-// HTTPClient returns a client whose every connection goes through the
-// guard and whose redirects are re-validated hop by hop. Environment
-// proxies are deliberately not used: a proxy would connect on our behalf
-// to addresses the guard never saw.
-func (g *SSRFGuard) HTTPClient(timeout time.Duration, maxRedirects int) *http.Client {
+// HTTPClient returns a client whose requests the guard checks, with
+// redirects re-validated hop by hop. Without a proxy every connection goes
+// through the guard's dialer, which connects to the checked address itself;
+// the environment's proxies are deliberately not used, since a proxy would
+// connect on our behalf to addresses the guard never saw. With
+// tools.web.proxy (the user's choice) each hop's host is resolved and
+// checked before the request goes to the proxy, as nanobot does; the proxy
+// resolves it again, so the rebinding defence is the proxy's to keep.
+func (g *SSRFGuard) HTTPClient(timeout time.Duration, maxRedirects int, proxy *url.URL) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 nil,
 		DialContext:           g.DialContext,
@@ -286,8 +290,14 @@ func (g *SSRFGuard) HTTPClient(timeout time.Duration, maxRedirects int) *http.Cl
 		IdleConnTimeout:       30 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
+	var rt http.RoundTripper = tr
+	if proxy != nil {
+		tr.Proxy = http.ProxyURL(proxy)
+		tr.DialContext = (&net.Dialer{Timeout: ssrfDialTimeout}).DialContext
+		rt = checkedTransport{guard: g, next: tr}
+	}
 	return &http.Client{
-		Transport: tr,
+		Transport: rt,
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
@@ -305,3 +315,20 @@ func (g *SSRFGuard) HTTPClient(timeout time.Duration, maxRedirects int) *http.Cl
 		},
 	}
 }
+
+// checkedTransport checks every request's host with the guard before it
+// leaves for the proxy.
+type checkedTransport struct {
+	guard *SSRFGuard
+	next  *http.Transport
+}
+
+func (c checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := c.guard.CheckURL(req.Context(), req.URL.String()); err != nil {
+		return nil, err
+	}
+	return c.next.RoundTrip(req)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the transport.
+func (c checkedTransport) CloseIdleConnections() { c.next.CloseIdleConnections() }

@@ -2,6 +2,10 @@ package tools
 
 import (
 	"container/list"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -22,24 +26,81 @@ const (
 )
 
 // WebOptions configure web_fetch and web_search (tools.web.*). Zero values
-// take nanobot's defaults. tools.web.proxy is not supported: web_fetch
-// must connect to the addresses its SSRF guard checked.
+// take nanobot's defaults.
 type WebOptions struct {
 	UserAgent string
-	// SearchProvider is "duckduckgo" (default) or "brave"; brave without an
-	// API key, and providers this build lacks, fall back to DuckDuckGo.
+	// Proxy is tools.web.proxy: an http, https or socks5 proxy URL both tools
+	// reach the web through ("" = the environment's HTTP_PROXY and friends
+	// for search; web_fetch then connects directly to the addresses its SSRF
+	// guard checked). ParseWebProxy checks it.
+	Proxy string
+	// SearchProvider, SearchAPIKey and SearchBaseURL are tools.web.search's
+	// provider, apiKey and baseUrl, resolved by ChooseSearch.
 	SearchProvider string
 	SearchAPIKey   string
-	// SearchBaseURL replaces the provider's endpoint (a full URL; tests and self-hosted mirrors).
-	SearchBaseURL    string
+	SearchBaseURL  string
+	// SearchEndpoint replaces the chosen provider's endpoint URL (tests; not a config key).
+	SearchEndpoint   string
 	SearchMaxResults int
 	SearchTimeout    time.Duration
 	FetchTimeout     time.Duration
 	FetchMaxChars    int
+	// UseJinaReader is tools.web.fetch.useJinaReader: pages are read through
+	// Jina's reader, except URLs that carry credentials (nanobot's privacy rule).
+	UseJinaReader bool
+	// JinaReaderEndpoint replaces https://r.jina.ai (tests; not a config key).
+	JinaReaderEndpoint string
+	// Getenv reads credentials from the environment (nil: os.Getenv).
+	Getenv func(string) string
 	// SSRF guards web_fetch; nil means a guard with no whitelist and the system resolver.
 	SSRF *SSRFGuard
 	// Lookups is the repeated-lookup guard shared by web_fetch and web_search; nil means a private one.
 	Lookups *LookupGuard
+}
+
+// ParseWebProxy checks tools.web.proxy; "" is no proxy.
+func ParseWebProxy(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("tools.web.proxy: %v", err)
+	}
+	switch u.Scheme {
+	case "http", "https", "socks5", "socks5h":
+	default:
+		return nil, fmt.Errorf("tools.web.proxy: %q is not an http, https or socks5 proxy URL", u.Redacted())
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("tools.web.proxy: %q has no host", u.Redacted())
+	}
+	return u, nil
+}
+
+// proxyURL is the checked proxy, nil when there is none (or it does not
+// parse: RegisterBuiltins refuses such a config before any tool runs).
+func (o WebOptions) proxyURL() *url.URL {
+	u, _ := ParseWebProxy(o.Proxy)
+	return u
+}
+
+func (o WebOptions) getenv(name string) string {
+	if o.Getenv != nil {
+		return o.Getenv(name)
+	}
+	return os.Getenv(name)
+}
+
+// transport is the HTTP transport of the search providers and Jina's
+// reader: through tools.web.proxy, else the environment's proxy settings.
+func (o WebOptions) transport() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if p := o.proxyURL(); p != nil {
+		tr.Proxy = http.ProxyURL(p)
+	}
+	return tr
 }
 
 // withDefaults fills zero fields.

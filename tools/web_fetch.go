@@ -67,8 +67,17 @@ func (t *WebFetchTool) Run(ctx context.Context, env Env, args map[string]any) Re
 	}
 	req.Header.Set("User-Agent", t.opts.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,*/*;q=0.5")
-	client := t.opts.SSRF.HTTPClient(t.opts.FetchTimeout, webMaxRedirects)
+	client := t.opts.SSRF.HTTPClient(t.opts.FetchTimeout, webMaxRedirects, t.opts.proxyURL())
 	defer client.CloseIdleConnections()
+	// Jina may see the URL only if no hop of the chain carries credentials.
+	jinaSafe := t.opts.UseJinaReader && !urlCarriesCredentials(raw)
+	checkHop := client.CheckRedirect
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if urlCarriesCredentials(req.URL.String()) {
+			jinaSafe = false
+		}
+		return checkHop(req, via)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return fetchError(ctx, raw, err)
@@ -98,16 +107,17 @@ func (t *WebFetchTool) Run(ctx context.Context, env Env, args map[string]any) Re
 		} else {
 			text, extractor = string(body), "raw"
 		}
+	case (mediaType == "text/html" || mediaType == "application/xhtml+xml" || looksLikeHTML(body)) && jinaSafe && t.readWithJina(ctx, raw, &text):
+		extractor = "jina"
 	case mediaType == "text/html" || mediaType == "application/xhtml+xml" || looksLikeHTML(body):
 		r, err := charset.NewReader(bytes.NewReader(body), ctype)
 		if err != nil {
 			r = bytes.NewReader(body)
 		}
-		_, text, err = htmlToText(r, final, markdown)
+		text, extractor, err = htmlToText(r, final, markdown)
 		if err != nil {
 			return ErrorResult("Error: could not parse HTML from %s: %v", final.Redacted(), err)
 		}
-		extractor = "html"
 	case strings.HasPrefix(mediaType, "text/") || mediaType == "" && utf8.Valid(body) || strings.HasSuffix(mediaType, "+xml") || mediaType == "application/xml":
 		r, err := charset.NewReader(bytes.NewReader(body), ctype)
 		if err != nil {

@@ -96,7 +96,8 @@ func TestWebFetch(t *testing.T) {
 	}{
 		{name: "markdown extraction with banner first",
 			args: map[string]any{"url": srv.URL + "/page"},
-			has: []string{webUntrustedBanner + "\nURL: " + srv.URL + "/page (status 200, extractor html)\n\n# Test Page\n\n# Main Heading",
+			// readability turns the article's <h1> into "##": the title is the page's one "#" (Readability.js's _prepArticle).
+			has: []string{webUntrustedBanner + "\nURL: " + srv.URL + "/page (status 200, extractor readability)\n\n# Test Page\n\n## Main Heading",
 				"[a relative link](" + srv.URL + "/docs/x)", "**bold**", "## Section", "- one\n- two", "```\ncode   block\n  indented\n```"},
 			not: []string{"do not show", "alert", "Nav link", "Footer text", "color:red"}},
 		{name: "text mode", args: map[string]any{"url": srv.URL + "/page", "extractMode": "text"},
@@ -272,7 +273,10 @@ func TestHTMLToText(t *testing.T) {
 		markdown         bool
 	}{
 		{name: "omitted </head> and </li>", page: "<html><head><title>T</title><body><ul><li>a<li>b</ul>", want: "# T\n\n- a\n- b"},
-		{name: "article preferred when there is no main", page: "<p>chrome</p><article><p>body</p></article><p>after</p>", want: "body"},
+		// readability scores content rather than tags: chrome goes by its class (sidebar, comments), not for being outside <article>.
+		{name: "the article, not the chrome around it", page: `<title>Trains</title><div class="sidebar"><p>Subscribe to our newsletter.</p></div><article><p>` +
+			strings.Repeat("The night train leaves at nine and arrives before dawn. ", 12) + `</p></article><div class="comments"><p>First comment!</p></div>`,
+			want: "# Trains\n\n" + strings.TrimSpace(strings.Repeat("The night train leaves at nine and arrives before dawn. ", 12))},
 		{name: "hidden elements dropped", page: "<p>shown</p><div hidden>secret</div><span aria-hidden=\"true\">x</span>", want: "shown"},
 		{name: "whitespace collapsed, tables kept", page: "<div>Hello <b>world</b>,<span>  spaced </span>text</div><table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr></table>",
 			want: "Hello **world**, spaced text\n\nA | B\n1 | 2", markdown: true},
@@ -282,19 +286,31 @@ func TestHTMLToText(t *testing.T) {
 		{name: "entities", page: "<p>a &amp; b &lt;c&gt;</p>", want: "a & b <c>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, text, err := htmlToText(strings.NewReader(tc.page), nil, tc.markdown)
+			text, extractor, err := htmlToText(strings.NewReader(tc.page), nil, tc.markdown)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, text)
+			require.Equal(t, "readability", extractor)
 		})
 	}
+}
+
+// A page readability cannot take is rendered whole, without its chrome.
+func TestHTMLFallbackDropsChrome(t *testing.T) {
+	_, text, err := renderHTML([]byte(`<nav>menu</nav><form>search</form><main><p>kept</p></main><aside>ad</aside><footer>f</footer>`), nil, false, true)
+	require.NoError(t, err)
+	require.Equal(t, "kept", text)
+	_, text, err = renderHTML([]byte(`<nav>menu</nav><p>kept</p>`), nil, false, false)
+	require.NoError(t, err)
+	require.Equal(t, "menu\n\nkept", text, "readability's article is rendered as it is")
 }
 
 // A hostile page of deeply nested tags costs linear time and no deep recursion.
 func TestHTMLToTextDeepNesting(t *testing.T) {
 	page := strings.Repeat("<div><b>", 150_000) + "deep text" + strings.Repeat("</b></div>", 150_000)
 	start := time.Now()
-	_, text, err := htmlToText(strings.NewReader(page), nil, false)
+	text, extractor, err := htmlToText(strings.NewReader(page), nil, false)
 	require.NoError(t, err)
 	require.Equal(t, "deep text", text)
+	require.Equal(t, "html", extractor, "too large for readability's tree: rendered by the streaming renderer")
 	require.Less(t, time.Since(start), 20*time.Second, "linear in the page size")
 }

@@ -45,7 +45,7 @@ func searchEnv(t *testing.T, handler http.HandlerFunc, web WebOptions) (Env, *Re
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	web.SearchBaseURL = srv.URL + "/search"
+	web.SearchEndpoint = srv.URL + "/search"
 	env, r := builtinEnv(t, BuiltinOptions{DisableFiles: true, WebEnabled: true, Web: web})
 	return env, r
 }
@@ -108,7 +108,7 @@ func TestWebSearchDuckDuckGo(t *testing.T) {
 			return
 		}
 		fmt.Fprint(w, ddgBody)
-	}, WebOptions{SearchMaxResults: 2})
+	}, WebOptions{SearchProvider: "duckduckgo", SearchMaxResults: 2})
 
 	res := call(t, r, env, "web_search", map[string]any{"query": "golang"})
 	require.False(t, res.IsError, res.Text)
@@ -134,16 +134,18 @@ func TestWebSearchProviderSelection(t *testing.T) {
 		provider  string
 		exclusive bool
 	}{
-		{name: "default duckduckgo", opts: WebOptions{}, provider: "duckduckgo", exclusive: true},
+		{name: "default duckduckgo", opts: WebOptions{SearchProvider: "duckduckgo"}, provider: "duckduckgo", exclusive: true},
+		{name: "empty is brave, which lacks a key", opts: WebOptions{Getenv: func(string) string { return "" }}, provider: "duckduckgo", exclusive: true},
 		{name: "brave with key", opts: WebOptions{SearchProvider: "brave", SearchAPIKey: "k"}, provider: "brave"},
 		{name: "key without provider", opts: WebOptions{SearchAPIKey: "k"}, provider: "brave"},
 		{name: "brave without key falls back", opts: WebOptions{SearchProvider: "Brave"}, provider: "duckduckgo", exclusive: true},
 		{name: "explicit duckduckgo ignores key", opts: WebOptions{SearchProvider: "duckduckgo", SearchAPIKey: "k"}, provider: "duckduckgo", exclusive: true},
-		{name: "unsupported provider falls back", opts: WebOptions{SearchProvider: "tavily", SearchAPIKey: "k"}, provider: "duckduckgo", exclusive: true},
+		{name: "a provider this build does not speak falls back", opts: WebOptions{SearchProvider: "kagi", SearchAPIKey: "k"}, provider: "duckduckgo", exclusive: true},
+		{name: "tavily with key", opts: WebOptions{SearchProvider: "tavily", SearchAPIKey: "k"}, provider: "tavily"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewWebSearch(tc.opts)
-			require.Equal(t, tc.provider, s.provider)
+			require.Equal(t, tc.provider, s.choice.Provider)
 			require.Equal(t, Flags{ReadOnly: true, Exclusive: tc.exclusive}, s.Flags())
 		})
 	}

@@ -25,6 +25,8 @@ const messageWait = 30 * time.Second
 type messageSender struct {
 	client client.Client
 	wait   time.Duration
+	// attempts is channels.sendMaxRetries (0: the delivery default).
+	attempts int32
 }
 
 // SendMessage implements tools.MessageSender.
@@ -38,7 +40,7 @@ func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, to proto
 	}
 	in := protocol.MessageInput{Deliver: protocol.DeliverInput{
 		SessionKey: key, Turn: env.Turn + "/" + env.CallID, Route: to,
-		Text: content, Media: media, Kind: protocol.ReplyMessage,
+		Text: content, Media: media, Kind: protocol.ReplyMessage, MaxAttempts: m.attempts,
 	}}
 	opts := client.StartWorkflowOptions{
 		ID:                       "message/" + env.SessionKey + "/" + env.Turn + "/" + env.CallID,

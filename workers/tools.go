@@ -27,9 +27,10 @@ func builtinOptions(t config.Tools, sb *tools.Sandbox, keys *secrets.Set) tools.
 		WebEnabled:    t.Web.Enable,
 		SSRFWhitelist: t.SSRFWhitelist,
 		Web: tools.WebOptions{
-			UserAgent:      t.Web.UserAgent,
+			UserAgent: t.Web.UserAgent, Proxy: t.Web.Proxy,
 			SearchProvider: t.Web.Search.Provider, SearchAPIKey: t.Web.Search.APIKey, SearchBaseURL: t.Web.Search.BaseURL,
 			SearchMaxResults: t.Web.Search.MaxResults, SearchTimeout: time.Duration(t.Web.Search.Timeout) * time.Second,
+			UseJinaReader: t.Web.Fetch.UseJinaReader,
 		},
 	}
 }
@@ -47,4 +48,15 @@ func newRegistry(cfg *config.Config, sb *tools.Sandbox, sender tools.MessageSend
 		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
 	}
 	return reg, nil
+}
+
+// WebSearchWarning says when web_search will not use the provider the
+// config names (a missing credential, a provider this build lacks), "" when
+// it will or web tools are off.
+func WebSearchWarning(cfg *config.Config) string {
+	w := cfg.Tools.Web
+	if !w.Enable {
+		return ""
+	}
+	return tools.ChooseSearch(w.Search.Provider, w.Search.APIKey, w.Search.BaseURL, nil).Warning
 }

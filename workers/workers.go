@@ -87,11 +87,18 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 }
 
 func newActivities(cfg *config.Config, st *stores.Set, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (activities.Deps, *mcp.Pool, error) {
+	if log == nil {
+		log = slog.Default()
+	}
 	workspace := cfg.Agents.Defaults.WorkspacePath()
+	warnSessionsDir(config.ConfigDir(cfg.Path), workspace, log)
+	if w := WebSearchWarning(cfg); w != "" {
+		log.Warn("config: " + w)
+	}
 	store := st.Sessions
 	var sender tools.MessageSender
 	if c != nil {
-		sender = &messageSender{client: c}
+		sender = &messageSender{client: c, attempts: cfg.TurnSettings().SendMaxRetries}
 	}
 	var jobs tools.CronJobs
 	if c != nil {
@@ -211,5 +218,18 @@ func (s *Set) Stop() {
 	s.mcp.Close()
 	if s.owned != nil {
 		s.owned.Close()
+	}
+}
+
+// warnSessionsDir says why a workspace's sessions may not be the ones the
+// user expects: nanobot's id file is unusable, or sessions kept before
+// nanobot named the workspace are left where they were.
+func warnSessionsDir(configDir, workspace string, log *slog.Logger) {
+	if _, err := session.WorkspaceID(workspace); err != nil {
+		log.Warn("sessions: nanobot's workspace id is unusable; sessions are kept by the workspace path", "error", err)
+	}
+	if old := session.UnreadSessionsDir(configDir, workspace); old != "" {
+		log.Warn("sessions: the workspace has nanobot's id now; earlier sessions are not read (move their files over to keep them)",
+			"unread", old, "sessions", session.SessionsDir(configDir, workspace))
 	}
 }

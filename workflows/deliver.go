@@ -25,6 +25,10 @@ const (
 // request, so an attempt still open after perProcessDeliveryRun was taken
 // by a process that died before reporting, and the turn must not stay open
 // (and the session's next CLI wait) for two minutes.
+// defaultDeliveryAttempts is a delivery's tries when the input names none
+// (Dream's and the heartbeat's notices).
+const defaultDeliveryAttempts = 10
+
 const (
 	channelDeliveryRun    = 2 * time.Minute
 	perProcessDeliveryRun = 30 * time.Second
@@ -76,6 +80,9 @@ func told(stopReason string) bool {
 // a process that is gone is left in the journal, marked undelivered, so
 // the next CLI in that session shows it.
 func (t *turn) deliverTo(ctx workflow.Context, ins []protocol.DeliverInput) {
+	for i := range ins {
+		ins[i].MaxAttempts = t.in.Settings.SendMaxRetries
+	}
 	deliverAll(ctx, t.in.SessionKey, ins)
 }
 
@@ -83,7 +90,7 @@ func (t *turn) deliverTo(ctx workflow.Context, ins []protocol.DeliverInput) {
 func deliverAll(ctx workflow.Context, sessionKey string, ins []protocol.DeliverInput) {
 	futures := make([]workflow.Future, len(ins))
 	for i, in := range ins {
-		futures[i] = workflow.ExecuteActivity(deliverCtx(ctx, in.Route), protocol.ActivityDeliver, in)
+		futures[i] = workflow.ExecuteActivity(deliverCtx(ctx, in), protocol.ActivityDeliver, in)
 	}
 	for i, f := range futures {
 		err := f.Get(ctx, nil)
@@ -106,8 +113,14 @@ func deliverAll(ctx workflow.Context, sessionKey string, ins []protocol.DeliverI
 }
 
 // deliverCtx puts a delivery on the queue of whoever owns the chat, with
-// retries that honour the platform's retry-after (the activity sets the delay).
-func deliverCtx(ctx workflow.Context, r protocol.Route) workflow.Context {
+// retries that honour the platform's retry-after (the activity sets the
+// delay), as many as in.MaxAttempts allows.
+func deliverCtx(ctx workflow.Context, in protocol.DeliverInput) workflow.Context {
+	r := in.Route
+	attempts := in.MaxAttempts
+	if attempts <= 0 {
+		attempts = defaultDeliveryAttempts
+	}
 	wait, run := channelDeliveryWait, channelDeliveryRun
 	if r.PerProcess() {
 		wait, run = perProcessDeliveryWait, perProcessDeliveryRun
@@ -121,7 +134,7 @@ func deliverCtx(ctx workflow.Context, r protocol.Route) workflow.Context {
 		// noticed in this, and the retry resumes from the parts it recorded.
 		HeartbeatTimeout: deliveryHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute, MaximumAttempts: 10,
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute, MaximumAttempts: attempts,
 			NonRetryableErrorTypes: []string{protocol.ErrDeliveryRejected},
 		},
 		Summary: "deliver to " + r.Channel,

@@ -83,7 +83,7 @@ func notifyHeartbeat(ctx workflow.Context, s protocol.Settings, tasks protocol.H
 	out := protocol.DeliverInput{SessionKey: protocol.HeartbeatSessionKey, Turn: turn, Route: *d.Route,
 		MessageIDs: []string{heartbeatMessageID(ctx)}, Text: d.Text, EntryID: d.EntryID, StopReason: protocol.StopCompleted}
 	wait := min(max(tasks.Interval, time.Minute), channelDeliveryWait) // a stale notification is not worth more
-	dctx := workflow.WithScheduleToStartTimeout(deliverCtx(ctx, *d.Route), wait)
+	dctx := workflow.WithScheduleToStartTimeout(deliverCtx(ctx, out), wait)
 	if err := workflow.ExecuteActivity(dctx, protocol.ActivityDeliver, out).Get(ctx, nil); err != nil {
 		log.Warn("delivering the heartbeat notification failed", "route", d.Route.String(), "error", err)
 		res.Reason = "delivery failed: " + err.Error()

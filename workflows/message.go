@@ -10,5 +10,5 @@ import (
 // process that owns the chat. Its ID is derived from the tool call, so a
 // retried call finds this run instead of sending twice.
 func MessageWorkflow(ctx workflow.Context, in protocol.MessageInput) error {
-	return workflow.ExecuteActivity(deliverCtx(ctx, in.Deliver.Route), protocol.ActivityDeliver, in.Deliver).Get(ctx, nil)
+	return workflow.ExecuteActivity(deliverCtx(ctx, in.Deliver), protocol.ActivityDeliver, in.Deliver).Get(ctx, nil)
 }

@@ -15,7 +15,9 @@ import (
 // Texts the user sees, as nanobot words them.
 const (
 	// toolFailedText is the result of a call whose activity failed for good.
-	toolFailedText    = "Error: the %s call could not finish: %s. If it changes things, check whether it did before you try again."
+	toolFailedText = "Error: the %s call could not finish: %s. If it changes things, check whether it did before you try again."
+	// toolErrorEndText ends a loop that stops at a tool's error (failOnToolError).
+	toolErrorEndText  = "Error: the %s tool failed: %s"
 	maxIterationsText = "I reached the maximum number of tool call iterations (%d) without completing the task. You can try breaking the task into smaller steps."
 )
 
@@ -68,6 +70,8 @@ type loopConfig struct {
 	// NoFinalize: at the iteration limit, stop with the text instead of one
 	// last call without tools (nanobot's subagents).
 	NoFinalize bool
+	// FailOnToolError: a tool's error ends the loop (agents.defaults.failOnToolError, nanobot's subagents).
+	FailOnToolError bool
 }
 
 // runner is the model ⇄ tools loop of the RUN state.
@@ -165,8 +169,14 @@ func (r *runner) decide(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 		}
 		return r.answer(ctx, res)
 	case len(res.ToolCalls) > 0 && toolFinishReasons[res.FinishReason]:
-		if err := r.runTools(ctx, res); err != nil {
+		failure, err := r.runTools(ctx, res)
+		if err != nil {
 			return "", true, err
+		}
+		// Runs that began before this rule go on as they did (a tool error is the model's to handle).
+		if failure != "" && r.cfg.FailOnToolError && workflow.GetVersion(ctx, "fail-on-tool-error", workflow.DefaultVersion, 1) == 1 {
+			r.final = reply{Text: failure, StopReason: protocol.StopToolError}
+			return "", true, nil
 		}
 		r.inject(ctx)
 		if r.RepeatStrikes >= repeatStrikesToEnd {
@@ -306,8 +316,9 @@ func llmCtx(ctx workflow.Context, s protocol.Settings, summary string) workflow.
 }
 
 // runTools runs one batch: consecutive concurrency-safe calls in parallel,
-// every other call alone, in the model's order.
-func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) error {
+// every other call alone, in the model's order. failure is the first
+// tool error, as the loop's answer when errors end it.
+func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) (failure string, err error) {
 	calls := res.ToolCalls
 	for i := 0; i < len(calls); {
 		j := i + 1
@@ -325,7 +336,7 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 			}
 			f, err := r.gateTool(ctx, c, res.EntryID, shows)
 			if err != nil {
-				return err
+				return "", err
 			}
 			futures = append(futures, f)
 		}
@@ -333,20 +344,23 @@ func (r *runner) runTools(ctx workflow.Context, res *protocol.LLMCallResult) err
 			var out protocol.ToolCallResult
 			if err := f.Get(ctx, &out); err != nil {
 				if temporal.IsCanceledError(err) {
-					return err
+					return "", err
 				}
 				// A call that could not finish (its worker, its journal) is the model's result, as a tool's own error is.
 				c := calls[i+k]
 				text := fmt.Sprintf(toolFailedText, c.Name, FailureReason(err))
 				if out, err = r.toolResult(ctx, c, text, true); err != nil {
-					return fmt.Errorf("journal the failure of tool %s (%s): %w", c.Name, c.ID, err)
+					return "", fmt.Errorf("journal the failure of tool %s (%s): %w", c.Name, c.ID, err)
 				}
 			}
 			r.originAnswered = r.originAnswered || out.AnsweredOrigin
+			if out.IsError && failure == "" {
+				failure = fmt.Sprintf(toolErrorEndText, calls[i+k].Name, out.Preview)
+			}
 		}
 		i = j
 	}
-	return nil
+	return failure, nil
 }
 
 // batchHints are the progress lines of a batch's calls, in the model's order.

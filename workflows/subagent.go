@@ -155,6 +155,7 @@ func (s *subagent) loopConfig() loopConfig {
 	return loopConfig{
 		SessionKey: protocol.SubagentSessionKey(s.in.ID), OriginKey: s.in.OriginKey, Turn: s.turn(), Settings: s.in.Settings,
 		Route: protocol.Route{Channel: "subagent", ChatID: s.in.ID}, Profile: protocol.ProfileFor(protocol.SubagentTurn, false), NoFinalize: true,
+		FailOnToolError: s.in.Settings.FailOnToolError,
 	}
 }
 

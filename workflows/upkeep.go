@@ -48,7 +48,7 @@ func DreamWorkflow(ctx workflow.Context, in protocol.DreamInput) (*protocol.Drea
 	if r := in.Route; r != nil && r.Deliverable() {
 		d := protocol.DeliverInput{SessionKey: protocol.SessionKey(r.Channel, r.ChatID), Turn: workflow.GetInfo(ctx).WorkflowExecution.RunID,
 			Route: *r, Text: res.Text, StopReason: protocol.StopCompleted}
-		if err := workflow.ExecuteActivity(deliverCtx(ctx, *r), protocol.ActivityDeliver, d).Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(deliverCtx(ctx, d), protocol.ActivityDeliver, d).Get(ctx, nil); err != nil {
 			workflow.GetLogger(ctx).Warn("delivering the Dream result failed", "route", r.String(), "error", err)
 		}
 	}

@@ -19,14 +19,14 @@ type Config struct {
 	// E2EEEnabled and SASVerification: end-to-end encryption is not in this
 	// build; encrypted rooms are logged and skipped whatever they say.
 	E2EEEnabled     bool `json:"e2eeEnabled"`
-	SASVerification bool `json:"sasVerification"`
+	SASVerification bool `json:"sasVerification" unused:"end-to-end encryption is not in this build"`
 	// SyncStopGraceSeconds bounds how long Stop waits for the sync loop.
 	SyncStopGraceSeconds int `json:"syncStopGraceSeconds"`
 	// MaxMediaBytes caps files both ways (0 refuses them all), lowered to
 	// the homeserver's m.upload.size.
 	MaxMediaBytes int64 `json:"maxMediaBytes"`
 	// MaxConcurrentMediaDownloads: downloads run one message at a time here.
-	MaxConcurrentMediaDownloads int      `json:"maxConcurrentMediaDownloads"`
+	MaxConcurrentMediaDownloads int      `json:"maxConcurrentMediaDownloads" unused:"downloads run one message at a time"`
 	AllowFrom                   []string `json:"allowFrom"`
 	// GroupPolicy is "open" (every room message), "mention" (the bot
 	// mentioned) or "allowlist" (rooms in GroupAllowFrom); DMs always pass.

@@ -39,7 +39,9 @@ func TestNanobotBlockIsReadUnchanged(t *testing.T) {
 	require.False(t, channels.AllowFromFor(cfg, Name).Allows("@mallory:example.org"))
 	warnings, err := spec.Check(cfg)
 	require.NoError(t, err)
-	require.Empty(t, warnings)
+	require.Len(t, warnings, 1, "only the key this build does not act on is named")
+	require.Equal(t, "channels.matrix.maxConcurrentMediaDownloads", warnings[0].Key)
+	require.True(t, warnings[0].Unsupported)
 }
 
 // TestBlockDefaultsAndMissingKeys: nanobot's defaults (groupPolicy open,

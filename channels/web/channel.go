@@ -38,6 +38,8 @@ type Channel struct {
 	log         *slog.Logger
 
 	clients *clients
+	// showReasoning draws the model's reasoning while it streams (channels.showReasoning).
+	showReasoning bool
 
 	mu      sync.Mutex
 	publish channels.Publish
@@ -70,6 +72,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		addr: addr, token: cfg.Token, log: log.With("channel", Name),
 		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions,
 		clients: newClients(), url: "http://" + addr + "/",
+		showReasoning: deps.Config.Channels.ShowReasoning,
 	}, nil
 }
 
@@ -168,9 +171,13 @@ func (c *Channel) Send(_ context.Context, r channels.Reply) error {
 }
 
 // SendDelta implements channels.Streamer: deltas, resets, tool hints and
-// injections are drawn on the pages open on the chat.
+// injections are drawn on the pages open on the chat, and the model's
+// reasoning too with channels.showReasoning.
 func (c *Channel) SendDelta(_ context.Context, ev channels.StreamEvent) {
 	s := streamEvent{Turn: ev.Turn, Iteration: ev.Iteration}
+	if ev.Reasoning != "" && c.showReasoning {
+		c.clients.broadcast(ev.Route.ChatID, event{Name: "reasoning", Data: streamEvent{Turn: ev.Turn, Iteration: ev.Iteration, Text: ev.Reasoning}})
+	}
 	var name string
 	switch {
 	case ev.Reset:
@@ -184,7 +191,7 @@ func (c *Channel) SendDelta(_ context.Context, ev channels.StreamEvent) {
 	case ev.Delta != "":
 		name, s.Text = "delta", ev.Delta
 	default:
-		return // reasoning alone is not drawn
+		return // reasoning alone: drawn above, or not at all
 	}
 	c.clients.broadcast(ev.Route.ChatID, event{Name: name, Data: s})
 }

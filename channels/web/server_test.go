@@ -227,7 +227,7 @@ func TestEventsStreamTheChatsTurn(t *testing.T) {
 	require.NoError(t, c.Send(ctx, channels.Reply{Route: route, Text: "Stopped 1 task(s).", Kind: protocol.ReplySystem}))
 
 	want := []struct{ name, text string }{
-		{"hint", "exec sleep 5"}, {"injected", ""}, {"delta", "Hel"}, {"reset", ""}, {"delta", "Hello"}, {"end", ""},
+		{"hint", "exec sleep 5"}, {"injected", ""}, {"reasoning", "hmm"}, {"delta", "Hel"}, {"reset", ""}, {"delta", "Hello"}, {"end", ""},
 		{"reply", "Hello"}, {"reply", "Stopped 1 task(s)."},
 	}
 	for _, w := range want {
@@ -337,4 +337,19 @@ func TestPageIsEmbeddedAndLocked(t *testing.T) {
 		require.Contains(t, a.header.Get("Content-Security-Policy"), "default-src 'self'", "no inline or remote script runs")
 	}
 	require.Equal(t, http.StatusNotFound, call(t, http.MethodGet, base+"/static/index.html", "").status)
+}
+
+func TestReasoningIsDrawnOnlyWithShowReasoning(t *testing.T) {
+	c, _, base := startChannel(t, "")
+	c.UseTemporal(fixedTurns{TurnNow{}}, "http://127.0.0.1:8233", "default")
+	evs := openEvents(t, base+"/api/events?chat=c1")
+	require.Equal(t, "turn", next(t, evs).name)
+	require.Eventually(t, func() bool { return c.clients.count("c1") == 1 }, 5*time.Second, 5*time.Millisecond)
+	route := protocol.Route{Channel: "web", ChatID: "c1"}
+	ctx := context.Background()
+	c.showReasoning = false // channels.showReasoning: false
+	c.SendDelta(ctx, channels.StreamEvent{Route: route, Turn: "t", Iteration: 1, Reasoning: "secret thoughts", Delta: "Hi"})
+	ev := next(t, evs)
+	require.Equal(t, "delta", ev.name, "no reasoning event without showReasoning")
+	require.Equal(t, "Hi", ev.data["text"])
 }

@@ -70,6 +70,8 @@ type app struct {
 	stderr     io.Writer
 	log        *slog.Logger
 	secrets    *secrets.Set // the config's keys and tokens, and those channels fetch
+	// warnings are the last loaded config's (status lists the unsupported ones).
+	warnings []config.Warning
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -190,7 +192,8 @@ func (a *app) loadConfig() (*config.Config, error) {
 	a.log = slog.New(secrets.Handler(a.log.Handler(), a.secrets))
 	slog.SetDefault(a.log)
 	more, err := channels.CheckConfig(cfg)
-	for _, w := range append(warnings, more...) {
+	a.warnings = append(warnings, more...)
+	for _, w := range a.warnings {
 		a.log.Warn("config: " + w.String())
 	}
 	if err != nil {

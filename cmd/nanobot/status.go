@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/providers"
+	"github.com/nanobot-durable/nanobot/workers"
 )
 
 // status prints where things are and whether Temporal answers; it starts nothing.
@@ -46,6 +50,10 @@ func (a *app) status(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "Provider:  %s at %s, %s; resolved by %s\n", res.ProviderName, res.APIBase, key, res.Reason)
 		fmt.Fprintf(out, "API model: %s\n", res.APIModel)
 	}
+	writeUnsupported(out, a.warnings)
+	if w := workers.WebSearchWarning(cfg); w != "" {
+		fmt.Fprintf(out, "Web search: %s\n", w)
+	}
 	addr, source := os.Getenv("TEMPORAL_ADDRESS"), "TEMPORAL_ADDRESS"
 	if addr == "" {
 		port, _ := devPorts()
@@ -64,4 +72,23 @@ func (a *app) status(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(out, "Temporal:  %s (%s), namespace %s: %s\n", addr, source, envOr("TEMPORAL_NAMESPACE", "default"), state)
 	return nil
+}
+
+// writeUnsupported lists the keys the config sets that this build reads
+// but does not act on, one a line, each with why.
+func writeUnsupported(out io.Writer, warnings []config.Warning) {
+	var keys []config.Warning
+	for _, w := range warnings {
+		if w.Unsupported {
+			keys = append(keys, w)
+		}
+	}
+	if len(keys) == 0 {
+		fmt.Fprintln(out, "Unsupported: none of the keys set")
+		return
+	}
+	fmt.Fprintf(out, "Unsupported: %d keys set have no effect in this build\n", len(keys))
+	for _, w := range keys {
+		fmt.Fprintf(out, "  %s: %s\n", w.Key, strings.TrimPrefix(w.Msg, "has no effect in this build: "))
+	}
 }

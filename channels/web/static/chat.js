@@ -89,13 +89,25 @@ function hint(text, turn) {
   t.hints.appendChild(line);
 }
 
+// reasoning draws the model's reasoning, dimmed, among the progress lines.
+function reasoning(ev) {
+  const t = live(ev.turn);
+  if (!t.thought || t.thoughtIteration !== ev.iteration) {
+    t.thought = document.createElement('div');
+    t.thought.className = 'reasoning';
+    t.thoughtIteration = ev.iteration;
+    t.hints.appendChild(t.thought);
+  }
+  t.thought.textContent += ev.text;
+}
+
 // fold collapses a finished turn's progress lines into one summary line.
 function fold(t) {
-  const n = t.hints.children.length;
-  if (!n) { t.hints.remove(); return; }
+  if (!t.hints.children.length) { t.hints.remove(); return; }
+  const n = t.hints.querySelectorAll(':scope > div:not(.reasoning)').length;
   const d = document.createElement('details');
   const s = document.createElement('summary');
-  s.textContent = n + ' tool call' + (n > 1 ? 's' : '');
+  s.textContent = n ? n + ' tool call' + (n > 1 ? 's' : '') : 'reasoning';
   d.appendChild(s);
   while (t.hints.firstChild) d.appendChild(t.hints.firstChild);
   t.hints.appendChild(d);
@@ -185,6 +197,7 @@ function connect() {
   });
   on('hint', (ev) => { setBusy(true); hint(ev.text, ev.turn); });
   on('delta', (ev) => { setBusy(true); delta(ev); });
+  on('reasoning', (ev) => { setBusy(true); reasoning(ev); });
   on('reset', (ev) => { const t = live(ev.turn); t.text = ''; if (t.bubble) t.bubble.innerHTML = ''; });
   on('injected', (ev) => {
     for (const id of ev.ids) {

@@ -12,16 +12,15 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// HTML is read with the streaming tokenizer rather than a parsed tree:
-// work stays linear and the stack flat however deeply a page nests tags.
-
-// htmlSkipped are elements whose content is never readable page text.
-var htmlSkipped = map[atom.Atom]bool{
+// htmlNeverText are elements whose content is never readable page text.
+var htmlNeverText = map[atom.Atom]bool{
 	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
-	atom.Svg: true, atom.Nav: true, atom.Footer: true, atom.Aside: true,
-	atom.Form: true, atom.Iframe: true, atom.Button: true,
+	atom.Svg: true, atom.Iframe: true, atom.Button: true,
 	atom.Select: true, atom.Canvas: true, atom.Object: true, atom.Dialog: true,
 }
+
+// htmlChrome is page furniture around the content.
+var htmlChrome = map[atom.Atom]bool{atom.Nav: true, atom.Footer: true, atom.Aside: true, atom.Form: true}
 
 // htmlBlocks start and end on their own line.
 var htmlBlocks = map[atom.Atom]bool{
@@ -36,28 +35,17 @@ var (
 	blankLineRun = regexp.MustCompile(`\n{3,}`)
 )
 
-// htmlToText turns an HTML page into readable text: scripts, styles and
-// page chrome (nav, footer, aside, forms, hidden elements) are dropped, the
-// first <main> or else <article> element is preferred over the whole page,
-// and headings, lists, paragraphs and code blocks keep their shape. In
-// markdown mode headings become "#", links "[text](absolute URL)", bold
-// "**" and code is fenced. The title, if any, heads the text as "# title".
-func htmlToText(r io.Reader, base *url.URL, markdown bool) (title, text string, err error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return "", "", err
-	}
-	root := atom.Atom(0)
-	switch {
-	case hasStartTag(data, atom.Main):
-		root = atom.Main
-	case hasStartTag(data, atom.Article):
-		root = atom.Article
-	}
+// renderHTML renders an HTML document or fragment as text: scripts, styles
+// and hidden elements are dropped; headings, lists, paragraphs, tables and
+// code blocks keep their shape. In markdown mode headings become "#", links
+// "[text](absolute URL)", bold "**" and code is fenced. chrome also drops
+// page furniture (nav, footer, aside, forms), for a page readability could
+// not reduce to its article. It streams tokens: work stays linear and the
+// stack flat however deeply a page nests tags.
+func renderHTML(data []byte, base *url.URL, markdown, chrome bool) (title, text string, err error) {
 	w := &textWriter{markdown: markdown, base: base}
 	var titleBuf strings.Builder
 	inTitle, titleDone := false, false
-	inRoot, rootDepth := root == 0, 0
 	var skipTag atom.Atom
 	skipDepth := 0
 	z := html.NewTokenizer(bytes.NewReader(data))
@@ -74,7 +62,7 @@ loop:
 			switch {
 			case inTitle:
 				titleBuf.Write(z.Text())
-			case skipDepth == 0 && inRoot:
+			case skipDepth == 0:
 				w.text(string(z.Text()))
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
@@ -90,19 +78,13 @@ loop:
 				}
 				continue
 			}
-			if htmlSkipped[a] || tokHasAttr(tok, "hidden") || tokAttr(tok, "aria-hidden") == "true" {
+			if htmlNeverText[a] || chrome && htmlChrome[a] || tokHasAttr(tok, "hidden") || tokAttr(tok, "aria-hidden") == "true" {
 				if !selfClosing && !isVoid(a) {
 					skipTag, skipDepth = a, 1
 				}
 				continue
 			}
-			if a == root && !selfClosing {
-				inRoot = true
-				rootDepth++
-			}
-			if inRoot {
-				w.start(tok, a)
-			}
+			w.start(tok, a)
 		case html.EndTagToken:
 			a := z.Token().DataAtom
 			switch {
@@ -112,13 +94,8 @@ loop:
 				if a == skipTag {
 					skipDepth--
 				}
-			case inRoot:
+			default:
 				w.end(a)
-				if root != 0 && a == root {
-					if rootDepth--; rootDepth == 0 {
-						break loop // the first main/article is the page
-					}
-				}
 			}
 		}
 	}
@@ -128,25 +105,7 @@ loop:
 		lines[i] = strings.TrimRightFunc(l, unicode.IsSpace)
 	}
 	text = strings.TrimSpace(blankLineRun.ReplaceAllString(strings.Join(lines, "\n"), "\n\n"))
-	if title != "" && !strings.HasPrefix(text, "# "+title) {
-		text = strings.TrimSpace("# " + title + "\n\n" + text)
-	}
 	return title, text, nil
-}
-
-// hasStartTag reports whether data contains a start tag of kind a.
-func hasStartTag(data []byte, a atom.Atom) bool {
-	z := html.NewTokenizer(bytes.NewReader(data))
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return false
-		case html.StartTagToken:
-			if name, _ := z.TagName(); atom.Lookup(name) == a {
-				return true
-			}
-		}
-	}
 }
 
 // textWriter renders tokens into buf, tracking line starts so that

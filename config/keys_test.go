@@ -1,0 +1,204 @@
+package config
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// readKeys is every key this build acts on, with where. With the
+// `unused:"why"` tags it must cover Keys() exactly: a key added to the
+// types is either read somewhere (and listed here) or tagged, so a value
+// the user sets is never silently dropped.
+var readKeys = map[string]string{
+	"agents.defaults.workspace":                       "WorkspacePath: sessions, prompt, tools",
+	"agents.defaults.modelPreset":                     "ActiveModel",
+	"agents.defaults.model":                           "ActiveModel → providers",
+	"agents.defaults.provider":                        "ActiveModel → providers.Resolve",
+	"agents.defaults.maxTokens":                       "TurnSettings",
+	"agents.defaults.contextWindowTokens":             "TurnSettings",
+	"agents.defaults.contextBlockLimit":               "TurnSettings → the model call's history budget",
+	"agents.defaults.temperature":                     "ActiveModel → providers",
+	"agents.defaults.fallbackModels":                  "Fallbacks → providers",
+	"agents.defaults.maxToolIterations":               "TurnSettings",
+	"agents.defaults.maxRepeatedToolCalls":            "TurnSettings",
+	"agents.defaults.maxConcurrentSubagents":          "activities/subagent.go",
+	"agents.defaults.failOnToolError":                 "TurnSettings → the subagent's runner",
+	"agents.defaults.maxToolResultChars":              "activities, governance",
+	"agents.defaults.providerRetryMode":               "TurnSettings: the model call's attempts",
+	"agents.defaults.reasoningEffort":                 "providers",
+	"agents.defaults.toolHintMaxLength":               "activities/llm.go",
+	"agents.defaults.timezone":                        "TurnSettings → runtime context; the cron tool",
+	"agents.defaults.timezoneMode":                    "resolveTimezone",
+	"agents.defaults.botName":                         "prompt",
+	"agents.defaults.unifiedSession":                  "channels",
+	"agents.defaults.disabledSkills":                  "prompt, skills",
+	"agents.defaults.idleCompactAfterMinutes":         "workers/schedules.go",
+	"agents.defaults.idleCompactCheckIntervalSeconds": "workers/schedules.go",
+	"agents.defaults.consolidationRatio":              "TurnSettings",
+	"agents.defaults.dream.enabled":                   "workers/schedules.go",
+	"agents.defaults.dream.intervalH":                 "workers/schedules.go",
+	"agents.defaults.dream.cron":                      "workers/schedules.go",
+	"agents.defaults.dream.modelOverride":             "activities/dream.go",
+	"channels.sendProgress":                           "channels: edit streams, WeCom",
+	"channels.sendToolHints":                          "channels",
+	"channels.showReasoning":                          "the web chat",
+	"channels.sendMaxRetries":                         "TurnSettings → delivery attempts",
+	"channels.telegram.enabled":                       "channels/telegram",
+	"channels.telegram.token":                         "channels/telegram",
+	"channels.telegram.apiBase":                       "channels/telegram",
+	"channels.telegram.mode":                          "channels/telegram (webhook refused at start)",
+	"channels.telegram.allowFrom":                     "channels/telegram",
+	"channels.telegram.proxy":                         "channels/telegram",
+	"channels.telegram.replyToMessage":                "channels/telegram",
+	"channels.telegram.reactEmoji":                    "channels/telegram",
+	"channels.telegram.groupPolicy":                   "channels/telegram",
+	"channels.telegram.streaming":                     "channels/telegram",
+	"channels.telegram.streamEditInterval":            "channels/telegram",
+	"channels.slack.enabled":                          "channels/slack",
+	"channels.slack.apiBase":                          "channels/slack",
+	"channels.slack.mode":                             "channels/slack (webhook refused at start)",
+	"channels.slack.botToken":                         "channels/slack",
+	"channels.slack.appToken":                         "channels/slack",
+	"channels.slack.replyInThread":                    "channels/slack",
+	"channels.slack.reactEmoji":                       "channels/slack",
+	"channels.slack.doneEmoji":                        "channels/slack",
+	"channels.slack.includeThreadContext":             "channels/slack",
+	"channels.slack.threadContextLimit":               "channels/slack",
+	"channels.slack.allowFrom":                        "channels/slack",
+	"channels.slack.groupPolicy":                      "channels/slack",
+	"channels.slack.groupAllowFrom":                   "channels/slack",
+	"channels.slack.groupRequireMention":              "channels/slack",
+	"channels.slack.dm.enabled":                       "channels/slack",
+	"channels.slack.dm.policy":                        "channels/slack",
+	"channels.slack.dm.allowFrom":                     "channels/slack",
+	"channels.web.enabled":                            "channels/web",
+	"channels.web.host":                               "channels/web",
+	"channels.web.port":                               "channels/web",
+	"channels.web.token":                              "channels/web",
+	"providers.<name>.apiKey":                         "providers.Resolve",
+	"providers.<name>.apiBase":                        "providers.Resolve",
+	"providers.<name>.extraHeaders":                   "providers",
+	"providers.<name>.extraBody":                      "providers",
+	"providers.<name>.extraQuery":                     "providers",
+	"providers.<name>.apiType":                        "providers.Resolve: chat completions or the Responses API",
+	"providers.<name>.proxy":                          "providers",
+	"providers.<name>.thinkingStyle":                  "providers",
+	"api.enabled":                                     "cmd/nanobot gateway",
+	"api.host":                                        "channels/api",
+	"api.port":                                        "channels/api",
+	"api.timeout":                                     "channels/api",
+	"api.apiKey":                                      "channels/api",
+	"gateway.host":                                    "cmd/nanobot: metrics",
+	"gateway.metricsPort":                             "cmd/nanobot: metrics",
+	"gateway.heartbeat.enabled":                       "workers/schedules.go",
+	"gateway.heartbeat.intervalS":                     "workers/schedules.go",
+	"gateway.heartbeat.keepRecentMessages":            "activities/heartbeat.go",
+	"tools.restrictToWorkspace":                       "tools",
+	"tools.ssrfWhitelist":                             "tools: the SSRF guard",
+	"tools.exec.enable":                               "workers/tools.go",
+	"tools.exec.timeout":                              "workers/tools.go",
+	"tools.exec.pathPrepend":                          "workers/tools.go",
+	"tools.exec.pathAppend":                           "workers/tools.go",
+	"tools.exec.allowedEnvKeys":                       "workers/tools.go",
+	"tools.exec.allowPatterns":                        "workers/tools.go",
+	"tools.exec.denyPatterns":                         "workers/tools.go",
+	"tools.exec.sandbox":                              "workers/sandbox.go",
+	"tools.exec.sandboxRoBinds":                       "workers/sandbox.go",
+	"tools.exec.sandboxRwBinds":                       "workers/sandbox.go",
+	"tools.exec.sandboxNetwork":                       "workers/sandbox.go",
+	"tools.mcpServers.<name>.sandbox":                 "mcp: the pool wraps the command",
+	"database.url":                                    "stores.Open",
+	"tools.web.enable":                                "workers/tools.go",
+	"tools.web.proxy":                                 "workers/tools.go → web tools",
+	"tools.web.userAgent":                             "workers/tools.go → web tools",
+	"tools.web.search.provider":                       "tools.ChooseSearch",
+	"tools.web.search.apiKey":                         "tools.ChooseSearch",
+	"tools.web.search.baseUrl":                        "tools.ChooseSearch (SearXNG)",
+	"tools.web.search.maxResults":                     "workers/tools.go",
+	"tools.web.search.timeout":                        "workers/tools.go",
+	"tools.web.fetch.useJinaReader":                   "workers/tools.go → web_fetch",
+	"tools.file.enable":                               "workers/tools.go",
+	"tools.mcpServers.<name>.type":                    "mcp",
+	"tools.mcpServers.<name>.command":                 "mcp",
+	"tools.mcpServers.<name>.args":                    "mcp",
+	"tools.mcpServers.<name>.env":                     "mcp",
+	"tools.mcpServers.<name>.cwd":                     "mcp",
+	"tools.mcpServers.<name>.url":                     "mcp",
+	"tools.mcpServers.<name>.headers":                 "mcp",
+	"tools.mcpServers.<name>.toolTimeout":             "mcp",
+	"tools.mcpServers.<name>.enabledTools":            "mcp",
+	"tools.mcpServers.<name>.auth":                    "mcp (oauth refused with an error)",
+	"tools.approval.mode":                             "tools: approval policy",
+	"tools.approval.tools":                            "tools: approval policy",
+	"tools.approval.commands":                         "tools: approval policy",
+	"tools.approval.timeoutS":                         "TurnSettings",
+	"modelPresets.<name>.model":                       "ActiveModel, Fallbacks",
+	"modelPresets.<name>.provider":                    "ActiveModel, Fallbacks",
+	"modelPresets.<name>.maxTokens":                   "ActiveModel, Fallbacks",
+	"modelPresets.<name>.contextWindowTokens":         "ActiveModel, Fallbacks",
+	"modelPresets.<name>.temperature":                 "ActiveModel, Fallbacks",
+	"modelPresets.<name>.reasoningEffort":             "ActiveModel, Fallbacks",
+}
+
+// TestEveryKeyIsReadOrWarnedAbout derives the keys from the config types:
+// each is either in readKeys (and its Go field is read outside the type
+// definitions) or tagged unused, never both, never neither.
+func TestEveryKeyIsReadOrWarnedAbout(t *testing.T) {
+	sources := goSourcesOutsideTypes(t)
+	seen := map[string]bool{}
+	for _, k := range Keys() {
+		seen[k.Path] = true
+		where, read := readKeys[k.Path]
+		switch {
+		case read && k.Unused != "":
+			t.Errorf("%s is tagged unused (%q) and listed as read (%s): pick one", k.Path, k.Unused, where)
+		case !read && k.Unused == "":
+			t.Errorf("%s is neither read (readKeys) nor tagged `unused:\"why\"`: a user who sets it would not be told it does nothing", k.Path)
+		case read && !regexp.MustCompile(`\.`+k.Field.Name+`\b`).MatchString(sources):
+			t.Errorf("%s is listed as read (%s) but no code reads its field %s", k.Path, where, k.Field.Name)
+		}
+	}
+	var stale []string
+	for p := range readKeys {
+		if !seen[p] {
+			stale = append(stale, p)
+		}
+	}
+	sort.Strings(stale)
+	require.Empty(t, stale, "readKeys names keys the config no longer has")
+}
+
+// goSourcesOutsideTypes is the module's non-test Go code, without the
+// files that only declare the config types and their defaults.
+func goSourcesOutsideTypes(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && p != "..") {
+			return filepath.SkipDir
+		}
+		name := filepath.ToSlash(p)
+		if d.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") ||
+			strings.HasPrefix(name, "../config/types") || name == "../config/defaults.go" || name == "../config/keys.go" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		b.Write(data)
+		return nil
+	})
+	require.NoError(t, err)
+	return b.String()
+}
