@@ -160,6 +160,9 @@ var (
 // validate checks what the schema constrains beyond types, as nanobot does.
 func (c *Config) validate(src string) error {
 	d := &c.Agents.Defaults
+	if err := c.Transcription.validate(src); err != nil {
+		return err
+	}
 	if d.ModelPreset != "" {
 		if _, ok := c.ModelPresets[d.ModelPreset]; !ok {
 			return &Error{Source: src, Key: "agents.defaults.modelPreset", Msg: fmt.Sprintf("no preset %q in modelPresets", d.ModelPreset)}

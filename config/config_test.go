@@ -173,7 +173,7 @@ func TestLoadRealisticFile(t *testing.T) {
 		{"exec", []any{c.Tools.Exec.Timeout, c.Tools.Exec.PathAppend, c.Tools.Exec.Enable}, []any{0, "/opt/bin", true}},
 		{"web search", c.Tools.Web.Search, WebSearch{Provider: "brave", APIKey: "bk", MaxResults: 5, Timeout: 30}},
 		{"mcp defaults", c.Tools.MCPServers["github"], MCPServer{Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-github"}, Env: map[string]string{"GITHUB_TOKEN": "t"}, ToolTimeout: 30, EnabledTools: []string{"*"}}},
-		{"transcription raw", string(c.Transcription), `{"provider":"groq"}`},
+		{"transcription", c.Transcription, Transcription{Enabled: true, Provider: "groq", MaxDurationSec: 120, MaxUploadMB: 25}},
 		{"active model", c.ActiveModel().Model, "openrouter/anthropic/claude-sonnet-4"},
 		{"fallbacks", c.Fallbacks()[0].Model, "deepseek/deepseek-chat"},
 	}
@@ -305,7 +305,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	custom.Agents.Defaults.FallbackModels = []FallbackModel{{Preset: "fast"}, {Model: "x", Provider: "auto"}}
 	custom.Providers["openrouter"] = ProviderConfig{APIKey: "k", ExtraBody: map[string]any{"a": 1.0}, ExtraHeaders: map[string]string{"H": "v"}}
 	custom.Channels.Other = map[string]json.RawMessage{"discord": json.RawMessage(`{"enabled":true}`)}
-	custom.Transcription = json.RawMessage(`{"provider":"groq"}`)
+	custom.Transcription = Transcription{Enabled: true, Provider: "groq", Language: "en", MaxDurationSec: 60, MaxUploadMB: 25}
 	custom.Tools.MCPServers["fs"] = MCPServer{Command: "c", ToolTimeout: 5, EnabledTools: []string{"read"}}
 	off := false
 	custom.Tools.RestrictToWorkspace = &off

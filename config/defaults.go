@@ -20,9 +20,10 @@ func Default() *Config {
 		providers[name] = ProviderConfig{}
 	}
 	return &Config{
-		Agents:    Agents{Defaults: defaultDefaults()},
-		Channels:  defaultChannels(),
-		Providers: providers,
+		Agents:        Agents{Defaults: defaultDefaults()},
+		Channels:      defaultChannels(),
+		Transcription: Transcription{Enabled: true, MaxDurationSec: 120, MaxUploadMB: 25},
+		Providers:     providers,
 		API: API{
 			Host:    "127.0.0.1",
 			Port:    8900,

@@ -14,7 +14,7 @@ import "encoding/json"
 type Config struct {
 	Agents        Agents                    `json:"agents"`
 	Channels      Channels                  `json:"channels"`
-	Transcription json.RawMessage           `json:"transcription,omitempty"` // kept verbatim; no Go consumer yet
+	Transcription Transcription             `json:"transcription"`
 	Providers     map[string]ProviderConfig `json:"providers" config:"snakekeys"`
 	API           API                       `json:"api"`
 	Gateway       Gateway                   `json:"gateway"`
