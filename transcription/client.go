@@ -81,11 +81,17 @@ func Transcribe(ctx context.Context, hc *http.Client, s Settings, path string) (
 	if s.Provider.JSONBody {
 		return transcribeJSON(ctx, hc, s, path)
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", &Error{Err: fmt.Errorf("read audio: %w", err)}
+	}
+	defer f.Close()
 	oc := openai.DefaultConfig(s.APIKey)
 	oc.BaseURL = s.APIBase
 	oc.HTTPClient = hc
 	res, err := openai.NewClientWithConfig(oc).CreateTranscription(ctx, openai.AudioRequest{
-		Model: s.Model, FilePath: path, Language: s.Language, Format: openai.AudioResponseFormatJSON,
+		// the file's name only: the worker's paths are not the provider's business
+		Model: s.Model, FilePath: filepath.Base(path), Reader: f, Language: s.Language, Format: openai.AudioResponseFormatJSON,
 	})
 	if err != nil {
 		return "", classify(s.Provider.Name, err)
@@ -102,8 +108,6 @@ func classify(provider string, err error) error {
 		status = apiErr.HTTPStatusCode
 	case errors.As(err, &reqErr):
 		status = reqErr.HTTPStatusCode
-	case errors.Is(err, os.ErrNotExist):
-		return &Error{Err: fmt.Errorf("%s transcription: %w", provider, err)}
 	default: // no answer at all: a connection error or a timeout
 		return &Error{Retryable: true, Err: fmt.Errorf("%s transcription: %w", provider, err)}
 	}

@@ -1,0 +1,106 @@
+package transcription_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/providers/aimocktest"
+	"github.com/nanobot-durable/nanobot/transcription"
+)
+
+// oggOpus writes a minimal Ogg Opus file whose last page says it lasts d.
+func oggOpus(t *testing.T, d time.Duration) string {
+	t.Helper()
+	page := func(granule uint64, body string) []byte {
+		b := make([]byte, 27)
+		copy(b, "OggS")
+		binary.LittleEndian.PutUint64(b[6:14], granule)
+		return append(b, body...)
+	}
+	data := append(page(0, "OpusHead\x01\x01"), page(uint64(d/time.Second)*48000, "audio")...)
+	path := filepath.Join(t.TempDir(), "telegram-AgAD-voice.ogg")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+func settings(t *testing.T, srv *aimocktest.Server, model string) transcription.Settings {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Transcription.Model, cfg.Transcription.Language = model, "en"
+	cfg.Providers["groq"] = config.ProviderConfig{APIKey: "gsk-test", APIBase: srv.URL() + "/v1"}
+	s, err := transcription.Resolve(cfg, func(string) string { return "" })
+	require.NoError(t, err)
+	return s
+}
+
+// TestTranscribeAtTheWire sends a voice note to aimock's
+// /v1/audio/transcriptions as the Whisper API takes it: multipart with the
+// file, the model and the language hint, the key as a bearer token.
+func TestTranscribeAtTheWire(t *testing.T) {
+	srv := aimocktest.Start(t, aimocktest.Fixtures(t,
+		map[string]any{"match": map[string]any{"endpoint": "transcription", "model": "whisper-large-v3"},
+			"response": map[string]any{"transcription": map[string]any{"text": " Remind me to buy oat milk. "}}},
+		map[string]any{"match": map[string]any{"endpoint": "transcription", "model": "bad-key"},
+			"response": map[string]any{"error": map[string]any{"message": "Invalid API Key", "type": "invalid_request_error"}, "status": 401}},
+		map[string]any{"match": map[string]any{"endpoint": "transcription", "model": "busy"},
+			"response": map[string]any{"error": map[string]any{"message": "overloaded", "type": "server_error"}, "status": 503}},
+	))
+	note := oggOpus(t, 3*time.Second)
+	hc := &http.Client{Timeout: 10 * time.Second}
+
+	s := settings(t, srv, "")
+	require.Equal(t, "whisper-large-v3", s.Model, "groq's default model")
+	text, err := transcription.Transcribe(context.Background(), hc, s, note)
+	require.NoError(t, err)
+	require.Equal(t, "Remind me to buy oat milk.", text)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1)
+	r := reqs[0]
+	require.Equal(t, "/v1/audio/transcriptions", r.Path)
+	require.Equal(t, "Bearer gsk-test", r.Header.Get("Authorization"))
+	require.Contains(t, r.Header.Get("Content-Type"), "multipart/form-data")
+	require.Contains(t, string(r.Body), `name="file"; filename="telegram-AgAD-voice.ogg"`)
+	require.Contains(t, string(r.Body), "OpusHead")
+	require.Contains(t, string(r.Body), "name=\"language\"\r\n\r\nen")
+
+	_, err = transcription.Transcribe(context.Background(), hc, settings(t, srv, "bad-key"), note)
+	var te *transcription.Error
+	require.True(t, errors.As(err, &te), "%v", err)
+	require.Equal(t, 401, te.Status)
+	require.False(t, te.Retryable, "a bad key is not retried")
+
+	_, err = transcription.Transcribe(context.Background(), hc, settings(t, srv, "busy"), note)
+	require.True(t, errors.As(err, &te), "%v", err)
+	require.True(t, te.Retryable, "a 503 is retried")
+}
+
+func TestResolveRefusesAProviderWithoutTheAudioAPI(t *testing.T) {
+	cfg := config.Default()
+	cfg.Transcription.Provider = "assemblyai"
+	_, err := transcription.Resolve(cfg, os.Getenv)
+	require.ErrorContains(t, err, `transcription.provider "assemblyai"`)
+
+	cfg.Transcription.Provider = "OpenAI"
+	s, err := transcription.Resolve(cfg, func(k string) string { return map[string]string{"OPENAI_API_KEY": "sk-env"}[k] })
+	require.NoError(t, err)
+	require.Equal(t, "whisper-1", s.Model)
+	require.Equal(t, "sk-env", s.APIKey, "the key falls back to the provider's variable")
+	require.Equal(t, "https://api.openai.com/v1", s.APIBase)
+}
+
+func TestDuration(t *testing.T) {
+	d, ok := transcription.Duration(oggOpus(t, 150*time.Second))
+	require.True(t, ok)
+	require.Equal(t, 150*time.Second, d)
+	_, ok = transcription.Duration(filepath.Join(t.TempDir(), "missing.ogg"))
+	require.False(t, ok)
+}
