@@ -58,7 +58,7 @@ func (a *Transcriber) Transcribe(ctx context.Context, in protocol.StepInput) (pr
 			return protocol.TranscribeResult{}, err
 		}
 		switch t.Detail {
-		case "":
+		case "", "disabled": // switched off on purpose: the model reads "[voice: path]", nobody is told
 		case "duration":
 			t.Hint = protocol.HintRecordingTooLong
 		case "not_configured":

@@ -126,6 +126,14 @@ func TestTranscribeHints(t *testing.T) {
 	_, err = runTranscribe(t, busy, in)
 	require.ErrorContains(t, err, "transcription failed, retrying", "a 503 is left to Temporal's retries")
 
+	off, _ := transcribeRig(t, "")
+	off.Config().Transcription.Enabled = false
+	in.Message.Media = []string{voiceNote(t, off.Workspace, "v.ogg", 2*time.Second)}
+	res, err = runTranscribe(t, off, in)
+	require.NoError(t, err)
+	require.Empty(t, res.Hints, "switched off: no hint")
+	require.Equal(t, "disabled", res.Transcripts[0].Detail)
+
 	nokey, _ := transcribeRig(t, "")
 	cfg := nokey.Config()
 	cfg.Providers["groq"] = config.ProviderConfig{}
