@@ -2,9 +2,12 @@ package transcription_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,4 +106,42 @@ func TestDuration(t *testing.T) {
 	require.Equal(t, 150*time.Second, d)
 	_, ok = transcription.Duration(filepath.Join(t.TempDir(), "missing.ogg"))
 	require.False(t, ok)
+}
+
+// TestOpenRouterSendsJSON: OpenRouter takes the audio base64 in a JSON body
+// (nanobot's input_audio form), which aimock's multipart reader cannot
+// check, so a recording server stands in at the wire.
+func TestOpenRouterSendsJSON(t *testing.T) {
+	var got struct {
+		Model      string `json:"model"`
+		Language   string `json:"language"`
+		InputAudio struct {
+			Data   string `json:"data"`
+			Format string `json:"format"`
+		} `json:"input_audio"`
+	}
+	var path, auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, auth = r.URL.Path, r.Header.Get("Authorization")
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&got))
+		_, _ = w.Write([]byte(`{"text":"hello from openrouter"}`))
+	}))
+	defer srv.Close()
+	cfg := config.Default()
+	cfg.Transcription.Provider, cfg.Transcription.Language = "openrouter", "de"
+	cfg.Providers["openrouter"] = config.ProviderConfig{APIKey: "sk-or-test", APIBase: srv.URL + "/api/v1/audio/transcriptions"}
+	s, err := transcription.Resolve(cfg, os.Getenv)
+	require.NoError(t, err)
+	note := oggOpus(t, 2*time.Second)
+	text, err := transcription.Transcribe(context.Background(), srv.Client(), s, note)
+	require.NoError(t, err)
+	require.Equal(t, "hello from openrouter", text)
+	require.Equal(t, "/api/v1/audio/transcriptions", path, "a full endpoint in apiBase is used as it is")
+	require.Equal(t, "Bearer sk-or-test", auth)
+	require.Equal(t, "openai/whisper-1", got.Model)
+	require.Equal(t, "de", got.Language)
+	require.Equal(t, "ogg", got.InputAudio.Format)
+	raw, err := os.ReadFile(note)
+	require.NoError(t, err)
+	require.Equal(t, base64.StdEncoding.EncodeToString(raw), got.InputAudio.Data)
 }
