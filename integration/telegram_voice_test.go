@@ -131,6 +131,9 @@ func TestTelegramVoiceNoteEndToEnd(t *testing.T) {
 			"enabled": true, "token": tg.Token, "apiBase": apiBase, "allowFrom": []string{"1001"},
 		}},
 	})
+	status, _, code := runNanobot(t, home.Env(dev.Addr), "status")
+	require.Equal(t, 0, code)
+	require.Contains(t, status, "Voice:     groq whisper-large-v3 at "+ai.URL()+"/v1, at most 120 s and 25 MB")
 	logs := startChannelGateway(t, home.Env(dev.Addr), "telegram")
 	alice := tgUser{ID: 1001, FirstName: "Alice", Username: "alice"}
 	texts := func() []string {

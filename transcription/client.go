@@ -17,6 +17,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 )
 
@@ -173,4 +174,18 @@ func audioFormat(path string) string {
 		return "m4a"
 	}
 	return ext
+}
+
+// Describe is the one status line: what a voice note goes to, or why not.
+func Describe(cfg *config.Config, getenv func(string) string) string {
+	s, err := Resolve(cfg, getenv)
+	switch {
+	case err != nil:
+		return "off (" + err.Error() + ")"
+	case !s.Enabled:
+		return "off (transcription.enabled is false)"
+	case !s.Configured():
+		return fmt.Sprintf("%s %s, no key (set providers.%s.apiKey): voice notes get %q", s.Provider.Name, s.Model, s.Provider.Name, protocol.HintNotConfigured)
+	}
+	return fmt.Sprintf("%s %s at %s, at most %d s and %d MB", s.Provider.Name, s.Model, s.APIBase, s.MaxDurationSec, s.MaxUploadBytes>>20)
 }

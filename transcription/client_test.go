@@ -145,3 +145,13 @@ func TestOpenRouterSendsJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, base64.StdEncoding.EncodeToString(raw), got.InputAudio.Data)
 }
+
+func TestDescribe(t *testing.T) {
+	none := func(string) string { return "" }
+	cfg := config.Default()
+	require.Equal(t, `groq whisper-large-v3, no key (set providers.groq.apiKey): voice notes get "Configure a transcription provider first."`, transcription.Describe(cfg, none))
+	cfg.Providers["groq"] = config.ProviderConfig{APIKey: "gsk"}
+	require.Equal(t, "groq whisper-large-v3 at https://api.groq.com/openai/v1, at most 120 s and 25 MB", transcription.Describe(cfg, none))
+	cfg.Transcription.Enabled = false
+	require.Equal(t, "off (transcription.enabled is false)", transcription.Describe(cfg, none))
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/providers"
+	"github.com/nanobot-durable/nanobot/transcription"
 )
 
 // status prints where things are and whether Temporal answers; it starts nothing.
@@ -45,6 +46,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "Provider:  %s at %s, %s; resolved by %s\n", res.ProviderName, res.APIBase, key, res.Reason)
 		fmt.Fprintf(out, "API model: %s\n", res.APIModel)
 	}
+	fmt.Fprintf(out, "Voice:     %s\n", transcription.Describe(cfg, os.Getenv))
 	addr, source := os.Getenv("TEMPORAL_ADDRESS"), "TEMPORAL_ADDRESS"
 	if addr == "" {
 		port, _ := devPorts()
