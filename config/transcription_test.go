@@ -13,10 +13,11 @@ func TestTranscriptionBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Transcription{Enabled: true, Provider: "openai", Language: "de", MaxDurationSec: 300, MaxUploadMB: 25}, c.Transcription)
 	for content, key := range map[string]string{
-		`{"transcription": {"maxDurationSec": 0}}`:  "transcription.maxDurationSec",
-		`{"transcription": {"maxUploadMb": 101}}`:   "transcription.maxUploadMb",
-		`{"transcription": {"language": "German"}}`: "transcription.language",
-		`{"transcription": {"enabled": "yes"}}`:     "transcription.enabled",
+		`{"transcription": {"maxDurationSec": 0}}`:      "transcription.maxDurationSec",
+		`{"transcription": {"maxUploadMb": 101}}`:       "transcription.maxUploadMb",
+		`{"transcription": {"language": "German"}}`:     "transcription.language",
+		`{"transcription": {"enabled": "yes"}}`:         "transcription.enabled",
+		`{"channels": {"transcriptionLanguage": "EN"}}`: "channels.transcriptionLanguage",
 	} {
 		_, _, err := LoadWithEnv(writeConfig(t, content), nil)
 		require.ErrorContains(t, err, key, content)

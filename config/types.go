@@ -108,13 +108,17 @@ type ProviderConfig struct {
 // Channels holds the options shared by all chat channels plus each
 // channel's own block; blocks we have no type for stay raw in Other.
 type Channels struct {
-	SendProgress   bool     `json:"sendProgress"`
-	SendToolHints  bool     `json:"sendToolHints"`
-	ShowReasoning  bool     `json:"showReasoning"`
-	SendMaxRetries int      `json:"sendMaxRetries"`
-	Telegram       Telegram `json:"telegram"`
-	Slack          Slack    `json:"slack"`
-	Web            Web      `json:"web"`
+	SendProgress   bool `json:"sendProgress"`
+	SendToolHints  bool `json:"sendToolHints"`
+	ShowReasoning  bool `json:"showReasoning"`
+	SendMaxRetries int  `json:"sendMaxRetries"`
+	// TranscriptionProvider and TranscriptionLanguage are nanobot's older place for
+	// transcription.provider and .language, read when those are empty.
+	TranscriptionProvider string   `json:"transcriptionProvider"`
+	TranscriptionLanguage string   `json:"transcriptionLanguage"`
+	Telegram              Telegram `json:"telegram"`
+	Slack                 Slack    `json:"slack"`
+	Web                   Web      `json:"web"`
 
 	// Other keeps unknown channel blocks (discord, feishu, …) verbatim, keyed as written.
 	Other map[string]json.RawMessage `json:"-" config:"rest"`

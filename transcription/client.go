@@ -38,6 +38,12 @@ type Settings struct {
 // back to the provider's environment variable, the base to its default.
 func Resolve(cfg *config.Config, getenv func(string) string) (Settings, error) {
 	t := cfg.Transcription
+	if t.Provider == "" { // nanobot's legacy channels.* keys come second
+		t.Provider = cfg.Channels.TranscriptionProvider
+	}
+	if t.Language == "" {
+		t.Language = cfg.Channels.TranscriptionLanguage
+	}
 	p, ok := Lookup(t.Provider)
 	if !ok {
 		return Settings{}, fmt.Errorf("transcription.provider %q: not one that speaks the OpenAI audio API (%s)", t.Provider, strings.Join(Names(), ", "))

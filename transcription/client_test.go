@@ -155,3 +155,19 @@ func TestDescribe(t *testing.T) {
 	cfg.Transcription.Enabled = false
 	require.Equal(t, "off (transcription.enabled is false)", transcription.Describe(cfg, none))
 }
+
+// TestResolveReadsTheLegacyChannelKeys: channels.transcriptionProvider and
+// .transcriptionLanguage count when the transcription block leaves them empty.
+func TestResolveReadsTheLegacyChannelKeys(t *testing.T) {
+	cfg := config.Default()
+	cfg.Channels.TranscriptionProvider, cfg.Channels.TranscriptionLanguage = "openai", "fr"
+	s, err := transcription.Resolve(cfg, os.Getenv)
+	require.NoError(t, err)
+	require.Equal(t, "openai", s.Provider.Name)
+	require.Equal(t, "fr", s.Language)
+	cfg.Transcription.Provider, cfg.Transcription.Language = "groq", "en"
+	s, err = transcription.Resolve(cfg, os.Getenv)
+	require.NoError(t, err)
+	require.Equal(t, "groq", s.Provider.Name, "the top-level block wins")
+	require.Equal(t, "en", s.Language)
+}
