@@ -10,6 +10,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"os"
+	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -87,6 +90,8 @@ type Set struct {
 	Heartbeat *Heartbeat // the heartbeat's tasks, decision and session
 	Cron      *Cron      // a fired job's message, an "at" job's schedule
 	Subagents *Subagents // spawn, a subagent's start, its announcement
+	// Transcriber turns voice notes into text before BUILD.
+	Transcriber *Transcriber
 }
 
 // New builds every feature from the worker's dependencies.
@@ -124,6 +129,8 @@ func New(d Deps) *Set {
 		Heartbeat: &Heartbeat{journal: j, models: d.Models, workspace: d.Workspace, config: d.Config, usage: used, log: d.Log},
 		Cron:      &Cron{client: d.Client, config: d.Config},
 		Subagents: &Subagents{journal: j, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
+		Transcriber: &Transcriber{journal: j, config: d.Config, http: &http.Client{Timeout: 90 * time.Second},
+			getenv: os.Getenv, log: d.Log},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // maxInlineImage bounds an image sent to the model inline (as a data URL).
@@ -20,14 +21,23 @@ const imageOmitted = "[image omitted]"
 // text with a line naming each file ("[image: path]", "[file: path]"), so
 // the model can hand it to tools; images also as image parts first, as
 // nanobot's build_user_content does. SAVE later swaps the data URLs in the
-// file for "[image]".
-func userContent(text string, media []string) (string, []byte) {
+// file for "[image]". A transcribed voice note is "[transcription: text]"
+// and one that was not is "[voice: path]", as nanobot's channels put them.
+func userContent(text string, media []string, heard map[string]protocol.Transcript) (string, []byte) {
 	if len(media) == 0 {
 		return text, nil
 	}
 	lines := []string{text}
 	var parts []map[string]any
 	for _, p := range media {
+		if t, ok := heard[p]; ok {
+			if t.Text != "" {
+				lines = append(lines, "[transcription: "+t.Text+"]")
+			} else {
+				lines = append(lines, "[voice: "+p+"]")
+			}
+			continue
+		}
 		url, ok := imageDataURL(p)
 		if !ok {
 			lines = append(lines, "[file: "+p+"]")

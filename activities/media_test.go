@@ -68,10 +68,10 @@ func TestBuildJournalsMediaAndTheModelSeesTheImage(t *testing.T) {
 }
 
 func TestUserContentWithoutImagesIsText(t *testing.T) {
-	text, parts := userContent("hi", nil)
+	text, parts := userContent("hi", nil, nil)
 	require.Equal(t, "hi", text)
 	require.Nil(t, parts)
-	text, parts = userContent("", []string{"/nope/missing.jpg"})
+	text, parts = userContent("", []string{"/nope/missing.jpg"}, nil)
 	require.Equal(t, "[file: /nope/missing.jpg]", text, "an unreadable file is named, never inlined")
 	require.Nil(t, parts)
 }

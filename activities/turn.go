@@ -187,7 +187,7 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 		}
 	}
 	user := chat.Message{Role: chat.RoleUser, Turn: in.Turn, EntryID: "user"}
-	user.Content, user.ContentParts = userContent(goalTurnContent(content), in.Message.Media)
+	user.Content, user.ContentParts = userContent(goalTurnContent(content), in.Message.Media, a.transcripts(ctx, in.SessionKey, in.Turn))
 	if _, err := a.store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}

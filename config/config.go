@@ -170,6 +170,12 @@ var (
 // validate checks what the schema constrains beyond types, as nanobot does.
 func (c *Config) validate(src string) error {
 	d := &c.Agents.Defaults
+	if err := c.Transcription.validate(src); err != nil {
+		return err
+	}
+	if l := c.Channels.TranscriptionLanguage; l != "" && !languageCode.MatchString(l) {
+		return &Error{Source: src, Key: "channels.transcriptionLanguage", Msg: fmt.Sprintf("%q is not an ISO-639 code of 2 or 3 lower-case letters", l)}
+	}
 	if d.ModelPreset != "" {
 		if _, ok := c.ModelPresets[d.ModelPreset]; !ok {
 			return &Error{Source: src, Key: "agents.defaults.modelPreset", Msg: fmt.Sprintf("no preset %q in modelPresets", d.ModelPreset)}

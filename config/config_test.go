@@ -144,7 +144,6 @@ func TestLoadRealisticFile(t *testing.T) {
 	require.True(t, c.Exists)
 	require.Equal(t, []string{
 		"config " + path + ": agents.defaults.memoryWindow: unknown key",
-		"config " + path + ": transcription.provider: has no effect in this build: voice notes are not transcribed in this build",
 	}, warningStrings(warns))
 
 	d := c.Agents.Defaults
@@ -309,6 +308,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	custom.Providers["openrouter"] = ProviderConfig{APIKey: "k", ExtraBody: map[string]any{"a": 1.0}, ExtraHeaders: map[string]string{"H": "v"}}
 	custom.Channels.Other = map[string]json.RawMessage{"discord": json.RawMessage(`{"enabled":true}`)}
 	custom.Channels.SendMaxRetries = 5
+	custom.Transcription = Transcription{Enabled: true, Provider: "groq", Language: "en", MaxDurationSec: 60, MaxUploadMB: 25}
 	custom.Tools.MCPServers["fs"] = MCPServer{Command: "c", ToolTimeout: 5, EnabledTools: []string{"read"}}
 	off := false
 	custom.Tools.RestrictToWorkspace = &off

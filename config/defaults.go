@@ -22,7 +22,7 @@ func Default() *Config {
 	return &Config{
 		Agents:        Agents{Defaults: defaultDefaults()},
 		Channels:      defaultChannels(),
-		Transcription: defaultTranscription(),
+		Transcription: Transcription{Enabled: true, MaxDurationSec: 120, MaxUploadMB: 25},
 		Providers:     providers,
 		API: API{
 			Host:    "127.0.0.1",

@@ -118,10 +118,12 @@ type Channels struct {
 	SendToolHints  bool `json:"sendToolHints"`
 	ShowReasoning  bool `json:"showReasoning"`
 	SendMaxRetries int  `json:"sendMaxRetries"`
-	// nanobot's deprecated shared keys, ignored there too.
-	ExtractDocumentText   bool     `json:"extractDocumentText" unused:"deprecated in nanobot: documents are read on demand"`
-	TranscriptionProvider string   `json:"transcriptionProvider" unused:"deprecated in nanobot: use transcription.provider"`
-	TranscriptionLanguage string   `json:"transcriptionLanguage" unused:"deprecated in nanobot: use transcription.language"`
+	// ExtractDocumentText is deprecated in nanobot, ignored there too.
+	ExtractDocumentText bool `json:"extractDocumentText" unused:"deprecated in nanobot: documents are read on demand"`
+	// TranscriptionProvider and TranscriptionLanguage are nanobot's older place for
+	// transcription.provider and .language, read when those are empty.
+	TranscriptionProvider string   `json:"transcriptionProvider"`
+	TranscriptionLanguage string   `json:"transcriptionLanguage"`
 	Telegram              Telegram `json:"telegram"`
 	Slack                 Slack    `json:"slack"`
 	Web                   Web      `json:"web"`

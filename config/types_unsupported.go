@@ -4,16 +4,6 @@ package config
 // tagged `unused:"why"`, so a value other than nanobot's default is named
 // in a warning at load and in `nanobot status`, never silently dropped.
 
-// Transcription is nanobot's top-level transcription block (voice notes).
-type Transcription struct {
-	Enabled        bool   `json:"enabled" unused:"voice notes are not transcribed in this build"`
-	Provider       string `json:"provider" unused:"voice notes are not transcribed in this build"`
-	Model          string `json:"model" unused:"voice notes are not transcribed in this build"`
-	Language       string `json:"language" unused:"voice notes are not transcribed in this build"`
-	MaxDurationSec int    `json:"maxDurationSec" unused:"voice notes are not transcribed in this build"`
-	MaxUploadMB    int    `json:"maxUploadMb" unused:"voice notes are not transcribed in this build"`
-}
-
 // CLIAppsTool is tools.cliApps, nanobot's installer of command-line apps.
 type CLIAppsTool struct {
 	Enable            bool `json:"enable" unused:"there is no cli_apps tool in this build"`
@@ -37,10 +27,6 @@ type ImageGenerationTool struct {
 	DefaultImageSize   string `json:"defaultImageSize" unused:"there is no image generation in this build"`
 	MaxImagesPerTurn   int    `json:"maxImagesPerTurn" unused:"there is no image generation in this build"`
 	SaveDir            string `json:"saveDir" unused:"there is no image generation in this build"`
-}
-
-func defaultTranscription() Transcription {
-	return Transcription{Enabled: true, MaxDurationSec: 120, MaxUploadMB: 25}
 }
 
 func defaultCLIApps() CLIAppsTool {

@@ -50,6 +50,7 @@ func Features(a *activities.Set) []Feature {
 			act(protocol.ActivityInject, a.Turn.Inject, turns),
 		}},
 		{"model call", []Entry{act(protocol.ActivityLLMCall, a.Model.LLMCall, llm)}},
+		{"voice notes", []Entry{act(protocol.ActivityTranscribe, a.Transcriber.Transcribe, llm)}},
 		{"tool call", []Entry{
 			act(protocol.ActivityTool, a.Tools.ToolCall, turns),
 			act(protocol.ActivityToolResult, a.Tools.ToolResult, turns),

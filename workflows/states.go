@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -51,9 +52,40 @@ func (t *turn) command(ctx workflow.Context) (Event, error) {
 }
 
 func (t *turn) build(ctx workflow.Context) (Event, error) {
+	if protocol.HasAudio(t.msg.Media) { // only a message with audio adds commands: runs without replay as before
+		if err := t.transcribe(ctx); err != nil {
+			return "", err
+		}
+	}
 	var res protocol.BuildResult
 	err := workflow.ExecuteLocalActivity(localCtx(ctx, "build"), protocol.ActivityBuild, t.step()).Get(ctx, &res)
 	return EvOK, err
+}
+
+// transcribe turns the message's voice notes into text (journaled for BUILD)
+// and tells the user, in nanobot's words, about a note that could not be read.
+func (t *turn) transcribe(ctx workflow.Context) error {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           protocol.LLMTaskQueue,
+		StartToCloseTimeout: 3 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			MaximumAttempts: protocol.TranscribeAttempts,
+		},
+		Summary: "transcribe voice note",
+	})
+	var res protocol.TranscribeResult
+	if err := workflow.ExecuteActivity(actx, protocol.ActivityTranscribe, t.step()).Get(ctx, &res); err != nil {
+		return err
+	}
+	if len(res.Hints) == 0 || !t.msg.Route.Deliverable() {
+		return nil
+	}
+	t.deliverTo(ctx, []protocol.DeliverInput{{
+		SessionKey: t.in.SessionKey, Turn: t.id + "/voice", Route: t.msg.Route, MessageIDs: []string{t.msg.ID},
+		Text: strings.Join(res.Hints, "\n"), Kind: protocol.ReplyMessage,
+	}})
+	return nil
 }
 
 func (t *turn) save(ctx workflow.Context) (Event, error) {

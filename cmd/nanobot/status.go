@@ -12,6 +12,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/providers"
+	"github.com/nanobot-durable/nanobot/transcription"
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
@@ -54,6 +55,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 	if w := workers.WebSearchWarning(cfg); w != "" {
 		fmt.Fprintf(out, "Web search: %s\n", w)
 	}
+	fmt.Fprintf(out, "Voice:     %s\n", transcription.Describe(cfg, os.Getenv))
 	addr, source := os.Getenv("TEMPORAL_ADDRESS"), "TEMPORAL_ADDRESS"
 	if addr == "" {
 		port, _ := devPorts()
