@@ -232,7 +232,7 @@ func TestStopDuringToolCall(t *testing.T) {
 // TestHistoryStaysSmall runs long turns over a 40 KB context and checks the
 // workflow history grows with the number of steps, not with the context.
 func TestHistoryStaysSmall(t *testing.T) {
-	r := newRig(t, protocol.Settings{MaxIterations: 100})
+	r := newRig(t, protocol.Settings{MaxIterations: 100, MaxRepeatedToolCalls: 1 << 20}) // long turns of one call, past the repeat guard
 	require.NoError(t, os.WriteFile(filepath.Join(r.home.Workspace, "big.txt"), []byte(strings.Repeat("forty kilobytes of context.\n", 1463)), 0o644))
 	sizes := map[int]int{}
 	for _, n := range []int{30, 60} {
