@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -86,10 +87,14 @@ func startDown(t *testing.T, wa *fakeWA, block map[string]any) *harness {
 // everything pushed before was handled (taken or dropped) too.
 func (h *harness) sync() protocol.Inbound {
 	h.t.Helper()
-	n := len(h.Published())
 	id := "SYNC" + time.Now().Format("150405.000000000")
 	h.wa.push(dm(id, bob, "sync"))
-	got := h.WaitPublished(n + 1)
+	var got []protocol.Inbound
+	// Wait for the sync message itself: a count taken before it could be met by earlier messages.
+	require.Eventually(h.t, func() bool {
+		got = h.Published()
+		return slices.ContainsFunc(got, func(m protocol.Inbound) bool { return m.ID == "whatsapp:"+id })
+	}, 5*time.Second, 2*time.Millisecond, "the sync message was never published")
 	require.Equal(h.t, "whatsapp:"+id, got[len(got)-1].ID, "the sync message comes last")
 	return got[len(got)-1]
 }
