@@ -123,11 +123,11 @@ func TestTelegramIsAnsweredOnATemporalWithoutSearchAttributes(t *testing.T) {
 
 	// Fixed: the chat is not stuck.
 	require.NoError(t, os.Remove(agents))
+	seen := len(texts())
 	tg.say(t, alice, 1001, "private", "how many files now?")
-	before := len(texts())
 	require.Eventually(t, func() bool {
 		// The new turn's answer, wherever it lands: its helper's report may already follow it.
-		return slices.Contains(texts()[before:], "I've started a helper on it.")
+		return slices.Contains(texts()[seen:], "I've started a helper on it.")
 	}, 90*time.Second, 50*time.Millisecond, "the next turn runs: %q", texts())
 }
 
