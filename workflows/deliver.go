@@ -53,21 +53,23 @@ func (t *turn) deliver(ctx workflow.Context) {
 		if t.run.originAnswered && !told(t.run.final.StopReason) && r.SameChat(t.msg.Route) {
 			continue // the message tool already answered this chat in this turn
 		}
-		found := false
-		for i := range ins {
-			if ins[i].Route == r {
-				ins[i].MessageIDs = append(ins[i].MessageIDs, m.ID)
-				found = true
-			}
-		}
-		if !found {
-			ins = append(ins, protocol.DeliverInput{
-				SessionKey: t.in.SessionKey, Turn: t.id, Route: r, MessageIDs: []string{m.ID},
-				Text: t.run.final.Text, EntryID: t.run.final.EntryID, StopReason: t.run.final.StopReason,
-			})
-		}
+		ins = addByRoute(ins, m, protocol.DeliverInput{
+			SessionKey: t.in.SessionKey, Turn: t.id, Route: r,
+			Text: t.run.final.Text, EntryID: t.run.final.EntryID, StopReason: t.run.final.StopReason,
+		})
 	}
 	t.deliverTo(ctx, ins)
+}
+
+// addByRoute adds m to the delivery for its route, or starts one from
+// fresh: one delivery per route, naming every message it answers.
+func addByRoute(ins []protocol.DeliverInput, m protocol.Inbound, fresh protocol.DeliverInput) []protocol.DeliverInput {
+	if i := slices.IndexFunc(ins, func(in protocol.DeliverInput) bool { return in.Route == m.Route }); i >= 0 {
+		ins[i].MessageIDs = append(ins[i].MessageIDs, m.ID)
+		return ins
+	}
+	fresh.MessageIDs = []string{m.ID}
+	return append(ins, fresh)
 }
 
 // told: replies of these stop reasons reach the chat even when the message
@@ -149,11 +151,7 @@ func (t *turn) showApproval(ctx workflow.Context, req protocol.ApprovalRequest) 
 		if !m.Route.Deliverable() {
 			continue
 		}
-		if i := slices.IndexFunc(ins, func(in protocol.DeliverInput) bool { return in.Route == m.Route }); i >= 0 {
-			ins[i].MessageIDs = append(ins[i].MessageIDs, m.ID)
-			continue
-		}
-		ins = append(ins, approvalDelivery(t.in.SessionKey, t.id, m.Route, []string{m.ID}, req))
+		ins = addByRoute(ins, m, approvalDelivery(t.in.SessionKey, t.id, m.Route, nil, req))
 	}
 	if len(ins) == 0 && t.msg.Route.Deliverable() { // every message already answered (a goal's round): ask the origin
 		ins = append(ins, approvalDelivery(t.in.SessionKey, t.id, t.msg.Route, nil, req))
