@@ -1,7 +1,9 @@
 // Package modeltest is a scripted OpenAI-compatible chat-completions server
-// for tests ("mock at the wire"). It listens on 127.0.0.1 only, answers each
-// request with the next scripted Step, streams SSE when asked, and records
-// every request it receives.
+// for tests ("mock at the wire"), and beside it a scripted Anthropic Messages
+// API server that bills prompt caching as Anthropic does (Anthropic,
+// PromptCache). Both listen on 127.0.0.1 only, answer each request with the
+// next scripted Step, stream SSE when asked, and record every request they
+// receive.
 package modeltest
 
 import (
@@ -192,15 +194,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // next takes the next scripted step, or asks the handler.
 func (s *Server) next(rec *RecordedRequest) (Step, bool) {
-	s.mu.Lock()
-	if len(s.script) > 0 {
-		step := s.script[0]
-		s.script = s.script[1:]
-		s.mu.Unlock()
+	return nextStep(&s.mu, &s.script, &s.handler, rec)
+}
+
+// nextStep pops the script, or asks the handler (outside the lock, which
+// guards script and handler) once it is used up; false when there is neither.
+func nextStep[R any](mu *sync.Mutex, script *[]Step, handler *func(*R) Step, rec *R) (Step, bool) {
+	mu.Lock()
+	if len(*script) > 0 {
+		step := (*script)[0]
+		*script = (*script)[1:]
+		mu.Unlock()
 		return step, true
 	}
-	h := s.handler
-	s.mu.Unlock()
+	h := *handler
+	mu.Unlock()
 	if h == nil {
 		return Step{}, false
 	}
