@@ -132,7 +132,7 @@ func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (prot
 		res.PromptTokens = count.Messages(req.Messages) + count.Tools(req.Tools)
 		res.CompletionTokens = count.Message(msg) - count.Message(chat.Message{Role: msg.Role})
 	}
-	a.recordUsage(in, entry, res, resp.Provider, estimated)
+	a.recordUsage(in, entry, res, resp, estimated)
 	a.log.Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", res.Model,
 		"provider", resp.Provider, "fell_back", resp.FellBack,
 		"tool_calls", len(msg.ToolCalls), "finish", resp.FinishReason, "chars", len(msg.Content))
@@ -141,10 +141,11 @@ func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (prot
 
 // recordUsage adds the call to the usage file. (turn, entry) is the key, so a
 // retried call is counted once; a failure to record never fails the turn.
-func (a *ModelCall) recordUsage(in protocol.LLMCallInput, entry string, res protocol.LLMCallResult, provider string, estimated bool) {
+func (a *ModelCall) recordUsage(in protocol.LLMCallInput, entry string, res protocol.LLMCallResult, resp *providers.Response, estimated bool) {
 	rec := usage.Record{
-		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: entry, Model: res.Model, Provider: provider,
-		Prompt: res.PromptTokens, Completion: res.CompletionTokens, Cached: res.CachedTokens, Estimated: estimated,
+		Time: time.Now().UTC(), Session: in.SessionKey, Turn: in.Turn, Call: entry, Model: res.Model, Provider: resp.Provider,
+		Prompt: res.PromptTokens, Completion: res.CompletionTokens, Cached: res.CachedTokens, CacheWrite: resp.Usage.CacheWriteTokens,
+		Estimated: estimated,
 	}
 	rec.Kind = usage.TurnKind(in.Profile.Kind)
 	a.usage.add(rec)
@@ -160,6 +161,7 @@ func sideCallUsage(rec usage.Record, req providers.Request, resp *providers.Resp
 		rec.Model = resp.Model // the model that answered: a fallback shows here
 	}
 	rec.Prompt, rec.Completion, rec.Cached = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.CachedTokens
+	rec.CacheWrite = resp.Usage.CacheWriteTokens
 	if rec.Prompt == 0 && rec.Completion == 0 { // the provider reported no usage: count it
 		count := tokens.For(configured)
 		rec.Prompt = count.Messages(req.Messages) + count.Tools(req.Tools)

@@ -90,6 +90,7 @@ var readKeys = map[string]string{
 	"providers.<name>.apiType":                        "providers.Resolve: chat completions or the Responses API",
 	"providers.<name>.proxy":                          "providers",
 	"providers.<name>.thinkingStyle":                  "providers",
+	"providers.<name>.promptCaching":                  "providers: cache_control breakpoints on or off",
 	"api.enabled":                                     "cmd/nanobot gateway",
 	"api.host":                                        "channels/api",
 	"api.port":                                        "channels/api",

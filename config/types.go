@@ -105,7 +105,10 @@ type ProviderConfig struct {
 	ExtraQuery    map[string]string `json:"extraQuery"`
 	Proxy         string            `json:"proxy"`
 	ThinkingStyle string            `json:"thinkingStyle"`
-	DisplayName   string            `json:"displayName,omitempty" unused:"providers are named by their key"`
+	// PromptCaching false sends no cache_control breakpoints (for a proxy that
+	// rejects them, or to measure what caching saves); nil keeps the provider's default.
+	PromptCaching *bool  `json:"promptCaching,omitempty"`
+	DisplayName   string `json:"displayName,omitempty" unused:"providers are named by their key"`
 	// Region and Profile are Bedrock's (AWS); this build does not speak Bedrock.
 	Region  string `json:"region,omitempty" unused:"there is no Bedrock provider in this build"`
 	Profile string `json:"profile,omitempty" unused:"there is no Bedrock provider in this build"`

@@ -91,9 +91,9 @@ func (u *Usage) Import(ctx context.Context, recs []usage.Record) (int, error) {
 	err := u.db.inTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, r := range recs {
-			b.Queue(`INSERT INTO usage_calls (session_key, turn, call, at, model, provider, prompt_tokens, completion_tokens, cached_tokens, estimated, kind)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
-				r.Session, r.Turn, r.Call, r.Time, r.Model, r.Provider, r.Prompt, r.Completion, r.Cached, r.Estimated, string(r.Kind))
+			b.Queue(`INSERT INTO usage_calls (session_key, turn, call, at, model, provider, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, estimated, kind)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
+				r.Session, r.Turn, r.Call, r.Time, r.Model, r.Provider, r.Prompt, r.Completion, r.Cached, r.CacheWrite, r.Estimated, string(r.Kind))
 		}
 		res := tx.SendBatch(ctx, b)
 		for range recs {

@@ -24,12 +24,13 @@ func (u *Usage) Where() string { return u.db.where }
 func (u *Usage) Add(r usage.Record) error {
 	ctx, cancel := bounded()
 	defer cancel()
-	_, err := u.db.pool.Exec(ctx, `INSERT INTO usage_calls (session_key, turn, call, at, model, provider, prompt_tokens, completion_tokens, cached_tokens, estimated, kind)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	_, err := u.db.pool.Exec(ctx, `INSERT INTO usage_calls (session_key, turn, call, at, model, provider, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, estimated, kind)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (session_key, turn, call) DO UPDATE SET at = EXCLUDED.at, model = EXCLUDED.model, provider = EXCLUDED.provider,
 			prompt_tokens = EXCLUDED.prompt_tokens, completion_tokens = EXCLUDED.completion_tokens, cached_tokens = EXCLUDED.cached_tokens,
+			cache_write_tokens = EXCLUDED.cache_write_tokens,
 			estimated = EXCLUDED.estimated, kind = EXCLUDED.kind`,
-		r.Session, r.Turn, r.Call, r.Time, r.Model, r.Provider, r.Prompt, r.Completion, r.Cached, r.Estimated, string(r.Kind))
+		r.Session, r.Turn, r.Call, r.Time, r.Model, r.Provider, r.Prompt, r.Completion, r.Cached, r.CacheWrite, r.Estimated, string(r.Kind))
 	if err != nil {
 		return fmt.Errorf("record usage of %s/%s: %w", r.Session, r.Call, err)
 	}
@@ -40,7 +41,7 @@ func (u *Usage) Add(r usage.Record) error {
 func (u *Usage) Since(t time.Time) ([]usage.Record, int, error) {
 	ctx, cancel := bounded()
 	defer cancel()
-	rows, err := u.db.pool.Query(ctx, `SELECT session_key, turn, call, at, model, provider, prompt_tokens, completion_tokens, cached_tokens, estimated, kind
+	rows, err := u.db.pool.Query(ctx, `SELECT session_key, turn, call, at, model, provider, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, estimated, kind
 		FROM usage_calls WHERE at >= $1 ORDER BY id`, t)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read usage from %s: %w", u.db.where, err)
@@ -48,7 +49,7 @@ func (u *Usage) Since(t time.Time) ([]usage.Record, int, error) {
 	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (usage.Record, error) {
 		var r usage.Record
 		var kind string
-		err := row.Scan(&r.Session, &r.Turn, &r.Call, &r.Time, &r.Model, &r.Provider, &r.Prompt, &r.Completion, &r.Cached, &r.Estimated, &kind)
+		err := row.Scan(&r.Session, &r.Turn, &r.Call, &r.Time, &r.Model, &r.Provider, &r.Prompt, &r.Completion, &r.Cached, &r.CacheWrite, &r.Estimated, &kind)
 		r.Kind = usage.Kind(kind)
 		return r, err
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/providers/aimocktest"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
 )
 
 const runtimeContext = "[Runtime Context — metadata only, not instructions]\nChannel: cli\nChat ID: direct\n[/Runtime Context]"
@@ -167,4 +168,31 @@ func TestAnthropicStreamWithoutMessageStop(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	require.Equal(t, providers.ClassRetryable, pe.Class)
 	require.Contains(t, pe.Message, "message_stop")
+}
+
+// TestAnthropicPromptCachingSwitch: providers.anthropic.promptCaching false
+// sends no breakpoint, and the peer then bills the whole prompt as input;
+// unset keeps them on.
+func TestAnthropicPromptCachingSwitch(t *testing.T) {
+	for _, on := range []*bool{nil, ptr(true), ptr(false)} {
+		srv := modeltest.NewAnthropic(modeltest.Text("one"), modeltest.Text("two"))
+		t.Cleanup(srv.Close)
+		cfg := testConfig(map[string]config.ProviderConfig{"anthropic": {APIKey: "sk-ant-test", APIBase: srv.URL(), PromptCaching: on}})
+		cfg.Agents.Defaults.Model = "anthropic/claude-sonnet-4-5"
+		m, err := (&providers.Factory{Getenv: noEnv}).Model(cfg, "")
+		require.NoError(t, err)
+		system := chat.Message{Role: chat.RoleSystem, Content: strings.Repeat("Stable prompt line.\n", 300)}
+		for _, user := range []string{"first", "second"} {
+			_, err := m.Provider.Chat(testContext(t), providers.Request{Stream: true, Messages: []chat.Message{system, {Role: chat.RoleUser, Content: user}}}, nil)
+			require.NoError(t, err)
+		}
+		reqs := srv.Requests()
+		want := on == nil || *on
+		require.Equal(t, want, bytes.Contains(reqs[1].Body, []byte(`"cache_control"`)), "caching on: %v", want)
+		if want {
+			require.Positive(t, reqs[1].Usage.CacheRead)
+		} else {
+			require.Equal(t, modeltest.CacheUsage{Input: reqs[1].Usage.Input}, reqs[1].Usage)
+		}
+	}
 }

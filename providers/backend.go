@@ -49,14 +49,14 @@ func (f *Factory) client(res Resolution, headers map[string]string) Provider {
 	opts := OpenAIOptions{
 		BaseURL: res.APIBase, APIKey: res.APIKey, ExtraHeaders: headers, ExtraQuery: res.Config.ExtraQuery,
 		HTTPClient: f.httpClient(res.Config.Proxy), Timeout: f.Timeout, StreamIdleTimeout: f.StreamIdleTimeout,
-		UseMaxCompletionTokens: res.Spec.SupportsMaxCompletionTokens, PromptCaching: res.Spec.SupportsPromptCaching,
+		UseMaxCompletionTokens: res.Spec.SupportsMaxCompletionTokens, PromptCaching: res.Spec.SupportsPromptCaching && cachingAllowed(res),
 	}
 	switch res.Spec.Wire() {
 	case BackendAnthropic:
 		return NewAnthropic(AnthropicOptions{
 			BaseURL: res.APIBase, APIKey: res.APIKey, ExtraHeaders: headers, ExtraQuery: res.Config.ExtraQuery,
 			HTTPClient: opts.HTTPClient, Timeout: f.Timeout, StreamIdleTimeout: f.StreamIdleTimeout,
-			PromptCaching: true,
+			PromptCaching: cachingAllowed(res),
 		})
 	case BackendAzureOpenAI:
 		return azureClient(res, opts)
@@ -65,6 +65,12 @@ func (f *Factory) client(res Resolution, headers map[string]string) Provider {
 		return NewOpenAIResponses(opts)
 	}
 	return NewOpenAICompatible(opts)
+}
+
+// cachingAllowed: providers.<name>.promptCaching false turns the breakpoints
+// off; unset leaves them to the backend (always on for the Messages API).
+func cachingAllowed(res Resolution) bool {
+	return res.Config.PromptCaching == nil || *res.Config.PromptCaching
 }
 
 // azureClient addresses a deployment as nanobot's Azure provider does: the

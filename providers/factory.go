@@ -185,6 +185,7 @@ func Signature(cfg *config.Config) string {
 		ExtraQuery    map[string]string
 		Proxy         string
 		ThinkingStyle string
+		PromptCaching *bool
 	}
 	v := struct {
 		Active    config.ModelPreset
@@ -195,7 +196,7 @@ func Signature(cfg *config.Config) string {
 	for name, p := range cfg.Providers {
 		keyHash := sha256.Sum256([]byte(p.APIKey))
 		v.Providers[NormalizeName(name)] = entry{hex.EncodeToString(keyHash[:]), p.APIBase, p.APIType, p.ExtraHeaders,
-			p.ExtraBody, p.ExtraQuery, p.Proxy, p.ThinkingStyle}
+			p.ExtraBody, p.ExtraQuery, p.Proxy, p.ThinkingStyle, p.PromptCaching}
 	}
 	b, err := json.Marshal(v) // map keys marshal sorted, so equal configs give equal bytes
 	if err != nil {

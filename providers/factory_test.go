@@ -70,6 +70,11 @@ func TestSignature(t *testing.T) {
 			p.ThinkingStyle = "none"
 			c.Providers["custom"] = p
 		},
+		"promptCaching": func(c *config.Config) {
+			p := c.Providers["openrouter"]
+			p.PromptCaching = ptr(false)
+			c.Providers["openrouter"] = p
+		},
 	}
 	for name, edit := range changed {
 		cfg := signatureConfig()

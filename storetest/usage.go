@@ -27,7 +27,7 @@ func usageRetried(t *testing.T, open Open[usage.Store]) {
 	require.NotEmpty(t, s.Where())
 	first := usage.Record{Time: usageDay, Session: "cli:a", Turn: "t1", Call: "llm-1", Model: "m1", Provider: "openai", Prompt: 10, Completion: 2}
 	require.NoError(t, s.Add(first))
-	require.NoError(t, s.Add(usage.Record{Time: usageDay, Session: "cli:a", Turn: "t1", Call: "llm-2", Model: "m1", Prompt: 20, Completion: 3, Cached: 8, Kind: usage.KindConsolidate}))
+	require.NoError(t, s.Add(usage.Record{Time: usageDay, Session: "cli:a", Turn: "t1", Call: "llm-2", Model: "m1", Prompt: 20, Completion: 3, Cached: 8, CacheWrite: 6, Kind: usage.KindConsolidate}))
 	retry := first
 	retry.Prompt, retry.Completion, retry.Estimated = 11, 4, true
 	require.NoError(t, open(t).Add(retry)) // the retry ran on another host
@@ -45,6 +45,7 @@ func usageRetried(t *testing.T, open Open[usage.Store]) {
 	require.True(t, recs[0].Time.Equal(usageDay))
 	require.Equal(t, usage.KindConsolidate, recs[1].Kind)
 	require.Equal(t, 8, recs[1].Cached)
+	require.Equal(t, 6, recs[1].CacheWrite, "cache writes are kept beside cache reads")
 	require.Equal(t, "t2", recs[2].Turn)
 	tot := usage.ForTurn(recs, "cli:a", "t1")
 	require.Equal(t, 31, tot.Prompt)

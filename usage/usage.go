@@ -32,6 +32,8 @@ type Record struct {
 	Completion int       `json:"completion_tokens"`
 	// Cached is the part of Prompt the provider served from its cache (0 when it does not say).
 	Cached int `json:"cached_tokens,omitempty"`
+	// CacheWrite is the part of Prompt written to the provider's cache (Anthropic's cache_creation_input_tokens).
+	CacheWrite int `json:"cache_write_tokens,omitempty"`
 	// Estimated: the provider reported nothing, the tokens were counted locally.
 	Estimated bool `json:"estimated,omitempty"`
 	// Kind says what made the call.
@@ -162,6 +164,7 @@ type Totals struct {
 	Prompt     int `json:"prompt_tokens"`
 	Completion int `json:"completion_tokens"`
 	Cached     int `json:"cached_tokens"`
+	CacheWrite int `json:"cache_write_tokens,omitempty"`
 	// Estimated counts the calls whose tokens were counted locally.
 	Estimated int `json:"estimated_calls,omitempty"`
 }
@@ -171,6 +174,7 @@ func (t *Totals) add(r Record) {
 	t.Prompt += r.Prompt
 	t.Completion += r.Completion
 	t.Cached += r.Cached
+	t.CacheWrite += r.CacheWrite
 	if r.Estimated {
 		t.Estimated++
 	}
