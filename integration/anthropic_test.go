@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/providers/aimocktest"
-	"github.com/nanobot-durable/nanobot/usage"
 )
 
 // claudeBody is a Messages API request as it went over the wire.
@@ -108,14 +106,8 @@ func TestAgentClaudeToolConversationKeepsCacheBreakpoints(t *testing.T) {
 	require.Equal(t, "toolu_list", first["id"], "turn 1's call replays with its id")
 
 	// Usage records are the API's numbers, not a local count.
-	f, err := os.Open(usage.Path(filepath.Dir(home.ConfigPath)))
-	require.NoError(t, err)
-	defer f.Close()
 	var prompts []int
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var rec usage.Record
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &rec))
+	for _, rec := range usageRecords(t, home) {
 		require.Equal(t, "anthropic", rec.Provider)
 		require.False(t, rec.Estimated)
 		require.True(t, strings.HasPrefix(rec.Model, "anthropic/claude-sonnet-4-5"), rec.Model)

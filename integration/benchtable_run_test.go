@@ -158,6 +158,8 @@ func TestBenchTable(t *testing.T) {
 		benchRow{"B6", "gateway RSS, idle", fmt.Sprintf("%.1f MB", float64(idleRSS)/1024), fmt.Sprintf("%.1f MB", float64(baseIdle)/1024), ratio(float64(idleRSS), float64(baseIdle)), "≤ 120 MB", yes(idleRSS <= 120*1024)},
 		benchRow{"B6", "gateway RSS, peak under B4", fmt.Sprintf("%.1f MB", float64(peak)/1024), fmt.Sprintf("%.1f MB", float64(basePeak)/1024), ratio(float64(peak), float64(basePeak)), "≤ 120 MB", yes(peak <= 120*1024)})
 
+	rows = append(rows, cacheRows(t)...)
+
 	var out strings.Builder
 	fmt.Fprintf(&out, "\n### make bench — %s, %d CPUs (%s)\n\n", cpuModel(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
 	out.WriteString("| # | measure | durable | in-process baseline | durable / baseline | target | met |\n|---|---|---|---|---|---|---|\n")
@@ -166,7 +168,7 @@ func TestBenchTable(t *testing.T) {
 	}
 	out.WriteString("\nBaselines call the same activity code and scripted model in this process, in the workflow's order, without Temporal. " +
 		"B5's baseline is `nanobot version` (process start) plus B1's baseline p50; B6's is the RSS of a process of its own (this test binary re-run) " +
-		"that builds the same activities from the same home and runs B4's baseline half without a Temporal worker; the scripted model stays in the test process for both. temporal-dev runs on an in-memory SQLite database.\n")
+		"that builds the same activities from the same home and runs B4's baseline half without a Temporal worker; the scripted model stays in the test process for both. B7 runs `nanobot agent` against a wire-level Anthropic peer that bills prompt caching by Anthropic's documented rules, counting tokens with the tokens package. temporal-dev runs on an in-memory SQLite database.\n")
 	fmt.Print(out.String())
 }
 
