@@ -14,6 +14,7 @@ import (
 	"os"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -206,6 +207,15 @@ func (u usageLog) add(rec usage.Record) {
 
 // currentConfig is the worker's config now; outside a worker (a test, a
 // benchmark), nanobot's defaults.
+// instanceOf is the nanobot instance of the run an activity serves, read
+// from the activity's task queue as the workflows read theirs.
+func instanceOf(ctx context.Context) protocol.Instance {
+	if !activity.IsActivity(ctx) {
+		return protocol.DefaultInstance
+	}
+	return protocol.InstanceOfQueue(activity.GetInfo(ctx).TaskQueue)
+}
+
 func currentConfig(cfg func() *config.Config) *config.Config {
 	if cfg != nil {
 		if c := cfg(); c != nil {

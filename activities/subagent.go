@@ -81,7 +81,7 @@ func (a *Subagents) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (pr
 		return res, nil
 	}
 	limit := max(currentConfig(a.config).Agents.Defaults.MaxConcurrentSubagents, 1)
-	running, err := visibility.RunningSubagents(ctx, a.client, ref.SessionKey)
+	running, err := visibility.RunningSubagents(ctx, a.client, instanceOf(ctx).TurnWorkflowID(ref.SessionKey), ref.SessionKey)
 	if err != nil {
 		// Temporal could not say; the model hears why, the turn goes on.
 		a.log.Warn("counting running subagents failed; spawn refused", "session", ref.SessionKey, "error", err)
@@ -147,7 +147,7 @@ func (a *Subagents) Announce(ctx context.Context, in protocol.AnnounceInput) err
 		}
 	}
 	content := AnnounceText(sub, task, result, in.StopReason, sess, in.Turn)
-	bus := &channels.Bus{Client: a.client, Settings: sub.Settings}
+	bus := &channels.Bus{Client: a.client, Settings: sub.Settings, Instance: instanceOf(ctx)}
 	msg := protocol.Inbound{
 		ID: "subagent-" + sub.ID, SessionKey: sub.OriginKey, Route: sub.Origin, Content: content,
 		SentAt: time.Now(),

@@ -98,11 +98,11 @@ func newActivities(cfg *config.Config, st *stores.Set, c client.Client, mgr *cha
 	store := st.Sessions
 	var sender tools.MessageSender
 	if c != nil {
-		sender = &messageSender{client: c, attempts: cfg.TurnSettings().SendMaxRetries}
+		sender = &messageSender{client: c, instance: cfg.Instance(), attempts: cfg.TurnSettings().SendMaxRetries}
 	}
 	var jobs tools.CronJobs
 	if c != nil {
-		jobs = &cron.Service{Client: c}
+		jobs = &cron.Service{Client: c, Instance: cfg.Instance()}
 	}
 	sb := sandboxFor(cfg)
 	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs)
@@ -177,13 +177,14 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		set.stopWatch = cancel
 		go models.watchConfig(ctx, 2*time.Second, opts.Log, opts.OnReload)
 	}
+	inst := opts.Config.Instance()
 	if opts.Turns {
-		w := worker.New(c, protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
+		w := worker.New(c, inst.TaskQueue(), worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
 		register(w, features, protocol.TaskQueue, false)
 		set.workers = append(set.workers, w)
 	}
 	if opts.Models {
-		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
+		w := worker.New(c, inst.LLMTaskQueue(), worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
 		register(w, features, protocol.LLMTaskQueue, false)
 		set.workers = append(set.workers, w)
 	}

@@ -35,7 +35,7 @@ func HeartbeatWorkflow(ctx workflow.Context, in protocol.HeartbeatInput) (*proto
 	s.Stream = false
 	msg := heartbeatInbound(ctx, tasks)
 	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: protocol.TurnWorkflowID(protocol.HeartbeatSessionKey), TaskQueue: protocol.TaskQueue,
+		WorkflowID: instanceOf(ctx).TurnWorkflowID(protocol.HeartbeatSessionKey), TaskQueue: instanceOf(ctx).TaskQueue(),
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE, StaticSummary: "heartbeat: " + chat.Preview(strings.TrimSpace(strings.SplitN(tasks.Tasks, "\n", 2)[0]), 80),
 	})
 	run := workflow.ExecuteChildWorkflow(child, protocol.TurnWorkflowName,

@@ -85,3 +85,9 @@ func (m *machine) run(ctx workflow.Context, start, final State) error {
 	}
 	return nil
 }
+
+// instanceOf is the nanobot instance this run belongs to, read from its own
+// task queue (fixed for the run), so replays name the same queues and IDs.
+func instanceOf(ctx workflow.Context) protocol.Instance {
+	return protocol.InstanceOfQueue(workflow.GetInfo(ctx).TaskQueueName)
+}

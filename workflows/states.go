@@ -66,7 +66,7 @@ func (t *turn) build(ctx workflow.Context) (Event, error) {
 // and tells the user, in nanobot's words, about a note that could not be read.
 func (t *turn) transcribe(ctx workflow.Context) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           protocol.LLMTaskQueue,
+		TaskQueue:           instanceOf(ctx).LLMTaskQueue(),
 		StartToCloseTimeout: 3 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,

@@ -31,7 +31,7 @@ func DreamWorkflow(ctx workflow.Context, in protocol.DreamInput) (*protocol.Drea
 		s.Stream = false
 		msg := dreamInbound(plan)
 		child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID: protocol.TurnWorkflowID(plan.SessionKey), TaskQueue: protocol.TaskQueue,
+			WorkflowID: instanceOf(ctx).TurnWorkflowID(plan.SessionKey), TaskQueue: instanceOf(ctx).TaskQueue(),
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE, StaticSummary: msg.Content,
 		})
 		var turn protocol.TurnResult
@@ -90,7 +90,7 @@ func IdleCompactWorkflow(ctx workflow.Context, in protocol.IdleCompactInput) (*p
 
 func upkeepCtx(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: protocol.TaskQueue, StartToCloseTimeout: 2 * time.Minute,
+		TaskQueue: instanceOf(ctx).TaskQueue(), StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
 		Summary:     summary,
 	})

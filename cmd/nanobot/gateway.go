@@ -270,7 +270,7 @@ func (a *app) ensureUpkeep(ctx context.Context, name string, r *runtimeEnv, cfg 
 	}
 	// nanobot's jobs come over once; the renamed file stays as a record.
 	store := filepath.Join(cfg.Agents.Defaults.WorkspacePath(), "cron", "jobs.json")
-	n, skipped, err := cron.Import(ctx, &cron.Service{Client: r.conn.Client}, store)
+	n, skipped, err := cron.Import(ctx, &cron.Service{Client: r.conn.Client, Instance: cfg.Instance()}, store)
 	for _, s := range skipped {
 		a.log.Warn("cron job not imported", "job", s)
 	}
