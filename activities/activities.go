@@ -116,7 +116,7 @@ func New(d Deps) *Set {
 	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace, private: d.Private,
 		maxResultChars: d.MaxToolResultChars, redactor: red}
 	return &Set{
-		Turn: &Turn{journal: j, prompts: prompts, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},
+		Turn: &Turn{journal: j, prompts: prompts, tools: box, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},
 		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,
 			usage: d.Usage, config: d.Config, client: d.Client, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
@@ -129,7 +129,7 @@ func New(d Deps) *Set {
 		Dream:     dream,
 		Heartbeat: &Heartbeat{journal: j, models: d.Models, workspace: d.Workspace, config: d.Config, usage: used, log: d.Log},
 		Cron:      &Cron{client: d.Client, config: d.Config},
-		Subagents: &Subagents{journal: j, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
+		Subagents: &Subagents{journal: j, tools: box, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
 		Transcriber: &Transcriber{journal: j, config: d.Config, http: &http.Client{Timeout: 90 * time.Second},
 			getenv: os.Getenv, log: d.Log},
 	}

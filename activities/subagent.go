@@ -30,6 +30,7 @@ const announceResultChars = 8000
 // first message, and its announcement into the origin session.
 type Subagents struct {
 	journal
+	tools     *Toolbox // the subagent's tools, journaled when they run on the workspace host
 	client    client.Client
 	config    func() *config.Config // maxConcurrentSubagents
 	workspace string
@@ -116,6 +117,9 @@ func (a *Subagents) SubagentBuild(ctx context.Context, in protocol.SubagentInput
 		if err := a.store.PutTurnData(ctx, key, turn, "system", []byte(prompt.SubagentPrompt(a.workspace, in.Label))); err != nil {
 			return fmt.Errorf("save subagent prompt: %w", err)
 		}
+	}
+	if err := a.tools.journalOffer(ctx, a.journal, in.Settings, key, turn, protocol.SubagentTurn); err != nil {
+		return err
 	}
 	user := chat.Message{Role: chat.RoleUser, Content: task, Turn: turn, EntryID: "user"}
 	if _, err := a.store.Append(ctx, key, user); err != nil {

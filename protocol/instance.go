@@ -47,6 +47,9 @@ func (i Instance) TaskQueue() string { return i.Name(TaskQueue) }
 // LLMTaskQueue is the instance's model-call queue.
 func (i Instance) LLMTaskQueue() string { return i.Name(LLMTaskQueue) }
 
+// WorkspaceQueue is the instance's workspace queue.
+func (i Instance) WorkspaceQueue() string { return i.Name(WorkspaceTaskQueue) }
+
 // TurnWorkflowID is the instance's workflow ID of a session's turns.
 func (i Instance) TurnWorkflowID(sessionKey string) string { return i.Name(TurnWorkflowID(sessionKey)) }
 

@@ -23,7 +23,7 @@ const heartbeatPrompt = "[Heartbeat] Work through the active tasks of HEARTBEAT.
 func HeartbeatWorkflow(ctx workflow.Context, in protocol.HeartbeatInput) (*protocol.HeartbeatResult, error) {
 	log := workflow.GetLogger(ctx)
 	var tasks protocol.HeartbeatTasks
-	if err := workflow.ExecuteActivity(upkeepCtx(ctx, "read HEARTBEAT.md"), protocol.ActivityHeartbeatTasks, in).Get(ctx, &tasks); err != nil {
+	if err := workflow.ExecuteActivity(workspaceCtx(ctx, "read HEARTBEAT.md"), protocol.ActivityHeartbeatTasks, in).Get(ctx, &tasks); err != nil {
 		return nil, err
 	}
 	res := &protocol.HeartbeatResult{Reason: "no active tasks in HEARTBEAT.md"}

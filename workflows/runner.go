@@ -383,7 +383,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 		return sp.spawn(ctx, c, llmEntry)
 	}
 	opts := workflow.ActivityOptions{
-		TaskQueue:           instanceOf(ctx).TaskQueue(),
+		TaskQueue:           workspaceQueue(ctx, s),
 		StartToCloseTimeout: s.ToolTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},

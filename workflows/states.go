@@ -58,7 +58,7 @@ func (t *turn) build(ctx workflow.Context) (Event, error) {
 		}
 	}
 	var res protocol.BuildResult
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "build"), protocol.ActivityBuild, t.step()).Get(ctx, &res)
+	err := onWorkspace(ctx, t.in.Settings, "build", protocol.ActivityBuild, t.step()).Get(ctx, &res)
 	return EvOK, err
 }
 

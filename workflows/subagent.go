@@ -76,7 +76,7 @@ func (s *subagent) step() protocol.StepInput {
 }
 
 func (s *subagent) build(ctx workflow.Context) (Event, error) {
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "subagent build"), protocol.ActivitySubagentBuild, s.in).Get(ctx, nil)
+	err := onWorkspace(ctx, s.in.Settings, "subagent build", protocol.ActivitySubagentBuild, s.in).Get(ctx, nil)
 	return EvOK, err
 }
 

@@ -134,7 +134,7 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	if !thin { // this process runs the tools: say now if their sandbox cannot run
 		a.sandboxStatus(a.stderr, cfg)
 	}
-	opts := workers.Options{DeliveryQueues: []string{queue}, Channels: mgr, Turns: !thin, Models: !thin, Identity: workers.AgentIdentity()}
+	opts := workers.Options{DeliveryQueues: []string{queue}, Channels: mgr, Turns: !thin, Models: !thin, Workspace: !thin, Identity: workers.AgentIdentity()}
 	if err := r.startWorkers(opts, log); err != nil {
 		return err
 	}
