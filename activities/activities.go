@@ -109,7 +109,7 @@ func New(d Deps) *Set {
 	}
 	box := &Toolbox{tools: d.Tools, dream: d.DreamTools, workspace: d.Workspace, restrict: d.RestrictToWorkspace,
 		refresh: d.RefreshTools, config: d.Config}
-	prompts := &Prompts{builder: d.Prompt, tools: box}
+	prompts := &Prompts{builder: d.Prompt, tools: box, journal: j}
 	used := usageLog{store: d.Usage, log: d.Log}
 	red := redactor{config: d.Config}
 	dream := &Dream{journal: j, workspace: d.Workspace, archive: d.Archive, config: d.Config, log: d.Log}

@@ -74,7 +74,7 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 	}
 	step := in
 	step.Settings = s
-	if res.EstimatedTokens, err = a.prompts.tokens(step, sess, in.Message.Content); err != nil {
+	if res.EstimatedTokens, err = a.prompts.tokens(ctx, step, sess, in.Message.Content); err != nil {
 		return res, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
 	}
 	res.Budget = inputBudget(s)

@@ -52,7 +52,7 @@ func Features(a *activities.Set) []Feature {
 			wf(protocol.TurnWorkflowName, workflows.TurnWorkflow),
 			act(protocol.ActivityRestore, a.Turn.Restore, turns),
 			act(protocol.ActivityCompact, a.Turn.Compact, turns),
-			act(protocol.ActivityCommand, a.Commands.Command, turns),
+			ws(protocol.ActivityCommand, a.Commands.Command),
 			ws(protocol.ActivityBuild, a.Turn.Build),
 			act(protocol.ActivitySave, a.Turn.Save, turns),
 			act(protocol.ActivityInject, a.Turn.Inject, turns),

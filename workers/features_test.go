@@ -36,7 +36,7 @@ func registered(kind queueKind, holdsWorkspace bool) *names {
 // even when such a task reaches the turn queue; the holder serves them on
 // both queues.
 func TestOnlyTheWorkspaceHolderRegistersWorkspaceActivities(t *testing.T) {
-	workspace := []string{protocol.ActivityBuild, protocol.ActivityTool, protocol.ActivityPrepareDream,
+	workspace := []string{protocol.ActivityCommand, protocol.ActivityBuild, protocol.ActivityTool, protocol.ActivityPrepareDream,
 		protocol.ActivityFinishDream, protocol.ActivityHeartbeatTasks, protocol.ActivitySubagentBuild}
 	stateless := registered(turnQueue, false)
 	holder := registered(turnQueue, true)

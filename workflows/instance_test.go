@@ -60,3 +60,44 @@ func TestAnInstancesTurnKeepsToItsOwnQueues(t *testing.T) {
 		protocol.ActivityDeliver: "work.nanobot-channel-telegram",
 	}, queues)
 }
+
+// TestSharedStateTurnsRunTheWorkspaceOnItsHost: with a workspace queue in
+// the settings (state in PostgreSQL), BUILD and the tools run there, not on
+// the turn's worker, which may be on a host without the workspace.
+func TestSharedStateTurnsRunTheWorkspaceOnItsHost(t *testing.T) {
+	env := newEnv(t)
+	sendAtStart(env, inbound("m1", "hi"))
+	var mu sync.Mutex
+	queues := map[string]string{}
+	seen := func(ctx context.Context, name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		queues[name] = activity.GetInfo(ctx).TaskQueue
+	}
+	calls := 0
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+			calls++
+			r := text("done")
+			if calls == 1 {
+				r = toolCall("c1")
+			}
+			r.EntryID = fmt.Sprintf("llm-%d", in.Call)
+			return r, nil
+		})
+	env.OnActivity(protocol.ActivityBuild, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ protocol.StepInput) (protocol.BuildResult, error) {
+			seen(ctx, protocol.ActivityBuild)
+			return protocol.BuildResult{}, nil
+		})
+	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ protocol.ToolCallInput) (protocol.ToolCallResult, error) {
+			seen(ctx, protocol.ActivityTool)
+			return protocol.ToolCallResult{Preview: "ok"}, nil
+		})
+	settings := testenv.Settings(protocol.Settings{WorkspaceQueue: protocol.WorkspaceTaskQueue})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: settings})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, map[string]string{protocol.ActivityBuild: protocol.WorkspaceTaskQueue, protocol.ActivityTool: protocol.WorkspaceTaskQueue}, queues)
+}

@@ -39,7 +39,14 @@ func (t *turn) compact(ctx workflow.Context) (Event, error) {
 func (t *turn) command(ctx workflow.Context) (Event, error) {
 	t.consolidateBeforeNew(ctx)
 	var res protocol.CommandResult
-	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "command"), protocol.ActivityCommand, t.step()).Get(ctx, &res); err != nil {
+	// A slash command may read the workspace (/skill): it runs where the workspace is.
+	var run workflow.Future
+	if strings.HasPrefix(strings.TrimSpace(t.msg.Content), "/") {
+		run = onWorkspace(ctx, t.in.Settings, "command", protocol.ActivityCommand, t.step())
+	} else {
+		run = workflow.ExecuteLocalActivity(localCtx(ctx, "command"), protocol.ActivityCommand, t.step())
+	}
+	if err := run.Get(ctx, &res); err != nil {
 		return "", err
 	}
 	if !res.Handled {
