@@ -50,7 +50,10 @@ func TestAnInstancesTurnKeepsToItsOwnQueues(t *testing.T) {
 			return protocol.ToolCallResult{Preview: "ok"}, nil
 		})
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, _ protocol.DeliverInput) error { seen(ctx, protocol.ActivityDeliver); return nil })
+		func(ctx context.Context, _ protocol.DeliverInput) error {
+			seen(ctx, protocol.ActivityDeliver)
+			return nil
+		})
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "telegram:7", Settings: testenv.Settings(protocol.Settings{})})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
