@@ -14,6 +14,7 @@ import (
 	"os"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -108,14 +109,14 @@ func New(d Deps) *Set {
 	}
 	box := &Toolbox{tools: d.Tools, dream: d.DreamTools, workspace: d.Workspace, restrict: d.RestrictToWorkspace,
 		refresh: d.RefreshTools, config: d.Config}
-	prompts := &Prompts{builder: d.Prompt, tools: box}
+	prompts := &Prompts{builder: d.Prompt, tools: box, journal: j}
 	used := usageLog{store: d.Usage, log: d.Log}
 	red := redactor{config: d.Config}
 	dream := &Dream{journal: j, workspace: d.Workspace, archive: d.Archive, config: d.Config, log: d.Log}
 	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace, private: d.Private,
 		maxResultChars: d.MaxToolResultChars, redactor: red}
 	return &Set{
-		Turn: &Turn{journal: j, prompts: prompts, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},
+		Turn: &Turn{journal: j, prompts: prompts, tools: box, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},
 		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,
 			usage: d.Usage, config: d.Config, client: d.Client, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
@@ -128,7 +129,7 @@ func New(d Deps) *Set {
 		Dream:     dream,
 		Heartbeat: &Heartbeat{journal: j, models: d.Models, workspace: d.Workspace, config: d.Config, usage: used, log: d.Log},
 		Cron:      &Cron{client: d.Client, config: d.Config},
-		Subagents: &Subagents{journal: j, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
+		Subagents: &Subagents{journal: j, tools: box, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
 		Transcriber: &Transcriber{journal: j, config: d.Config, http: &http.Client{Timeout: 90 * time.Second},
 			getenv: os.Getenv, log: d.Log},
 	}
@@ -206,6 +207,15 @@ func (u usageLog) add(rec usage.Record) {
 
 // currentConfig is the worker's config now; outside a worker (a test, a
 // benchmark), nanobot's defaults.
+// instanceOf is the nanobot instance of the run an activity serves, read
+// from the activity's task queue as the workflows read theirs.
+func instanceOf(ctx context.Context) protocol.Instance {
+	if !activity.IsActivity(ctx) {
+		return protocol.DefaultInstance
+	}
+	return protocol.InstanceOfQueue(activity.GetInfo(ctx).TaskQueue)
+}
+
 func currentConfig(cfg func() *config.Config) *config.Config {
 	if cfg != nil {
 		if c := cfg(); c != nil {

@@ -68,7 +68,7 @@ func (a *Memory) Consolidate(ctx context.Context, in protocol.ConsolidateInput) 
 	}
 	start, end, ok := pendingRange(sess, id)
 	if !ok {
-		start, end = a.pickRange(in, sess)
+		start, end = a.pickRange(ctx, in, sess)
 		err := a.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 			s.Metadata[pendingKey] = map[string]any{"id": id, "start": start, "end": end}
 			return nil
@@ -118,8 +118,8 @@ func (a *Memory) Consolidate(ctx context.Context, in protocol.ConsolidateInput) 
 }
 
 // consolidated fills in the prompt size after a round.
-func (a *Memory) consolidated(_ context.Context, in protocol.ConsolidateInput, sess *session.Session, res protocol.ConsolidateResult) (protocol.ConsolidateResult, error) {
-	n, err := a.prompts.tokens(protocol.StepInput{SessionKey: in.SessionKey, Settings: in.Settings}, sess, "")
+func (a *Memory) consolidated(ctx context.Context, in protocol.ConsolidateInput, sess *session.Session, res protocol.ConsolidateResult) (protocol.ConsolidateResult, error) {
+	n, err := a.prompts.tokens(ctx, protocol.StepInput{SessionKey: in.SessionKey, Settings: in.Settings}, sess, "")
 	res.PromptTokens = n
 	return res, err
 }
@@ -150,7 +150,7 @@ func archivable(msgs []chat.Message) []chat.Message {
 // the prompt would be under the target. Archiving stops where the replay
 // floor starts (those messages replay anyway) and a chunk stays small
 // enough to be summarized within the context window.
-func (a *Memory) pickRange(in protocol.ConsolidateInput, sess *session.Session) (int, int) {
+func (a *Memory) pickRange(ctx context.Context, in protocol.ConsolidateInput, sess *session.Session) (int, int) {
 	msgs := sess.Messages
 	start := min(sess.LastConsolidated, len(msgs))
 	switch in.Reason {
@@ -164,7 +164,7 @@ func (a *Memory) pickRange(in protocol.ConsolidateInput, sess *session.Session) 
 		return start, max(end, start)
 	}
 	count := tokens.For(in.Settings.Model)
-	now, err := a.prompts.tokens(protocol.StepInput{SessionKey: in.SessionKey, Settings: in.Settings}, sess, "")
+	now, err := a.prompts.tokens(ctx, protocol.StepInput{SessionKey: in.SessionKey, Settings: in.Settings}, sess, "")
 	if err != nil {
 		return start, start
 	}
@@ -288,7 +288,7 @@ func (a *Memory) Measure(ctx context.Context, in protocol.StepInput) (protocol.M
 	if err != nil {
 		return protocol.MeasureResult{}, err
 	}
-	n, err := a.prompts.tokens(in, sess, "")
+	n, err := a.prompts.tokens(ctx, in, sess, "")
 	if err != nil {
 		return protocol.MeasureResult{}, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
 	}

@@ -43,7 +43,7 @@ func TestConsolidateArchivesWholeTurnsWithTheModelsSummary(t *testing.T) {
 	chatSession(t, a, "cli:t", 30)
 	before, err := a.load(context.Background(), "cli:t")
 	require.NoError(t, err)
-	size, err := a.set().Memory.prompts.tokens(protocol.StepInput{SessionKey: "cli:t", Settings: consolidateIn("", 0, 0).Settings}, before, "")
+	size, err := a.set().Memory.prompts.tokens(context.Background(), protocol.StepInput{SessionKey: "cli:t", Settings: consolidateIn("", 0, 0).Settings}, before, "")
 	require.NoError(t, err)
 
 	res, err := a.set().Memory.Consolidate(context.Background(), consolidateIn(protocol.ConsolidateBudget, 1, size-1500))

@@ -33,7 +33,7 @@ func (a *Cron) PublishScheduled(ctx context.Context, in protocol.PublishSchedule
 		return temporal.NewNonRetryableApplicationError("scheduled turns need a Temporal client", protocol.ErrConfig, nil)
 	}
 	job := in.Job
-	idle, err := cron.WaitIdle(ctx, a.client, job.SessionKey, cron.DefaultBusyWait, func() { activity.RecordHeartbeat(ctx) })
+	idle, err := cron.WaitIdle(ctx, a.client, instanceOf(ctx), job.SessionKey, cron.DefaultBusyWait, func() { activity.RecordHeartbeat(ctx) })
 	if err != nil {
 		return fmt.Errorf("job %s: wait for session %s: %w", job.JobID, job.SessionKey, err)
 	}
@@ -47,7 +47,7 @@ func (a *Cron) PublishScheduled(ctx context.Context, in protocol.PublishSchedule
 		Metadata: map[string]string{"cron_job_id": job.JobID, "cron_job_name": job.Name},
 		SentAt:   time.Now(),
 	}
-	bus := &channels.Bus{Client: a.client, Settings: currentConfig(a.config).TurnSettings()}
+	bus := &channels.Bus{Client: a.client, Settings: currentConfig(a.config).TurnSettings(), Instance: instanceOf(ctx)}
 	if _, err := bus.Publish(ctx, msg); err != nil {
 		return fmt.Errorf("publish job %s: %w", job.JobID, err)
 	}

@@ -204,7 +204,7 @@ func (c *Commands) cmdDream(ctx context.Context, in protocol.StepInput, _ string
 	}
 	route := in.Message.Route
 	opts := client.StartWorkflowOptions{
-		ID: DreamManualID, TaskQueue: protocol.TaskQueue,
+		ID: instanceOf(ctx).Name(DreamManualID), TaskQueue: instanceOf(ctx).TaskQueue(),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		StaticSummary:            "dream (asked in " + route.String() + ")",

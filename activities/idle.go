@@ -68,7 +68,7 @@ func (a *Memory) turnRunning(ctx context.Context, key string) (bool, error) {
 	if a.client == nil {
 		return false, nil
 	}
-	desc, err := a.client.DescribeWorkflowExecution(ctx, protocol.TurnWorkflowID(key), "")
+	desc, err := a.client.DescribeWorkflowExecution(ctx, instanceOf(ctx).TurnWorkflowID(key), "")
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
 		return false, nil

@@ -181,7 +181,11 @@ func (a *ModelCall) request(ctx context.Context, sess *session.Session, in proto
 	count := tokens.For(in.Settings.Model)
 	var defs []chat.ToolDefinition
 	if _, quiet := recoveryPrompt(in.Mode, nil); !quiet {
-		defs = a.tools.policy(in.Profile).WithActiveGoal(goalIsActive(sess)).Offer(a.tools.refreshed(ctx, in.Profile.Kind).Definitions())
+		all, err := a.tools.offered(ctx, a.journal, in)
+		if err != nil {
+			return providers.Request{}, err
+		}
+		defs = a.tools.policy(in.Profile).WithActiveGoal(goalIsActive(sess)).Offer(all)
 	}
 	// The tool definitions travel with every request: they come out of the budget.
 	budget := max(inputBudget(in.Settings)-count.Tools(defs), minHistoryBudget)

@@ -39,6 +39,7 @@ func setLastSummary(s *session.Session, text string, cursor int, at string) {
 type Prompts struct {
 	builder prompt.Builder
 	tools   *Toolbox // the definitions that travel with every request
+	journal          // the last turn's prompt, where the workspace is on another host
 }
 
 // system builds the turn's system prompt from the workspace and the session.
@@ -54,9 +55,10 @@ func (p *Prompts) system(in protocol.StepInput, sess *session.Session) (string, 
 // tokens is the size of the session's next prompt: the system prompt,
 // the replayed history, extra (the message about to be added) with its
 // runtime context, and the tool definitions.
-func (p *Prompts) tokens(in protocol.StepInput, sess *session.Session, extra string) (int, error) {
+func (p *Prompts) tokens(ctx context.Context, in protocol.StepInput, sess *session.Session, extra string) (int, error) {
 	count := tokens.For(in.Settings.Model)
-	system, err := p.system(in, sess)
+	profile := protocol.ProfileFor(in.Message.Kind, false)
+	system, defs, err := p.current(ctx, in, sess, profile)
 	if err != nil {
 		return 0, err
 	}
@@ -68,9 +70,34 @@ func (p *Prompts) tokens(in protocol.StepInput, sess *session.Session, extra str
 		rc := prompt.RuntimeContext(in.Message.Route.Channel, in.Message.Route.ChatID, time.Now(), in.Settings.Timezone)
 		n += count.Message(chat.Message{Role: chat.RoleUser, Content: extra + "\n\n" + rc})
 	}
-	profile := protocol.ProfileFor(in.Message.Kind, false)
-	n += count.Tools(p.tools.policy(profile).Offer(p.tools.forKind(profile.Kind).Definitions()))
+	n += count.Tools(p.tools.policy(profile).Offer(defs))
 	return n, nil
+}
+
+// current is the system prompt and tools the session's next request
+// carries: built here from the workspace, or, when the workspace is on
+// another host, the ones its last turn journaled (none for a new session).
+func (p *Prompts) current(ctx context.Context, in protocol.StepInput, sess *session.Session, profile protocol.Profile) (string, []chat.ToolDefinition, error) {
+	if in.Settings.WorkspaceQueue == "" {
+		system, err := p.system(in, sess)
+		return system, p.tools.forKind(profile.Kind).Definitions(), err
+	}
+	turn := ""
+	for i := len(sess.Messages) - 1; i >= 0 && turn == ""; i-- {
+		turn = sess.Messages[i].Turn
+	}
+	if turn == "" {
+		return "", nil, nil
+	}
+	system, err := p.store.TurnData(ctx, in.SessionKey, turn, "system")
+	if err != nil {
+		return "", nil, nil // pruned or never built: the history is most of the size
+	}
+	defs, err := p.tools.offered(ctx, p.journal, protocol.LLMCallInput{SessionKey: in.SessionKey, Turn: turn, Settings: in.Settings})
+	if err != nil {
+		defs = nil
+	}
+	return string(system), defs, nil
 }
 
 // cmdSkill lists the skills: available ones first, then those that are not.

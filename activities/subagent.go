@@ -30,6 +30,7 @@ const announceResultChars = 8000
 // first message, and its announcement into the origin session.
 type Subagents struct {
 	journal
+	tools     *Toolbox // the subagent's tools, journaled when they run on the workspace host
 	client    client.Client
 	config    func() *config.Config // maxConcurrentSubagents
 	workspace string
@@ -81,7 +82,7 @@ func (a *Subagents) PrepareSpawn(ctx context.Context, ref protocol.SpawnRef) (pr
 		return res, nil
 	}
 	limit := max(currentConfig(a.config).Agents.Defaults.MaxConcurrentSubagents, 1)
-	running, err := visibility.RunningSubagents(ctx, a.client, ref.SessionKey)
+	running, err := visibility.RunningSubagents(ctx, a.client, instanceOf(ctx).TurnWorkflowID(ref.SessionKey), ref.SessionKey)
 	if err != nil {
 		// Temporal could not say; the model hears why, the turn goes on.
 		a.log.Warn("counting running subagents failed; spawn refused", "session", ref.SessionKey, "error", err)
@@ -117,6 +118,9 @@ func (a *Subagents) SubagentBuild(ctx context.Context, in protocol.SubagentInput
 			return fmt.Errorf("save subagent prompt: %w", err)
 		}
 	}
+	if err := a.tools.journalOffer(ctx, a.journal, in.Settings, key, turn, protocol.SubagentTurn); err != nil {
+		return err
+	}
 	user := chat.Message{Role: chat.RoleUser, Content: task, Turn: turn, EntryID: "user"}
 	if _, err := a.store.Append(ctx, key, user); err != nil {
 		return fmt.Errorf("journal subagent task: %w", err)
@@ -147,7 +151,7 @@ func (a *Subagents) Announce(ctx context.Context, in protocol.AnnounceInput) err
 		}
 	}
 	content := AnnounceText(sub, task, result, in.StopReason, sess, in.Turn)
-	bus := &channels.Bus{Client: a.client, Settings: sub.Settings}
+	bus := &channels.Bus{Client: a.client, Settings: sub.Settings, Instance: instanceOf(ctx)}
 	msg := protocol.Inbound{
 		ID: "subagent-" + sub.ID, SessionKey: sub.OriginKey, Route: sub.Origin, Content: content,
 		SentAt: time.Now(),

@@ -36,7 +36,8 @@ const (
 type Turn struct {
 	journal
 	prompts *Prompts
-	dream   *Dream // a Dream run's turn message
+	tools   *Toolbox // the tools offered, journaled when they run on the workspace host
+	dream   *Dream   // a Dream run's turn message
 	streams *channels.StreamHub
 	config  func() *config.Config // /model presets
 	log     *slog.Logger
@@ -73,7 +74,7 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 	}
 	step := in
 	step.Settings = s
-	if res.EstimatedTokens, err = a.prompts.tokens(step, sess, in.Message.Content); err != nil {
+	if res.EstimatedTokens, err = a.prompts.tokens(ctx, step, sess, in.Message.Content); err != nil {
 		return res, fmt.Errorf("measure the prompt of session %s: %w", in.SessionKey, err)
 	}
 	res.Budget = inputBudget(s)
@@ -185,6 +186,9 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 		if err := a.store.PutTurnData(ctx, in.SessionKey, in.Turn, "system", []byte(system)); err != nil {
 			return protocol.BuildResult{}, fmt.Errorf("save system prompt: %w", err)
 		}
+	}
+	if err := a.tools.journalOffer(ctx, a.journal, in.Settings, in.SessionKey, in.Turn, in.Message.Kind); err != nil {
+		return protocol.BuildResult{}, err
 	}
 	user := chat.Message{Role: chat.RoleUser, Turn: in.Turn, EntryID: "user"}
 	user.Content, user.ContentParts = userContent(goalTurnContent(content), in.Message.Media, a.transcripts(ctx, in.SessionKey, in.Turn))

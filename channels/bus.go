@@ -24,6 +24,8 @@ import (
 type Bus struct {
 	Client   client.Client
 	Settings protocol.Settings
+	// Instance names the turns' workflow IDs and task queue (gateway.instance).
+	Instance protocol.Instance
 
 	mu sync.RWMutex // guards Settings once the bus is in use
 }
@@ -57,8 +59,8 @@ func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 		}
 	}
 	opts := client.StartWorkflowOptions{
-		ID:                       protocol.TurnWorkflowID(msg.SessionKey),
-		TaskQueue:                protocol.TaskQueue,
+		ID:                       b.Instance.TurnWorkflowID(msg.SessionKey),
+		TaskQueue:                b.Instance.TaskQueue(),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		StaticSummary:            msg.Route.Channel + ": " + firstLine(msg.Content, 80),
@@ -91,7 +93,7 @@ var (
 // how many it stopped.
 func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {
 	stopped := 0
-	id := protocol.TurnWorkflowID(sessionKey)
+	id := b.Instance.TurnWorkflowID(sessionKey)
 	desc, err := b.Client.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound
 	switch {
@@ -104,7 +106,7 @@ func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {
 		}
 		stopped++
 	}
-	subs, err := visibility.RunningSubagents(ctx, b.Client, sessionKey)
+	subs, err := visibility.RunningSubagents(ctx, b.Client, id, sessionKey)
 	if err != nil {
 		return stopped, err
 	}

@@ -172,7 +172,7 @@ func Build(cfg *config.Config, deps Deps, only map[string]bool) Built {
 		}
 		b.Channels = append(b.Channels, c)
 		if !s.PerProcess {
-			b.Queues = append(b.Queues, protocol.ChannelQueue(s.Name))
+			b.Queues = append(b.Queues, cfg.Instance().ChannelQueue(s.Name))
 		}
 	}
 	if only == nil {

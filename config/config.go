@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/atomicfile"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // Warning is a problem that doesn't stop loading, such as an unknown key.
@@ -170,6 +171,9 @@ var (
 // validate checks what the schema constrains beyond types, as nanobot does.
 func (c *Config) validate(src string) error {
 	d := &c.Agents.Defaults
+	if _, err := protocol.ParseInstance(c.Gateway.Instance); err != nil {
+		return &Error{Source: src, Key: "gateway.instance", Msg: err.Error()}
+	}
 	if err := c.Transcription.validate(src); err != nil {
 		return err
 	}
@@ -304,6 +308,15 @@ func (d *Defaults) WorkspacePath() string {
 // confined to the workspace; this project confines them unless told not to.
 func (t *Tools) RestrictToWorkspaceOrDefault() bool {
 	return t.RestrictToWorkspace == nil || *t.RestrictToWorkspace
+}
+
+// Instance is this nanobot's name on its Temporal namespace (validated at load).
+func (c *Config) Instance() protocol.Instance {
+	inst, err := protocol.ParseInstance(c.Gateway.Instance)
+	if err != nil {
+		return protocol.DefaultInstance
+	}
+	return inst
 }
 
 // ActiveModel is the model the agent runs with: the preset named by

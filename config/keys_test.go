@@ -18,6 +18,7 @@ import (
 // the user sets is never silently dropped.
 var readKeys = map[string]string{
 	"agents.defaults.workspace":                       "WorkspacePath: sessions, prompt, tools",
+	"gateway.instance":                                "Instance: task queues, workflow and schedule IDs",
 	"agents.defaults.modelPreset":                     "ActiveModel",
 	"agents.defaults.model":                           "ActiveModel → providers",
 	"agents.defaults.provider":                        "ActiveModel → providers.Resolve",

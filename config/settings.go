@@ -47,6 +47,9 @@ func (c *Config) TurnSettings() protocol.Settings {
 		FailOnToolError:      d.FailOnToolError,
 		SendMaxRetries:       int32(max(c.Channels.SendMaxRetries, 1)),
 	}
+	if c.Database.URL != "" { // state in PostgreSQL: turn workers may run on hosts without the workspace
+		s.WorkspaceQueue = c.Instance().WorkspaceQueue()
+	}
 	if d.ContextBlockLimit != nil && *d.ContextBlockLimit > 0 {
 		s.ContextBlockLimit = *d.ContextBlockLimit
 	}

@@ -230,6 +230,9 @@ type Gateway struct {
 	MetricsPort int       `json:"metricsPort"`
 	Heartbeat   Heartbeat `json:"heartbeat"`
 	RestartMode string    `json:"restartMode" unused:"the gateway does not restart itself; a supervisor (systemd, docker) does"`
+	// Instance keeps several nanobots apart on one Temporal namespace: it
+	// prefixes their task queues, workflow IDs and schedule IDs ("" = default).
+	Instance string `json:"instance"`
 }
 
 // Heartbeat is the gateway's periodic wake-up.

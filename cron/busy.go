@@ -24,8 +24,8 @@ const (
 // cron-in-cron guard would not hold). It gives up after max, reporting
 // false, so a turn that never ends cannot lose the job; tick is called on
 // every look (an activity heartbeat).
-func WaitIdle(ctx context.Context, c client.Client, sessionKey string, max time.Duration, tick func()) (bool, error) {
-	id := protocol.TurnWorkflowID(sessionKey)
+func WaitIdle(ctx context.Context, c client.Client, inst protocol.Instance, sessionKey string, max time.Duration, tick func()) (bool, error) {
+	id := inst.TurnWorkflowID(sessionKey)
 	deadline := time.Now().Add(max)
 	for {
 		desc, err := c.DescribeWorkflowExecution(ctx, id, "")

@@ -36,6 +36,8 @@ type timing struct {
 // Service adds, lists, removes and runs jobs on Temporal.
 type Service struct {
 	Client client.Client
+	// Instance prefixes the schedule IDs (gateway.instance).
+	Instance protocol.Instance
 	// Now is the clock Validate checks "at" times against (nil: time.Now).
 	Now func() time.Time
 }
@@ -47,13 +49,21 @@ func (s *Service) now() time.Time {
 	return time.Now()
 }
 
-// Spec is the schedule of a job.
-func Spec(j Job) schedules.Spec {
+// scheduleID is the schedule of a job or a system schedule, in this instance.
+func (s *Service) scheduleID(id string) string {
+	if _, system := systemJobs[id]; system {
+		return s.Instance.Name(id)
+	}
+	return s.Instance.Name(protocol.CronScheduleID(id))
+}
+
+// spec is the schedule of a job.
+func (s *Service) spec(j Job) schedules.Spec {
 	in := protocol.ScheduledTurnInput{JobID: j.ID, Name: j.Name, Message: j.Message, SessionKey: j.SessionKey, Route: j.Route, Once: !j.At.IsZero()}
 	return schedules.Spec{
-		ID: protocol.CronScheduleID(j.ID), Name: j.Name, Kind: schedules.KindCron,
+		ID: s.scheduleID(j.ID), Name: j.Name, Kind: schedules.KindCron,
 		Every: j.Every, Cron: j.Expr, TimeZone: j.TZ, At: j.At,
-		Workflow: protocol.ScheduledTurnWorkflowName, Args: []any{in}, TaskQueue: protocol.TaskQueue,
+		Workflow: protocol.ScheduledTurnWorkflowName, Args: []any{in}, TaskQueue: s.Instance.TaskQueue(),
 		Memo: map[string]any{
 			"session": j.SessionKey, "message": j.Message,
 			"timing": timing{Kind: j.Kind(), EverySeconds: j.Every.Seconds(), Expr: j.Expr, TZ: j.TZ, At: j.At},
@@ -79,7 +89,7 @@ func (s *Service) Add(ctx context.Context, j Job) (Job, error) {
 		}
 		j.SessionKey = protocol.SessionKey(j.Route.Channel, j.Route.ChatID)
 	}
-	err := schedules.Create(ctx, s.Client, Spec(j))
+	err := schedules.Create(ctx, s.Client, s.spec(j))
 	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 		return j, nil
 	}
@@ -88,11 +98,8 @@ func (s *Service) Add(ctx context.Context, j Job) (Job, error) {
 
 // Get reads one job (or system schedule) back from Temporal.
 func (s *Service) Get(ctx context.Context, id string) (Job, error) {
-	sid := protocol.CronScheduleID(id)
+	sid := s.scheduleID(id)
 	purpose, system := systemJobs[id]
-	if system {
-		sid = id
-	}
 	desc, err := schedules.Describe(ctx, s.Client, sid)
 	if err != nil {
 		return Job{}, err
@@ -135,8 +142,9 @@ func (s *Service) List(ctx context.Context) ([]Job, error) {
 	}
 	var jobs []Job
 	for _, sid := range ids {
-		id, isJob := strings.CutPrefix(sid, protocol.CronSchedulePrefix)
-		if _, system := systemJobs[sid]; !isJob && !system {
+		own, mine := strings.CutPrefix(sid, s.Instance.Name(""))
+		id, isJob := strings.CutPrefix(own, protocol.CronSchedulePrefix)
+		if _, system := systemJobs[own]; !mine || (!isJob && !system) {
 			continue
 		}
 		j, err := s.Get(ctx, id)
@@ -163,7 +171,7 @@ func (s *Service) Remove(ctx context.Context, id string) (string, error) {
 	if _, system := systemJobs[id]; system {
 		return Protected, nil
 	}
-	sid := protocol.CronScheduleID(id)
+	sid := s.scheduleID(id)
 	err := s.Client.ScheduleClient().GetHandle(ctx, sid).Delete(ctx)
 	switch {
 	case schedules.IsNotFound(err):
@@ -176,10 +184,7 @@ func (s *Service) Remove(ctx context.Context, id string) (string, error) {
 
 // Run fires a job now (its schedule's trigger: skipped while its last run still runs).
 func (s *Service) Run(ctx context.Context, id string) error {
-	sid := protocol.CronScheduleID(id)
-	if _, system := systemJobs[id]; system {
-		sid = id
-	}
+	sid := s.scheduleID(id)
 	if _, err := schedules.Describe(ctx, s.Client, sid); err != nil {
 		if schedules.IsNotFound(err) {
 			return fmt.Errorf("job %s not found", id)

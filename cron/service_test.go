@@ -153,7 +153,7 @@ func TestImportNanobotJobs(t *testing.T) {
 func TestWaitIdle(t *testing.T) {
 	dev := testenv.StartDevServer(t)
 	ctx := context.Background()
-	idle, err := cron.WaitIdle(ctx, dev.Client, "telegram:5", time.Minute, nil)
+	idle, err := cron.WaitIdle(ctx, dev.Client, protocol.DefaultInstance, "telegram:5", time.Minute, nil)
 	require.NoError(t, err)
 	require.True(t, idle, "a session that never had a turn is idle")
 
@@ -161,14 +161,14 @@ func TestWaitIdle(t *testing.T) {
 	run, err := dev.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: protocol.TurnWorkflowID("telegram:5"), TaskQueue: "nobody"}, "TurnWorkflow")
 	require.NoError(t, err)
 	ticks := 0
-	idle, err = cron.WaitIdle(ctx, dev.Client, "telegram:5", 600*time.Millisecond, func() { ticks++ })
+	idle, err = cron.WaitIdle(ctx, dev.Client, protocol.DefaultInstance, "telegram:5", 600*time.Millisecond, func() { ticks++ })
 	require.NoError(t, err)
 	require.False(t, idle, "still busy when the bound ran out")
 	require.Positive(t, ticks, "the wait heartbeats")
 
 	done := make(chan bool, 1)
 	go func() {
-		idle, _ := cron.WaitIdle(ctx, dev.Client, "telegram:5", time.Minute, nil)
+		idle, _ := cron.WaitIdle(ctx, dev.Client, protocol.DefaultInstance, "telegram:5", time.Minute, nil)
 		done <- idle
 	}()
 	require.NoError(t, dev.Client.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "turn over"))

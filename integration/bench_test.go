@@ -28,7 +28,7 @@ func benchTurns(b *testing.B, reply func(i int) []modeltest.Step) {
 		b.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	set, err := workers.Start(dev.Client, workers.Options{Config: cfg, Turns: true, Models: true, Log: quiet})
+	set, err := workers.Start(dev.Client, workers.Options{Config: cfg, Turns: true, Models: true, Workspace: true, Log: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,9 +20,9 @@ import (
 )
 
 // startWorker runs `nanobot worker` in the background.
-func startWorker(t *testing.T, env []string) (*exec.Cmd, *bytes.Buffer) {
+func startWorker(t *testing.T, env []string, flags ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(testenv.NanobotBin(t), "worker")
+	cmd := exec.Command(testenv.NanobotBin(t), append([]string{"worker"}, flags...)...)
 	cmd.Env = env
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs

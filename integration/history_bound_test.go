@@ -25,7 +25,7 @@ import (
 // results each) cross the bound once in about 18 iterations instead of 1000.
 func TestLongTurnContinuesAsNewUnderTheHistoryBound(t *testing.T) {
 	const rounds, width = 24, 4
-	r := newRig(t, protocol.Settings{MaxRepeatedToolCalls: 1 << 20}) // the same read on purpose, past the repeat guard
+	r := newRig(t, protocol.Settings{MaxRepeatedToolCalls: 1 << 20})                    // the same read on purpose, past the repeat guard
 	big := strings.Repeat("nanobot keeps the history small by passing previews. ", 120) // ~6 KB: its preview is cut to 2 KiB
 	require.NoError(t, os.WriteFile(filepath.Join(r.home.Workspace, "big.txt"), []byte(big), 0o644))
 	r.model.Handle(func(req *modeltest.RecordedRequest) modeltest.Step {

@@ -49,7 +49,7 @@ func (h *splitHosts) env(home *testenv.Home) []string {
 // SIGKILLed; host B, with another HOME and workspace, resumes it. It
 // returns the turn's result and how often the command ran.
 func killedMidExec(t *testing.T, h *splitHosts, runs string) (protocol.TurnResult, string) {
-	first, logs := startWorker(t, h.env(h.a))
+	first, logs := startWorker(t, h.env(h.a), "--workspace")
 	bus := &channels.Bus{Client: h.dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -60,7 +60,7 @@ func killedMidExec(t *testing.T, h *splitHosts, runs string) (protocol.TurnResul
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_, _ = first.Process.Wait()
 
-	_, logsB := startWorker(t, h.env(h.b))
+	_, logsB := startWorker(t, h.env(h.b), "--workspace")
 	var res protocol.TurnResult
 	require.NoError(t, h.dev.Client.GetWorkflow(ctx, "turn/cli:hosts", "").Get(ctx, &res), "host B's log:\n%s", logsB)
 	data, err := os.ReadFile(runs)

@@ -23,7 +23,10 @@ var scaleTag = regexp.MustCompile(`s\d+-m\d+`)
 
 // scaleModel asks for one exec per user message, in the order the
 // messages came, then answers "done" with the last one.
-func scaleModel(req *modeltest.RecordedRequest) modeltest.Step {
+func scaleModel(req *modeltest.RecordedRequest) modeltest.Step { return execPerMessage(req, "0.1") }
+
+// execPerMessage is scaleModel with each exec sleeping this many seconds.
+func execPerMessage(req *modeltest.RecordedRequest, sleep string) modeltest.Step {
 	results := map[string]bool{}
 	var tags []string
 	for _, m := range req.Messages {
@@ -38,7 +41,7 @@ func scaleModel(req *modeltest.RecordedRequest) modeltest.Step {
 	}
 	for _, tag := range tags {
 		if !results[tag+"-exec"] {
-			return modeltest.ToolCalls(modeltest.Call{ID: tag + "-exec", Name: "exec", Args: fmt.Sprintf(`{"command":"echo %s >> counter.txt; sleep 0.1"}`, tag)})
+			return modeltest.ToolCalls(modeltest.Call{ID: tag + "-exec", Name: "exec", Args: fmt.Sprintf(`{"command":"echo %s >> counter.txt; sleep %s"}`, tag, sleep)})
 		}
 	}
 	if len(tags) == 0 {

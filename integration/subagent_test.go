@@ -56,7 +56,7 @@ func (m *subagentModel) counts() (int, int) {
 
 func subagentRun(t *testing.T, dev *testenv.DevServer) (string, enumspb.WorkflowExecutionStatus) {
 	t.Helper()
-	ids, err := visibility.RunningSubagents(context.Background(), dev.Client, "cli:sub")
+	ids, err := visibility.RunningSubagents(context.Background(), dev.Client, protocol.TurnWorkflowID("cli:sub"), "cli:sub")
 	require.NoError(t, err)
 	if len(ids) == 0 {
 		return "", enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED

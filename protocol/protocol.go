@@ -13,6 +13,9 @@ import (
 const (
 	TaskQueue    = "nanobot"     // turn workflows, their local activities and tools
 	LLMTaskQueue = "nanobot-llm" // model calls; the worker's slots cap concurrency
+	// WorkspaceTaskQueue: what reads or writes the workspace (tools, prompt
+	// files, Dream's edits), polled only by the process that holds it.
+	WorkspaceTaskQueue = "nanobot-workspace"
 
 	TurnWorkflowName = "TurnWorkflow"
 	SignalInbound    = "inbound"
@@ -78,6 +81,9 @@ type Settings struct {
 	ContextBlockLimit int `json:"context_block_limit,omitempty"`
 	// SendMaxRetries is how often a reply is tried (channels.sendMaxRetries, the first send included; 0 = the default).
 	SendMaxRetries int32 `json:"send_max_retries,omitempty"`
+	// WorkspaceQueue is where the turn's prompt is built and its tools run when
+	// the state is shared and workers hold no workspace ("" = the turn's own queue).
+	WorkspaceQueue string `json:"workspace_queue,omitempty"`
 }
 
 // TurnInput starts a run of TurnWorkflow.

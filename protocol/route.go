@@ -22,11 +22,11 @@ type Route struct {
 }
 
 // DeliveryQueue is the task queue a reply on this route is delivered on.
-func (r Route) DeliveryQueue() string {
+func (r Route) DeliveryQueue(inst Instance) string {
 	if r.Queue != "" {
 		return r.Queue
 	}
-	return ChannelQueue(r.Channel)
+	return inst.ChannelQueue(r.Channel)
 }
 
 // PerProcess reports whether only the process that sent the message can

@@ -70,13 +70,14 @@ type WorkflowLister interface {
 	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 }
 
-// RunningSubagents lists the workflow IDs of a session's running subagents.
+// RunningSubagents lists the workflow IDs of a session's running subagents
+// (turnID: the session's turn workflow, their parent).
 // A subagent is a child of its session's turn workflow, so the built-in
 // ParentWorkflowId finds it without custom search attributes; a server too
 // old to know ParentWorkflowId is asked by NanobotSessionKey instead.
-func RunningSubagents(ctx context.Context, c WorkflowLister, sessionKey string) ([]string, error) {
+func RunningSubagents(ctx context.Context, c WorkflowLister, turnID, sessionKey string) ([]string, error) {
 	base := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", protocol.SubagentWorkflowName)
-	byParent := fmt.Sprintf("%s AND ParentWorkflowId = '%s'", base, quote(protocol.TurnWorkflowID(sessionKey)))
+	byParent := fmt.Sprintf("%s AND ParentWorkflowId = '%s'", base, quote(turnID))
 	ids, err := list(ctx, c, byParent)
 	if err == nil {
 		return ids, nil

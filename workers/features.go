@@ -18,6 +18,9 @@ type Entry struct {
 	Func     any
 	Queue    string
 	Workflow bool
+	// Workspace: the activity reads or writes the workspace. Only a process
+	// holding it registers it, on the turn queue and the workspace queue.
+	Workspace bool
 }
 
 // DeliveryQueue marks the entries registered on each delivery queue.
@@ -35,6 +38,11 @@ func wf(name string, fn any) Entry {
 
 func act(name string, fn any, queue string) Entry { return Entry{Name: name, Func: fn, Queue: queue} }
 
+// ws is an activity of the workspace host.
+func ws(name string, fn any) Entry {
+	return Entry{Name: name, Func: fn, Queue: protocol.TaskQueue, Workspace: true}
+}
+
 // Features are every workflow and activity of nanobot, feature by feature.
 // Local activities (the turn's states) run on the turn's own queue.
 func Features(a *activities.Set) []Feature {
@@ -44,15 +52,15 @@ func Features(a *activities.Set) []Feature {
 			wf(protocol.TurnWorkflowName, workflows.TurnWorkflow),
 			act(protocol.ActivityRestore, a.Turn.Restore, turns),
 			act(protocol.ActivityCompact, a.Turn.Compact, turns),
-			act(protocol.ActivityCommand, a.Commands.Command, turns),
-			act(protocol.ActivityBuild, a.Turn.Build, turns),
+			ws(protocol.ActivityCommand, a.Commands.Command),
+			ws(protocol.ActivityBuild, a.Turn.Build),
 			act(protocol.ActivitySave, a.Turn.Save, turns),
 			act(protocol.ActivityInject, a.Turn.Inject, turns),
 		}},
 		{"model call", []Entry{act(protocol.ActivityLLMCall, a.Model.LLMCall, llm)}},
 		{"voice notes", []Entry{act(protocol.ActivityTranscribe, a.Transcriber.Transcribe, llm)}},
 		{"tool call", []Entry{
-			act(protocol.ActivityTool, a.Tools.ToolCall, turns),
+			ws(protocol.ActivityTool, a.Tools.ToolCall),
 			act(protocol.ActivityToolResult, a.Tools.ToolResult, turns),
 		}},
 		{"approval", []Entry{
@@ -72,12 +80,12 @@ func Features(a *activities.Set) []Feature {
 		}},
 		{"dream", []Entry{
 			wf(protocol.DreamWorkflowName, workflows.DreamWorkflow),
-			act(protocol.ActivityPrepareDream, a.Dream.PrepareDream, turns),
-			act(protocol.ActivityFinishDream, a.Dream.FinishDream, turns),
+			ws(protocol.ActivityPrepareDream, a.Dream.PrepareDream),
+			ws(protocol.ActivityFinishDream, a.Dream.FinishDream),
 		}},
 		{"heartbeat", []Entry{
 			wf(protocol.HeartbeatWorkflowName, workflows.HeartbeatWorkflow),
-			act(protocol.ActivityHeartbeatTasks, a.Heartbeat.HeartbeatTasks, turns),
+			ws(protocol.ActivityHeartbeatTasks, a.Heartbeat.HeartbeatTasks),
 			act(protocol.ActivityHeartbeatDecide, a.Heartbeat.HeartbeatDecide, llm),
 			act(protocol.ActivityHeartbeatTrim, a.Heartbeat.HeartbeatTrim, turns),
 		}},
@@ -89,19 +97,41 @@ func Features(a *activities.Set) []Feature {
 		{"subagent", []Entry{
 			wf(protocol.SubagentWorkflowName, workflows.SubagentWorkflow),
 			act(protocol.ActivityPrepareSpawn, a.Subagents.PrepareSpawn, turns),
-			act(protocol.ActivitySubagentBuild, a.Subagents.SubagentBuild, turns),
+			ws(protocol.ActivitySubagentBuild, a.Subagents.SubagentBuild),
 			act(protocol.ActivityAnnounce, a.Subagents.Announce, turns),
 		}},
 	}
 }
 
-// register puts every entry polled on queue into w (DeliveryQueue entries
-// go on every delivery queue).
-func register(w worker.Registry, features []Feature, queue string, delivery bool) {
+// Kinds of queue a worker polls, for register.
+type queueKind int
+
+const (
+	turnQueue queueKind = iota
+	llmQueue
+	deliveryQueue
+	workspaceQueue
+)
+
+// register puts into w every entry polled on a queue of this kind: the
+// turn's own entries (workspace ones only when this process holds the
+// workspace), the model calls, the deliveries or the workspace's.
+func register(w worker.Registry, features []Feature, kind queueKind, holdsWorkspace bool) {
 	for _, f := range features {
 		for _, e := range f.Entries {
+			var on bool
+			switch kind {
+			case turnQueue:
+				on = e.Queue == protocol.TaskQueue && (!e.Workspace || holdsWorkspace)
+			case llmQueue:
+				on = e.Queue == protocol.LLMTaskQueue
+			case deliveryQueue:
+				on = e.Queue == DeliveryQueue
+			case workspaceQueue:
+				on = e.Workspace
+			}
 			switch {
-			case e.Queue != queue && !(delivery && e.Queue == DeliveryQueue):
+			case !on:
 			case e.Workflow:
 				w.RegisterWorkflowWithOptions(e.Func, workflow.RegisterOptions{Name: e.Name})
 			default:

@@ -23,8 +23,9 @@ const messageWait = 30 * time.Second
 // MessageWorkflow runs Deliver on the queue of whoever owns the target
 // chat, so the send is retried and lands where the connection lives.
 type messageSender struct {
-	client client.Client
-	wait   time.Duration
+	client   client.Client
+	instance protocol.Instance
+	wait     time.Duration
 	// attempts is channels.sendMaxRetries (0: the delivery default).
 	attempts int32
 }
@@ -43,8 +44,8 @@ func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, to proto
 		Text: content, Media: media, Kind: protocol.ReplyMessage, MaxAttempts: m.attempts,
 	}}
 	opts := client.StartWorkflowOptions{
-		ID:                       "message/" + env.SessionKey + "/" + env.Turn + "/" + env.CallID,
-		TaskQueue:                protocol.TaskQueue,
+		ID:                       m.instance.Name("message/" + env.SessionKey + "/" + env.Turn + "/" + env.CallID),
+		TaskQueue:                m.instance.TaskQueue(),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:            "message to " + to.String(),

@@ -69,14 +69,15 @@ var upkeeps = []upkeep{
 // UpkeepSchedules are the schedules the config asks for (Dream, idle
 // compaction, the heartbeat); the IDs it leaves out (disabled) are returned in off.
 func UpkeepSchedules(cfg *config.Config) (on []schedules.Spec, off []string) {
+	inst := cfg.Instance()
 	for _, u := range upkeeps {
 		t, ok := u.when(cfg)
 		if !ok {
-			off = append(off, u.id)
+			off = append(off, inst.Name(u.id))
 			continue
 		}
-		on = append(on, schedules.Spec{ID: u.id, Name: u.name, Kind: u.kind, Every: t.every, Cron: t.cron, TimeZone: t.tz,
-			Workflow: u.workflow, Args: []any{u.arg}, TaskQueue: protocol.TaskQueue, Memo: u.memo})
+		on = append(on, schedules.Spec{ID: inst.Name(u.id), Name: u.name, Kind: u.kind, Every: t.every, Cron: t.cron, TimeZone: t.tz,
+			Workflow: u.workflow, Args: []any{u.arg}, TaskQueue: inst.TaskQueue(), Memo: u.memo})
 	}
 	return on, off
 }

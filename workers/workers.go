@@ -20,7 +20,6 @@ import (
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/mcp"
 	"github.com/nanobot-durable/nanobot/prompt"
-	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -33,6 +32,10 @@ type Options struct {
 	Turns bool
 	// Models runs the model calls (the LLM task queue).
 	Models bool
+	// Workspace: this process holds the workspace (its tools, prompt files,
+	// Dream's edits) and polls the workspace queue. A process without it
+	// never registers those activities, so it cannot run them by mistake.
+	Workspace bool
 	// DeliveryQueues run delivery for the channels in Channels: a channel's
 	// shared queue (protocol.ChannelQueue) or this process's own queue.
 	DeliveryQueues []string
@@ -98,11 +101,11 @@ func newActivities(cfg *config.Config, st *stores.Set, c client.Client, mgr *cha
 	store := st.Sessions
 	var sender tools.MessageSender
 	if c != nil {
-		sender = &messageSender{client: c, attempts: cfg.TurnSettings().SendMaxRetries}
+		sender = &messageSender{client: c, instance: cfg.Instance(), attempts: cfg.TurnSettings().SendMaxRetries}
 	}
 	var jobs tools.CronJobs
 	if c != nil {
-		jobs = &cron.Service{Client: c}
+		jobs = &cron.Service{Client: c, Instance: cfg.Instance()}
 	}
 	sb := sandboxFor(cfg)
 	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs)
@@ -177,19 +180,25 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		set.stopWatch = cancel
 		go models.watchConfig(ctx, 2*time.Second, opts.Log, opts.OnReload)
 	}
+	inst := opts.Config.Instance()
 	if opts.Turns {
-		w := worker.New(c, protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		register(w, features, protocol.TaskQueue, false)
+		w := worker.New(c, inst.TaskQueue(), worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
+		register(w, features, turnQueue, opts.Workspace)
 		set.workers = append(set.workers, w)
 	}
 	if opts.Models {
-		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		register(w, features, protocol.LLMTaskQueue, false)
+		w := worker.New(c, inst.LLMTaskQueue(), worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
+		register(w, features, llmQueue, false)
+		set.workers = append(set.workers, w)
+	}
+	if opts.Workspace {
+		w := worker.New(c, inst.WorkspaceQueue(), worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
+		register(w, features, workspaceQueue, true)
 		set.workers = append(set.workers, w)
 	}
 	for _, q := range opts.DeliveryQueues {
 		w := worker.New(c, q, worker.Options{WorkerStopTimeout: max(opts.StopTimeout, deliveryStopTimeout), Identity: opts.Identity})
-		register(w, features, q, true)
+		register(w, features, deliveryQueue, false)
 		set.workers = append(set.workers, w)
 	}
 	for i, w := range set.workers {

@@ -129,7 +129,7 @@ func deliverCtx(ctx workflow.Context, in protocol.DeliverInput) workflow.Context
 	}
 	// Timeouts are not part of the command's identity: replays are unaffected.
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:              r.DeliveryQueue(),
+		TaskQueue:              r.DeliveryQueue(instanceOf(ctx)),
 		ScheduleToStartTimeout: wait,
 		StartToCloseTimeout:    run,
 		// The activity beats while it sends: a gateway that died mid-reply is

@@ -23,7 +23,7 @@ const heartbeatPrompt = "[Heartbeat] Work through the active tasks of HEARTBEAT.
 func HeartbeatWorkflow(ctx workflow.Context, in protocol.HeartbeatInput) (*protocol.HeartbeatResult, error) {
 	log := workflow.GetLogger(ctx)
 	var tasks protocol.HeartbeatTasks
-	if err := workflow.ExecuteActivity(upkeepCtx(ctx, "read HEARTBEAT.md"), protocol.ActivityHeartbeatTasks, in).Get(ctx, &tasks); err != nil {
+	if err := workflow.ExecuteActivity(workspaceCtx(ctx, "read HEARTBEAT.md"), protocol.ActivityHeartbeatTasks, in).Get(ctx, &tasks); err != nil {
 		return nil, err
 	}
 	res := &protocol.HeartbeatResult{Reason: "no active tasks in HEARTBEAT.md"}
@@ -35,7 +35,7 @@ func HeartbeatWorkflow(ctx workflow.Context, in protocol.HeartbeatInput) (*proto
 	s.Stream = false
 	msg := heartbeatInbound(ctx, tasks)
 	child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: protocol.TurnWorkflowID(protocol.HeartbeatSessionKey), TaskQueue: protocol.TaskQueue,
+		WorkflowID: instanceOf(ctx).TurnWorkflowID(protocol.HeartbeatSessionKey), TaskQueue: instanceOf(ctx).TaskQueue(),
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE, StaticSummary: "heartbeat: " + chat.Preview(strings.TrimSpace(strings.SplitN(tasks.Tasks, "\n", 2)[0]), 80),
 	})
 	run := workflow.ExecuteChildWorkflow(child, protocol.TurnWorkflowName,

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -84,4 +85,39 @@ func (m *machine) run(ctx workflow.Context, start, final State) error {
 		m.current = to
 	}
 	return nil
+}
+
+// instanceOf is the nanobot instance this run belongs to, read from its own
+// task queue (fixed for the run), so replays name the same queues and IDs.
+func instanceOf(ctx workflow.Context) protocol.Instance {
+	return protocol.InstanceOfQueue(workflow.GetInfo(ctx).TaskQueueName)
+}
+
+// workspaceQueue is where a turn's tools run: the workspace host's queue
+// when the turn's settings name one, else the turn's own (eager dispatch).
+func workspaceQueue(ctx workflow.Context, s protocol.Settings) string {
+	if s.WorkspaceQueue != "" {
+		return s.WorkspaceQueue
+	}
+	return instanceOf(ctx).TaskQueue()
+}
+
+// onWorkspace runs a step that reads the workspace (the prompt files): a
+// local activity on the turn's worker, or, when the settings name a
+// workspace queue, an activity there that waits for the workspace host.
+func onWorkspace(ctx workflow.Context, s protocol.Settings, summary, name string, in any) workflow.Future {
+	if s.WorkspaceQueue == "" {
+		return workflow.ExecuteLocalActivity(localCtx(ctx, summary), name, in)
+	}
+	return workflow.ExecuteActivity(workspaceCtx(ctx, summary), name, in)
+}
+
+// workspaceCtx is an activity on the instance's workspace queue; it waits
+// there, unbounded, while the workspace host is away.
+func workspaceCtx(ctx workflow.Context, summary string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue: instanceOf(ctx).WorkspaceQueue(), StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
+		Summary:     summary,
+	})
 }

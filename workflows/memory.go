@@ -78,7 +78,7 @@ func (t *turn) consolidate(ctx workflow.Context, reason string, budget int) {
 
 func consolidateCtx(ctx workflow.Context, s protocol.Settings, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           protocol.LLMTaskQueue,
+		TaskQueue:           instanceOf(ctx).LLMTaskQueue(),
 		StartToCloseTimeout: s.LLMTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},

@@ -303,7 +303,7 @@ func callOutcome(summary string, res *protocol.LLMCallResult, err error) string 
 
 func llmCtx(ctx workflow.Context, s protocol.Settings, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           protocol.LLMTaskQueue,
+		TaskQueue:           instanceOf(ctx).LLMTaskQueue(),
 		StartToCloseTimeout: s.LLMTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -383,7 +383,7 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 		return sp.spawn(ctx, c, llmEntry)
 	}
 	opts := workflow.ActivityOptions{
-		TaskQueue:           protocol.TaskQueue,
+		TaskQueue:           workspaceQueue(ctx, s),
 		StartToCloseTimeout: s.ToolTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},

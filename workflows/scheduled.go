@@ -16,7 +16,7 @@ func ScheduledTurnWorkflow(ctx workflow.Context, in protocol.ScheduledTurnInput)
 		return err
 	}
 	if in.Once {
-		id := protocol.CronScheduleID(in.JobID)
+		id := instanceOf(ctx).Name(protocol.CronScheduleID(in.JobID))
 		if err := workflow.ExecuteActivity(upkeepCtx(ctx, "delete "+id), protocol.ActivityDeleteSchedule, id).Get(ctx, nil); err != nil {
 			return err
 		}

@@ -52,8 +52,8 @@ func (t *turn) runSpawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry s
 		Settings: t.in.Settings, Wait: prep.Wait,
 	}
 	opts := workflow.ChildWorkflowOptions{
-		WorkflowID:            protocol.SubagentWorkflowID(id),
-		TaskQueue:             protocol.TaskQueue,
+		WorkflowID:            instanceOf(ctx).Name(protocol.SubagentWorkflowID(id)),
+		TaskQueue:             instanceOf(ctx).TaskQueue(),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         fmt.Sprintf("subagent [%s] of %s", prep.Label, t.in.SessionKey),

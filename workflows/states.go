@@ -39,7 +39,14 @@ func (t *turn) compact(ctx workflow.Context) (Event, error) {
 func (t *turn) command(ctx workflow.Context) (Event, error) {
 	t.consolidateBeforeNew(ctx)
 	var res protocol.CommandResult
-	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "command"), protocol.ActivityCommand, t.step()).Get(ctx, &res); err != nil {
+	// A slash command may read the workspace (/skill): it runs where the workspace is.
+	var run workflow.Future
+	if strings.HasPrefix(strings.TrimSpace(t.msg.Content), "/") {
+		run = onWorkspace(ctx, t.in.Settings, "command", protocol.ActivityCommand, t.step())
+	} else {
+		run = workflow.ExecuteLocalActivity(localCtx(ctx, "command"), protocol.ActivityCommand, t.step())
+	}
+	if err := run.Get(ctx, &res); err != nil {
 		return "", err
 	}
 	if !res.Handled {
@@ -58,7 +65,7 @@ func (t *turn) build(ctx workflow.Context) (Event, error) {
 		}
 	}
 	var res protocol.BuildResult
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "build"), protocol.ActivityBuild, t.step()).Get(ctx, &res)
+	err := onWorkspace(ctx, t.in.Settings, "build", protocol.ActivityBuild, t.step()).Get(ctx, &res)
 	return EvOK, err
 }
 
@@ -66,7 +73,7 @@ func (t *turn) build(ctx workflow.Context) (Event, error) {
 // and tells the user, in nanobot's words, about a note that could not be read.
 func (t *turn) transcribe(ctx workflow.Context) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           protocol.LLMTaskQueue,
+		TaskQueue:           instanceOf(ctx).LLMTaskQueue(),
 		StartToCloseTimeout: 3 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,

@@ -76,7 +76,7 @@ func (s *subagent) step() protocol.StepInput {
 }
 
 func (s *subagent) build(ctx workflow.Context) (Event, error) {
-	err := workflow.ExecuteLocalActivity(localCtx(ctx, "subagent build"), protocol.ActivitySubagentBuild, s.in).Get(ctx, nil)
+	err := onWorkspace(ctx, s.in.Settings, "subagent build", protocol.ActivitySubagentBuild, s.in).Get(ctx, nil)
 	return EvOK, err
 }
 
@@ -109,7 +109,7 @@ func (s *subagent) announce(ctx workflow.Context) (Event, error) {
 		in.Text = s.run.final.Text
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           protocol.TaskQueue,
+		TaskQueue:           instanceOf(ctx).TaskQueue(),
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 30},
 		Summary:             "announce to " + s.in.OriginKey,

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/nanobot-durable/nanobot/internal/testenv"
@@ -52,6 +54,8 @@ func stubToolResult(context.Context, protocol.ToolResultInput) (protocol.ToolCal
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	// A loaded machine (CI, parallel packages) can stall a goroutine past the 1 s default.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	env.RegisterWorkflowWithOptions(TurnWorkflow, workflow.RegisterOptions{Name: protocol.TurnWorkflowName})
 	for name, fn := range map[string]any{
 		protocol.ActivityRestore: stubRestore, protocol.ActivityCompact: stubCompact,

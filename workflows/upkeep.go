@@ -21,7 +21,7 @@ const dreamMaxIterations = 15
 // files are committed either way. A /dream gets the result in its chat.
 func DreamWorkflow(ctx workflow.Context, in protocol.DreamInput) (*protocol.DreamResult, error) {
 	var plan protocol.DreamPlan
-	if err := workflow.ExecuteActivity(upkeepCtx(ctx, "prepare dream"), protocol.ActivityPrepareDream, in).Get(ctx, &plan); err != nil {
+	if err := workflow.ExecuteActivity(workspaceCtx(ctx, "prepare dream"), protocol.ActivityPrepareDream, in).Get(ctx, &plan); err != nil {
 		return nil, err
 	}
 	res := &protocol.DreamResult{Text: "Nothing to dream about: no new history since the last Dream."}
@@ -31,7 +31,7 @@ func DreamWorkflow(ctx workflow.Context, in protocol.DreamInput) (*protocol.Drea
 		s.Stream = false
 		msg := dreamInbound(plan)
 		child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID: protocol.TurnWorkflowID(plan.SessionKey), TaskQueue: protocol.TaskQueue,
+			WorkflowID: instanceOf(ctx).TurnWorkflowID(plan.SessionKey), TaskQueue: instanceOf(ctx).TaskQueue(),
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE, StaticSummary: msg.Content,
 		})
 		var turn protocol.TurnResult
@@ -41,7 +41,7 @@ func DreamWorkflow(ctx workflow.Context, in protocol.DreamInput) (*protocol.Drea
 			workflow.GetLogger(ctx).Error("the Dream turn failed", "session", plan.SessionKey, "error", err)
 		}
 		fin := protocol.FinishDreamInput{Plan: plan, Completed: err == nil && turn.StopReason == protocol.StopCompleted, Reply: turn.ReplyPreview}
-		if err := workflow.ExecuteActivity(upkeepCtx(ctx, "finish dream"), protocol.ActivityFinishDream, fin).Get(ctx, res); err != nil {
+		if err := workflow.ExecuteActivity(workspaceCtx(ctx, "finish dream"), protocol.ActivityFinishDream, fin).Get(ctx, res); err != nil {
 			return nil, err
 		}
 	}
@@ -90,7 +90,7 @@ func IdleCompactWorkflow(ctx workflow.Context, in protocol.IdleCompactInput) (*p
 
 func upkeepCtx(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: protocol.TaskQueue, StartToCloseTimeout: 2 * time.Minute,
+		TaskQueue: instanceOf(ctx).TaskQueue(), StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
 		Summary:     summary,
 	})

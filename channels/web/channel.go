@@ -17,6 +17,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
 
@@ -48,6 +49,8 @@ type Channel struct {
 	turns   Turns
 	uiURL   string
 	ns      string
+	// instance names the turns' workflow IDs (gateway.instance).
+	instance protocol.Instance
 }
 
 // New builds the web channel from channels.web.
@@ -72,7 +75,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		addr: addr, token: cfg.Token, log: log.With("channel", Name),
 		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions,
 		clients: newClients(), url: "http://" + addr + "/",
-		showReasoning: deps.Config.Channels.ShowReasoning,
+		showReasoning: deps.Config.Channels.ShowReasoning, instance: deps.Config.Instance(),
 	}, nil
 }
 

@@ -169,7 +169,7 @@ func (c *Channel) inspectBase(key string) string {
 	if c.uiURL == "" {
 		return ""
 	}
-	return c.uiURL + "/namespaces/" + url.PathEscape(c.ns) + "/workflows/" + url.PathEscape(protocol.TurnWorkflowID(key)) + "/"
+	return c.uiURL + "/namespaces/" + url.PathEscape(c.ns) + "/workflows/" + url.PathEscape(c.instance.TurnWorkflowID(key)) + "/"
 }
 
 // turnNow asks where the session's turn is; not knowing is not an error for the page.

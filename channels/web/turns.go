@@ -31,13 +31,16 @@ type Turns interface {
 }
 
 // TemporalTurns asks Temporal: the turn workflow's status, then its state query.
-type TemporalTurns struct{ Client sdkclient.Client }
+type TemporalTurns struct {
+	Client   sdkclient.Client
+	Instance protocol.Instance
+}
 
 // Now implements Turns.
 func (t TemporalTurns) Now(ctx context.Context, sessionKey string) (TurnNow, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	id := protocol.TurnWorkflowID(sessionKey)
+	id := t.Instance.TurnWorkflowID(sessionKey)
 	desc, err := t.Client.DescribeWorkflowExecution(ctx, id, "")
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {

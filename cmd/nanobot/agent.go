@@ -86,7 +86,7 @@ func (r *runtimeEnv) startWorkers(opts workers.Options, log *slog.Logger) error 
 		return err
 	}
 	r.workers = set
-	r.bus = &channels.Bus{Client: r.conn.Client, Settings: r.cfg.TurnSettings()}
+	r.bus = &channels.Bus{Client: r.conn.Client, Settings: r.cfg.TurnSettings(), Instance: r.cfg.Instance()}
 	return nil
 }
 
@@ -130,11 +130,11 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	mgr := channels.NewManager()
 	mgr.Add(cli)
 	queue := "nanobot-cli-" + randomID()
-	thin := workersServing(ctx, conn)
+	thin := workersServing(ctx, conn, cfg.Instance())
 	if !thin { // this process runs the tools: say now if their sandbox cannot run
 		a.sandboxStatus(a.stderr, cfg)
 	}
-	opts := workers.Options{DeliveryQueues: []string{queue}, Channels: mgr, Turns: !thin, Models: !thin, Identity: workers.AgentIdentity()}
+	opts := workers.Options{DeliveryQueues: []string{queue}, Channels: mgr, Turns: !thin, Models: !thin, Workspace: !thin, Identity: workers.AgentIdentity()}
 	if err := r.startWorkers(opts, log); err != nil {
 		return err
 	}
@@ -179,10 +179,10 @@ func (a *app) agent(ctx context.Context, args []string) error {
 // process that went away. Pollers of other `nanobot agent` processes do not
 // count: the server lists them for a minute after such a CLI left, and a
 // CLI that counted them waited 10 s for a worker that was gone.
-func workersServing(ctx context.Context, conn *temporalConn) bool {
+func workersServing(ctx context.Context, conn *temporalConn, inst protocol.Instance) bool {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	resp, err := conn.Client.DescribeTaskQueue(dctx, protocol.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	resp, err := conn.Client.DescribeTaskQueue(dctx, inst.TaskQueue(), enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	if err != nil {
 		return false
 	}
@@ -227,7 +227,7 @@ func isTerminal(w io.Writer) bool {
 // a turn still running (a CLI closed mid-turn), then prints the replies that
 // found their CLI gone, from the journal.
 func (s *cliSession) catchUp(ctx context.Context) error {
-	id := protocol.TurnWorkflowID(s.key)
+	id := s.r.cfg.Instance().TurnWorkflowID(s.key)
 	desc, err := s.r.conn.Client.DescribeWorkflowExecution(ctx, id, "")
 	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		st, ok := s.turnState(ctx, id)

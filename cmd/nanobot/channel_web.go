@@ -10,7 +10,7 @@ import (
 func useTemporal(mgr *channels.Manager, r *runtimeEnv) {
 	if c, ok := mgr.Get(web.Name); ok {
 		if w, ok := c.(*web.Channel); ok {
-			w.UseTemporal(web.TemporalTurns{Client: r.conn.Client}, r.conn.UIURL, r.conn.Namespace)
+			w.UseTemporal(web.TemporalTurns{Client: r.conn.Client, Instance: r.cfg.Instance()}, r.conn.UIURL, r.conn.Namespace)
 		}
 	}
 }

@@ -57,7 +57,7 @@ func (s *cliSession) send(ctx context.Context, text string) (channels.Reply, err
 // client asks the turn for it), prints the reply when it comes, and turns
 // the first Ctrl-C into /stop and the second into leaving.
 func (s *cliSession) wait(ctx context.Context, msg protocol.Inbound) (channels.Reply, error) {
-	id := protocol.TurnWorkflowID(s.key)
+	id := s.r.cfg.Instance().TurnWorkflowID(s.key)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ended := make(chan error, 1)
@@ -130,7 +130,7 @@ func (s *cliSession) ended(ctx context.Context, msg protocol.Inbound, err error,
 			fmt.Fprintln(s.cli.Out, "Stopped 1 task(s).")
 			return channels.Reply{Text: "Stopped 1 task(s)."}, errStopped
 		}
-		return channels.Reply{}, fmt.Errorf("turn %s failed: %w", protocol.TurnWorkflowID(s.key), err)
+		return channels.Reply{}, fmt.Errorf("turn %s failed: %w", s.r.cfg.Instance().TurnWorkflowID(s.key), err)
 	}
 	if msg.ID == "" {
 		return channels.Reply{}, nil // catching up: the reply went where it was going
@@ -194,7 +194,7 @@ func (s *cliSession) turnState(ctx context.Context, id string) (protocol.TurnSta
 func (s *cliSession) ensureWorker(ctx context.Context) {
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := s.r.conn.Client.QueryWorkflow(qctx, protocol.TurnWorkflowID(s.key), "", protocol.QueryState)
+	_, err := s.r.conn.Client.QueryWorkflow(qctx, s.r.cfg.Instance().TurnWorkflowID(s.key), "", protocol.QueryState)
 	if err == nil || ctx.Err() != nil {
 		return
 	}
@@ -203,7 +203,7 @@ func (s *cliSession) ensureWorker(ctx context.Context) {
 	}
 	s.log.Warn("no worker answered the turn; running turns in this process", "error", err)
 	set, err := workers.Start(s.r.conn.Client, workers.Options{
-		Config: s.r.cfg, Streams: s.r.hub, Log: s.log, Turns: true, Models: true, Channels: s.opts.Channels, Identity: s.opts.Identity,
+		Config: s.r.cfg, Streams: s.r.hub, Log: s.log, Turns: true, Models: true, Workspace: true, Channels: s.opts.Channels, Identity: s.opts.Identity,
 	})
 	if err != nil {
 		s.log.Error("starting workers failed", "error", err)

@@ -59,7 +59,7 @@ func (a *app) cron(ctx context.Context, args []string) error {
 		return err
 	}
 	defer tc.Close()
-	svc := &cron.Service{Client: tc.Client}
+	svc := &cron.Service{Client: tc.Client, Instance: cfg.Instance()}
 	zone := cfg.Agents.Defaults.Timezone
 	if cron.ValidateTZ(zone) != nil {
 		zone = "UTC"

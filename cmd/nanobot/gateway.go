@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -39,12 +40,17 @@ type Describer interface{ Describe() string }
 // only those named in only (none for a plain worker).
 func (a *app) serveWorkers(ctx context.Context, name string, args []string, only map[string]bool) error {
 	fs := a.flags(name)
+	workspace := fs.Bool("workspace", name != "worker",
+		"hold the workspace: run its tools, prompt files and Dream's edits (a worker holds it by default only with the files store)")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
+	}
+	if name == "worker" && !flagSet(fs, "workspace") {
+		*workspace = cfg.Database.URL == "" // files: every worker shares this home, so it holds the workspace
 	}
 	m := cfg.ActiveModel()
 	if _, err := providers.Resolve(cfg, m); err != nil {
@@ -83,7 +89,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	}
 	reloaded := make(chan *config.Config, 4)
 	r, err := a.startRuntime(ctx, cfg, workers.Options{
-		Turns: true, Models: true, DeliveryQueues: built.Queues, Channels: mgr,
+		Turns: true, Models: true, Workspace: *workspace, DeliveryQueues: built.Queues, Channels: mgr,
 		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c }, Stores: st,
 	})
 	if err != nil {
@@ -270,7 +276,7 @@ func (a *app) ensureUpkeep(ctx context.Context, name string, r *runtimeEnv, cfg 
 	}
 	// nanobot's jobs come over once; the renamed file stays as a record.
 	store := filepath.Join(cfg.Agents.Defaults.WorkspacePath(), "cron", "jobs.json")
-	n, skipped, err := cron.Import(ctx, &cron.Service{Client: r.conn.Client}, store)
+	n, skipped, err := cron.Import(ctx, &cron.Service{Client: r.conn.Client, Instance: cfg.Instance()}, store)
 	for _, s := range skipped {
 		a.log.Warn("cron job not imported", "job", s)
 	}
@@ -278,4 +284,11 @@ func (a *app) ensureUpkeep(ctx context.Context, name string, r *runtimeEnv, cfg 
 		a.log.Info("imported nanobot cron jobs", "jobs", n, "from", store)
 	}
 	return err
+}
+
+// flagSet reports whether the command line set the flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -45,6 +45,8 @@ func (a *app) turn(ctx context.Context, args []string) error {
 type inspectConn struct {
 	client.Client
 	ns, ui string
+	// instance is the config's gateway.instance: only its turns are listed.
+	instance protocol.Instance
 }
 
 func (a *app) connectToInspect(ctx context.Context) (*inspectConn, error) {
@@ -64,7 +66,11 @@ func (a *app) connectToInspect(ctx context.Context) (*inspectConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach Temporal at %s: %w", addr, err)
 	}
-	return &inspectConn{Client: c, ns: ns, ui: ui}, nil
+	inst := protocol.DefaultInstance
+	if cfg, err := a.loadConfig(); err == nil {
+		inst = cfg.Instance()
+	}
+	return &inspectConn{Client: c, ns: ns, ui: ui, instance: inst}, nil
 }
 
 func (a *app) turnList(ctx context.Context, args []string) error {
@@ -82,9 +88,9 @@ func (a *app) turnList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	query := fmt.Sprintf("WorkflowType = '%s'", protocol.TurnWorkflowName)
+	query := fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", protocol.TurnWorkflowName, c.instance.TaskQueue())
 	if *session != "" {
-		query += fmt.Sprintf(" AND WorkflowId = '%s'", strings.ReplaceAll(protocol.TurnWorkflowID(*session), "'", "''"))
+		query += fmt.Sprintf(" AND WorkflowId = '%s'", strings.ReplaceAll(c.instance.TurnWorkflowID(*session), "'", "''"))
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "STARTED\tSTATUS\tDURATION\tWORKFLOW ID\tRUN ID\tMODEL\tSTOP\tTOKENS")
@@ -152,15 +158,15 @@ func (a *app) turnShow(ctx context.Context, args []string) error {
 	} else if fs.NArg() > 0 || target == "" {
 		return usageError{errors.New(turnUsage)}
 	}
-	id := target
-	if !strings.Contains(target, "/") {
-		id = protocol.TurnWorkflowID(target)
-	}
 	c, err := a.connectToInspect(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	id := target
+	if !strings.Contains(target, "/") {
+		id = c.instance.TurnWorkflowID(target)
+	}
 	var events []*historypb.HistoryEvent
 	it := c.GetWorkflowHistory(ctx, id, *runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
