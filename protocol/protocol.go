@@ -11,8 +11,10 @@ import (
 
 // Task queues and names shared by starters, workflows and workers.
 const (
-	TaskQueue    = "nanobot"     // turn workflows, their local activities and tools
-	LLMTaskQueue = "nanobot-llm" // model calls; the worker's slots cap concurrency
+	TaskQueue = "nanobot" // turn workflows, their local activities, tools, and model calls while a slot is free
+	// LLMTaskQueue takes the model calls that found no free slot on the turn's
+	// queue, memory consolidation and heartbeat decisions; the worker's slots cap it.
+	LLMTaskQueue = "nanobot-llm"
 
 	TurnWorkflowName = "TurnWorkflow"
 	SignalInbound    = "inbound"
@@ -34,6 +36,9 @@ const (
 
 	// PreviewBytes bounds every text field of a payload.
 	PreviewBytes = 2048
+	// ToolPreviewBytes bounds a successful tool result's preview: the workflow
+	// reads only its start, the journal keeps the whole result.
+	ToolPreviewBytes = 512
 )
 
 // TurnWorkflowID is the one workflow ID of a session's turns.
@@ -56,14 +61,14 @@ func SplitSessionKey(key string) (channel, chatID string, err error) {
 // (config.TurnSettings makes them, with every default).
 type Settings struct {
 	Model               string        `json:"model"`
-	MaxIterations       int           `json:"max_iterations"`
-	MaxTokens           int           `json:"max_tokens"`
-	ContextWindowTokens int           `json:"context_window_tokens"`
-	Stream              bool          `json:"stream"`
-	LLMTimeout          time.Duration `json:"llm_timeout"`
-	LLMHeartbeat        time.Duration `json:"llm_heartbeat"`
-	LLMMaxAttempts      int32         `json:"llm_max_attempts"`
-	ToolTimeout         time.Duration `json:"tool_timeout"`
+	MaxIterations       int           `json:"max_iterations,omitempty"`
+	MaxTokens           int           `json:"max_tokens,omitempty"`
+	ContextWindowTokens int           `json:"context_window_tokens,omitempty"`
+	Stream              bool          `json:"stream,omitempty"`
+	LLMTimeout          time.Duration `json:"llm_timeout,omitempty"`
+	LLMHeartbeat        time.Duration `json:"llm_heartbeat,omitempty"`
+	LLMMaxAttempts      int32         `json:"llm_max_attempts,omitempty"`
+	ToolTimeout         time.Duration `json:"tool_timeout,omitempty"`
 	// ConsolidationRatio: consolidation archives until the prompt is at most budget × this.
 	ConsolidationRatio float64 `json:"consolidation_ratio,omitempty"`
 	// ApprovalTimeout is how long a call that needs approval waits (tools.approval.timeoutS).
@@ -78,6 +83,15 @@ type Settings struct {
 	ContextBlockLimit int `json:"context_block_limit,omitempty"`
 	// SendMaxRetries is how often a reply is tried (channels.sendMaxRetries, the first send included; 0 = the default).
 	SendMaxRetries int32 `json:"send_max_retries,omitempty"`
+}
+
+// ForModelCall is what one model call reads of the settings: the rest stays
+// in the workflow, so each LLMCall input (and its history event) stays small.
+func (s Settings) ForModelCall() Settings {
+	return Settings{
+		Model: s.Model, MaxTokens: s.MaxTokens, ContextWindowTokens: s.ContextWindowTokens, Stream: s.Stream,
+		LLMHeartbeat: s.LLMHeartbeat, ContextBlockLimit: s.ContextBlockLimit, Timezone: s.Timezone,
+	}
 }
 
 // TurnInput starts a run of TurnWorkflow.
@@ -231,8 +245,9 @@ type LLMCallInput struct {
 	Iteration  int    `json:"iteration"`
 	// Call numbers the model calls of a turn (retries and recoveries
 	// included); it names the journal entry.
-	Call     int      `json:"call"`
-	Mode     string   `json:"mode,omitempty"` // a recovery mode: one of the Mode* constants
+	Call int    `json:"call"`
+	Mode string `json:"mode,omitempty"` // a recovery mode: one of the Mode* constants
+	// Settings are Settings.ForModelCall() since model-call-on-turn-queue; older runs sent them whole.
 	Settings Settings `json:"settings"`
 	// Route is where the turn's message came from: streamed deltas go there.
 	Route Route `json:"route"`
@@ -379,6 +394,9 @@ const (
 	// ErrDeliveryRejected marks a delivery the platform refused for good
 	// (chat not found, bot blocked): retrying cannot help.
 	ErrDeliveryRejected = "DeliveryRejected"
+	// ErrBusy: a model call on the turn's queue found every model-call slot of
+	// its process taken; the workflow asks again on LLMTaskQueue.
+	ErrBusy = "Busy"
 )
 
 // Stop reasons, as nanobot names them.
