@@ -201,6 +201,9 @@ func sideCallUsage(rec usage.Record, req providers.Request, resp *providers.Resp
 // history and the runtime context after the user's text.
 func (a *ModelCall) request(ctx context.Context, sess *session.Session, in protocol.LLMCallInput, model Model) (providers.Request, error) {
 	system, err := a.store.TurnData(ctx, in.SessionKey, in.Turn, "system")
+	if err == nil && len(system) == 0 {
+		err = errors.New("the file is empty (the machine crashed after BUILD?)") // an unsynced write the crash rolled back
+	}
 	if err != nil {
 		return providers.Request{}, fmt.Errorf("turn %s has no system prompt (BUILD did not run?): %w", in.Turn, err)
 	}
