@@ -285,14 +285,18 @@ func (b *benchEnv) historyRows(ctx context.Context) []benchRow {
 	defer b.startTranscriptWorker()()
 	var rows []benchRow
 	per := map[int]float64{}
+	settings := b.set
+	settings.MaxRepeatedToolCalls = 1 << 20 // the rounds repeat one call on purpose
+	settings.MaxIterations = 1000
 	for _, n := range []int{10, 100} {
 		rounds := make([]int, n-1)
 		for i := range rounds {
 			rounds[i] = 1
 		}
 		msg := benchMessage(rounds, true, 0)
-		_, run, err := b.durable(ctx, fmt.Sprintf("b3-%d", n), msg, b.set)
+		_, run, err := b.durable(ctx, fmt.Sprintf("b3-%d", n), msg, settings)
 		require.NoError(t, err)
+		require.Equal(t, n, countModelCalls(t, b.dev, run.GetID(), run.GetRunID()), "the B3 turn ran all its iterations in one run")
 		ours := float64(historyBytes(t, b.dev.Client, run.GetID(), run.GetRunID())) / float64(n)
 		per[n] = ours
 		trun, err := b.dev.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: b.id("transcript-"), TaskQueue: transcriptQueue},
@@ -310,8 +314,6 @@ func (b *benchEnv) historyRows(ctx context.Context) []benchRow {
 			fmt.Sprintf("%.2f KiB", ours/1024), fmt.Sprintf("%.1f KiB", theirs/1024), ratio(ours, theirs), target, yes(met)})
 	}
 
-	settings := b.set
-	settings.MaxIterations = 1000
 	rounds := make([]int, 999)
 	for i := range rounds {
 		rounds[i] = 1
@@ -358,4 +360,19 @@ func profileGateway(t *testing.T, addr, out string, d time.Duration) <-chan stru
 		}
 	}()
 	return done
+}
+
+// countModelCalls counts the LLMCall activities a run completed.
+func countModelCalls(t *testing.T, dev *testenv.DevServer, workflowID, runID string) int {
+	n := 0
+	scheduled := map[int64]bool{}
+	for _, ev := range testenv.History(t, dev.Client, workflowID, runID).Events {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == protocol.ActivityLLMCall {
+			scheduled[ev.GetEventId()] = true
+		}
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
+			n++
+		}
+	}
+	return n
 }
