@@ -76,6 +76,9 @@ type Deps struct {
 	Archive memory.Archive
 	// Pairing is the deployment's pairing store (nil: the config's home's file).
 	Pairing *pairing.Store
+	// ModelCallSlots caps the model calls this process runs at once, on either
+	// queue they arrive on (NANOBOT_MAX_CONCURRENT_REQUESTS; 0: no cap, for tests of one call).
+	ModelCallSlots int
 }
 
 // Set is every feature's activities, built from one Deps.
@@ -120,7 +123,7 @@ func New(d Deps) *Set {
 		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,
 			usage: d.Usage, config: d.Config, client: d.Client, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
-			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log},
+			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log, slots: newModelSlots(d.ModelCallSlots)},
 		Tools:     calls,
 		Approvals: &Approvals{journal: j},
 		Delivery:  &Delivery{journal: j, channels: d.Channels},

@@ -44,12 +44,40 @@ type ModelCall struct {
 	config         func() *config.Config // the hint length
 	maxResultChars int
 	log            *slog.Logger
+	slots          modelSlots // shared by LLMCall and LLMCallNow
 }
 
-// LLMCall runs one model iteration. The prompt is rebuilt from the journal;
-// a reply that is already journaled is returned without asking the model.
-// What goes back to the workflow has the configured secrets masked.
+// LLMCall runs one model iteration from protocol.LLMTaskQueue, once one of
+// the process's model-call slots is free (the queue's worker slots already
+// cap it; the calls LLMCallNow runs hold slots too). The prompt is rebuilt
+// from the journal; a reply that is already journaled is returned without
+// asking the model. What goes back to the workflow has the configured
+// secrets masked.
 func (a *ModelCall) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+	stop := startHeartbeats(ctx, in.Settings.LLMHeartbeat) // the wait may outlast the heartbeat timeout
+	err := a.slots.wait(ctx)
+	stop()
+	if err != nil {
+		return protocol.LLMCallResult{}, temporal.NewApplicationError("model call interrupted while waiting for a slot: "+err.Error(), protocol.ErrProviderRetryable)
+	}
+	defer a.slots.release()
+	return a.run(ctx, in)
+}
+
+// LLMCallNow runs one model iteration on the turn's own queue, where it is
+// dispatched with the workflow task that scheduled it, when a slot is free
+// at once; otherwise it fails with protocol.ErrBusy (not retried) and the
+// workflow asks again on protocol.LLMTaskQueue.
+func (a *ModelCall) LLMCallNow(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+	if !a.slots.try() {
+		return protocol.LLMCallResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("every model-call slot of this worker is taken (%d)", cap(a.slots)), protocol.ErrBusy, nil)
+	}
+	defer a.slots.release()
+	return a.run(ctx, in)
+}
+
+func (a *ModelCall) run(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
 	started := time.Now()
 	res, err := a.llmCall(ctx, in)
 	if m := metricsOf(ctx); m != nil {
@@ -175,6 +203,9 @@ func sideCallUsage(rec usage.Record, req providers.Request, resp *providers.Resp
 // history and the runtime context after the user's text.
 func (a *ModelCall) request(ctx context.Context, sess *session.Session, in protocol.LLMCallInput, model Model) (providers.Request, error) {
 	system, err := a.store.TurnData(ctx, in.SessionKey, in.Turn, "system")
+	if err == nil && len(system) == 0 {
+		err = errors.New("the file is empty (the machine crashed after BUILD?)") // an unsynced write the crash rolled back
+	}
 	if err != nil {
 		return providers.Request{}, fmt.Errorf("turn %s has no system prompt (BUILD did not run?): %w", in.Turn, err)
 	}

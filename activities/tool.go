@@ -163,6 +163,12 @@ func findCall(sess *session.Session, in protocol.ToolCallInput) (chat.ToolCall, 
 	return chat.ToolCall{}, false
 }
 
+// toolResult is what the workflow gets of a result: a short preview (an
+// error's is longer, since it may become the turn's answer); the journal has it all.
 func toolResult(text string, isError bool) protocol.ToolCallResult {
-	return protocol.ToolCallResult{Preview: chat.Preview(text, protocol.PreviewBytes), Chars: len(text), IsError: isError}
+	n := protocol.ToolPreviewBytes
+	if isError {
+		n = protocol.PreviewBytes
+	}
+	return protocol.ToolCallResult{Preview: chat.Preview(text, n), Chars: len(text), IsError: isError}
 }

@@ -47,7 +47,7 @@ type Turn struct {
 // a reply (terminated, timed out), before this turn's message is added.
 func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.RestoreResult, error) {
 	var res protocol.RestoreResult
-	err := a.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
+	restore := func(s *session.Session) error {
 		res.SkippedLines = len(s.Problems)
 		if name, _ := s.Metadata[modelPresetKey].(string); name != "" && a.config != nil {
 			if p, ok := providers.PresetFor(a.config(), name); ok {
@@ -57,7 +57,16 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 		res.ClosedPending = closeInterrupted(s, in.Turn)
 		res.Messages = len(s.Messages)
 		return nil
-	})
+	}
+	// The common turn changes nothing here: the file is rewritten (and
+	// synced) only to close an interrupted turn or drop unreadable lines.
+	sess, err := a.load(ctx, in.SessionKey)
+	if err == nil {
+		err = restore(sess)
+	}
+	if err == nil && (res.ClosedPending || res.SkippedLines > 0) {
+		err = a.store.Update(ctx, in.SessionKey, restore)
+	}
 	if err != nil {
 		return res, fmt.Errorf("restore session %s: %w", in.SessionKey, err)
 	}
@@ -68,8 +77,7 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 		s.MaxTokens = cmp.Or(res.MaxTokens, s.MaxTokens)
 		s.ContextWindowTokens = cmp.Or(res.ContextWindowTokens, s.ContextWindowTokens)
 	}
-	sess, err := a.load(ctx, in.SessionKey)
-	if err != nil {
+	if sess, err = a.load(ctx, in.SessionKey); err != nil {
 		return res, err
 	}
 	step := in

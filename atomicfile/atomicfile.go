@@ -1,5 +1,6 @@
 // Package atomicfile replaces files so readers never see half of one: the
-// data goes to a temporary file beside the target, is synced, then renamed.
+// data goes to a temporary file beside the target, is synced (unless the
+// caller can lose it), then renamed.
 package atomicfile
 
 import (
@@ -8,8 +9,18 @@ import (
 	"path/filepath"
 )
 
-// Write replaces path with data, created with perm.
-func Write(path string, data []byte, perm os.FileMode) error {
+// Write replaces path with data, created with perm, synced before the rename.
+func Write(path string, data []byte, perm os.FileMode) error { return write(path, data, perm, true) }
+
+// WriteUnsynced replaces path as Write does, without the fsync: readers
+// still never see half a file, but a crash of the machine (not of the
+// process) may leave the old file, none, or an empty one. Only for data
+// that is rebuilt or reported when lost.
+func WriteUnsynced(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, false)
+}
+
+func write(path string, data []byte, perm os.FileMode, sync bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("create temp file for %s: %w", path, err)
@@ -19,9 +30,11 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", path, err)

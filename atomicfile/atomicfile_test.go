@@ -9,10 +9,16 @@ import (
 )
 
 func TestWriteReplacesAndLeavesNoTemp(t *testing.T) {
+	for name, write := range map[string]func(string, []byte, os.FileMode) error{"synced": Write, "unsynced": WriteUnsynced} {
+		t.Run(name, func(t *testing.T) { testReplaces(t, write) })
+	}
+}
+
+func testReplaces(t *testing.T, write func(string, []byte, os.FileMode) error) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f.json")
-	require.NoError(t, Write(p, []byte("one"), 0o600))
-	require.NoError(t, Write(p, []byte("two"), 0o600))
+	require.NoError(t, write(p, []byte("one"), 0o600))
+	require.NoError(t, write(p, []byte("two"), 0o600))
 	data, err := os.ReadFile(p)
 	require.NoError(t, err)
 	require.Equal(t, "two", string(data))
@@ -22,5 +28,5 @@ func TestWriteReplacesAndLeavesNoTemp(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temp file left behind")
-	require.Error(t, Write(filepath.Join(dir, "missing", "f"), nil, 0o600))
+	require.Error(t, write(filepath.Join(dir, "missing", "f"), nil, 0o600))
 }

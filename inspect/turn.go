@@ -110,7 +110,12 @@ func FromHistory(workflowID string, events []*historypb.HistoryEvent) (*Turn, er
 			case protocol.ActivityLLMCall:
 				var in protocol.LLMCallInput
 				_ = decode(dc, a.GetInput(), &in)
-				t.Iterations = append(t.Iterations, Iteration{N: in.Iteration, Call: in.Call, Mode: in.Mode, Model: in.Settings.Model, Pending: true})
+				it := Iteration{N: in.Iteration, Call: in.Call, Mode: in.Mode, Model: in.Settings.Model, Pending: true}
+				if n := len(t.Iterations); n > 0 && in.Call > 0 && t.Iterations[n-1].Call == in.Call {
+					t.Iterations[n-1] = it // the same call asked again on the LLM queue (the turn's worker was busy)
+				} else {
+					t.Iterations = append(t.Iterations, it)
+				}
 				s.iter = len(t.Iterations) - 1
 			case protocol.ActivityTool:
 				var in protocol.ToolCallInput

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,14 +62,18 @@ func TestBenchTable(t *testing.T) {
 	if os.Getenv("NANOBOT_BENCH_TABLE") == "" {
 		t.Skip("the benchmark table runs with make bench (NANOBOT_BENCH_TABLE=1)")
 	}
+	want := benchRowsWanted(os.Getenv("NANOBOT_BENCH_ROWS"))
 	b := newBenchEnv(t)
 	ctx := context.Background()
 	var rows []benchRow
 	env := b.home.Env(b.dev.Addr)
 
 	// B5 without a gateway: the CLI runs the turn's workers itself.
-	cliAlone := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5a-%d")
-	start0 := timeCommand(t, 5, env, "version")
+	var cliAlone, start0, cliThin time.Duration
+	if want("B5") {
+		cliAlone = timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5a-%d")
+		start0 = timeCommand(t, 5, env, "version")
+	}
 
 	// The gateway is the durable side from here on.
 	gwEnv := home(b, "NANOBOT_MAX_CONCURRENT_REQUESTS=64")
@@ -79,7 +84,9 @@ func TestBenchTable(t *testing.T) {
 	}
 	gw, _, _ := startGateway(t, b.dev, gwEnv)
 	idleRSS := rssKB(gw.Process.Pid)
-	cliThin := timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5b-%d")
+	if want("B5") {
+		cliThin = timeCommand(t, 5, env, "agent", "-m", "hi", "-s", "cli:b5b-%d")
+	}
 
 	// Warm both sides.
 	_, _, err := b.durable(ctx, "warm", benchMessage(nil, false, 0), b.set)
@@ -87,9 +94,13 @@ func TestBenchTable(t *testing.T) {
 	_, err = b.baseline("warmb", benchMessage(nil, false, 0), b.set)
 	require.NoError(t, err)
 
-	// B1: a one-iteration turn, 0 ms model.
+	// B1: a one-iteration turn, 0 ms model (B5's baseline too).
 	var b1d, b1b []time.Duration
-	for i := 0; i < 60; i++ {
+	b1Turns := 0
+	if want("B1") || want("B5") {
+		b1Turns = 60
+	}
+	for i := 0; i < b1Turns; i++ {
 		d, _, err := b.durable(ctx, fmt.Sprintf("b1-%d", i%4), benchMessage(nil, false, 0), b.set)
 		require.NoError(t, err)
 		b1d = append(b1d, d)
@@ -98,13 +109,13 @@ func TestBenchTable(t *testing.T) {
 		b1b = append(b1b, d)
 	}
 	p50d, p95d, p50b, p95b := percentile(b1d, .5), percentile(b1d, .95), percentile(b1b, .5), percentile(b1b, .95)
-	rows = append(rows,
+	rows = appendIf(want("B1"), rows,
 		benchRow{"B1", "1-iteration turn, 0 ms model: p50", ms(p50d), ms(p50b), ratio(p50d.Seconds(), p50b.Seconds()), "p50 ≤ 25 ms", yes(p50d <= 25*time.Millisecond)},
 		benchRow{"B1", "… p95", ms(p95d), ms(p95b), ratio(p95d.Seconds(), p95b.Seconds()), "", ""})
 
 	// B2: 5 iterations, 10 tool calls, 100 ms model.
 	var b2d, b2b time.Duration
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 3 && want("B2"); i++ {
 		msg := benchMessage([]int{2, 2, 3, 3}, false, 100)
 		d, _, err := b.durable(ctx, fmt.Sprintf("b2-%d", i), msg, b.set)
 		require.NoError(t, err)
@@ -114,9 +125,17 @@ func TestBenchTable(t *testing.T) {
 		b2b += d
 	}
 	r2 := b2d.Seconds() / b2b.Seconds()
-	rows = append(rows, benchRow{"B2", "5 iterations, 10 tools, 100 ms model: mean wall time", ms(b2d / 3), ms(b2b / 3), ratio(b2d.Seconds(), b2b.Seconds()), "≤ 1.05×", yes(r2 <= 1.05)})
+	rows = appendIf(want("B2"), rows, benchRow{"B2", "5 iterations, 10 tools, 100 ms model: mean wall time", ms(b2d / 3), ms(b2b / 3), ratio(b2d.Seconds(), b2b.Seconds()), "≤ 1.05×", yes(r2 <= 1.05)})
 
-	rows = append(rows, b.historyRows(ctx)...)
+	if want("B3") {
+		rows = append(rows, b.historyRows(ctx)...)
+	}
+	if !want("B4") && !want("B6") {
+		stopGateway(gw)
+		rows = appendIf(want("B5"), rows, b5Rows(cliThin, cliAlone, start0+p50b)...)
+		printBenchTable(rows)
+		return
+	}
 
 	// B4 (and B6 under it): 200 sessions × 3 turns at once, 0 ms model.
 	var peak int
@@ -149,17 +168,40 @@ func TestBenchTable(t *testing.T) {
 	stopGateway(gw) // B4 on PostgreSQL has a gateway of its own
 	rows = append(rows, b.postgresB4(t, ctx, tpsD, p95D4)...)
 
-	rows = append(rows,
-		benchRow{"B5", "`nanobot agent -m` wall time, gateway running (thin client)", ms(cliThin), ms(start0 + p50b), ratio(cliThin.Seconds(), (start0 + p50b).Seconds()), "≤ 1 s", yes(cliThin <= time.Second)},
-		benchRow{"B5", "… gateway not running (the CLI runs the workers)", ms(cliAlone), ms(start0 + p50b), ratio(cliAlone.Seconds(), (start0 + p50b).Seconds()), "≤ 1 s", yes(cliAlone <= time.Second)})
+	rows = appendIf(want("B5"), rows, b5Rows(cliThin, cliAlone, start0+p50b)...)
 
 	baseIdle, basePeak := rssBaseline(t, b.home)
 	rows = append(rows,
 		benchRow{"B6", "gateway RSS, idle", fmt.Sprintf("%.1f MB", float64(idleRSS)/1024), fmt.Sprintf("%.1f MB", float64(baseIdle)/1024), ratio(float64(idleRSS), float64(baseIdle)), "≤ 120 MB", yes(idleRSS <= 120*1024)},
 		benchRow{"B6", "gateway RSS, peak under B4", fmt.Sprintf("%.1f MB", float64(peak)/1024), fmt.Sprintf("%.1f MB", float64(basePeak)/1024), ratio(float64(peak), float64(basePeak)), "≤ 120 MB", yes(peak <= 120*1024)})
 
-	rows = append(rows, cacheRows(t)...)
+	if want("B7") {
+		rows = append(rows, cacheRows(t)...)
+	}
+	printBenchTable(rows)
+}
 
+// benchRowsWanted reads NANOBOT_BENCH_ROWS ("B2,B3"; empty: every row).
+func benchRowsWanted(list string) func(id string) bool {
+	ids := strings.FieldsFunc(strings.ToUpper(list), func(r rune) bool { return r == ',' || r == ' ' })
+	return func(id string) bool { return len(ids) == 0 || slices.Contains(ids, id) }
+}
+
+func appendIf(ok bool, rows []benchRow, more ...benchRow) []benchRow {
+	if !ok {
+		return rows
+	}
+	return append(rows, more...)
+}
+
+func b5Rows(cliThin, cliAlone, base time.Duration) []benchRow {
+	return []benchRow{
+		{"B5", "`nanobot agent -m` wall time, gateway running (thin client)", ms(cliThin), ms(base), ratio(cliThin.Seconds(), base.Seconds()), "≤ 1 s", yes(cliThin <= time.Second)},
+		{"B5", "… gateway not running (the CLI runs the workers)", ms(cliAlone), ms(base), ratio(cliAlone.Seconds(), base.Seconds()), "≤ 1 s", yes(cliAlone <= time.Second)},
+	}
+}
+
+func printBenchTable(rows []benchRow) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "\n### make bench — %s, %d CPUs (%s)\n\n", cpuModel(), runtime.NumCPU(), time.Now().UTC().Format(time.DateOnly))
 	out.WriteString("| # | measure | durable | in-process baseline | durable / baseline | target | met |\n|---|---|---|---|---|---|---|\n")
@@ -246,14 +288,18 @@ func (b *benchEnv) historyRows(ctx context.Context) []benchRow {
 	defer b.startTranscriptWorker()()
 	var rows []benchRow
 	per := map[int]float64{}
+	settings := b.set
+	settings.MaxRepeatedToolCalls = 1 << 20 // the rounds repeat one call on purpose
+	settings.MaxIterations = 1000
 	for _, n := range []int{10, 100} {
 		rounds := make([]int, n-1)
 		for i := range rounds {
 			rounds[i] = 1
 		}
 		msg := benchMessage(rounds, true, 0)
-		_, run, err := b.durable(ctx, fmt.Sprintf("b3-%d", n), msg, b.set)
+		_, run, err := b.durable(ctx, fmt.Sprintf("b3-%d", n), msg, settings)
 		require.NoError(t, err)
+		require.Equal(t, n, countModelCalls(t, b.dev, run.GetID(), run.GetRunID()), "the B3 turn ran all its iterations in one run")
 		ours := float64(historyBytes(t, b.dev.Client, run.GetID(), run.GetRunID())) / float64(n)
 		per[n] = ours
 		trun, err := b.dev.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: b.id("transcript-"), TaskQueue: transcriptQueue},
@@ -271,8 +317,6 @@ func (b *benchEnv) historyRows(ctx context.Context) []benchRow {
 			fmt.Sprintf("%.2f KiB", ours/1024), fmt.Sprintf("%.1f KiB", theirs/1024), ratio(ours, theirs), target, yes(met)})
 	}
 
-	settings := b.set
-	settings.MaxIterations = 1000
 	rounds := make([]int, 999)
 	for i := range rounds {
 		rounds[i] = 1
@@ -319,4 +363,19 @@ func profileGateway(t *testing.T, addr, out string, d time.Duration) <-chan stru
 		}
 	}()
 	return done
+}
+
+// countModelCalls counts the LLMCall activities a run completed.
+func countModelCalls(t *testing.T, dev *testenv.DevServer, workflowID, runID string) int {
+	n := 0
+	scheduled := map[int64]bool{}
+	for _, ev := range testenv.History(t, dev.Client, workflowID, runID).Events {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == protocol.ActivityLLMCall {
+			scheduled[ev.GetEventId()] = true
+		}
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
+			n++
+		}
+	}
+	return n
 }

@@ -259,8 +259,10 @@ func TestHistoryStaysSmall(t *testing.T) {
 }
 
 // TestModelCallsCappedAcrossSessions: five sessions at once, one worker;
-// the LLM task queue's slots (NANOBOT_MAX_CONCURRENT_REQUESTS=3 by default)
-// cap the model calls in flight, and every session still gets its answer.
+// its model-call slots (NANOBOT_MAX_CONCURRENT_REQUESTS=3 by default) cap
+// the model calls in flight on both queues: three run on the turn's queue,
+// the two that found no free slot are asked again on the LLM queue and wait
+// there, and every session still gets its answer.
 func TestModelCallsCappedAcrossSessions(t *testing.T) {
 	r := newRig(t, protocol.Settings{})
 	steps := make([]modeltest.Step, 5)
@@ -278,8 +280,31 @@ func TestModelCallsCappedAcrossSessions(t *testing.T) {
 	r.model.Release()
 	require.Eventually(t, func() bool { return r.model.Count() == 5 && r.model.Waiting() == 2 }, time.Minute, 20*time.Millisecond)
 	r.model.Release()
+	queued := 0
 	for i := 0; i < 5; i++ {
-		res := r.result(t, fmt.Sprintf("par%d", i))
+		chatID := fmt.Sprintf("par%d", i)
+		res := r.result(t, chatID)
 		require.Equal(t, protocol.StopCompleted, res.StopReason)
+		queues := modelCallQueues(t, r.dev, "turn/cli:"+chatID)
+		if len(queues) == 2 {
+			require.Equal(t, []string{protocol.TaskQueue, protocol.LLMTaskQueue}, queues, "a busy call is asked again on the LLM queue")
+			if queued++; queued == 1 {
+				testenv.RecordHistory(t, r.dev.Client, "turn/cli:"+chatID, "", "model_call_queued")
+			}
+			continue
+		}
+		require.Equal(t, []string{protocol.TaskQueue}, queues, "a call with a free slot runs on the turn's queue")
 	}
+	require.Equal(t, 2, queued, "the two calls past the cap went to the LLM queue")
+}
+
+// modelCallQueues lists the task queue of each LLMCall a run scheduled.
+func modelCallQueues(t *testing.T, dev *testenv.DevServer, workflowID string) []string {
+	var queues []string
+	for _, ev := range testenv.History(t, dev.Client, workflowID, "").Events {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == protocol.ActivityLLMCall {
+			queues = append(queues, a.GetTaskQueue().GetName())
+		}
+	}
+	return queues
 }

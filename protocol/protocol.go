@@ -11,8 +11,10 @@ import (
 
 // Task queues and names shared by starters, workflows and workers.
 const (
-	TaskQueue    = "nanobot"     // turn workflows, their local activities and tools
-	LLMTaskQueue = "nanobot-llm" // model calls; the worker's slots cap concurrency
+	TaskQueue = "nanobot" // turn workflows, their local activities, tools, and model calls while a slot is free
+	// LLMTaskQueue takes the model calls that found no free slot on the turn's
+	// queue, memory consolidation and heartbeat decisions; the worker's slots cap it.
+	LLMTaskQueue = "nanobot-llm"
 	// WorkspaceTaskQueue: what reads or writes the workspace (tools, prompt
 	// files, Dream's edits), polled only by the process that holds it.
 	WorkspaceTaskQueue = "nanobot-workspace"
@@ -37,6 +39,9 @@ const (
 
 	// PreviewBytes bounds every text field of a payload.
 	PreviewBytes = 2048
+	// ToolPreviewBytes bounds a successful tool result's preview: the workflow
+	// reads only its start, the journal keeps the whole result.
+	ToolPreviewBytes = 512
 )
 
 // TurnWorkflowID is the one workflow ID of a session's turns.
@@ -59,14 +64,14 @@ func SplitSessionKey(key string) (channel, chatID string, err error) {
 // (config.TurnSettings makes them, with every default).
 type Settings struct {
 	Model               string        `json:"model"`
-	MaxIterations       int           `json:"max_iterations"`
-	MaxTokens           int           `json:"max_tokens"`
-	ContextWindowTokens int           `json:"context_window_tokens"`
-	Stream              bool          `json:"stream"`
-	LLMTimeout          time.Duration `json:"llm_timeout"`
-	LLMHeartbeat        time.Duration `json:"llm_heartbeat"`
-	LLMMaxAttempts      int32         `json:"llm_max_attempts"`
-	ToolTimeout         time.Duration `json:"tool_timeout"`
+	MaxIterations       int           `json:"max_iterations,omitempty"`
+	MaxTokens           int           `json:"max_tokens,omitempty"`
+	ContextWindowTokens int           `json:"context_window_tokens,omitempty"`
+	Stream              bool          `json:"stream,omitempty"`
+	LLMTimeout          time.Duration `json:"llm_timeout,omitempty"`
+	LLMHeartbeat        time.Duration `json:"llm_heartbeat,omitempty"`
+	LLMMaxAttempts      int32         `json:"llm_max_attempts,omitempty"`
+	ToolTimeout         time.Duration `json:"tool_timeout,omitempty"`
 	// ConsolidationRatio: consolidation archives until the prompt is at most budget × this.
 	ConsolidationRatio float64 `json:"consolidation_ratio,omitempty"`
 	// ApprovalTimeout is how long a call that needs approval waits (tools.approval.timeoutS).
@@ -84,6 +89,16 @@ type Settings struct {
 	// WorkspaceQueue is where the turn's prompt is built and its tools run when
 	// the state is shared and workers hold no workspace ("" = the turn's own queue).
 	WorkspaceQueue string `json:"workspace_queue,omitempty"`
+}
+
+// ForModelCall is what one model call reads of the settings: the rest stays
+// in the workflow, so each LLMCall input (and its history event) stays small.
+func (s Settings) ForModelCall() Settings {
+	return Settings{
+		Model: s.Model, MaxTokens: s.MaxTokens, ContextWindowTokens: s.ContextWindowTokens, Stream: s.Stream,
+		LLMHeartbeat: s.LLMHeartbeat, ContextBlockLimit: s.ContextBlockLimit, Timezone: s.Timezone,
+		WorkspaceQueue: s.WorkspaceQueue, // the tools offered come from the workspace host's list
+	}
 }
 
 // TurnInput starts a run of TurnWorkflow.
@@ -237,8 +252,9 @@ type LLMCallInput struct {
 	Iteration  int    `json:"iteration"`
 	// Call numbers the model calls of a turn (retries and recoveries
 	// included); it names the journal entry.
-	Call     int      `json:"call"`
-	Mode     string   `json:"mode,omitempty"` // a recovery mode: one of the Mode* constants
+	Call int    `json:"call"`
+	Mode string `json:"mode,omitempty"` // a recovery mode: one of the Mode* constants
+	// Settings are Settings.ForModelCall() since model-call-on-turn-queue; older runs sent them whole.
 	Settings Settings `json:"settings"`
 	// Route is where the turn's message came from: streamed deltas go there.
 	Route Route `json:"route"`
@@ -385,6 +401,9 @@ const (
 	// ErrDeliveryRejected marks a delivery the platform refused for good
 	// (chat not found, bot blocked): retrying cannot help.
 	ErrDeliveryRejected = "DeliveryRejected"
+	// ErrBusy: a model call on the turn's queue found every model-call slot of
+	// its process taken; the workflow asks again on LLMTaskQueue.
+	ErrBusy = "Busy"
 )
 
 // Stop reasons, as nanobot names them.

@@ -443,7 +443,9 @@ func (s *JSONLStore) PutTurnData(_ context.Context, key, turn, name string, data
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create turn dir for session %s: %w", key, err)
 	}
-	return writeAtomic(filepath.Join(dir, safeName(name)), data)
+	// Not synced: turn data is rebuilt (transcripts) or reported missing (the
+	// system prompt) after a machine crash; the journal is what must survive one.
+	return atomicfile.WriteUnsynced(filepath.Join(dir, safeName(name)), data, 0o600)
 }
 
 // TurnData reads a per-turn blob; a missing blob is os.ErrNotExist.

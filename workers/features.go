@@ -57,7 +57,12 @@ func Features(a *activities.Set) []Feature {
 			act(protocol.ActivitySave, a.Turn.Save, turns),
 			act(protocol.ActivityInject, a.Turn.Inject, turns),
 		}},
-		{"model call", []Entry{act(protocol.ActivityLLMCall, a.Model.LLMCall, llm)}},
+		// On the turn's queue while a model-call slot is free (dispatched with the
+		// workflow task), on the LLM queue after that queue's Busy.
+		{"model call", []Entry{
+			act(protocol.ActivityLLMCall, a.Model.LLMCallNow, turns),
+			act(protocol.ActivityLLMCall, a.Model.LLMCall, llm),
+		}},
 		{"voice notes", []Entry{act(protocol.ActivityTranscribe, a.Transcriber.Transcribe, llm)}},
 		{"tool call", []Entry{
 			ws(protocol.ActivityTool, a.Tools.ToolCall),

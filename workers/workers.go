@@ -133,6 +133,7 @@ func newActivities(cfg *config.Config, st *stores.Set, c client.Client, mgr *cha
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
 		Usage: st.Usage, Archive: st.Archive, Pairing: st.Pairing,
+		ModelCallSlots: MaxConcurrentRequests(),
 	}
 	return deps, pool, nil
 }

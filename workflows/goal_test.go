@@ -46,9 +46,9 @@ func goalScript(t *testing.T, doneAt int) (*script, *[]protocol.InjectInput, *de
 func TestActiveGoalContinuesAfterAnAnswer(t *testing.T) {
 	s, injects, d, saved := goalScript(t, 3)
 	require.Len(t, s.calls, 3, "two prompts to go on, then the goal is done")
-	for _, c := range s.calls {
+	for i, c := range s.calls {
 		require.True(t, c.Profile.Goal, "a /goal turn offers create_goal")
-		require.Equal(t, goalModelTimeout, c.Settings.LLMTimeout, "goal turns have no wall-clock limit")
+		require.Equal(t, goalModelTimeout, s.timeouts[i], "goal turns have no wall-clock limit")
 	}
 	require.Len(t, *injects, 2)
 	for i, in := range *injects {

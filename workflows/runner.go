@@ -271,7 +271,7 @@ func (r *runner) callModel(ctx workflow.Context, mode string) (*protocol.LLMCall
 		summary += " (" + mode + ")"
 	}
 	var res protocol.LLMCallResult
-	err := workflow.ExecuteActivity(llmCtx(ctx, s, summary), protocol.ActivityLLMCall, in).Get(ctx, &res)
+	err := executeModelCall(ctx, s, summary, in, &res)
 	workflow.GetMetricsHandler(ctx).Counter(protocol.MetricIterations).Inc(1)
 	r.lastCall = callOutcome(summary, &res, err)
 	if res.Model != "" {
@@ -301,9 +301,34 @@ func callOutcome(summary string, res *protocol.LLMCallResult, err error) string 
 	return fmt.Sprintf("%s → %s, %s tokens", summary, what, protocol.CompactTokens(res.PromptTokens+res.CompletionTokens))
 }
 
-func llmCtx(ctx workflow.Context, s protocol.Settings, summary string) workflow.Context {
+// modelCallOnTurnQueue marks runs whose model calls go to the turn's own
+// queue first; older runs send every call to protocol.LLMTaskQueue.
+const modelCallOnTurnQueue = "model-call-on-turn-queue"
+
+// executeModelCall asks on the workflow's own queue, where the call is
+// dispatched with the workflow task instead of waiting for a poller, and
+// asks the same call again on protocol.LLMTaskQueue when that worker had no
+// free model-call slot (protocol.ErrBusy).
+func executeModelCall(ctx workflow.Context, s protocol.Settings, summary string, in protocol.LLMCallInput, res *protocol.LLMCallResult) error {
+	if workflow.GetVersion(ctx, modelCallOnTurnQueue, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return workflow.ExecuteActivity(llmCtx(ctx, s, summary, instanceOf(ctx).LLMTaskQueue()), protocol.ActivityLLMCall, in).Get(ctx, res)
+	}
+	in.Settings = in.Settings.ForModelCall()
+	err := workflow.ExecuteActivity(llmCtx(ctx, s, summary, workflow.GetInfo(ctx).TaskQueueName), protocol.ActivityLLMCall, in).Get(ctx, res)
+	if !isBusy(err) {
+		return err
+	}
+	return workflow.ExecuteActivity(llmCtx(ctx, s, summary+" (queued)", instanceOf(ctx).LLMTaskQueue()), protocol.ActivityLLMCall, in).Get(ctx, res)
+}
+
+func isBusy(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == protocol.ErrBusy
+}
+
+func llmCtx(ctx workflow.Context, s protocol.Settings, summary, queue string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           instanceOf(ctx).LLMTaskQueue(),
+		TaskQueue:           queue,
 		StartToCloseTimeout: s.LLMTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -15,15 +17,27 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
-// script mocks LLMCall with replies in order and records each call's input.
+// script mocks LLMCall with replies in order and records each call's
+// input, its task queue and its start-to-close timeout; the first busy
+// attempts on the turn's queue answer protocol.ErrBusy.
 type script struct {
-	replies []protocol.LLMCallResult
-	calls   []protocol.LLMCallInput
+	replies  []protocol.LLMCallResult
+	calls    []protocol.LLMCallInput
+	queues   []string
+	timeouts []time.Duration
+	busy     int
 }
 
 func (s *script) install(env *testsuite.TestWorkflowEnvironment) {
 	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+		func(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
+			info := activity.GetInfo(ctx)
+			s.queues = append(s.queues, info.TaskQueue)
+			if s.busy > 0 && info.TaskQueue != protocol.LLMTaskQueue {
+				s.busy--
+				return protocol.LLMCallResult{}, temporal.NewNonRetryableApplicationError("all slots taken", protocol.ErrBusy, nil)
+			}
+			s.timeouts = append(s.timeouts, info.Deadline.Sub(info.StartedTime).Round(time.Second)) // the test clock ticks in between
 			s.calls = append(s.calls, in)
 			if len(s.calls) > len(s.replies) {
 				return protocol.LLMCallResult{}, fmt.Errorf("script exhausted at call %d", len(s.calls))
@@ -71,6 +85,25 @@ func runTurn(t *testing.T, s *script, settings protocol.Settings, msgs ...protoc
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: testenv.Settings(settings)})
 	require.True(t, env.IsWorkflowCompleted())
 	return env, delivered, saved
+}
+
+// TestBusyModelCallIsAskedAgainOnTheLLMQueue: a call that found no free
+// slot on the turn's queue is the same call on the LLM queue (one call
+// number, one iteration); the next call tries the turn's queue again, and
+// each input carries only the settings a model call reads.
+func TestBusyModelCallIsAskedAgainOnTheLLMQueue(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{toolCall("c1"), text("done")}, busy: 1}
+	env, delivered, _ := runTurn(t, s, protocol.Settings{})
+	require.NoError(t, env.GetWorkflowError())
+	turnQueue := s.queues[0]
+	require.NotEqual(t, protocol.LLMTaskQueue, turnQueue)
+	require.Equal(t, []string{turnQueue, protocol.LLMTaskQueue, turnQueue}, s.queues)
+	require.Equal(t, []int{1, 2}, []int{s.calls[0].Call, s.calls[1].Call})
+	require.Equal(t, "llm-2", delivered[0].EntryID)
+	for _, c := range s.calls {
+		require.Equal(t, testenv.Settings(protocol.Settings{}).ForModelCall(), c.Settings)
+		require.Zero(t, c.Settings.MaxIterations, "the loop's own settings stay in the workflow")
+	}
 }
 
 func TestEmptyRepliesRetryThenSummaryPrompt(t *testing.T) {
