@@ -1,6 +1,7 @@
 package workers
 
 import (
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -96,19 +97,23 @@ func Features(a *activities.Set) []Feature {
 }
 
 // register puts every entry polled on queue into w (DeliveryQueue entries
-// go on every delivery queue).
-func register(w worker.Registry, features []Feature, queue string, delivery bool) {
+// go on every delivery queue) and returns what the worker polls for there:
+// workflow tasks when it registered a workflow, else activity tasks only.
+func register(w worker.Registry, features []Feature, queue string, delivery bool) enumspb.TaskQueueType {
+	kind := enumspb.TASK_QUEUE_TYPE_ACTIVITY
 	for _, f := range features {
 		for _, e := range f.Entries {
 			switch {
 			case e.Queue != queue && !(delivery && e.Queue == DeliveryQueue):
 			case e.Workflow:
 				w.RegisterWorkflowWithOptions(e.Func, workflow.RegisterOptions{Name: e.Name})
+				kind = enumspb.TASK_QUEUE_TYPE_WORKFLOW
 			default:
 				w.RegisterActivityWithOptions(e.Func, activity.RegisterOptions{Name: e.Name})
 			}
 		}
 	}
+	return kind
 }
 
 // RegisterWorkflows puts every workflow into w (a replayer, a test).

@@ -66,8 +66,12 @@ func IsAgentIdentity(identity string) bool { return strings.HasSuffix(identity, 
 // Set is the running workers of one process.
 type Set struct {
 	workers []worker.Worker
-	Store   session.Store
-	mcp     *mcp.Pool
+	// polled is each worker's task queue and task type, for readiness.
+	polled   []PolledQueue
+	identity string
+	fatal    fatalError
+	Store    session.Store
+	mcp      *mcp.Pool
 	// owned is the stores Start opened itself, closed by Stop.
 	owned *stores.Set
 	// stopWatch ends the config watcher.
@@ -177,20 +181,21 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		set.stopWatch = cancel
 		go models.watchConfig(ctx, 2*time.Second, opts.Log, opts.OnReload)
 	}
-	if opts.Turns {
-		w := worker.New(c, protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		register(w, features, protocol.TaskQueue, false)
+	set.identity = opts.Identity
+	add := func(queue string, o worker.Options, delivery bool) {
+		o.Identity, o.OnFatalError = opts.Identity, set.fatal.set
+		w := worker.New(c, queue, o)
+		set.polled = append(set.polled, PolledQueue{Name: queue, Type: register(w, features, queue, delivery)})
 		set.workers = append(set.workers, w)
+	}
+	if opts.Turns {
+		add(protocol.TaskQueue, worker.Options{WorkerStopTimeout: opts.StopTimeout}, false)
 	}
 	if opts.Models {
-		w := worker.New(c, protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		register(w, features, protocol.LLMTaskQueue, false)
-		set.workers = append(set.workers, w)
+		add(protocol.LLMTaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout}, false)
 	}
 	for _, q := range opts.DeliveryQueues {
-		w := worker.New(c, q, worker.Options{WorkerStopTimeout: max(opts.StopTimeout, deliveryStopTimeout), Identity: opts.Identity})
-		register(w, features, q, true)
-		set.workers = append(set.workers, w)
+		add(q, worker.Options{WorkerStopTimeout: max(opts.StopTimeout, deliveryStopTimeout)}, true)
 	}
 	for i, w := range set.workers {
 		if err := w.Start(); err != nil {
