@@ -39,6 +39,7 @@ type Describer interface{ Describe() string }
 // only those named in only (none for a plain worker).
 func (a *app) serveWorkers(ctx context.Context, name string, args []string, only map[string]bool) error {
 	fs := a.flags(name)
+	fs.String("health-addr", os.Getenv(healthAddrEnv), "serve /health and /ready on host:port (off: none; the gateway's default is gateway.host:gateway.port)")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -60,6 +61,17 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 			return err
 		}
 		defer stop()
+	}
+	var health *healthServer // listening before the slow part of the start, so a taken port fails at once
+	if addr, key := healthAddr(name, fs, cfg); addr != "" {
+		if health, err = listenHealth(addr, key, name, a.secrets, a.log); err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = health.Shutdown(sctx)
+		}()
 	}
 	st, err := stores.Open(ctx, cfg, a.log)
 	if err != nil {
@@ -85,6 +97,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	r, err := a.startRuntime(ctx, cfg, workers.Options{
 		Turns: true, Models: true, DeliveryQueues: built.Queues, Channels: mgr,
 		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c }, Stores: st,
+		Identity: workers.ProcessIdentity(name),
 	})
 	if err != nil {
 		return err
@@ -97,6 +110,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	mgr.Bus, mgr.Log, mgr.Config, mgr.Pairing = r.bus, a.log, cfg, deps.Pairing
 	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
 	useTemporal(mgr, r)
+	wanted := mgr.Names() // before Start, which drops the channels that fail
 	for _, err := range mgr.Start(ctx, r.hub) {
 		if len(only) > 0 {
 			return err // `serve` exists to serve its channel
@@ -104,7 +118,10 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		fmt.Fprintln(a.stdout, "! "+err.Error())
 		a.log.Error("channel failed to start", "error", err)
 	}
-	a.banner(name, r, cfg, mgr, sandbox, st)
+	if health != nil {
+		health.setChecks(readyChecks(r, mgr, wanted, st))
+	}
+	a.banner(name, r, cfg, mgr, sandbox, st, health)
 	status := time.NewTicker(channels.StatusEvery)
 	defer status.Stop()
 	a.writeStatus(deps.Home, mgr)
@@ -126,6 +143,9 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 			a.reloadBanner(cfg, next)
 			cfg = next
 		}
+	}
+	if health != nil {
+		health.stopping()
 	}
 	fmt.Fprintln(a.stdout, "stopping…")
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -199,7 +219,7 @@ func channelsChanged(old, next *config.Config) bool {
 }
 
 // banner tells what this process runs and where to look.
-func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox string, st *stores.Set) {
+func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox string, st *stores.Set, health *healthServer) {
 	how := "external"
 	if r.conn.Embedded {
 		how = "embedded temporal-dev, started by this process"
@@ -218,6 +238,9 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 		fmt.Fprintln(a.stdout, "Channels: none enabled (talk to it with `nanobot agent`)")
 	}
 	a.channelLines(mgr)
+	if health != nil {
+		fmt.Fprintf(a.stdout, "Health:   http://%s/health, /ready\n", health.Addr())
+	}
 	if sandbox != "" {
 		fmt.Fprintf(a.stdout, "Sandbox:  %s\n", sandbox)
 	}
