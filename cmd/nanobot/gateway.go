@@ -24,11 +24,17 @@ import (
 
 // gateway runs the workers and every enabled channel until SIGINT/SIGTERM.
 func (a *app) gateway(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "install-service" {
+		return a.installService("gateway", args[1:])
+	}
 	return a.serveWorkers(ctx, "gateway", args, nil)
 }
 
 // worker runs only the workers, to scale out against a Temporal cluster.
 func (a *app) worker(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "install-service" {
+		return a.installService("worker", args[1:])
+	}
 	return a.serveWorkers(ctx, "worker", args, map[string]bool{})
 }
 
