@@ -90,6 +90,9 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		Pairing: st.Pairing, Sessions: st.Sessions,
 		Home: config.ConfigDir(cfg.Path), Secrets: a.secrets,
 	}
+	if health != nil {
+		deps.Shared = health.srv
+	}
 	built := channels.Build(cfg, deps, only)
 	for _, w := range built.Warnings {
 		fmt.Fprintln(a.stdout, "! "+w)

@@ -79,7 +79,7 @@ type checkResult struct {
 // healthServer serves /health (the process is alive) and /ready (it can do
 // its work: the checks it was given all pass) for a supervisor or probe.
 type healthServer struct {
-	srv     *channels.HTTPServer
+	srv     *channels.SharedHTTP // the web chat serves here too when it has the same address
 	command string
 	started time.Time
 	redact  *secrets.Set // errors may quote a URL or a token
@@ -96,7 +96,7 @@ func listenHealth(addr, key, command string, redact *secrets.Set, log *slog.Logg
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.serveHealth)
 	mux.HandleFunc("GET /ready", h.serveReady)
-	srv, err := channels.ListenHTTP(addr, mux, "health endpoints", log)
+	srv, err := channels.ListenShared(addr, mux, "health endpoints", log)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("%s: %s is already in use (another nanobot?): choose another port, or turn the health endpoints off: %w", key, addr, err)
