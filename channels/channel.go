@@ -106,5 +106,8 @@ type Deps struct {
 	// Secrets masks tokens in log lines; a channel adds the ones it fetches
 	// at run time (an access token) before it logs anything carrying them.
 	Secrets *secrets.Set
-	Log     *slog.Logger
+	// Shared is a listener of the process (the health endpoints' on
+	// gateway.port): a channel configured for the same address serves there.
+	Shared *SharedHTTP
+	Log    *slog.Logger
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,4 +53,36 @@ func (s *HTTPServer) Shutdown(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// SharedHTTP is a listener other parts of the process serve on: the
+// gateway's /health and /ready and, when it is given the same host:port
+// (both default to 18790), the web chat.
+type SharedHTTP struct {
+	*HTTPServer
+	mounted atomic.Pointer[http.Handler]
+}
+
+// ListenShared serves routes on addr; a request none of them takes goes to
+// the handler mounted, 404 while there is none.
+func ListenShared(addr string, routes *http.ServeMux, name string, log *slog.Logger) (*SharedHTTP, error) {
+	s := &SharedHTTP{}
+	routes.HandleFunc("/", s.serveMounted)
+	srv, err := ListenHTTP(addr, routes, name, log)
+	if err != nil {
+		return nil, err
+	}
+	s.HTTPServer = srv
+	return s, nil
+}
+
+// Mount serves h for every path the listener's own routes leave; nil unmounts.
+func (s *SharedHTTP) Mount(h http.Handler) { s.mounted.Store(&h) }
+
+func (s *SharedHTTP) serveMounted(w http.ResponseWriter, r *http.Request) {
+	if h := s.mounted.Load(); h != nil && *h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	http.NotFound(w, r)
 }

@@ -40,6 +40,28 @@ func (m *Manager) States() []State {
 	return out
 }
 
+// NotReady names each channel of want that does not hold its platform now:
+// not among the running states (it failed to start, or stopped), or a
+// Connector that says it is not connected. A channel that cannot tell
+// counts as ready once it runs.
+func NotReady(want []string, states []State) []string {
+	byName := make(map[string]State, len(states))
+	for _, s := range states {
+		byName[s.Name] = s
+	}
+	var out []string
+	for _, name := range want {
+		s, ok := byName[name]
+		switch {
+		case !ok:
+			out = append(out, name+": not running")
+		case s.Connected != nil && !*s.Connected:
+			out = append(out, name+": not connected")
+		}
+	}
+	return out
+}
+
 // noteEvent records that the platform sent the channel something.
 func (m *Manager) noteEvent(channel string) {
 	m.mu.Lock()

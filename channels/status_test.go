@@ -55,3 +55,21 @@ func TestManagerStatesTellConnectionAndLastEvent(t *testing.T) {
 	got, _ = ReadStatuses(home, time.Now().UTC())
 	require.Empty(t, got)
 }
+
+// Readiness: a connected channel and one that cannot tell are ready; one
+// that says it is down and one that never started are named.
+func TestNotReadyNamesDownAndMissingChannels(t *testing.T) {
+	m := NewManager()
+	m.Bus, m.Config = &recordingIntake{}, config.Default()
+	up := &connectedChannel{fakeChannel: fakeChannel{name: "up"}, up: true}
+	down := &connectedChannel{fakeChannel: fakeChannel{name: "down"}}
+	m.Add(up)
+	m.Add(down)
+	m.Add(&fakeChannel{name: "silent"})
+	require.Empty(t, m.Start(context.Background(), nil))
+
+	require.Equal(t, []string{"down: not connected", "gone: not running"},
+		NotReady([]string{"down", "gone", "silent", "up"}, m.States()))
+	down.up = true
+	require.Empty(t, NotReady([]string{"down", "silent", "up"}, m.States()))
+}

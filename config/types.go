@@ -225,7 +225,8 @@ type API struct {
 // Gateway is the long-running gateway process.
 type Gateway struct {
 	Host string `json:"host"`
-	Port int    `json:"port" unused:"the gateway serves no HTTP endpoint of its own; the web chat listens on channels.web.port"`
+	// Port serves /health and /ready on Host (see cmd/nanobot/health.go); 0 or less = off.
+	Port int `json:"port"`
 	// MetricsPort serves Prometheus metrics on Host (127.0.0.1 when Host is empty) at /metrics; 0 = off.
 	MetricsPort int       `json:"metricsPort"`
 	Heartbeat   Heartbeat `json:"heartbeat"`

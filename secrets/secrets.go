@@ -21,6 +21,9 @@ const minLen = 8
 
 var secretName = regexp.MustCompile(`(?i)(key|token|secret|password|passwd|auth|credential|bearer)`)
 
+// SecretName reports a name that looks like it holds a secret (an API key, a token, a password).
+func SecretName(name string) bool { return secretName.MatchString(name) }
+
 // Set is a list of secret values, longest first (so a key containing another is masked whole).
 type Set struct {
 	mu     sync.RWMutex

@@ -46,6 +46,19 @@ var searchBackends = map[string]searchBackend{
 	"bocha":      {label: "Bocha", keyEnv: "BOCHA_API_KEY", run: (*WebSearchTool).searchBocha},
 }
 
+// SearchEnvKeys are the environment variables the web tools read their
+// credentials from (the search providers' keys, Jina's also used by web_fetch).
+func SearchEnvKeys() []string {
+	var out []string
+	for _, b := range searchBackends {
+		if b.keyEnv != "" {
+			out = append(out, b.keyEnv)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // searchNotSpoken are nanobot's other providers, which this build does not speak.
 var searchNotSpoken = []string{"kagi", "olostep", "volcengine", "keenable", "serper"}
 

@@ -1,6 +1,7 @@
 package workers
 
 import (
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -120,8 +121,11 @@ const (
 
 // register puts into w every entry polled on a queue of this kind: the
 // turn's own entries (workspace ones only when this process holds the
-// workspace), the model calls, the deliveries or the workspace's.
-func register(w worker.Registry, features []Feature, kind queueKind, holdsWorkspace bool) {
+// workspace), the model calls, the deliveries or the workspace's. It
+// returns what the worker polls for there: workflow tasks when it
+// registered a workflow, else activity tasks only.
+func register(w worker.Registry, features []Feature, kind queueKind, holdsWorkspace bool) enumspb.TaskQueueType {
+	polls := enumspb.TASK_QUEUE_TYPE_ACTIVITY
 	for _, f := range features {
 		for _, e := range f.Entries {
 			var on bool
@@ -139,11 +143,13 @@ func register(w worker.Registry, features []Feature, kind queueKind, holdsWorksp
 			case !on:
 			case e.Workflow:
 				w.RegisterWorkflowWithOptions(e.Func, workflow.RegisterOptions{Name: e.Name})
+				polls = enumspb.TASK_QUEUE_TYPE_WORKFLOW
 			default:
 				w.RegisterActivityWithOptions(e.Func, activity.RegisterOptions{Name: e.Name})
 			}
 		}
 	}
+	return polls
 }
 
 // RegisterWorkflows puts every workflow into w (a replayer, a test).

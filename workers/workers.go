@@ -69,8 +69,12 @@ func IsAgentIdentity(identity string) bool { return strings.HasSuffix(identity, 
 // Set is the running workers of one process.
 type Set struct {
 	workers []worker.Worker
-	Store   session.Store
-	mcp     *mcp.Pool
+	// polled is each worker's task queue and task type, for readiness.
+	polled   []PolledQueue
+	identity string
+	fatal    fatalError
+	Store    session.Store
+	mcp      *mcp.Pool
 	// owned is the stores Start opened itself, closed by Stop.
 	owned *stores.Set
 	// stopWatch ends the config watcher.
@@ -182,25 +186,24 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		go models.watchConfig(ctx, 2*time.Second, opts.Log, opts.OnReload)
 	}
 	inst := opts.Config.Instance()
-	if opts.Turns {
-		w := worker.New(c, inst.TaskQueue(), worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		register(w, features, turnQueue, opts.Workspace)
+	set.identity = opts.Identity
+	add := func(queue string, o worker.Options, kind queueKind) {
+		o.Identity, o.OnFatalError = opts.Identity, set.fatal.set
+		w := worker.New(c, queue, o)
+		set.polled = append(set.polled, PolledQueue{Name: queue, Type: register(w, features, kind, opts.Workspace)})
 		set.workers = append(set.workers, w)
+	}
+	if opts.Turns {
+		add(inst.TaskQueue(), worker.Options{WorkerStopTimeout: opts.StopTimeout}, turnQueue)
 	}
 	if opts.Models {
-		w := worker.New(c, inst.LLMTaskQueue(), worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		register(w, features, llmQueue, false)
-		set.workers = append(set.workers, w)
+		add(inst.LLMTaskQueue(), worker.Options{MaxConcurrentActivityExecutionSize: MaxConcurrentRequests(), WorkerStopTimeout: opts.StopTimeout}, llmQueue)
 	}
 	if opts.Workspace {
-		w := worker.New(c, inst.WorkspaceQueue(), worker.Options{WorkerStopTimeout: opts.StopTimeout, Identity: opts.Identity})
-		register(w, features, workspaceQueue, true)
-		set.workers = append(set.workers, w)
+		add(inst.WorkspaceQueue(), worker.Options{WorkerStopTimeout: opts.StopTimeout}, workspaceQueue)
 	}
 	for _, q := range opts.DeliveryQueues {
-		w := worker.New(c, q, worker.Options{WorkerStopTimeout: max(opts.StopTimeout, deliveryStopTimeout), Identity: opts.Identity})
-		register(w, features, deliveryQueue, false)
-		set.workers = append(set.workers, w)
+		add(q, worker.Options{WorkerStopTimeout: max(opts.StopTimeout, deliveryStopTimeout)}, deliveryQueue)
 	}
 	for i, w := range set.workers {
 		if err := w.Start(); err != nil {

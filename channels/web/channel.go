@@ -34,8 +34,9 @@ type Channel struct {
 	addr        string
 	token       string
 	sessionsDir string
-	shared      session.Store // the process's journal, when the gateway gives one
-	store       journal       // opened at Start
+	shared      session.Store        // the process's journal, when the gateway gives one
+	listener    *channels.SharedHTTP // the process's listener, served on when it has c.addr
+	store       journal              // opened at Start
 	log         *slog.Logger
 
 	clients *clients
@@ -45,6 +46,7 @@ type Channel struct {
 	mu      sync.Mutex
 	publish channels.Publish
 	srv     *channels.HTTPServer
+	mounted bool // serving on listener, not on srv
 	url     string
 	turns   Turns
 	uiURL   string
@@ -73,7 +75,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	return &Channel{
 		addr: addr, token: cfg.Token, log: log.With("channel", Name),
-		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions,
+		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions, listener: deps.Shared,
 		clients: newClients(), url: "http://" + addr + "/",
 		showReasoning: deps.Config.Channels.ShowReasoning, instance: deps.Config.Instance(),
 	}, nil
@@ -134,17 +136,27 @@ func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 	c.store = store
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.publish = publish // set before the server's goroutine starts, so every request sees it
+	c.publish = publish                                   // set before the server's goroutine starts, so every request sees it
+	if c.listener != nil && c.listener.Addr() == c.addr { // gateway.port = channels.web.port: one listener
+		c.listener.Mount(c)
+		c.mounted = true
+		c.warnIfOpen(c.listener.HTTPServer)
+		return nil
+	}
 	srv, err := channels.ListenHTTP(c.addr, c, "web chat server", c.log)
 	if err != nil {
 		return err
 	}
 	c.srv = srv
 	c.url = "http://" + srv.Addr() + "/"
+	c.warnIfOpen(srv)
+	return nil
+}
+
+func (c *Channel) warnIfOpen(srv *channels.HTTPServer) {
 	if c.token == "" && !srv.Loopback() {
 		c.log.Warn("the web chat listens beyond this machine without channels.web.token: anyone who reaches it talks to the agent", "addr", srv.Addr())
 	}
-	return nil
 }
 
 // Stop implements channels.Channel: open streams end (pages reconnect to
@@ -153,6 +165,10 @@ func (c *Channel) Stop(ctx context.Context) error {
 	c.clients.closeAll()
 	c.mu.Lock()
 	srv := c.srv
+	if c.mounted {
+		c.listener.Mount(nil) // the listener is its owner's to close
+		c.mounted = false
+	}
 	c.mu.Unlock()
 	if err := srv.Shutdown(ctx); err != nil {
 		return fmt.Errorf("stop the web chat server: %w", err)

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -352,4 +354,40 @@ func TestReasoningIsDrawnOnlyWithShowReasoning(t *testing.T) {
 	ev := next(t, evs)
 	require.Equal(t, "delta", ev.name, "no reasoning event without showReasoning")
 	require.Equal(t, "Hi", ev.data["text"])
+}
+
+// On the address of the process's shared listener (gateway.port =
+// channels.web.port, both 18790 by default) the chat serves there beside the
+// listener's own routes, token and all, and leaves it when it stops.
+func TestChatSharesTheProcessListenerOnTheSameAddress(t *testing.T) {
+	routes := http.NewServeMux()
+	routes.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "alive") })
+	shared, err := channels.ListenShared("127.0.0.1:0", routes, "test", slog.Default())
+	require.NoError(t, err)
+	defer func() { _ = shared.Shutdown(context.Background()) }()
+	base := "http://" + shared.Addr()
+	require.Equal(t, http.StatusNotFound, call(t, http.MethodGet, base+"/", "").status, "no chat mounted yet")
+
+	cfg := config.Default()
+	cfg.Path = filepath.Join(t.TempDir(), "config.json")
+	_, port, err := net.SplitHostPort(shared.Addr())
+	require.NoError(t, err)
+	cfg.Channels.Web.Port, err = strconv.Atoi(port)
+	require.NoError(t, err)
+	cfg.Channels.Web.Token = "s3cret"
+	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Log: slog.New(slog.DiscardHandler), Shared: shared})
+	require.NoError(t, err)
+	p := &published{}
+	require.NoError(t, c.Start(context.Background(), p.publish), "no second listen on a taken port")
+	require.Equal(t, base+"/?token=s3cret", c.Describe())
+
+	require.Equal(t, "alive", call(t, http.MethodGet, base+"/health", "").body, "the listener's own route needs no chat token")
+	require.Equal(t, http.StatusUnauthorized, call(t, http.MethodGet, base+"/", "").status)
+	require.Equal(t, http.StatusOK, call(t, http.MethodGet, base+"/?token=s3cret", "").status)
+	require.Equal(t, http.StatusOK, call(t, http.MethodPost, base+"/api/send", `{"chat":"c","text":"hi"}`, "Authorization", "Bearer s3cret").status)
+	require.Len(t, p.all(), 1)
+
+	require.NoError(t, c.Stop(context.Background()))
+	require.Equal(t, http.StatusNotFound, call(t, http.MethodGet, base+"/?token=s3cret", "").status)
+	require.Equal(t, "alive", call(t, http.MethodGet, base+"/health", "").body, "the listener stays its owner's")
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -175,26 +176,17 @@ func (a *app) agent(ctx context.Context, args []string) error {
 }
 
 // workersServing tells whether a gateway or worker polls the turn queue now.
-// A live poller renews its poll at least every minute; an older entry is a
-// process that went away. Pollers of other `nanobot agent` processes do not
-// count: the server lists them for a minute after such a CLI left, and a
-// CLI that counted them waited 10 s for a worker that was gone.
+// Pollers of other `nanobot agent` processes do not count: the server lists
+// them for a minute after such a CLI left, and a CLI that counted them
+// waited 10 s for a worker that was gone.
 func workersServing(ctx context.Context, conn *temporalConn, inst protocol.Instance) bool {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	resp, err := conn.Client.DescribeTaskQueue(dctx, inst.TaskQueue(), enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	live, err := workers.LivePollers(dctx, conn.Client, inst.TaskQueue(), enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	if err != nil {
 		return false
 	}
-	for _, p := range resp.GetPollers() {
-		if workers.IsAgentIdentity(p.GetIdentity()) {
-			continue
-		}
-		if t := p.GetLastAccessTime(); t != nil && time.Since(t.AsTime()) < 75*time.Second {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(live, func(id string) bool { return !workers.IsAgentIdentity(id) })
 }
 
 // agentLogger writes log lines to <config dir>/logs/agent.log, so neither

@@ -25,11 +25,17 @@ import (
 
 // gateway runs the workers and every enabled channel until SIGINT/SIGTERM.
 func (a *app) gateway(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "install-service" {
+		return a.installService("gateway", args[1:])
+	}
 	return a.serveWorkers(ctx, "gateway", args, nil)
 }
 
 // worker runs only the workers, to scale out against a Temporal cluster.
 func (a *app) worker(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "install-service" {
+		return a.installService("worker", args[1:])
+	}
 	return a.serveWorkers(ctx, "worker", args, map[string]bool{})
 }
 
@@ -42,6 +48,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	fs := a.flags(name)
 	workspace := fs.Bool("workspace", name != "worker",
 		"hold the workspace: run its tools, prompt files and Dream's edits (a worker holds it by default only with the files store)")
+	fs.String("health-addr", os.Getenv(healthAddrEnv), "serve /health and /ready on host:port (off: none; the gateway's default is gateway.host:gateway.port)")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -67,6 +74,17 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		}
 		defer stop()
 	}
+	var health *healthServer // listening before the slow part of the start, so a taken port fails at once
+	if addr, key := healthAddr(name, fs, cfg); addr != "" {
+		if health, err = listenHealth(addr, key, name, a.secrets, a.log); err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = health.Shutdown(sctx)
+		}()
+	}
 	st, err := stores.Open(ctx, cfg, a.log)
 	if err != nil {
 		return err
@@ -77,6 +95,9 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		ProcessQueue: "nanobot-" + name + "-" + randomID(), Log: a.log,
 		Pairing: st.Pairing, Sessions: st.Sessions,
 		Home: config.ConfigDir(cfg.Path), Secrets: a.secrets,
+	}
+	if health != nil {
+		deps.Shared = health.srv
 	}
 	built := channels.Build(cfg, deps, only)
 	for _, w := range built.Warnings {
@@ -91,6 +112,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	r, err := a.startRuntime(ctx, cfg, workers.Options{
 		Turns: true, Models: true, Workspace: *workspace, DeliveryQueues: built.Queues, Channels: mgr,
 		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c }, Stores: st,
+		Identity: workers.ProcessIdentity(name),
 	})
 	if err != nil {
 		return err
@@ -103,6 +125,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	mgr.Bus, mgr.Log, mgr.Config, mgr.Pairing = r.bus, a.log, cfg, deps.Pairing
 	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
 	useTemporal(mgr, r)
+	wanted := mgr.Names() // before Start, which drops the channels that fail
 	for _, err := range mgr.Start(ctx, r.hub) {
 		if len(only) > 0 {
 			return err // `serve` exists to serve its channel
@@ -110,7 +133,10 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		fmt.Fprintln(a.stdout, "! "+err.Error())
 		a.log.Error("channel failed to start", "error", err)
 	}
-	a.banner(name, r, cfg, mgr, sandbox, st)
+	if health != nil {
+		health.setChecks(readyChecks(r, mgr, wanted, st))
+	}
+	a.banner(name, r, cfg, mgr, sandbox, st, health)
 	status := time.NewTicker(channels.StatusEvery)
 	defer status.Stop()
 	a.writeStatus(deps.Home, mgr)
@@ -132,6 +158,9 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 			a.reloadBanner(cfg, next)
 			cfg = next
 		}
+	}
+	if health != nil {
+		health.stopping()
 	}
 	fmt.Fprintln(a.stdout, "stopping…")
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -205,7 +234,7 @@ func channelsChanged(old, next *config.Config) bool {
 }
 
 // banner tells what this process runs and where to look.
-func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox string, st *stores.Set) {
+func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox string, st *stores.Set, health *healthServer) {
 	how := "external"
 	if r.conn.Embedded {
 		how = "embedded temporal-dev, started by this process"
@@ -224,6 +253,9 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 		fmt.Fprintln(a.stdout, "Channels: none enabled (talk to it with `nanobot agent`)")
 	}
 	a.channelLines(mgr)
+	if health != nil {
+		fmt.Fprintf(a.stdout, "Health:   http://%s/health, /ready\n", health.Addr())
+	}
 	if sandbox != "" {
 		fmt.Fprintf(a.stdout, "Sandbox:  %s\n", sandbox)
 	}

@@ -29,8 +29,12 @@ Usage:
 Commands:
   onboard   write ~/.nanobot/config.json (if absent) and the workspace
   agent     talk to the agent: -m "text" for one turn, or an interactive prompt
-  gateway   run the worker (and the enabled channels) until stopped
+  gateway   run the worker (and the enabled channels) until stopped;
+            /health and /ready on gateway.host:gateway.port (or --health-addr)
   worker    run only the worker, to scale out against a Temporal cluster
+            (--health-addr HOST:PORT serves /health and /ready)
+  gateway install-service, worker install-service
+            write a systemd user unit (--output FILE | --print)
   serve     run the worker and the OpenAI-compatible API (api.host:api.port)
   status    show config, workspace, provider, model and Temporal
   pairing   list | approve CODE | deny CODE | revoke ID: who may talk to the agent
@@ -52,6 +56,7 @@ Environment:
   OPENAI_API_KEY, OPENAI_BASE_URL   fallbacks for providers.openai
   NANOBOT_DATABASE_URL keep the state in PostgreSQL (postgres://…) instead of
                        the files under the home; wins over database.url
+  NANOBOT_HEALTH_ADDR  --health-addr for gateway, worker and serve
   NANOBOT_PPROF        serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)
 `
 

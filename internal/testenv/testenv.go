@@ -268,7 +268,8 @@ func NewHome(t testing.TB, baseURL string, extra map[string]any) *Home {
 	return h
 }
 
-// Env is the environment for a nanobot subprocess: this HOME, this Temporal.
+// Env is the environment for a nanobot subprocess: this HOME, this Temporal,
+// /health and /ready on a port of the OS's choosing (the banner's Health: line).
 func (h *Home) Env(temporalAddr string, extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -278,7 +279,8 @@ func (h *Home) Env(temporalAddr string, extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "HOME="+h.Dir, "TEMPORAL_ADDRESS="+temporalAddr)
+	// Health endpoints on a free port: gateway.port's default would collide between tests.
+	env = append(env, "HOME="+h.Dir, "TEMPORAL_ADDRESS="+temporalAddr, "NANOBOT_HEALTH_ADDR=127.0.0.1:0")
 	return append(env, extra...)
 }
 
