@@ -160,7 +160,7 @@ func preparePostgres(t *postgresTarget, logger log.Logger) error {
 // ensureDatabase connects to cfg's database and, when that fails, creates it through the
 // maintenance database ("" = postgres); creating needs CREATEDB, connecting does not.
 func ensureDatabase(cfg *config.SQL, maintenance string, logger log.Logger) error {
-	connectErr := pingDatabase(cfg, logger)
+	connectErr := pingDatabase(cfg)
 	if connectErr == nil {
 		return nil
 	}
@@ -169,14 +169,15 @@ func ensureDatabase(cfg *config.SQL, maintenance string, logger log.Logger) erro
 	if err := sqltool.DoCreateDatabase(&create, maintenance, logger); err != nil {
 		return fmt.Errorf("--db: database %s cannot be reached (%w) nor created (%w)", cfg.DatabaseName, connectErr, err)
 	}
-	if err := pingDatabase(cfg, logger); err != nil {
+	if err := pingDatabase(cfg); err != nil {
 		return fmt.Errorf("--db: database %s was created but cannot be reached: %w", cfg.DatabaseName, err)
 	}
 	return nil
 }
 
-func pingDatabase(cfg *config.SQL, logger log.Logger) error {
-	conn, err := sqltool.NewConnection(cfg, logger)
+// pingDatabase connects quietly: a database missing on first start is expected, not an error line.
+func pingDatabase(cfg *config.SQL) error {
+	conn, err := sqltool.NewConnection(cfg, log.NewNoopLogger())
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func TestPreparePostgresCreatesAndMigratesOnce(t *testing.T) {
 		t.Fatalf("%s: %v", testDatabaseEnv, err)
 	}
 	logger := log.NewNoopLogger()
-	if err := pingDatabase(postgresSQLConfig(base, base.Database), logger); err != nil {
+	if err := pingDatabase(postgresSQLConfig(base, base.Database)); err != nil {
 		t.Fatalf("%s is set but the database cannot be reached: %v", testDatabaseEnv, err)
 	}
 	var b [6]byte
