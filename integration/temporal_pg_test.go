@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
@@ -62,7 +64,8 @@ func TestTemporalOnPostgresSurvivesAKillMidTurn(t *testing.T) {
 	home := testenv.NewHome(t, model.URL(), nil)
 	_, logs := startWorker(t, home.Env(dev.Addr))
 	// The channel's own client outlives the killed server's, as a gateway's would.
-	chClient, err := client.Dial(client.Options{HostPort: dev.Addr})
+	quiet := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	chClient, err := client.Dial(client.Options{HostPort: dev.Addr, Logger: quiet})
 	require.NoError(t, err)
 	t.Cleanup(chClient.Close)
 	const queue = "pg-replies"

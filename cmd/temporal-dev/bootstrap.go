@@ -32,12 +32,6 @@ func bootstrap(ctx context.Context, o *options, frontend string, logger *slog.Lo
 	wf := workflowservice.NewWorkflowServiceClient(conn)
 	op := operatorservice.NewOperatorServiceClient(conn)
 
-	// SQLite gets its namespaces written before start; PostgreSQL gets them through the frontend.
-	if o.Postgres != nil {
-		if err := registerNamespaces(ctx, wf, o.Namespaces); err != nil {
-			return err
-		}
-	}
 	added := false
 	for _, ns := range o.Namespaces {
 		desc, err := describeWhenReady(ctx, wf, ns)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,15 +10,11 @@ import (
 	"strconv"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/persistence/sql/sqlplugin/postgresql"
-	"go.temporal.io/server/common/primitives/timestamp"
 	"go.temporal.io/server/tools/common/schema"
 	sqltool "go.temporal.io/server/tools/sql"
-	"google.golang.org/grpc/status"
 )
 
 const (
@@ -33,8 +28,6 @@ const (
 	defaultPostgresPort = "5432"
 	// maxIdentifier is PostgreSQL's limit on a database name (NAMEDATALEN - 1).
 	maxIdentifier = 63
-	// namespaceRetention matches what the SQLite path gives the namespaces it registers.
-	namespaceRetention = 24 * time.Hour
 )
 
 // postgresTarget is a validated --db URL.
@@ -199,41 +192,6 @@ func migrateSchema(cfg *config.SQL, schemaName string, logger log.Logger) error 
 	update := &schema.UpdateConfig{DBName: cfg.DatabaseName, SchemaName: schemaName}
 	if err := schema.NewUpdateSchemaTask(conn, update, logger).Run(); err != nil {
 		return fmt.Errorf("--db: updating database %s to schema %s: %w", cfg.DatabaseName, schemaName, err)
-	}
-	return nil
-}
-
-// registerNamespaces registers the namespaces a PostgreSQL store lacks through the frontend,
-// retrying until it serves; one already there is left as it is.
-func registerNamespaces(ctx context.Context, wf workflowservice.WorkflowServiceClient, namespaces []string) error {
-	for _, ns := range namespaces {
-		req := &workflowservice.RegisterNamespaceRequest{
-			Namespace:                        ns,
-			WorkflowExecutionRetentionPeriod: timestamp.DurationPtr(namespaceRetention),
-		}
-		for {
-			callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := wf.RegisterNamespace(callCtx, req)
-			cancel()
-			if err == nil {
-				break
-			}
-			// A raw gRPC client gets status errors; the server's error types come back from them.
-			err = serviceerror.FromStatus(status.Convert(err))
-			var exists *serviceerror.NamespaceAlreadyExists
-			if errors.As(err, &exists) {
-				break
-			}
-			var invalid *serviceerror.InvalidArgument
-			if errors.As(err, &invalid) {
-				return fmt.Errorf("registering namespace %q: %w", ns, err)
-			}
-			select {
-			case <-time.After(100 * time.Millisecond):
-			case <-ctx.Done():
-				return fmt.Errorf("%w: registering namespace %q: %w", errStartTimeout, ns, err)
-			}
-		}
 	}
 	return nil
 }

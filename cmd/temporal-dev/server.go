@@ -175,6 +175,13 @@ func prepareDatabase(o *options, sqlCfg *config.SQL, logger *slog.Logger) error 
 		}
 	}
 	// In-memory DBs get their schema from the plugin when the first connection opens.
+	return preRegisterNamespaces(o, sqlCfg)
+}
+
+// preRegisterNamespaces writes the namespaces, with their search attributes, into the store
+// before start, so they exist when the frontend first serves; one already there is kept. The
+// helper is sqliteschema's but writes through the generic SQL layer, so PostgreSQL takes it too.
+func preRegisterNamespaces(o *options, sqlCfg *config.SQL) error {
 	sas := map[string]enumspb.IndexedValueType{}
 	for _, sa := range o.SearchAttributes {
 		sas[sa.Name] = sa.Type
@@ -202,6 +209,9 @@ func prepareStores(o *options, logger log.Logger, slogger *slog.Logger) (config.
 	if o.Postgres != nil {
 		if err := preparePostgres(o.Postgres, logger); err != nil {
 			return config.Persistence{}, err
+		}
+		if err := preRegisterNamespaces(o, postgresSQLConfig(o.Postgres, o.Postgres.Database)); err != nil {
+			return config.Persistence{}, fmt.Errorf("--db: %w", err)
 		}
 		return postgresPersistence(o.Postgres), nil
 	}
