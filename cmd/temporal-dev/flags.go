@@ -29,7 +29,10 @@ type options struct {
 	MetricsPort int // 0 = metrics off
 	Headless    bool
 	DBFilename  string // "" = in-memory
-	Namespaces  []string
+	DBURL       string // --db as given; "" = SQLite
+	// Postgres is the parsed --db, nil on SQLite.
+	Postgres   *postgresTarget
+	Namespaces []string
 	// SearchAttributes keeps flag order so registration and errors are deterministic.
 	SearchAttributes []searchAttribute
 	DynamicConfig    []dynamicConfigValue
@@ -85,6 +88,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.BoolVar(&o.Headless, "headless", false, "do not start the Web UI")
 	fs.StringVar(&o.DBFilename, "db-filename", "", "SQLite file to persist to (default: in-memory)")
 	fs.StringVar(&o.DBFilename, "f", "", "shorthand for --db-filename")
+	fs.StringVar(&o.DBURL, "db", "", "PostgreSQL to persist to, postgres://user:password@host:port/database (visibility in database_visibility; both set up on first start)")
 	fs.Var(&namespaces, "namespace", "extra namespace to register (repeatable)")
 	fs.Var(&namespaces, "n", "shorthand for --namespace")
 	fs.Var(&searchAttrs, "search-attribute", "custom search attribute NAME=TYPE (repeatable)")
@@ -124,6 +128,9 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 		return nil, err
 	}
 	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if err := o.validateDB(); err != nil {
 		return nil, err
 	}
 	return &o, nil
@@ -176,6 +183,25 @@ func (o *options) validate() error {
 	default:
 		return fmt.Errorf("invalid --log-format %q: want text or json", o.LogFormat)
 	}
+	return nil
+}
+
+// validateDB parses --db and refuses the SQLite-only flags beside it.
+func (o *options) validateDB() error {
+	if o.DBURL == "" {
+		return nil
+	}
+	if o.DBFilename != "" {
+		return errors.New("--db and --db-filename both given: choose PostgreSQL or a SQLite file")
+	}
+	if len(o.Pragmas) > 0 {
+		return errors.New("--sqlite-pragma applies to SQLite only, not with --db")
+	}
+	target, err := parsePostgresURL(o.DBURL)
+	if err != nil {
+		return err
+	}
+	o.Postgres = target
 	return nil
 }
 

@@ -1,5 +1,5 @@
-// Command temporal-dev runs a local Temporal server on SQLite with the Web UI, accepting the
-// flags of `temporal server start-dev`, so nanobot development needs no Temporal CLI.
+// Command temporal-dev runs a local Temporal server on SQLite (or, with --db, PostgreSQL) with
+// the Web UI, accepting the flags of `temporal server start-dev`, so nanobot needs no Temporal CLI.
 package main
 
 import (
@@ -106,7 +106,10 @@ func start(o *options, serverLogger *serverLogger, logger *slog.Logger, stdout i
 	}
 
 	dbDesc := "memory"
-	if o.DBFilename != "" {
+	switch {
+	case o.Postgres != nil:
+		dbDesc = o.Postgres.redacted
+	case o.DBFilename != "":
 		dbDesc = o.DBFilename
 	}
 	_, _ = fmt.Fprintf(stdout, "temporal-dev: server %s, ui %s, db %s\n", joinHostPort(o.IP, o.Port), uiDesc, dbDesc)

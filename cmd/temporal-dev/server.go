@@ -175,6 +175,13 @@ func prepareDatabase(o *options, sqlCfg *config.SQL, logger *slog.Logger) error 
 		}
 	}
 	// In-memory DBs get their schema from the plugin when the first connection opens.
+	return preRegisterNamespaces(o, sqlCfg)
+}
+
+// preRegisterNamespaces writes the namespaces, with their search attributes, into the store
+// before start, so they exist when the frontend first serves; one already there is kept. The
+// helper is sqliteschema's but writes through the generic SQL layer, so PostgreSQL takes it too.
+func preRegisterNamespaces(o *options, sqlCfg *config.SQL) error {
 	sas := map[string]enumspb.IndexedValueType{}
 	for _, sa := range o.SearchAttributes {
 		sas[sa.Name] = sa.Type
@@ -197,8 +204,34 @@ func isAlreadyExists(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "already exists")
 }
 
+// prepareStores sets up the database the server persists to: PostgreSQL with --db, else SQLite.
+func prepareStores(o *options, logger log.Logger, slogger *slog.Logger) (config.Persistence, error) {
+	if o.Postgres != nil {
+		if err := preparePostgres(o.Postgres, logger); err != nil {
+			return config.Persistence{}, err
+		}
+		if err := preRegisterNamespaces(o, postgresSQLConfig(o.Postgres, o.Postgres.Database)); err != nil {
+			return config.Persistence{}, fmt.Errorf("--db: %w", err)
+		}
+		return postgresPersistence(o.Postgres), nil
+	}
+	sqlCfg, err := sqlConfig(o)
+	if err != nil {
+		return config.Persistence{}, err
+	}
+	if err := prepareDatabase(o, sqlCfg, slogger); err != nil {
+		return config.Persistence{}, err
+	}
+	return config.Persistence{
+		DefaultStore:     sqliteplugin.PluginName,
+		VisibilityStore:  sqliteplugin.PluginName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+	}, nil
+}
+
 // serverConfig assembles the full server config for a single-process, single-shard cluster.
-func serverConfig(o *options, ep *endpoints, sqlCfg *config.SQL) *config.Config {
+func serverConfig(o *options, ep *endpoints, persistence config.Persistence) *config.Config {
 	httpAddr := net.JoinHostPort(dialHost(o.IP), strconv.Itoa(ep.httpPort))
 	internal := func(port int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: "127.0.0.1"}}
@@ -207,12 +240,7 @@ func serverConfig(o *options, ep *endpoints, sqlCfg *config.SQL) *config.Config 
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
 		},
-		Persistence: config.Persistence{
-			DefaultStore:     sqliteplugin.PluginName,
-			VisibilityStore:  sqliteplugin.PluginName,
-			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-		},
+		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
 			FailoverVersionIncrement: 10,
@@ -321,16 +349,13 @@ func newTemporalServer(o *options, ep *endpoints, logger log.Logger, slogger *sl
 			return nil, err
 		}
 	}
-	sqlCfg, err := sqlConfig(o)
+	persistence, err := prepareStores(o, logger, slogger)
 	if err != nil {
-		return nil, err
-	}
-	if err := prepareDatabase(o, sqlCfg, slogger); err != nil {
 		return nil, err
 	}
 	httpAddr := net.JoinHostPort(dialHost(o.IP), strconv.Itoa(ep.httpPort))
 	srv, err := temporal.NewServer(
-		temporal.WithConfig(serverConfig(o, ep, sqlCfg)),
+		temporal.WithConfig(serverConfig(o, ep, persistence)),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(staticHosts(o, ep)),
 		temporal.WithLogger(logger),

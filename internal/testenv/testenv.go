@@ -173,6 +173,16 @@ func (s *DevServer) Stop() {
 	}
 }
 
+// Kill ends the server with SIGKILL, as a crash would, and closes its client.
+func (s *DevServer) Kill() {
+	if s.Client != nil {
+		s.Client.Close()
+		s.Client = nil
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+}
+
 func startDevServer(t testing.TB, port int, extra []string) (*DevServer, string, error) {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	args := append([]string{"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--headless", "--log-level", "error"}, extra...)
