@@ -44,7 +44,7 @@ func killGroup(cmd *exec.Cmd) {
 }
 
 // TestStatelessHostsAndAWorkspaceHostSurviveKills: three homes on one
-// temporal-dev and one PostgreSQL database. A and B run turns and model
+// temporal-dev (itself on PostgreSQL) and one PostgreSQL database. A and B run turns and model
 // calls without the workspace; W holds it. 30 sessions of two messages
 // each; after a third are answered A's process group is killed and its
 // HOME deleted, then W is killed mid-exec and restarted. Every message is
@@ -53,7 +53,7 @@ func killGroup(cmd *exec.Cmd) {
 func TestStatelessHostsAndAWorkspaceHostSurviveKills(t *testing.T) {
 	const sessions = 30
 	url := pgtest.Database(t)
-	dev := testenv.StartDevServer(t)
+	dev := testenv.StartDevServer(t, "--db", temporalOnPostgres(t)) // Temporal on PostgreSQL too, as in production
 	model := modeltest.New().Handle(slowExecModel)
 	defer model.Close()
 	extra := map[string]any{"database": map[string]any{"url": url}}
@@ -143,6 +143,17 @@ func TestStatelessHostsAndAWorkspaceHostSurviveKills(t *testing.T) {
 		return nil
 	}))
 	require.Empty(t, state, "host B holds no state")
+	unknown := 0
+	for s := 0; s < sessions; s++ {
+		sess, _ := db.Sessions().Load(ctx, fmt.Sprintf("cli:host-%d", s))
+		for _, m := range sess.Messages {
+			if m.Role == "tool" && strings.Contains(m.Content, "outcome unknown") {
+				unknown++
+			}
+		}
+	}
+	t.Logf("hosts: %d messages answered once each; %d execs ran once each, %d interrupted by W's kill reported as outcome unknown; %d usage rows, none twice; answered a third before A's kill, the rest after both kills",
+		len(ids), len(runs), unknown, len(recs))
 }
 
 // slowExecModel is scaleModel with an exec that sleeps, so a kill lands mid-exec.
