@@ -65,7 +65,7 @@ func FailOrphanedAttempts(ctx context.Context, c client.Client, namespace string
 	var token []byte
 	for {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query:         fmt.Sprintf("TaskQueue = %q AND ExecutionStatus = 'Running'", protocol.TaskQueue),
+			Query:         fmt.Sprintf("TaskQueue = '%s' AND ExecutionStatus = 'Running'", protocol.TaskQueue),
 			NextPageToken: token,
 		})
 		if err != nil {
