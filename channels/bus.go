@@ -19,15 +19,32 @@ import (
 )
 
 // Bus hands inbound messages to the session's turn workflow: a message
-// either starts a turn or joins the running one (SignalWithStart), which
-// serializes each session and runs sessions in parallel without locks.
+// either starts a turn or joins the running one (an eager start falling
+// back to a signal, or SignalWithStart), which serializes each session and
+// runs sessions in parallel without locks.
 type Bus struct {
 	Client   client.Client
 	Settings protocol.Settings
 	// Instance names the turns' workflow IDs and task queue (gateway.instance).
 	Instance protocol.Instance
+	// LocalWorker: this process runs a worker on the turn queue with
+	// Client, so a new turn can start eagerly on it (see startOrSignal).
+	LocalWorker bool
 
-	mu sync.RWMutex // guards Settings once the bus is in use
+	mu sync.RWMutex // guards Settings and LocalWorker once the bus is in use
+}
+
+// SetLocalWorker says this process now runs a worker on the turn queue.
+func (b *Bus) SetLocalWorker(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.LocalWorker = on
+}
+
+func (b *Bus) eager() bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.LocalWorker && EagerTurns()
 }
 
 // SetSettings changes the settings new turns start with (a reloaded config).
@@ -67,20 +84,30 @@ func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 	}
 	opts.TypedSearchAttributes = temporal.NewSearchAttributes(
 		SessionKeyAttribute.ValueSet(msg.SessionKey), ChannelAttribute.ValueSet(msg.Route.Channel))
-	in := protocol.TurnInput{SessionKey: msg.SessionKey, Settings: b.settings()}
-	_, err := b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)
+	deliver := b.signalWithStart
+	if b.eager() {
+		deliver = b.startOrSignal
+	}
+	err := deliver(ctx, opts, msg)
 	var invalid *serviceerror.InvalidArgument
 	if errors.As(err, &invalid) && strings.Contains(strings.ToLower(invalid.Error()), "search attribute") {
 		// A cluster without our search attributes still runs turns, just less findable.
 		slog.Warn("Temporal lacks nanobot's search attributes (run nanobot setup-temporal); starting the turn without them",
 			"attributes", "NanobotSessionKey, NanobotChannel (Keyword)", "error", err)
 		opts.TypedSearchAttributes = temporal.SearchAttributes{}
-		_, err = b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)
+		err = deliver(ctx, opts, msg)
 	}
 	if err != nil {
 		return "", fmt.Errorf("deliver message to %s: %w", opts.ID, err)
 	}
 	return "", nil
+}
+
+// signalWithStart joins the running turn or starts one, in one call.
+func (b *Bus) signalWithStart(ctx context.Context, opts client.StartWorkflowOptions, msg protocol.Inbound) error {
+	in := protocol.TurnInput{SessionKey: msg.SessionKey, Settings: b.settings()}
+	_, err := b.Client.SignalWithStartWorkflow(ctx, opts.ID, protocol.SignalInbound, msg, opts, protocol.TurnWorkflowName, in)
+	return err
 }
 
 // Search attributes of a turn, so the UI can list a session's or a channel's turns.

@@ -21,6 +21,7 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
+	"github.com/nanobot-durable/nanobot/workers"
 )
 
 // chaosSteps are the tool calls of every chaos turn, in order: a read, a
@@ -104,15 +105,21 @@ func TestChaosRepeatedKills(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(home.Workspace, "seed.txt"), []byte("seed\n"), 0o644))
 	const queue = "chaos-replies"
 	ch := startRecordingChannel(t, dev.Client, queue, protocol.ChannelQueue("slack"))
-	env := home.Env(dev.Addr)
-	worker, logs := startWorker(t, env)
+	// Even kills restart on the same host: the new worker fails the dead
+	// one's attempts at once. Odd kills stand for a host that is gone: the
+	// new worker names another host, so the heartbeat timeout decides.
+	host := 0
+	envOn := func(host int) []string {
+		return home.Env(dev.Addr, fmt.Sprintf("%s=chaos-host-%d", workers.WorkerHostEnv, host))
+	}
+	worker, logs := startWorker(t, envOn(host))
 	// The product's defaults (heartbeat timeout and all): resume times are the user's.
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", Stream: true})}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n)*3*time.Minute)
 	defer cancel()
 
 	var (
-		resumes  []time.Duration
+		resumes  = map[bool][]time.Duration{} // by host gone
 		idle     int
 		lost     []string
 		wrong    []string
@@ -141,7 +148,11 @@ func TestChaosRepeatedKills(t *testing.T) {
 		require.NoError(t, worker.Process.Signal(syscall.SIGKILL))
 		_, _ = worker.Process.Wait()
 		killed := time.Now()
-		worker, logs = startWorker(t, env)
+		hostGone := i%2 == 1
+		if hostGone {
+			host++
+		}
+		worker, logs = startWorker(t, envOn(host))
 		if rand.IntN(3) == 0 { // a message while no worker runs
 			pid := fmt.Sprintf("p%d", i)
 			messages = append(messages, pid)
@@ -154,7 +165,7 @@ func TestChaosRepeatedKills(t *testing.T) {
 			for progress() == before && time.Since(killed) < 3*time.Minute {
 				time.Sleep(5 * time.Millisecond)
 			}
-			resumes = append(resumes, time.Since(killed))
+			resumes[hostGone] = append(resumes[hostGone], time.Since(killed))
 		}
 		// Wait for this turn (and any message sent meanwhile) to be answered.
 		deadline := time.Now().Add(3 * time.Minute)
@@ -184,11 +195,19 @@ func TestChaosRepeatedKills(t *testing.T) {
 		}
 	}
 	dups, missing := chaosSideEffects(t, home, ch, n, sessions)
-	slices.Sort(resumes)
 	summary := fmt.Sprintf("kills survived %d/%d, duplicate side effects %d, lost messages %d", survived, n, len(dups), len(lost))
-	if len(resumes) > 0 {
-		summary += fmt.Sprintf("; resume after a mid-turn kill (%d of %d kills): median %s, worst %s",
-			len(resumes), n, resumes[len(resumes)/2].Round(10*time.Millisecond), resumes[len(resumes)-1].Round(10*time.Millisecond))
+	for _, gone := range []bool{false, true} {
+		rs := resumes[gone]
+		if len(rs) == 0 {
+			continue
+		}
+		slices.Sort(rs)
+		what := "restart on the same host"
+		if gone {
+			what = "host gone"
+		}
+		summary += fmt.Sprintf("; resume after a mid-turn kill, %s (%d kills): median %s, worst %s",
+			what, len(rs), rs[len(rs)/2].Round(10*time.Millisecond), rs[len(rs)-1].Round(10*time.Millisecond))
 	}
 	fmt.Println(summary)
 	t.Log(summary)

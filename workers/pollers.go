@@ -3,7 +3,6 @@ package workers
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -39,12 +38,6 @@ func LivePollers(ctx context.Context, c client.Client, queue string, kind enumsp
 	return out, nil
 }
 
-// ProcessIdentity names the pollers of a long-running nanobot process
-// (`gateway`, `worker`, `serve`), so its readiness can find its own.
-func ProcessIdentity(command string) string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%d@%s@nanobot-%s", os.Getpid(), host, command)
-}
 
 // Polled are the task queues the set's workers poll.
 func (s *Set) Polled() []PolledQueue { return slices.Clone(s.polled) }

@@ -46,8 +46,10 @@ type Options struct {
 	OnReload func(*config.Config)
 	// StopTimeout bounds how long running activities may finish when the process stops.
 	StopTimeout time.Duration
-	// Identity names this process's pollers (empty: the SDK's pid@host).
+	// Identity names this process's pollers (empty: ProcessIdentity).
 	Identity string
+	// Namespace is the client's namespace (empty: "default"), for the resume scan.
+	Namespace string
 	// Stores is where the state is (nil: opened from Config, closed by Stop).
 	Stores *stores.Set
 }
@@ -58,10 +60,7 @@ type Options struct {
 const agentIdentityMark = "@nanobot-agent"
 
 // AgentIdentity is the poller identity of a `nanobot agent` process.
-func AgentIdentity() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%d@%s%s", os.Getpid(), host, agentIdentityMark)
-}
+func AgentIdentity() string { return ProcessIdentity() + agentIdentityMark }
 
 // IsAgentIdentity reports whether a poller belongs to a `nanobot agent` process.
 func IsAgentIdentity(identity string) bool { return strings.HasSuffix(identity, agentIdentityMark) }
@@ -79,6 +78,8 @@ type Set struct {
 	owned *stores.Set
 	// stopWatch ends the config watcher.
 	stopWatch func()
+	// stopScan ends the resume scan if it still runs.
+	stopScan func()
 }
 
 // NewActivities builds the activities' dependencies from the config, on
@@ -185,6 +186,9 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		set.stopWatch = cancel
 		go models.watchConfig(ctx, 2*time.Second, opts.Log, opts.OnReload)
 	}
+	if opts.Identity == "" {
+		opts.Identity = ProcessIdentity()
+	}
 	inst := opts.Config.Instance()
 	set.identity = opts.Identity
 	add := func(queue string, o worker.Options, kind queueKind) {
@@ -217,11 +221,17 @@ func Start(c client.Client, opts Options) (*Set, error) {
 			return nil, fmt.Errorf("start worker: %w", err)
 		}
 	}
+	if opts.Turns || opts.Models {
+		set.stopScan = scanInBackground(c, opts.Namespace, inst, opts.Log)
+	}
 	return set, nil
 }
 
 // Stop stops every worker of the set, then the MCP servers it started.
 func (s *Set) Stop() {
+	if s.stopScan != nil {
+		s.stopScan()
+	}
 	if s.stopWatch != nil {
 		s.stopWatch()
 	}

@@ -78,7 +78,7 @@ func (a *app) startRuntime(ctx context.Context, cfg *config.Config, opts workers
 }
 
 func (r *runtimeEnv) startWorkers(opts workers.Options, log *slog.Logger) error {
-	opts.Config, opts.Streams, opts.Log = r.cfg, r.hub, log
+	opts.Config, opts.Streams, opts.Log, opts.Namespace = r.cfg, r.hub, log, r.conn.Namespace
 	if opts.Channels == nil {
 		opts.Channels = channels.NewManager()
 	}
@@ -87,7 +87,7 @@ func (r *runtimeEnv) startWorkers(opts workers.Options, log *slog.Logger) error 
 		return err
 	}
 	r.workers = set
-	r.bus = &channels.Bus{Client: r.conn.Client, Settings: r.cfg.TurnSettings(), Instance: r.cfg.Instance()}
+	r.bus = &channels.Bus{Client: r.conn.Client, Settings: r.cfg.TurnSettings(), Instance: r.cfg.Instance(), LocalWorker: opts.Turns}
 	return nil
 }
 

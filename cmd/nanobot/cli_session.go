@@ -203,11 +203,12 @@ func (s *cliSession) ensureWorker(ctx context.Context) {
 	}
 	s.log.Warn("no worker answered the turn; running turns in this process", "error", err)
 	set, err := workers.Start(s.r.conn.Client, workers.Options{
-		Config: s.r.cfg, Streams: s.r.hub, Log: s.log, Turns: true, Models: true, Workspace: true, Channels: s.opts.Channels, Identity: s.opts.Identity,
+		Config: s.r.cfg, Streams: s.r.hub, Log: s.log, Turns: true, Models: true, Workspace: true, Channels: s.opts.Channels, Identity: s.opts.Identity, Namespace: s.r.conn.Namespace,
 	})
 	if err != nil {
 		s.log.Error("starting workers failed", "error", err)
 		return
 	}
 	s.r.addWorkers(set)
+	s.r.bus.SetLocalWorker(true)
 }

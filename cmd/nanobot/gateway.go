@@ -112,7 +112,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	r, err := a.startRuntime(ctx, cfg, workers.Options{
 		Turns: true, Models: true, Workspace: *workspace, DeliveryQueues: built.Queues, Channels: mgr,
 		StopTimeout: stopTimeout(), OnReload: func(c *config.Config) { reloaded <- c }, Stores: st,
-		Identity: workers.ProcessIdentity(name),
+		Identity: workers.ProcessIdentity(),
 	})
 	if err != nil {
 		return err
