@@ -38,7 +38,6 @@ func LivePollers(ctx context.Context, c client.Client, queue string, kind enumsp
 	return out, nil
 }
 
-
 // Polled are the task queues the set's workers poll.
 func (s *Set) Polled() []PolledQueue { return slices.Clone(s.polled) }
 
