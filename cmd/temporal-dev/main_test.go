@@ -140,8 +140,11 @@ func TestSQLiteMaxConns(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "needs journal_mode=wal") {
 		t.Errorf("max conns without WAL: err = %v", err)
 	}
-	if cfg, err = sqlConfig(mustParse(t)); err != nil || cfg.MaxConns != 1 {
-		t.Errorf("memory pool = %d (%v), want 1", cfg.MaxConns, err)
+	if cfg, err = sqlConfig(mustParse(t)); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxConns != 1 {
+		t.Errorf("memory pool = %d, want 1", cfg.MaxConns)
 	}
 }
 
