@@ -72,18 +72,8 @@ func TestEmbeddedDevServerStartsOnDemand(t *testing.T) {
 	model := modeltest.New(modeltest.Text("answered via the embedded server"))
 	defer model.Close()
 	home := testenv.NewHome(t, model.URL(), nil)
-	port := testenv.FreePort(t)
-	var env []string
-	for _, kv := range home.Env("") {
-		if strings.HasPrefix(kv, "TEMPORAL_ADDRESS=") {
-			continue
-		}
-		if strings.HasPrefix(kv, "PATH=") {
-			kv = "PATH=" + filepath.Dir(testenv.DevServerBin(t)) + ":" + strings.TrimPrefix(kv, "PATH=")
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "NANOBOT_DEV_PORT="+strconv.Itoa(port), "NANOBOT_DEV_UI_PORT="+strconv.Itoa(testenv.FreePort(t)))
+	env, _ := embeddedEnv(t, home)
+	port := devPort(env)
 	out, errOut, code := runNanobot(t, env, "agent", "-m", "hello")
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "answered via the embedded server\n", out)

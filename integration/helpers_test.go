@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +85,34 @@ func answering(replies map[string]string) *modeltest.Server {
 		}
 		return modeltest.Text("Hello again.")
 	})
+}
+
+// embeddedEnv is a newcomer's environment for home: no TEMPORAL_ADDRESS, so nanobot starts
+// temporal-dev itself (found on PATH), on free ports; it returns the env and the Web UI port.
+func embeddedEnv(t *testing.T, home *testenv.Home, extra ...string) ([]string, int) {
+	t.Helper()
+	var env []string
+	for _, kv := range home.Env("") {
+		if strings.HasPrefix(kv, "TEMPORAL_ADDRESS=") {
+			continue
+		}
+		if strings.HasPrefix(kv, "PATH=") {
+			kv = "PATH=" + filepath.Dir(testenv.DevServerBin(t)) + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+		env = append(env, kv)
+	}
+	uiPort := testenv.FreePort(t)
+	env = append(env, "NANOBOT_DEV_PORT="+strconv.Itoa(testenv.FreePort(t)), "NANOBOT_DEV_UI_PORT="+strconv.Itoa(uiPort))
+	return append(env, extra...), uiPort
+}
+
+// devPort is the embedded server's port in an embeddedEnv.
+func devPort(env []string) int {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "NANOBOT_DEV_PORT="); ok {
+			port, _ := strconv.Atoi(v)
+			return port
+		}
+	}
+	return 0
 }

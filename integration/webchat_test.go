@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,18 +69,7 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	defer model.Close()
 	webPort := testenv.FreePort(t)
 	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort}}})
-	var env []string
-	for _, kv := range home.Env("") {
-		if strings.HasPrefix(kv, "TEMPORAL_ADDRESS=") {
-			continue // the newcomer's setup: the gateway starts temporal-dev itself
-		}
-		if strings.HasPrefix(kv, "PATH=") {
-			kv = "PATH=" + filepath.Dir(testenv.DevServerBin(t)) + ":" + strings.TrimPrefix(kv, "PATH=")
-		}
-		env = append(env, kv)
-	}
-	uiPort := testenv.FreePort(t)
-	env = append(env, "NANOBOT_DEV_PORT="+strconv.Itoa(testenv.FreePort(t)), "NANOBOT_DEV_UI_PORT="+strconv.Itoa(uiPort))
+	env, uiPort := embeddedEnv(t, home) // the newcomer's setup: the gateway starts temporal-dev itself
 	_, out, errOut := startNanobot(t, env, "gateway")
 	chatLine := regexp.MustCompile(`Chat:\s+(http://\S+)`)
 	require.Eventually(t, func() bool {

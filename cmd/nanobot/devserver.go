@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -17,11 +19,15 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 )
 
+// devReadyPrefix starts the line temporal-dev prints once its frontend serves the namespaces.
+const devReadyPrefix = "temporal-dev: server "
+
 // devServer is a temporal-dev child process we started and must stop.
 type devServer struct {
-	cmd  *exec.Cmd
-	done chan error
-	log  string // where its output goes
+	cmd   *exec.Cmd
+	done  chan error
+	ready chan struct{} // closed when the child printed its ready line
+	log   string        // where its output goes
 }
 
 // temporalConn is a dialed Temporal plus what to tell the user about it.
@@ -159,45 +165,80 @@ func startDevServer(configDir string, port, uiPort int, ns string, log *slog.Log
 		"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--ui-port", strconv.Itoa(uiPort),
 		"--db-filename", filepath.Join(dir, "temporal.db"), "--namespace", ns,
 		"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its stdout passes through us to the log, so the ready line is seen the moment it is printed.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("pipe for temporal-dev output: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, logFile
 	// The child dies with us even when we are killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	outW.Close()
+	if err != nil {
+		outR.Close()
 		logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	log.Info("started embedded Temporal server", "bin", bin, "pid", cmd.Process.Pid, "log", logFile.Name())
-	d := &devServer{cmd: cmd, done: make(chan error, 1), log: logFile.Name()}
-	go func() { d.done <- cmd.Wait(); logFile.Close() }()
+	d := &devServer{cmd: cmd, done: make(chan error, 1), ready: make(chan struct{}), log: logFile.Name()}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		d.copyOutput(outR, logFile)
+	}()
+	go func() {
+		err := cmd.Wait()
+		<-copied
+		logFile.Close()
+		d.done <- err
+	}()
 	return d, nil
 }
 
-// waitHealthy waits for the child to answer; if it exits early because
+// copyOutput writes the child's stdout to its log line by line and closes ready at the ready line.
+func (d *devServer) copyOutput(out io.ReadCloser, logFile io.Writer) {
+	defer out.Close()
+	sc := bufio.NewScanner(out)
+	seen := false
+	for sc.Scan() {
+		line := sc.Text()
+		_, _ = fmt.Fprintln(logFile, line)
+		if !seen && strings.HasPrefix(line, devReadyPrefix) {
+			seen = true
+			close(d.ready)
+		}
+	}
+	_, _ = io.Copy(logFile, out) // a line too long for the scanner: keep the rest anyway
+}
+
+// waitHealthy dials the child once it prints its ready line; if it exits early because
 // another process took the port first, that server is used instead.
 func waitHealthy(ctx context.Context, dev *devServer, addr, ns string, log *slog.Logger) (client.Client, error) {
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-dev.done:
-			dev.done <- err
-			if answers(addr) {
-				if c, derr := dial(ctx, addr, ns, log, 10*time.Second); derr == nil {
-					dev.cmd = nil
-					return c, nil
-				}
-			}
-			return nil, fmt.Errorf("temporal-dev exited before it was ready (%v): %s (log: %s)", err, lastLogLine(dev.log), dev.log)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+	timeout := time.NewTimer(90 * time.Second)
+	defer timeout.Stop()
+	select {
+	case <-dev.ready:
+		c, err := dial(ctx, addr, ns, log, 10*time.Second)
+		if err != nil {
+			return nil, fmt.Errorf("temporal-dev said it was ready but does not answer on %s: %w (log: %s)", addr, err, dev.log)
 		}
+		return c, nil
+	case err := <-dev.done:
+		dev.done <- err
 		if answers(addr) {
-			if c, err := dial(ctx, addr, ns, log, 5*time.Second); err == nil {
+			if c, derr := dial(ctx, addr, ns, log, 10*time.Second); derr == nil {
+				dev.cmd = nil
 				return c, nil
 			}
 		}
+		return nil, fmt.Errorf("temporal-dev exited before it was ready (%v): %s (log: %s)", err, lastLogLine(dev.log), dev.log)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timeout.C:
+		return nil, fmt.Errorf("temporal-dev did not become healthy within 90s: see %s", dev.log)
 	}
-	return nil, fmt.Errorf("temporal-dev did not become healthy within 90s: see %s", dev.log)
 }
 
 // lastLogLine is the last non-empty line of the dev server's log, trimmed:

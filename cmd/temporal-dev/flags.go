@@ -37,8 +37,14 @@ type options struct {
 	SearchAttributes []searchAttribute
 	DynamicConfig    []dynamicConfigValue
 	Pragmas          []pragma
-	LogLevel         string
-	LogFormat        string
+	// SQLiteMaxConns is the plugin's connection pool size; more than one needs a WAL file DB.
+	SQLiteMaxConns int
+	// LeanVisibility creates visibility without the indexes nanobot never queries.
+	LeanVisibility bool
+	// ReleaseStartupMemory returns start-up garbage to the OS once the server is up.
+	ReleaseStartupMemory bool
+	LogLevel             string
+	LogFormat            string
 }
 
 type searchAttribute struct {
@@ -92,8 +98,11 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.Var(&namespaces, "namespace", "extra namespace to register (repeatable)")
 	fs.Var(&namespaces, "n", "shorthand for --namespace")
 	fs.Var(&searchAttrs, "search-attribute", "custom search attribute NAME=TYPE (repeatable)")
-	fs.Var(&dynValues, "dynamic-config-value", "dynamic config KEY=JSONVALUE (repeatable)")
+	fs.Var(&dynValues, "dynamic-config-value", "dynamic config KEY=JSONVALUE (repeatable; KEY=null restores the server's default)")
 	fs.Var(&pragmas, "sqlite-pragma", "SQLite pragma NAME=VALUE (repeatable)")
+	fs.IntVar(&o.SQLiteMaxConns, "sqlite-max-conns", 1, "SQLite connections (more than 1 needs --db-filename in WAL mode)")
+	fs.BoolVar(&o.LeanVisibility, "sqlite-lean-visibility", true, "create the visibility schema without the indexes nanobot never queries (new databases only)")
+	fs.BoolVar(&o.ReleaseStartupMemory, "release-startup-memory", true, "return start-up memory to the OS once the server is up")
 	fs.StringVar(&o.LogLevel, "log-level", "warn", "server log level: debug|info|warn|error")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "server log format: text|json")
 
@@ -170,6 +179,12 @@ func (o *options) validate() error {
 	}
 	if !o.Headless && o.UIPort == o.Port {
 		return fmt.Errorf("--ui-port %d must differ from --port", o.UIPort)
+	}
+	if o.SQLiteMaxConns < 1 {
+		return fmt.Errorf("invalid --sqlite-max-conns %d: want 1 or more", o.SQLiteMaxConns)
+	}
+	if o.SQLiteMaxConns > 1 && o.DBFilename == "" {
+		return fmt.Errorf("--sqlite-max-conns %d needs --db-filename: an in-memory database runs on one connection", o.SQLiteMaxConns)
 	}
 	switch o.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -34,6 +34,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
 		return 2
 	}
+	tuneGC()
 
 	serverLogger, err := newServerLogger(o)
 	if err != nil {
@@ -113,6 +114,9 @@ func start(o *options, serverLogger *serverLogger, logger *slog.Logger, stdout i
 		dbDesc = o.DBFilename
 	}
 	_, _ = fmt.Fprintf(stdout, "temporal-dev: server %s, ui %s, db %s\n", joinHostPort(o.IP, o.Port), uiDesc, dbDesc)
+	if o.ReleaseStartupMemory {
+		go releaseStartupMemory(logger) // after the ready line: clients need not wait for it
+	}
 
 	return func() error {
 		ui.stop()

@@ -117,6 +117,37 @@ func TestDynamicConfigOverridesDefault(t *testing.T) {
 	}
 }
 
+func TestDynamicConfigNullRestoresServerDefault(t *testing.T) {
+	o := mustParse(t, "--dynamic-config-value", "history.timerProcessorSchedulerWorkerCount=null")
+	client := buildDynamicConfig(defaultDynamicConfig("127.0.0.1:1"), o.DynamicConfig)
+	if got, ok := client[dynamicconfig.MakeKey("history.timerProcessorSchedulerWorkerCount")]; ok {
+		t.Errorf("null left the key set to %v", got)
+	}
+	if got := client[dynamicconfig.MakeKey("history.transferProcessorSchedulerWorkerCount")]; got != devTaskWorkers {
+		t.Errorf("other task workers = %v, want %d", got, devTaskWorkers)
+	}
+}
+
+func TestSQLiteMaxConns(t *testing.T) {
+	cfg, err := sqlConfig(mustParse(t, "--db-filename", "/tmp/td/x.db", "--sqlite-max-conns", "4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxConns != 4 || cfg.MaxIdleConns != 4 {
+		t.Errorf("pool = %d/%d, want 4/4", cfg.MaxConns, cfg.MaxIdleConns)
+	}
+	_, err = sqlConfig(mustParse(t, "--db-filename", "/tmp/td/x.db", "--sqlite-max-conns", "2", "--sqlite-pragma", "journal_mode=delete"))
+	if err == nil || !strings.Contains(err.Error(), "needs journal_mode=wal") {
+		t.Errorf("max conns without WAL: err = %v", err)
+	}
+	if cfg, err = sqlConfig(mustParse(t)); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxConns != 1 {
+		t.Errorf("memory pool = %d, want 1", cfg.MaxConns)
+	}
+}
+
 func TestPragmas(t *testing.T) {
 	o := mustParse(t, "--sqlite-pragma", "journal_mode=delete", "--sqlite-pragma=Synchronous=FULL", "--sqlite-pragma", "journal_mode=wal")
 	want := []pragma{{"journal_mode", "wal"}, {"synchronous", "FULL"}}
@@ -170,6 +201,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--sqlite-pragma", "journal_mode"}, "want NAME=VALUE"},
 		{[]string{"--sqlite-pragma", "mode=memory"}, "is not a pragma name"},
 		{[]string{"--sqlite-pragma", "a;b=1"}, "is not a pragma name"},
+		{[]string{"--sqlite-max-conns", "0"}, "invalid --sqlite-max-conns 0"},
+		{[]string{"--sqlite-max-conns", "4"}, "needs --db-filename"},
 	}
 	for _, c := range cases {
 		_, err := parseFlags(c.args, io.Discard)

@@ -37,6 +37,10 @@ type endpoints struct {
 	worker       int
 }
 
+// devTaskWorkers is the size of each history task scheduler: the server's 512 suit a cluster's
+// many shards, not one shard on a laptop, where they cost memory and contention.
+const devTaskWorkers = 16
+
 // defaultDynamicConfig returns the dev-server defaults; --dynamic-config-value entries override them.
 func defaultDynamicConfig(httpAddr string) map[string]any {
 	return map[string]any{
@@ -45,6 +49,14 @@ func defaultDynamicConfig(httpAddr string) map[string]any {
 		// Same reasoning for timers and visibility: one shard means one slow poller.
 		"history.timerProcessorMaxPollRPS":      1000,
 		"history.visibilityProcessorMaxPollRPS": 1000,
+		// One matching host: more partitions only spread one queue's tasks over forwarding hops.
+		"matching.numTaskqueueReadPartitions":             1,
+		"matching.numTaskqueueWritePartitions":            1,
+		"history.transferProcessorSchedulerWorkerCount":   devTaskWorkers,
+		"history.timerProcessorSchedulerWorkerCount":      devTaskWorkers,
+		"history.visibilityProcessorSchedulerWorkerCount": devTaskWorkers,
+		// Timers and activity retries fire within 100 ms of their time, not up to 1 s late.
+		"history.timerProcessorMaxTimeShift": 100 * time.Millisecond,
 		// Otherwise a continued-as-new or re-started workflow ID waits 1 s.
 		"history.workflowIdReuseMinimalInterval": time.Duration(0),
 		"system.enableActivityEagerExecution":    true,
@@ -55,13 +67,18 @@ func defaultDynamicConfig(httpAddr string) map[string]any {
 	}
 }
 
-// buildDynamicConfig merges defaults with the user's values into a static client.
+// buildDynamicConfig merges defaults with the user's values into a static client; a null value
+// removes the key, so the server's own default applies.
 func buildDynamicConfig(defaults map[string]any, overrides []dynamicConfigValue) dynamicconfig.StaticClient {
 	client := dynamicconfig.StaticClient{}
 	for k, v := range defaults {
 		client[dynamicconfig.MakeKey(k)] = v
 	}
 	for _, o := range overrides {
+		if o.Value == nil {
+			delete(client, dynamicconfig.MakeKey(o.Key))
+			continue
+		}
 		client[dynamicconfig.MakeKey(o.Key)] = o.Value
 	}
 	return client
@@ -154,12 +171,17 @@ func sqlConfig(o *options) (*config.SQL, error) {
 	for _, p := range o.Pragmas {
 		cfg.ConnectAttributes[p.Name] = p.Value
 	}
+	if o.SQLiteMaxConns > 1 && !strings.EqualFold(cfg.ConnectAttributes["journal_mode"], "wal") {
+		return nil, fmt.Errorf("--sqlite-max-conns %d needs journal_mode=wal, not %q (--sqlite-pragma journal_mode)", o.SQLiteMaxConns, cfg.ConnectAttributes["journal_mode"])
+	}
+	cfg.MaxConns, cfg.MaxIdleConns = o.SQLiteMaxConns, o.SQLiteMaxConns
 	return cfg, nil
 }
 
 // prepareDatabase creates the DB file's directory and schema on first use, then pre-registers
 // namespaces so they exist before the frontend's namespace cache first loads.
 func prepareDatabase(o *options, sqlCfg *config.SQL, logger *slog.Logger) error {
+	created := true // in-memory DBs get their schema from the plugin when the first connection opens
 	if o.DBFilename != "" {
 		if err := os.MkdirAll(filepath.Dir(sqlCfg.DatabaseName), 0o755); err != nil {
 			return fmt.Errorf("creating directory for %s: %w", sqlCfg.DatabaseName, err)
@@ -169,19 +191,30 @@ func prepareDatabase(o *options, sqlCfg *config.SQL, logger *slog.Logger) error 
 			if !isAlreadyExists(err) {
 				return fmt.Errorf("setting up SQLite schema in %s: %w", sqlCfg.DatabaseName, err)
 			}
+			created = false
 			logger.Debug("reusing existing SQLite schema", "db", sqlCfg.DatabaseName)
 		} else {
 			logger.Debug("created SQLite schema", "db", sqlCfg.DatabaseName)
 		}
 	}
-	// In-memory DBs get their schema from the plugin when the first connection opens.
-	return preRegisterNamespaces(o, sqlCfg)
+	nsConfigs, err := preRegisterNamespaces(o, sqlCfg)
+	if err != nil {
+		return err
+	}
+	// Only a schema made just now is trimmed: an existing database keeps the indexes it has.
+	if created && o.LeanVisibility {
+		if err := dropUnqueriedVisibilityIndexes(sqlCfg, aliasedFields(nsConfigs)); err != nil {
+			return err
+		}
+		logger.Debug("visibility schema without the indexes nanobot never queries", "db", sqlCfg.DatabaseName)
+	}
+	return nil
 }
 
 // preRegisterNamespaces writes the namespaces, with their search attributes, into the store
 // before start, so they exist when the frontend first serves; one already there is kept. The
 // helper is sqliteschema's but writes through the generic SQL layer, so PostgreSQL takes it too.
-func preRegisterNamespaces(o *options, sqlCfg *config.SQL) error {
+func preRegisterNamespaces(o *options, sqlCfg *config.SQL) ([]*sqliteschema.NamespaceConfig, error) {
 	sas := map[string]enumspb.IndexedValueType{}
 	for _, sa := range o.SearchAttributes {
 		sas[sa.Name] = sa.Type
@@ -190,14 +223,14 @@ func preRegisterNamespaces(o *options, sqlCfg *config.SQL) error {
 	for _, ns := range o.Namespaces {
 		nsCfg, err := sqliteschema.NewNamespaceConfig(clusterName, ns, false, sas)
 		if err != nil {
-			return fmt.Errorf("namespace %q: %w", ns, err)
+			return nil, fmt.Errorf("namespace %q: %w", ns, err)
 		}
 		nsConfigs = append(nsConfigs, nsCfg)
 	}
 	if err := sqliteschema.CreateNamespaces(sqlCfg, nsConfigs...); err != nil {
-		return fmt.Errorf("registering namespaces: %w", err)
+		return nil, fmt.Errorf("registering namespaces: %w", err)
 	}
-	return nil
+	return nsConfigs, nil
 }
 
 func isAlreadyExists(err error) bool {
@@ -210,7 +243,7 @@ func prepareStores(o *options, logger log.Logger, slogger *slog.Logger) (config.
 		if err := preparePostgres(o.Postgres, logger); err != nil {
 			return config.Persistence{}, err
 		}
-		if err := preRegisterNamespaces(o, postgresSQLConfig(o.Postgres, o.Postgres.Database)); err != nil {
+		if _, err := preRegisterNamespaces(o, postgresSQLConfig(o.Postgres, o.Postgres.Database)); err != nil {
 			return config.Persistence{}, fmt.Errorf("--db: %w", err)
 		}
 		return postgresPersistence(o.Postgres), nil

@@ -158,6 +158,9 @@ func StartDevServerOn(t testing.TB, port int, extra ...string) *DevServer {
 	return s
 }
 
+// Pid is the server process's id.
+func (s *DevServer) Pid() int { return s.cmd.Process.Pid }
+
 // Stop ends the server (SIGTERM, then SIGKILL after 10 s) and closes its client.
 func (s *DevServer) Stop() {
 	if s.Client != nil {
