@@ -58,7 +58,7 @@ func TestAnInstancesTurnKeepsToItsOwnQueues(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, map[string]string{
-		protocol.ActivityLLMCall: "work.nanobot-llm",
+		protocol.ActivityLLMCall: "work.nanobot", // the turn's own queue while a slot is free
 		protocol.ActivityTool:    "work.nanobot",
 		protocol.ActivityDeliver: "work.nanobot-channel-telegram",
 	}, queues)
