@@ -109,5 +109,8 @@ type Deps struct {
 	// Shared is a listener of the process (the health endpoints' on
 	// gateway.port): a channel configured for the same address serves there.
 	Shared *SharedHTTP
-	Log    *slog.Logger
+	// Seen opens the dedupe set named set (its newest n keys) that every
+	// gateway on the process's database shares; nil: a channel keeps its own.
+	Seen func(set string, n int) SeenKeys
+	Log  *slog.Logger
 }

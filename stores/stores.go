@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/usage"
 )
@@ -68,6 +70,16 @@ func OnFiles(cfg *config.Config, log *slog.Logger) (*Set, error) {
 
 // Where says where the state is, for banners and `nanobot status`.
 func (s *Set) Where() string { return s.where }
+
+// SeenKeys opens the instance's channel dedupe sets on the database, shared
+// by every gateway on it; nil on the files, where each channel keeps its own
+// set in memory or in a file under the home.
+func (s *Set) SeenKeys(inst protocol.Instance) func(set string, n int) channels.SeenKeys {
+	if s.DB == nil {
+		return nil
+	}
+	return func(set string, n int) channels.SeenKeys { return s.DB.SeenKeys(inst.Name(set), n) }
+}
 
 // Close closes the database, if any.
 func (s *Set) Close() {

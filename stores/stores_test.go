@@ -10,6 +10,7 @@ import (
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/usage"
@@ -68,4 +69,30 @@ func TestThePromptReadsTheDatabaseArchive(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, text, "History log: "+memory.HistoryPath(cfg.Agents.Defaults.WorkspacePath()))
 	require.NotContains(t, text, "green tea", "the files know nothing of the database's archive")
+}
+
+// TestSeenKeysAreSharedOnTheDatabaseOnly: two processes on one database
+// open one dedupe set per instance; the files open none (each channel
+// keeps its own).
+func TestSeenKeysAreSharedOnTheDatabaseOnly(t *testing.T) {
+	ctx := context.Background()
+	cfg := home(t)
+	files, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer files.Close()
+	require.Nil(t, files.SeenKeys(protocol.DefaultInstance), "the files keep today's per-channel sets")
+
+	cfg.Database.URL = pgtest.Database(t)
+	one, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer one.Close()
+	other, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer other.Close()
+	require.False(t, one.SeenKeys(protocol.DefaultInstance)("telegram-updates", 10).Add("7"))
+	require.True(t, other.SeenKeys(protocol.DefaultInstance)("telegram-updates", 10).Has("7"), "another gateway sees the key")
+	require.False(t, other.SeenKeys(protocol.DefaultInstance)("slack-events", 10).Has("7"), "sets are apart")
+	work, err := protocol.ParseInstance("work")
+	require.NoError(t, err)
+	require.False(t, other.SeenKeys(work)("telegram-updates", 10).Add("7"), "another instance, another bot: its own set")
 }

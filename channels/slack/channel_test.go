@@ -33,6 +33,13 @@ type harness struct {
 
 func startHarness(t *testing.T, mod func(*config.Config)) *harness {
 	t.Helper()
+	return startHarnessWith(t, mod, nil)
+}
+
+// startHarnessWith connects a channel whose dedupe sets come from seen, as
+// a gateway on a database opens them (nil: the channel keeps its own).
+func startHarnessWith(t *testing.T, mod func(*config.Config), seen func(string, int) channels.SeenKeys) *harness {
+	t.Helper()
 	peer := slackpeer.New(t)
 	cfg := config.Default()
 	s := &cfg.Channels.Slack
@@ -41,7 +48,7 @@ func startHarness(t *testing.T, mod func(*config.Config)) *harness {
 		mod(cfg)
 	}
 	logs := &testenv.SyncBuffer{}
-	ch, err := New(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(),
+	ch, err := New(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(), Seen: seen,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
 	h := &harness{t: t, peer: peer, ch: ch, logs: logs, Publisher: channeltest.NewPublisher(t)}

@@ -41,7 +41,7 @@ type Channel struct {
 	up        atomic.Bool // socket mode is connected
 
 	// seen are envelopes, events and messages already taken in.
-	seen *channels.RecentKeys
+	seen channels.SeenKeys
 	// threadsRead are threads whose earlier messages were already given to the model.
 	threadsRead *channels.RecentKeys
 	streams     *streams
@@ -92,6 +92,9 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 		threadsRead: channels.NewRecentKeys(10_000),
 		queue:       make(chan request, 256),
 		targets:     map[string]string{},
+	}
+	if deps.Seen != nil { // shared: Slack's retry may reach another gateway's connection
+		c.seen = deps.Seen("slack-events", 10_000)
 	}
 	c.streams = newStreams(c)
 	c.sock = socketmode.New(api, socketmode.OptionLog(slogWriter{log}))

@@ -123,6 +123,12 @@ func (f *fakeAPI) sent(methods ...string) []call {
 
 // startChannel runs a channel against the fake server.
 func startChannel(t *testing.T, f *fakeAPI, edit func(*config.Config)) *Channel {
+	return startChannelWith(t, f, edit, nil)
+}
+
+// startChannelWith runs a channel whose dedupe sets come from seen, as a
+// gateway on a database opens them (nil: the channel keeps its own).
+func startChannelWith(t *testing.T, f *fakeAPI, edit func(*config.Config), seen func(string, int) channels.SeenKeys) *Channel {
 	cfg := config.Default()
 	cfg.Channels.Telegram.Enabled = true
 	cfg.Channels.Telegram.Token = "123:abc"
@@ -132,7 +138,7 @@ func startChannel(t *testing.T, f *fakeAPI, edit func(*config.Config)) *Channel 
 	if edit != nil {
 		edit(cfg)
 	}
-	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir()})
+	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Seen: seen})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, c.Start(ctx, func(context.Context, protocol.Inbound, channels.Admitted) error { return nil }))

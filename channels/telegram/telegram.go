@@ -56,8 +56,8 @@ type Channel struct {
 	runCtx  context.Context // the polling loop's: calls made on the channel's behalf end with it
 	loop    channels.Loop
 
-	seen    *channels.RecentKeys // update ids handled
-	warned  sync.Map             // Bot API method → logged once
+	seen    channels.SeenKeys // update ids handled
+	warned  sync.Map          // Bot API method → logged once
 	mu      sync.Mutex
 	streams map[string]*chatStream // by chat (and topic)
 }
@@ -104,7 +104,10 @@ func New(deps channels.Deps) (*Channel, error) {
 		log: log.With("channel", Name), http: &transport{client: hc, minPoll: minPoll},
 		seen: channels.NewRecentKeys(4096), streams: map[string]*chatStream{},
 	}
-	if deps.Config.Path != "" {
+	switch {
+	case deps.Seen != nil: // shared: a redelivery to another gateway is still taken in once
+		c.seen = deps.Seen("telegram-updates", 4096)
+	case deps.Config.Path != "":
 		dir := config.ConfigDir(deps.Config.Path)
 		c.seen = channels.LoadRecentKeys(1024, filepath.Join(dir, "channels", "telegram-updates.json"), c.log)
 	}

@@ -94,7 +94,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		Config: cfg, Workspace: cfg.Agents.Defaults.WorkspacePath(),
 		ProcessQueue: "nanobot-" + name + "-" + randomID(), Log: a.log,
 		Pairing: st.Pairing, Sessions: st.Sessions,
-		Home: config.ConfigDir(cfg.Path), Secrets: a.secrets,
+		Home: config.ConfigDir(cfg.Path), Secrets: a.secrets, Seen: st.SeenKeys(cfg.Instance()),
 	}
 	if health != nil {
 		deps.Shared = health.srv
