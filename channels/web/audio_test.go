@@ -2,22 +2,18 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -31,18 +27,7 @@ var (
 // startAudioChannel is a web chat whose transcription.maxUploadMb is maxMB.
 func startAudioChannel(t *testing.T, maxMB int) (*Channel, *published, string) {
 	t.Helper()
-	cfg := config.Default()
-	cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	cfg.Channels.Web.Port = 0
-	cfg.Transcription.MaxUploadMB = maxMB
-	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Log: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	p := &published{}
-	require.NoError(t, c.Start(context.Background(), p.publish))
-	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c, p, strings.TrimSuffix(c.url, "/")
+	return startChannelWith(t, func(cfg *config.Config) { cfg.Transcription.MaxUploadMB = maxMB })
 }
 
 // formPart is one field of a multipart send; a file when fileName is set.
@@ -174,4 +159,15 @@ func TestBadVoiceNoteIsRefusedAndNothingKept(t *testing.T) {
 		require.Equal(t, http.StatusServiceUnavailable, a.status, a.body)
 		require.Empty(t, mediaFiles(t, c))
 	})
+}
+
+// TestPageSendsTheAudioPart: the page's recorder and file picker post the
+// field the handler reads.
+func TestPageSendsTheAudioPart(t *testing.T) {
+	_, _, base := startAudioChannel(t, 25)
+	page := call(t, http.MethodGet, base+"/", "")
+	require.Contains(t, page.body, `id="record"`)
+	require.Contains(t, page.body, `id="file" type="file" accept="audio/*"`)
+	js := call(t, http.MethodGet, base+"/chat.js", "")
+	require.Contains(t, js.body, "body.append('"+audioPart+"', audio, fileName)")
 }
