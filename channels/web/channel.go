@@ -34,6 +34,8 @@ type Channel struct {
 	addr        string
 	token       string
 	sessionsDir string
+	workspace   string               // voice notes are saved under <workspace>/media
+	maxAudio    int64                // transcription.maxUploadMb, in bytes
 	shared      session.Store        // the process's journal, when the gateway gives one
 	listener    *channels.SharedHTTP // the process's listener, served on when it has c.addr
 	store       journal              // opened at Start
@@ -73,8 +75,13 @@ func New(deps channels.Deps) (*Channel, error) {
 		log = slog.Default()
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
+	maxAudioMB := deps.Config.Transcription.MaxUploadMB
+	if maxAudioMB < 1 {
+		maxAudioMB = config.Default().Transcription.MaxUploadMB // a config built in code, not loaded
+	}
 	return &Channel{
 		addr: addr, token: cfg.Token, log: log.With("channel", Name),
+		workspace: deps.Workspace, maxAudio: int64(maxAudioMB) << 20,
 		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions, listener: deps.Shared,
 		clients: newClients(), url: "http://" + addr + "/",
 		showReasoning: deps.Config.Channels.ShowReasoning, instance: deps.Config.Instance(),

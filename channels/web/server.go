@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -230,57 +231,84 @@ type sendRequest struct {
 	Text string `json:"text"`
 }
 
-// send publishes a message typed in the page (or, for /api/stop, /stop).
+// send publishes a message typed in the page (or, for /api/stop, /stop);
+// /api/send also takes a voice note as multipart/form-data (readForm).
 func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 	if !sameOrigin(r) {
 		writeError(w, http.StatusForbidden, "cross-origin requests are refused")
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, "send JSON (Content-Type: application/json): {\"chat\": \"…\", \"text\": \"…\"}")
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	id := "web-" + newID(8)
+	req, media, status, err := c.readSend(w, r, id, fixed == "")
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the message is larger than %d MB", maxBody>>20))
-			return
+		writeError(w, status, err.Error())
+		return
+	}
+	refuse := func(status int, msg string) {
+		if media != "" {
+			_ = os.Remove(media) // nothing published: nothing kept
 		}
-		writeError(w, http.StatusBadRequest, "could not read the request: "+err.Error())
+		writeError(w, status, msg)
+	}
+	if !chatIDs.MatchString(req.Chat) {
+		refuse(http.StatusBadRequest, chatProblem(req.Chat))
 		return
 	}
-	var req sendRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "the body is not JSON {\"chat\", \"text\"}: "+err.Error())
-		return
-	}
-	chatID, ok := chatParam(w, req.Chat)
-	if !ok {
-		return
-	}
-	text := req.Text
+	chatID, text := req.Chat, req.Text
 	if fixed != "" {
 		text = fixed
 	}
-	if strings.TrimSpace(text) == "" {
-		writeError(w, http.StatusBadRequest, "the message is empty")
+	if strings.TrimSpace(text) == "" && media == "" {
+		refuse(http.StatusBadRequest, "the message is empty")
 		return
 	}
 	c.mu.Lock()
 	publish := c.publish
 	c.mu.Unlock()
 	msg := protocol.Inbound{
-		ID: "web-" + newID(8), Content: text, SentAt: time.Now(),
+		ID: id, Content: text, SentAt: time.Now(),
 		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID},
 	}
-	c.log.Info("web message", "chat", chatID, "text", chat.Preview(text, 80))
+	if media != "" {
+		msg.Media = []string{media}
+	}
+	c.log.Info("web message", "chat", chatID, "text", chat.Preview(text, 80), "media", msg.Media)
 	if err := publish(r.Context(), msg, nil); err != nil {
 		c.log.Error("publishing a web message failed", "chat", chatID, "error", err)
-		writeError(w, http.StatusServiceUnavailable, "the agent could not take the message: "+err.Error())
+		refuse(http.StatusServiceUnavailable, "the agent could not take the message: "+err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"id": msg.ID, "session": protocol.SessionKey(Name, chatID)})
+}
+
+// readSend reads a send's body: JSON {"chat","text"}, or with audio allowed
+// a multipart form whose audio part is saved as <workspace>/media/<id>.<ext>.
+func (c *Channel) readSend(w http.ResponseWriter, r *http.Request, id string, audio bool) (req sendRequest, media string, status int, err error) {
+	ct := r.Header.Get("Content-Type")
+	if audio && strings.HasPrefix(ct, "multipart/form-data") {
+		r.Body = http.MaxBytesReader(w, r.Body, c.maxAudio+maxBody)
+		m, status, err := c.readForm(r, id)
+		return m.sendRequest, m.media, status, err
+	}
+	if !strings.HasPrefix(ct, "application/json") {
+		want := "send JSON (Content-Type: application/json): {\"chat\": \"…\", \"text\": \"…\"}"
+		if audio {
+			want += ", or multipart/form-data with chat, text and an " + audioPart + " file"
+		}
+		return req, "", http.StatusUnsupportedMediaType, errors.New(want)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return req, "", http.StatusRequestEntityTooLarge, fmt.Errorf("the message is larger than %d MB", maxBody>>20)
+		}
+		return req, "", http.StatusBadRequest, fmt.Errorf("could not read the request: %w", err)
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return req, "", http.StatusBadRequest, fmt.Errorf("the body is not JSON {\"chat\", \"text\"}: %w", err)
+	}
+	return req, "", http.StatusOK, nil
 }
 
 // sameOrigin refuses a browser POST from another site (a page elsewhere
@@ -296,10 +324,14 @@ func sameOrigin(r *http.Request) bool {
 
 func chatParam(w http.ResponseWriter, chatID string) (string, bool) {
 	if !chatIDs.MatchString(chatID) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("chat %q: want 1–64 letters, digits, '-' or '_'", chatID))
+		writeError(w, http.StatusBadRequest, chatProblem(chatID))
 		return "", false
 	}
 	return chatID, true
+}
+
+func chatProblem(chatID string) string {
+	return fmt.Sprintf("chat %q: want 1–64 letters, digits, '-' or '_'", chatID)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

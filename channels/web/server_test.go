@@ -54,10 +54,16 @@ func (f fixedTurns) Now(context.Context, string) (TurnNow, error) { return f.now
 
 func startChannel(t *testing.T, token string) (*Channel, *published, string) {
 	t.Helper()
+	return startChannelWith(t, func(cfg *config.Config) { cfg.Channels.Web.Token = token })
+}
+
+// startChannelWith starts a web chat on a free port with the default config as adjust leaves it.
+func startChannelWith(t *testing.T, adjust func(*config.Config)) (*Channel, *published, string) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
 	cfg.Channels.Web.Port = 0
-	cfg.Channels.Web.Token = token
+	adjust(cfg)
 	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	p := &published{}

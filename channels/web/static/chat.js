@@ -39,8 +39,11 @@ function markdown(text) {
   return html;
 }
 
+// api GETs path, or POSTs body: JSON, or a FormData as multipart (a voice note).
 async function api(path, body) {
-  const opts = body ? { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) } : {};
+  let opts = {};
+  if (body instanceof FormData) opts = { method: 'POST', body };
+  else if (body) opts = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
   const r = await fetch(path, opts);
   const data = await r.json();
   if (!r.ok) throw new Error(data.error || r.statusText);
@@ -267,11 +270,12 @@ function newChat() {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
-// post shows a message of the user's and sends it. While a turn runs it
-// waits to be injected ("queued"), unless the turn answers it at once.
-async function post(text) {
+// post shows a message of the user's and sends it, with a voice note when
+// audio is a Blob. While a turn runs it waits to be injected ("queued"),
+// unless the turn answers it at once.
+async function post(text, audio, fileName) {
   const el = add('msg user', '');
-  el.textContent = text;
+  el.textContent = audio ? ('🎙 ' + fileName + (text.trim() ? '\n' + text : '')) : text;
   const during = state.busy;
   if (during) { el.dataset.during = '1'; state.sending = (state.sending || 0) + 1; }
   const queued = state.busy && !/^\/(stop|approve|deny|status|help|history)\b/.test(text.trim());
@@ -282,7 +286,14 @@ async function post(text) {
     el.appendChild(tag);
   }
   try {
-    const r = await api('api/send', { chat: state.chat, text });
+    let body = { chat: state.chat, text };
+    if (audio) {
+      body = new FormData();
+      body.append('chat', state.chat);
+      body.append('text', text);
+      body.append('audio', audio, fileName);
+    }
+    const r = await api('api/send', body);
     el.dataset.id = r.id;
     if (!queued) setBusy(true);
   } catch (err) {
@@ -300,6 +311,51 @@ function send(e) {
   post(text);
 }
 
+// sendAudio posts a recorded or picked file with what is typed.
+function sendAudio(blob, fileName) {
+  const text = $('text').value;
+  $('text').value = '';
+  post(text, blob, fileName);
+}
+
+// The recorder takes Ogg/Opus where the browser can, else WebM: both are transcribed.
+const recording = { rec: null };
+async function toggleRecord() {
+  if (recording.rec) { recording.rec.stop(); return; }
+  if (!window.MediaRecorder || !navigator.mediaDevices) {
+    add('msg assistant error', '').textContent = '⚠ this browser cannot record here (it needs localhost or https)';
+    return;
+  }
+  let stream;
+  try {
+    stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+  } catch (err) {
+    add('msg assistant error', '').textContent = '⚠ no microphone: ' + err.message;
+    return;
+  }
+  const type = ['audio/ogg;codecs=opus', 'audio/webm;codecs=opus', 'audio/webm'].find((t) => MediaRecorder.isTypeSupported(t)) || '';
+  const rec = new MediaRecorder(stream, type ? { mimeType: type } : {});
+  const chunks = [];
+  rec.ondataavailable = (e) => { if (e.data.size) chunks.push(e.data); };
+  rec.onstop = () => {
+    stream.getTracks().forEach((t) => t.stop());
+    recording.rec = null;
+    $('record').textContent = 'Record';
+    const blob = new Blob(chunks, { type: rec.mimeType || type || 'audio/webm' });
+    if (blob.size) sendAudio(blob, 'voice-note' + (blob.type.startsWith('audio/ogg') ? '.ogg' : '.webm'));
+  };
+  recording.rec = rec;
+  rec.start();
+  $('record').textContent = 'Stop recording';
+}
+
+$('record').addEventListener('click', toggleRecord);
+$('attach').addEventListener('click', () => $('file').click());
+$('file').addEventListener('change', () => {
+  const f = $('file').files[0];
+  $('file').value = '';
+  if (f) sendAudio(f, f.name);
+});
 $('input').addEventListener('submit', send);
 $('text').addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey) send(e);
