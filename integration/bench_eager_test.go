@@ -23,7 +23,7 @@ func (b *benchEnv) eagerRows(ctx context.Context) (rows func(baselineP50 time.Du
 	cfg, _, err := config.Load(b.home.ConfigPath)
 	require.NoError(t, err)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	set, err := workers.Start(b.dev.Client, workers.Options{Config: cfg, Turns: true, Models: true, Log: quiet})
+	set, err := workers.Start(b.dev.Client, workers.Options{Config: cfg, Turns: true, Models: true, Workspace: true, Log: quiet})
 	require.NoError(t, err)
 	defer set.Stop()
 	eager := &channels.Bus{Client: b.dev.Client, Settings: b.set, LocalWorker: true}

@@ -88,7 +88,7 @@ func eagerRig(t *testing.T, model *modeltest.Server, calls *busCalls) (*testenv.
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	set, err := workers.Start(c, workers.Options{Config: cfg, Turns: true, Models: true, Log: quiet})
+	set, err := workers.Start(c, workers.Options{Config: cfg, Turns: true, Models: true, Workspace: true, Log: quiet})
 	require.NoError(t, err)
 	t.Cleanup(set.Stop)
 	require.True(t, channels.EagerTurns(), "%s is set in the environment", channels.EagerTurnsEnv)

@@ -21,12 +21,12 @@ import (
 // results fill its history past the 256 KiB run bound continues as new
 // (at least two runs), every run's history stays under 512 KB, the answer
 // is the one after the last tool round, and the journal holds each model
-// reply and each tool result once. Wide tool rounds (four 2 KiB-preview
-// results each) cross the bound once in about 18 iterations instead of 1000.
+// reply and each tool result once. Wide tool rounds (eight results of a
+// 512-byte preview each) cross the bound in about 20 iterations instead of 1000.
 func TestLongTurnContinuesAsNewUnderTheHistoryBound(t *testing.T) {
-	const rounds, width = 24, 4
+	const rounds, width = 36, 8
 	r := newRig(t, protocol.Settings{MaxRepeatedToolCalls: 1 << 20})                    // the same read on purpose, past the repeat guard
-	big := strings.Repeat("nanobot keeps the history small by passing previews. ", 120) // ~6 KB: its preview is cut to 2 KiB
+	big := strings.Repeat("nanobot keeps the history small by passing previews. ", 120) // ~6 KB: its preview is cut to 512 bytes
 	require.NoError(t, os.WriteFile(filepath.Join(r.home.Workspace, "big.txt"), []byte(big), 0o644))
 	r.model.Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
 		done := 0

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
@@ -143,15 +144,19 @@ func TestStatelessHostsAndAWorkspaceHostSurviveKills(t *testing.T) {
 		return nil
 	}))
 	require.Empty(t, state, "host B holds no state")
-	unknown := 0
+	unknown, results := 0, map[string]int{}
 	for s := 0; s < sessions; s++ {
 		sess, _ := db.Sessions().Load(ctx, fmt.Sprintf("cli:host-%d", s))
 		for _, m := range sess.Messages {
+			if m.Role == "tool" {
+				results[chat.Preview(m.Content, 40)]++
+			}
 			if m.Role == "tool" && strings.Contains(m.Content, "outcome unknown") {
 				unknown++
 			}
 		}
 	}
+	t.Logf("tool results: %v", results)
 	t.Logf("hosts: %d messages answered once each; %d execs ran once each, %d interrupted by W's kill reported as outcome unknown; %d usage rows, none twice; answered a third before A's kill, the rest after both kills",
 		len(ids), len(runs), unknown, len(recs))
 }
