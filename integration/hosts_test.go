@@ -102,6 +102,9 @@ func TestStatelessHostsAndAWorkspaceHostSurviveKills(t *testing.T) {
 	for id, n := range ch.answered() {
 		require.Equal(t, 1, n, "message %s answered %d times", id, n)
 	}
+	for _, d := range ch.Deliveries() { // answered by the model, not by a failed turn's apology
+		require.True(t, strings.HasPrefix(d.Text, "done "), "a reply was not the model's: %q", d.Text)
+	}
 
 	data, err := os.ReadFile(counter)
 	require.NoError(t, err)

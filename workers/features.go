@@ -53,7 +53,8 @@ func Features(a *activities.Set) []Feature {
 			wf(protocol.TurnWorkflowName, workflows.TurnWorkflow),
 			act(protocol.ActivityRestore, a.Turn.Restore, turns),
 			act(protocol.ActivityCompact, a.Turn.Compact, turns),
-			ws(protocol.ActivityCommand, a.Commands.Command),
+			act(protocol.ActivityCommand, a.Commands.Command, turns), // a local activity for every message
+			act(protocol.ActivityCommand, a.Commands.Command, protocol.WorkspaceTaskQueue), // a slash command, where the workspace is
 			ws(protocol.ActivityBuild, a.Turn.Build),
 			act(protocol.ActivitySave, a.Turn.Save, turns),
 			act(protocol.ActivityInject, a.Turn.Inject, turns),
@@ -137,7 +138,7 @@ func register(w worker.Registry, features []Feature, kind queueKind, holdsWorksp
 			case deliveryQueue:
 				on = e.Queue == DeliveryQueue
 			case workspaceQueue:
-				on = e.Workspace
+				on = e.Workspace || e.Queue == protocol.WorkspaceTaskQueue
 			}
 			switch {
 			case !on:

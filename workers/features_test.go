@@ -36,7 +36,7 @@ func registered(kind queueKind, holdsWorkspace bool) *names {
 // even when such a task reaches the turn queue; the holder serves them on
 // both queues.
 func TestOnlyTheWorkspaceHolderRegistersWorkspaceActivities(t *testing.T) {
-	workspace := []string{protocol.ActivityCommand, protocol.ActivityBuild, protocol.ActivityTool, protocol.ActivityPrepareDream,
+	workspace := []string{protocol.ActivityBuild, protocol.ActivityTool, protocol.ActivityPrepareDream,
 		protocol.ActivityFinishDream, protocol.ActivityHeartbeatTasks, protocol.ActivitySubagentBuild}
 	stateless := registered(turnQueue, false)
 	holder := registered(turnQueue, true)
@@ -49,10 +49,13 @@ func TestOnlyTheWorkspaceHolderRegistersWorkspaceActivities(t *testing.T) {
 			t.Errorf("the workspace holder does not serve %s on both queues", name)
 		}
 	}
-	if len(onWorkspace.activities) != len(workspace) || len(onWorkspace.workflows) != 0 {
+	if !slices.Contains(onWorkspace.activities, protocol.ActivityCommand) {
+		t.Error("the workspace queue does not answer slash commands")
+	}
+	if len(onWorkspace.activities) != len(workspace)+1 || len(onWorkspace.workflows) != 0 {
 		t.Errorf("the workspace queue serves %v and workflows %v; want only %v", onWorkspace.activities, onWorkspace.workflows, workspace)
 	}
-	for _, name := range []string{protocol.ActivityRestore, protocol.ActivitySave, protocol.ActivityToolResult} {
+	for _, name := range []string{protocol.ActivityRestore, protocol.ActivityCommand, protocol.ActivitySave, protocol.ActivityToolResult} {
 		if !slices.Contains(stateless.activities, name) {
 			t.Errorf("a stateless turn worker lacks %s", name)
 		}
