@@ -53,7 +53,7 @@ func Features(a *activities.Set) []Feature {
 			wf(protocol.TurnWorkflowName, workflows.TurnWorkflow),
 			act(protocol.ActivityRestore, a.Turn.Restore, turns),
 			act(protocol.ActivityCompact, a.Turn.Compact, turns),
-			act(protocol.ActivityCommand, a.Commands.Command, turns), // a local activity for every message
+			act(protocol.ActivityCommand, a.Commands.Command, turns),                       // a local activity for every message
 			act(protocol.ActivityCommand, a.Commands.Command, protocol.WorkspaceTaskQueue), // a slash command, where the workspace is
 			ws(protocol.ActivityBuild, a.Turn.Build),
 			act(protocol.ActivitySave, a.Turn.Save, turns),
