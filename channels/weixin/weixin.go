@@ -54,6 +54,8 @@ type Channel struct {
 	loop    channels.Loop
 
 	mu      sync.Mutex
+	// saveMu orders snapshot and write of account.json, so an older snapshot never lands last.
+	saveMu sync.Mutex
 	api     *client
 	acct    account
 	tickets map[string]string    // user → typing ticket
@@ -187,6 +189,8 @@ func (c *Channel) callCtx(parent context.Context) (context.Context, context.Canc
 
 // saveAccount persists the login, the cursor and the context tokens.
 func (c *Channel) saveAccount() {
+	c.saveMu.Lock()
+	defer c.saveMu.Unlock()
 	c.mu.Lock()
 	a := c.acct
 	a.ContextTokens = make(map[string]string, len(c.acct.ContextTokens))
