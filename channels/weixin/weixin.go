@@ -53,9 +53,9 @@ type Channel struct {
 	seen    *channels.RecentKeys
 	loop    channels.Loop
 
-	mu      sync.Mutex
+	mu sync.Mutex
 	// saveMu orders snapshot and write of account.json, so an older snapshot never lands last.
-	saveMu sync.Mutex
+	saveMu  sync.Mutex
 	api     *client
 	acct    account
 	tickets map[string]string    // user → typing ticket
