@@ -126,9 +126,11 @@ func TestImportNanobotJobs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, store, string(kept))
 
-	jobs, err := svc.List(ctx)
-	require.NoError(t, err)
-	require.Len(t, jobs, 2)
+	var jobs []cron.Job
+	require.Eventually(t, func() bool { // schedules are listed from visibility, which catches up shortly after
+		jobs, err = svc.List(ctx)
+		return err == nil && len(jobs) == 2
+	}, 30*time.Second, 50*time.Millisecond, "imported jobs not listed: %v %v", jobs, err)
 	require.Equal(t, "a1b2c3d4", jobs[0].ID)
 	require.Equal(t, 20*time.Minute, jobs[0].Every)
 	require.Equal(t, protocol.Route{Channel: "telegram", ChatID: "42"}, jobs[0].Route)
