@@ -63,9 +63,17 @@ func TestDecryptRefusesAWrongKey(t *testing.T) {
 	peer := wecompeer.New(t)
 	res := peer.AddFile("a", []byte("hello"))
 	other := peer.AddFile("b", []byte("hello"))
-	_, err := decrypt(make([]byte, 32), res.AESKey)
-	require.Error(t, err, "garbage does not decrypt")
-	_, err = decrypt(make([]byte, 31), other.AESKey)
+	// Without a MAC a garbage block passes the padding check now and then (about 1 in 256), so count.
+	passed := 0
+	for i := range 32 {
+		garbage := make([]byte, 32)
+		garbage[0], garbage[31] = byte(i), byte(i*7)
+		if _, err := decrypt(garbage, res.AESKey); err == nil {
+			passed++
+		}
+	}
+	require.LessOrEqual(t, passed, 3, "garbage decrypts: %d of 32", passed)
+	_, err := decrypt(make([]byte, 31), other.AESKey)
 	require.ErrorContains(t, err, "whole number of blocks")
 }
 
