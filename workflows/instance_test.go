@@ -77,17 +77,7 @@ func TestSharedStateTurnsRunTheWorkspaceOnItsHost(t *testing.T) {
 		defer mu.Unlock()
 		queues[name] = activity.GetInfo(ctx).TaskQueue
 	}
-	calls := 0
-	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
-			calls++
-			r := text("done")
-			if calls == 1 {
-				r = toolCall("c1")
-			}
-			r.EntryID = fmt.Sprintf("llm-%d", in.Call)
-			return r, nil
-		})
+	(&script{replies: []protocol.LLMCallResult{toolCall("c1"), text("done")}}).install(env)
 	env.OnActivity(protocol.ActivityBuild, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, _ protocol.StepInput) (protocol.BuildResult, error) {
 			seen(ctx, protocol.ActivityBuild)
