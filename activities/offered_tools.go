@@ -40,13 +40,18 @@ func (b *Toolbox) offered(ctx context.Context, j journal, in protocol.LLMCallInp
 	if in.Settings.WorkspaceQueue == "" {
 		return b.refreshed(ctx, in.Profile.Kind).Definitions(), nil
 	}
-	raw, err := j.store.TurnData(ctx, in.SessionKey, in.Turn, offeredToolsData)
+	return journaledTools(ctx, j, in.SessionKey, in.Turn)
+}
+
+// journaledTools are the tool definitions BUILD journaled for a turn on the workspace host.
+func journaledTools(ctx context.Context, j journal, sessionKey, turn string) ([]chat.ToolDefinition, error) {
+	raw, err := j.store.TurnData(ctx, sessionKey, turn, offeredToolsData)
 	if err != nil {
-		return nil, fmt.Errorf("turn %s has no tools from the workspace host (BUILD did not run?): %w", in.Turn, err)
+		return nil, fmt.Errorf("turn %s has no tools from the workspace host (BUILD did not run?): %w", turn, err)
 	}
 	var defs []chat.ToolDefinition
 	if err := json.Unmarshal(raw, &defs); err != nil {
-		return nil, fmt.Errorf("turn %s: read the offered tools: %w", in.Turn, err)
+		return nil, fmt.Errorf("turn %s: read the offered tools: %w", turn, err)
 	}
 	return defs, nil
 }

@@ -93,7 +93,7 @@ func (p *Prompts) current(ctx context.Context, in protocol.StepInput, sess *sess
 	if err != nil {
 		return "", nil, nil // pruned or never built: the history is most of the size
 	}
-	defs, err := p.tools.offered(ctx, p.journal, protocol.LLMCallInput{SessionKey: in.SessionKey, Turn: turn, Settings: in.Settings})
+	defs, err := journaledTools(ctx, p.journal, in.SessionKey, turn)
 	if err != nil {
 		defs = nil
 	}

@@ -75,16 +75,7 @@ func TestStatelessHostsAndAWorkspaceHostSurviveKills(t *testing.T) {
 	bus := &channels.Bus{Client: dev.Client, Settings: settings}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	var ids []string
-	for s := 0; s < sessions; s++ {
-		route := protocol.Route{Channel: "cli", ChatID: fmt.Sprintf("host-%d", s), Queue: queue}
-		for m := 1; m <= 2; m++ {
-			id := fmt.Sprintf("s%d-m%d", s, m)
-			ids = append(ids, id)
-			_, err := bus.Publish(ctx, protocol.Inbound{ID: id, Route: route, Content: "please " + id, SentAt: time.Now()})
-			require.NoError(t, err)
-		}
-	}
+	ids := publishSessions(t, ctx, bus, queue, "host", sessions, 2)
 	require.Eventually(t, func() bool { return len(ch.answered()) >= len(ids)/3 }, 3*time.Minute, 20*time.Millisecond,
 		"a third of the messages never got answers; %s", logs())
 	killGroup(hostA)

@@ -69,16 +69,7 @@ func TestScaleOutSurvivesAWorkerKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	var ids []string
-	for s := 0; s < sessions; s++ {
-		route := protocol.Route{Channel: "cli", ChatID: fmt.Sprintf("scale-%d", s), Queue: queue}
-		for m := 1; m <= 2; m++ {
-			id := fmt.Sprintf("s%d-m%d", s, m)
-			ids = append(ids, id)
-			_, err := bus.Publish(ctx, protocol.Inbound{ID: id, Route: route, Content: "please " + id, SentAt: time.Now()})
-			require.NoError(t, err)
-		}
-	}
+	ids := publishSessions(t, ctx, bus, queue, "scale", sessions, 2)
 	require.Eventually(t, func() bool { return len(ch.answered()) >= sessions/3 }, 3*time.Minute, 20*time.Millisecond,
 		"a third of the messages never got answers; survivor log:\n%s", survivorLog)
 	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
@@ -113,4 +104,21 @@ func TestScaleOutSurvivesAWorkerKill(t *testing.T) {
 		require.LessOrEqual(t, runs[id], 1, "exec of %s ran twice", id)
 	}
 	t.Logf("%d sessions, %d messages answered once each; %d exec outcomes reported unknown after the kill", sessions, len(ids), unknown)
+}
+
+// publishSessions publishes perSession messages ("s<n>-m<k>", "please …") to each of sessions
+// CLI chats "<prefix>-<n>" whose replies go to queue, and returns the message ids in order.
+func publishSessions(t *testing.T, ctx context.Context, bus *channels.Bus, queue, prefix string, sessions, perSession int) []string {
+	t.Helper()
+	var ids []string
+	for s := 0; s < sessions; s++ {
+		route := protocol.Route{Channel: "cli", ChatID: fmt.Sprintf("%s-%d", prefix, s), Queue: queue}
+		for m := 1; m <= perSession; m++ {
+			id := fmt.Sprintf("s%d-m%d", s, m)
+			ids = append(ids, id)
+			_, err := bus.Publish(ctx, protocol.Inbound{ID: id, Route: route, Content: "please " + id, SentAt: time.Now()})
+			require.NoError(t, err)
+		}
+	}
+	return ids
 }

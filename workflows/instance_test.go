@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 
@@ -32,18 +31,8 @@ func TestAnInstancesTurnKeepsToItsOwnQueues(t *testing.T) {
 		defer mu.Unlock()
 		queues[name] = activity.GetInfo(ctx).TaskQueue
 	}
-	calls := 0
-	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
-			seen(ctx, protocol.ActivityLLMCall)
-			calls++
-			r := text("done")
-			if calls == 1 {
-				r = toolCall("c1")
-			}
-			r.EntryID = fmt.Sprintf("llm-%d", in.Call)
-			return r, nil
-		})
+	model := &script{replies: []protocol.LLMCallResult{toolCall("c1"), text("done")}}
+	model.install(env)
 	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, _ protocol.ToolCallInput) (protocol.ToolCallResult, error) {
 			seen(ctx, protocol.ActivityTool)
@@ -57,8 +46,8 @@ func TestAnInstancesTurnKeepsToItsOwnQueues(t *testing.T) {
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "telegram:7", Settings: testenv.Settings(protocol.Settings{})})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"work.nanobot", "work.nanobot"}, model.queues, "model calls on the turn's own queue while a slot is free")
 	require.Equal(t, map[string]string{
-		protocol.ActivityLLMCall: "work.nanobot", // the turn's own queue while a slot is free
 		protocol.ActivityTool:    "work.nanobot",
 		protocol.ActivityDeliver: "work.nanobot-channel-telegram",
 	}, queues)
