@@ -20,12 +20,7 @@ import (
 // turns in one process (before the gateway starts, so it alone polls).
 func (b *benchEnv) eagerRows(ctx context.Context) (rows func(baselineP50 time.Duration) []benchRow) {
 	t := b.t
-	cfg, _, err := config.Load(b.home.ConfigPath)
-	require.NoError(t, err)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	set, err := workers.Start(b.dev.Client, workers.Options{Config: cfg, Turns: true, Models: true, Workspace: true, Log: quiet})
-	require.NoError(t, err)
-	defer set.Stop()
+	defer b.localWorkers()()
 	eager := &channels.Bus{Client: b.dev.Client, Settings: b.set, LocalWorker: true}
 	signalled := &channels.Bus{Client: b.dev.Client, Settings: b.set}
 	turn := func(bus *channels.Bus, chatID string) time.Duration {
@@ -50,4 +45,15 @@ func (b *benchEnv) eagerRows(ctx context.Context) (rows func(baselineP50 time.Du
 			{"B1", "… same, not eager (SignalWithStart): p50", ms(ps), ms(baselineP50), ratio(ps.Seconds(), baselineP50.Seconds()), "", ""},
 		}
 	}
+}
+
+// localWorkers runs every worker of the bench home in this process, so a publisher here is
+// also the turn's worker (eager start, eager dispatch); it returns what stops them.
+func (b *benchEnv) localWorkers() (stop func()) {
+	cfg, _, err := config.Load(b.home.ConfigPath)
+	require.NoError(b.t, err)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	set, err := workers.Start(b.dev.Client, workers.Options{Config: cfg, Turns: true, Models: true, Workspace: true, Log: quiet})
+	require.NoError(b.t, err)
+	return set.Stop
 }

@@ -76,8 +76,10 @@ func TestBenchTable(t *testing.T) {
 	}
 	// B1 eager beside not eager, in a process that publishes and runs the worker.
 	eagerRows := func(time.Duration) []benchRow { return nil }
+	var phaseRows []benchRow
 	if want("B1") {
 		eagerRows = b.eagerRows(ctx)
+		phaseRows = b.b1PhaseRows(ctx)
 	}
 
 	// The gateway is the durable side from here on.
@@ -118,6 +120,7 @@ func TestBenchTable(t *testing.T) {
 		benchRow{"B1", "1-iteration turn, 0 ms model: p50", ms(p50d), ms(p50b), ratio(p50d.Seconds(), p50b.Seconds()), "p50 ≤ 25 ms", yes(p50d <= 25*time.Millisecond)},
 		benchRow{"B1", "… p95", ms(p95d), ms(p95b), ratio(p95d.Seconds(), p95b.Seconds()), "", ""})
 	rows = append(rows, eagerRows(p50b)...)
+	rows = append(rows, phaseRows...)
 
 	// B2: 5 iterations, 10 tool calls, 100 ms model.
 	var b2d, b2b time.Duration
