@@ -35,14 +35,18 @@ func nullDynamicConfig(keys ...string) []string {
 var taskWorkersOff = nullDynamicConfig("matching.numTaskqueueReadPartitions", "matching.numTaskqueueWritePartitions",
 	"history.transferProcessorSchedulerWorkerCount", "history.timerProcessorSchedulerWorkerCount", "history.visibilityProcessorSchedulerWorkerCount")
 
-// gcDefaults switches temporal-dev's GC tuning off: the Go runtime's own GOGC and no memory limit.
-var gcDefaults = []string{"GOGC=100", "GOMEMLIMIT=off"}
+// gcTuned switches temporal-dev's GC tuning on (GOGC 50, GOMEMLIMIT 64 MiB); off by default until these rows say it pays.
+var gcTuned = []string{"TEMPORAL_DEV_TUNE_GC=1"}
 
 // startLeverServer starts temporal-dev on a file database of its own (as `make run` does) with
-// the lever applied; env reaches only this process.
+// the lever applied ("$DIR" in its args is that database's directory); env reaches only this process.
 func startLeverServer(t *testing.T, l serverLever, extra ...string) *testenv.DevServer {
 	t.Helper()
-	args := append([]string{"--db-filename", filepath.Join(t.TempDir(), "temporal.db")}, l.args...)
+	dir := t.TempDir()
+	args := []string{"--db-filename", filepath.Join(dir, "temporal.db")}
+	for _, a := range l.args {
+		args = append(args, strings.ReplaceAll(a, "$DIR", dir))
+	}
 	restore := setEnv(t, l.env)
 	defer restore()
 	return testenv.StartDevServer(t, append(args, extra...)...)
@@ -93,8 +97,10 @@ func (b *benchEnv) serverB4Rows(t *testing.T, ctx context.Context, tpsMem float6
 		{what: "file database (WAL, as `make run` gives users), defaults kept"},
 		{what: "… 4 SQLite connections (`--sqlite-max-conns 4`)", args: []string{"--sqlite-max-conns", "4"}},
 		{what: "… every visibility index (`--sqlite-lean-visibility=false`)", args: []string{"--sqlite-lean-visibility=false"}},
+		{what: "… visibility in a file of its own (`--sqlite-visibility-file`)", args: []string{"--sqlite-visibility-file", "$DIR/visibility.db"}},
+		{what: "… visibility in a file of its own and 4 connections each", args: []string{"--sqlite-visibility-file", "$DIR/visibility.db", "--sqlite-max-conns", "4"}},
 		{what: "… the server's task workers (512 per scheduler) and 4 task-queue partitions", args: taskWorkersOff},
-		{what: "… the Go runtime's GC defaults (`GOGC=100 GOMEMLIMIT=off`)", env: gcDefaults},
+		{what: "… GC tuned (`TEMPORAL_DEV_TUNE_GC=1`: GOGC 50, GOMEMLIMIT 64 MiB)", env: gcTuned},
 		{what: "… a history cache of 256 workflows (`history.hostLevelCacheMaxSize=256`)", args: []string{"--dynamic-config-value", "history.hostLevelCacheMaxSize=256"}},
 	}
 	var baseRSS int
@@ -152,9 +158,10 @@ func (b *benchEnv) footprintRows(t *testing.T) []benchRow {
 		{what: "defaults kept"},
 		{what: "no Web UI (`--headless`)", args: []string{"--headless"}},
 		{what: "start-up memory not released (`--release-startup-memory=false`)", args: []string{"--release-startup-memory=false"}},
-		{what: "`GOGC=100` (runtime default)", env: []string{"GOGC=100"}},
-		{what: "`GOMEMLIMIT=off`", env: []string{"GOMEMLIMIT=off"}},
-		{what: "all three memory levers off (as before)", args: []string{"--release-startup-memory=false"}, env: gcDefaults},
+		{what: "GC tuned (`TEMPORAL_DEV_TUNE_GC=1`: GOGC 50, GOMEMLIMIT 64 MiB)", env: gcTuned},
+		{what: "`GOGC=50` alone", env: []string{"GOGC=50"}},
+		{what: "`GOMEMLIMIT=64MiB` alone", env: []string{"GOMEMLIMIT=64MiB"}},
+		{what: "GC tuned and start-up memory not released", args: []string{"--release-startup-memory=false"}, env: gcTuned},
 		{what: "the server's task workers and partitions", args: taskWorkersOff},
 	}
 	var rows []benchRow

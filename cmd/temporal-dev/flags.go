@@ -29,7 +29,9 @@ type options struct {
 	MetricsPort int // 0 = metrics off
 	Headless    bool
 	DBFilename  string // "" = in-memory
-	DBURL       string // --db as given; "" = SQLite
+	// VisibilityFile keeps visibility in a SQLite file of its own ("" = in DBFilename).
+	VisibilityFile string
+	DBURL          string // --db as given; "" = SQLite
 	// Postgres is the parsed --db, nil on SQLite.
 	Postgres   *postgresTarget
 	Namespaces []string
@@ -100,6 +102,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.Var(&searchAttrs, "search-attribute", "custom search attribute NAME=TYPE (repeatable)")
 	fs.Var(&dynValues, "dynamic-config-value", "dynamic config KEY=JSONVALUE (repeatable; KEY=null restores the server's default)")
 	fs.Var(&pragmas, "sqlite-pragma", "SQLite pragma NAME=VALUE (repeatable)")
+	fs.StringVar(&o.VisibilityFile, "sqlite-visibility-file", "", "SQLite file for visibility, apart from --db-filename's history (default: the same file)")
 	fs.IntVar(&o.SQLiteMaxConns, "sqlite-max-conns", 1, "SQLite connections (more than 1 needs --db-filename in WAL mode)")
 	fs.BoolVar(&o.LeanVisibility, "sqlite-lean-visibility", true, "create the visibility schema without the indexes nanobot never queries (new databases only)")
 	fs.BoolVar(&o.ReleaseStartupMemory, "release-startup-memory", true, "return start-up memory to the OS once the server is up")
@@ -185,6 +188,9 @@ func (o *options) validate() error {
 	}
 	if o.SQLiteMaxConns > 1 && o.DBFilename == "" {
 		return fmt.Errorf("--sqlite-max-conns %d needs --db-filename: an in-memory database runs on one connection", o.SQLiteMaxConns)
+	}
+	if o.VisibilityFile != "" && o.DBFilename == "" {
+		return fmt.Errorf("--sqlite-visibility-file needs --db-filename: an in-memory database keeps both")
 	}
 	switch o.LogLevel {
 	case "debug", "info", "warn", "error":

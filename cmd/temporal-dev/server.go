@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -178,23 +179,41 @@ func sqlConfig(o *options) (*config.SQL, error) {
 	return cfg, nil
 }
 
-// prepareDatabase creates the DB file's directory and schema on first use, then pre-registers
+// visibilitySQLConfig is where visibility lives: history's own database unless
+// --sqlite-visibility-file gives it a file of its own (so its writes stop queueing behind history's).
+func visibilitySQLConfig(o *options, history *config.SQL) (*config.SQL, error) {
+	if o.VisibilityFile == "" {
+		return history, nil
+	}
+	path, err := filepath.Abs(o.VisibilityFile)
+	if err != nil {
+		return nil, fmt.Errorf("resolving --sqlite-visibility-file %q: %w", o.VisibilityFile, err)
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("--sqlite-visibility-file %q: '?' and '#' are not allowed in the path", o.VisibilityFile)
+	}
+	if path == history.DatabaseName {
+		return nil, fmt.Errorf("--sqlite-visibility-file %q is --db-filename itself", o.VisibilityFile)
+	}
+	vis := *history
+	vis.ConnectAttributes = maps.Clone(history.ConnectAttributes)
+	vis.DatabaseName = path
+	return &vis, nil
+}
+
+// prepareDatabase creates the DB files' directories and schemas on first use, then pre-registers
 // namespaces so they exist before the frontend's namespace cache first loads.
-func prepareDatabase(o *options, sqlCfg *config.SQL, logger *slog.Logger) error {
+func prepareDatabase(o *options, sqlCfg, visCfg *config.SQL, logger *slog.Logger) error {
 	created := true // in-memory DBs get their schema from the plugin when the first connection opens
 	if o.DBFilename != "" {
-		if err := os.MkdirAll(filepath.Dir(sqlCfg.DatabaseName), 0o755); err != nil {
-			return fmt.Errorf("creating directory for %s: %w", sqlCfg.DatabaseName, err)
+		var err error
+		if created, err = setupSQLiteFile(sqlCfg, logger); err != nil {
+			return err
 		}
-		// Schema statements start with CREATE TABLE, so an existing DB fails on the first one.
-		if err := sqliteschema.SetupSchema(sqlCfg); err != nil {
-			if !isAlreadyExists(err) {
-				return fmt.Errorf("setting up SQLite schema in %s: %w", sqlCfg.DatabaseName, err)
+		if visCfg != sqlCfg { // the schema comes whole (history tables left empty): the plugin has no visibility-only setup
+			if created, err = setupSQLiteFile(visCfg, logger); err != nil {
+				return err
 			}
-			created = false
-			logger.Debug("reusing existing SQLite schema", "db", sqlCfg.DatabaseName)
-		} else {
-			logger.Debug("created SQLite schema", "db", sqlCfg.DatabaseName)
 		}
 	}
 	nsConfigs, err := preRegisterNamespaces(o, sqlCfg)
@@ -203,12 +222,29 @@ func prepareDatabase(o *options, sqlCfg *config.SQL, logger *slog.Logger) error 
 	}
 	// Only a schema made just now is trimmed: an existing database keeps the indexes it has.
 	if created && o.LeanVisibility {
-		if err := dropUnqueriedVisibilityIndexes(sqlCfg, aliasedFields(nsConfigs)); err != nil {
+		if err := dropUnqueriedVisibilityIndexes(visCfg, aliasedFields(nsConfigs)); err != nil {
 			return err
 		}
-		logger.Debug("visibility schema without the indexes nanobot never queries", "db", sqlCfg.DatabaseName)
+		logger.Debug("visibility schema without the indexes nanobot never queries", "db", visCfg.DatabaseName)
 	}
 	return nil
+}
+
+// setupSQLiteFile makes cfg's directory and schema; false when the file already had one.
+func setupSQLiteFile(cfg *config.SQL, logger *slog.Logger) (created bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(cfg.DatabaseName), 0o755); err != nil {
+		return false, fmt.Errorf("creating directory for %s: %w", cfg.DatabaseName, err)
+	}
+	// Schema statements start with CREATE TABLE, so an existing DB fails on the first one.
+	if err := sqliteschema.SetupSchema(cfg); err != nil {
+		if !isAlreadyExists(err) {
+			return false, fmt.Errorf("setting up SQLite schema in %s: %w", cfg.DatabaseName, err)
+		}
+		logger.Debug("reusing existing SQLite schema", "db", cfg.DatabaseName)
+		return false, nil
+	}
+	logger.Debug("created SQLite schema", "db", cfg.DatabaseName)
+	return true, nil
 }
 
 // preRegisterNamespaces writes the namespaces, with their search attributes, into the store
@@ -252,15 +288,24 @@ func prepareStores(o *options, logger log.Logger, slogger *slog.Logger) (config.
 	if err != nil {
 		return config.Persistence{}, err
 	}
-	if err := prepareDatabase(o, sqlCfg, slogger); err != nil {
+	visCfg, err := visibilitySQLConfig(o, sqlCfg)
+	if err != nil {
 		return config.Persistence{}, err
 	}
-	return config.Persistence{
+	if err := prepareDatabase(o, sqlCfg, visCfg, slogger); err != nil {
+		return config.Persistence{}, err
+	}
+	p := config.Persistence{
 		DefaultStore:     sqliteplugin.PluginName,
 		VisibilityStore:  sqliteplugin.PluginName,
 		NumHistoryShards: 1,
 		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-	}, nil
+	}
+	if visCfg != sqlCfg {
+		p.VisibilityStore = sqliteplugin.PluginName + "-visibility"
+		p.DataStores[p.VisibilityStore] = config.DataStore{SQL: visCfg}
+	}
+	return p, nil
 }
 
 // serverConfig assembles the full server config for a single-process, single-shard cluster.

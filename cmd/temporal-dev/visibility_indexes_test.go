@@ -7,9 +7,11 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/log"
 	_ "modernc.org/sqlite" // the plugin's driver, to read the schema back
 )
 
@@ -44,15 +46,64 @@ func visibilityIndexes(t *testing.T, dsn string) []string {
 // prepare runs prepareDatabase for the command line args and returns the config it used.
 func prepare(t *testing.T, args ...string) *config.SQL {
 	t.Helper()
+	cfg, _ := prepareBoth(t, args...)
+	return cfg
+}
+
+// prepareBoth is prepare returning history's and visibility's configs.
+func prepareBoth(t *testing.T, args ...string) (history, visibility *config.SQL) {
+	t.Helper()
 	o := mustParse(t, append(args, "--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword")...)
 	cfg, err := sqlConfig(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := prepareDatabase(o, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	vis, err := visibilitySQLConfig(o, cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	if err := prepareDatabase(o, cfg, vis, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, vis
+}
+
+func TestVisibilityInAFileOfItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	history, vis := prepareBoth(t, "--db-filename", filepath.Join(dir, "temporal.db"), "--sqlite-visibility-file", filepath.Join(dir, "visibility.db"))
+	if vis.DatabaseName != filepath.Join(dir, "visibility.db") || history.DatabaseName != filepath.Join(dir, "temporal.db") {
+		t.Fatalf("history in %s, visibility in %s", history.DatabaseName, vis.DatabaseName)
+	}
+	if vis.MaxConns != history.MaxConns || vis.ConnectAttributes["journal_mode"] != "wal" {
+		t.Errorf("visibility's file lost history's settings: %+v", vis)
+	}
+	// The trimmed schema is the one visibility writes to.
+	lean := visibilityIndexes(t, "file:"+vis.DatabaseName)
+	for _, name := range unqueriedVisibilityIndexes {
+		if slices.Contains(lean, name) {
+			t.Errorf("visibility's own file kept %s", name)
+		}
+	}
+	p, err := prepareStores(mustParse(t, "--db-filename", history.DatabaseName, "--sqlite-visibility-file", vis.DatabaseName), log.NewNoopLogger(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.VisibilityStore == p.DefaultStore || p.DataStores[p.VisibilityStore].SQL.DatabaseName != vis.DatabaseName ||
+		p.DataStores[p.DefaultStore].SQL.DatabaseName != history.DatabaseName {
+		t.Errorf("persistence does not keep visibility apart: %+v", p)
+	}
+	for _, bad := range [][]string{
+		{"--sqlite-visibility-file", filepath.Join(dir, "v.db")},
+		{"--db-filename", history.DatabaseName, "--sqlite-visibility-file", history.DatabaseName},
+	} {
+		o, err := parseFlags(bad, io.Discard)
+		if err == nil {
+			_, err = prepareStores(o, log.NewNoopLogger(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		}
+		if err == nil || !strings.Contains(err.Error(), "--sqlite-visibility-file") {
+			t.Errorf("%v: error %v, want one naming --sqlite-visibility-file", bad, err)
+		}
+	}
 }
 
 func TestLeanVisibilityOnANewFileDatabase(t *testing.T) {
