@@ -53,7 +53,7 @@ func (b *benchEnv) localWorkers() (stop func()) {
 	cfg, _, err := config.Load(b.home.ConfigPath)
 	require.NoError(b.t, err)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	set, err := workers.Start(b.dev.Client, workers.Options{Config: cfg, Turns: true, Models: true, Workspace: true, Log: quiet})
+	set, err := workers.Start(b.dev.Client, workers.Options{Config: cfg, Turns: true, Models: true, Workspace: true, Log: quiet, BuildID: "bench"})
 	require.NoError(b.t, err)
 	return set.Stop
 }

@@ -257,3 +257,23 @@ func TestAgentAfterAgentRunsItsOwnWorkers(t *testing.T) {
 	}
 	require.Equal(t, 2, strings.Count(agentLog(t, home), "thin_client=true"))
 }
+
+// TestWorkersPollUnderTheBinarysVersion: a gateway's pollers carry the binary's version as
+// their build ID (shown for every task in the Web UI), not the SDK's 32-hex checksum.
+func TestWorkersPollUnderTheBinarysVersion(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New()
+	t.Cleanup(model.Close)
+	h := testenv.NewHome(t, model.URL(), nil)
+	out, _, code := runNanobot(t, h.Env(dev.Addr), "version")
+	require.Equal(t, 0, code)
+	want := strings.TrimSpace(strings.TrimPrefix(out, "nanobot "))
+	gw, _, _ := startGateway(t, dev, h.Env(dev.Addr))
+	defer stopGateway(gw)
+	resp, err := dev.Client.DescribeTaskQueue(context.Background(), protocol.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	require.NoError(t, err)
+	require.NotEmpty(t, resp.GetPollers())
+	for _, p := range resp.GetPollers() {
+		require.Equal(t, want, p.GetWorkerVersionCapabilities().GetBuildId(), "poller %s", p.GetIdentity())
+	}
+}

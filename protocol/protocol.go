@@ -123,7 +123,7 @@ type TurnResume struct {
 	// OriginAnswered: the message tool already answered the origin chat.
 	OriginAnswered bool `json:"origin_answered,omitempty"`
 	// Profile is the turn's rules on tools, fixed at COMMAND.
-	Profile Profile `json:"profile"`
+	Profile Profile `json:"profile,omitzero"`
 }
 
 // RunnerState is the runner loop's counters.
@@ -259,7 +259,7 @@ type LLMCallInput struct {
 	// Route is where the turn's message came from: streamed deltas go there.
 	Route Route `json:"route"`
 	// Profile says which tools the model is offered.
-	Profile Profile `json:"profile"`
+	Profile Profile `json:"profile,omitzero"`
 }
 
 // Recovery modes of a model call: each adds one transient instruction
@@ -332,7 +332,7 @@ type ToolCallInput struct {
 	// Route is the turn's origin: the message tool's default target, where progress is shown.
 	Route Route `json:"route"`
 	// Profile says whether the call may run, and where its paths may reach.
-	Profile Profile `json:"profile"`
+	Profile Profile `json:"profile,omitzero"`
 	// Hints are the progress lines the call shows when it starts: its own,
 	// or all of a parallel batch's on its first call, so the chat shows
 	// them in the model's order whichever call starts first.

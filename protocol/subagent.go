@@ -26,7 +26,7 @@ type SpawnRef struct {
 	LLMEntry   string `json:"llm_entry"`
 	CallID     string `json:"call_id"`
 	// Profile is the spawning turn's: the policy may refuse spawn, as any tool.
-	Profile Profile `json:"profile"`
+	Profile Profile `json:"profile,omitzero"`
 }
 
 // PrepareSpawnResult is what a spawn call asks for, once checked.

@@ -48,6 +48,9 @@ type Options struct {
 	StopTimeout time.Duration
 	// Identity names this process's pollers (empty: ProcessIdentity).
 	Identity string
+	// BuildID is the build the Web UI shows for each task (the binary's version); empty: the SDK's
+	// 32-hex checksum, which every task-started and -completed event of a history then repeats.
+	BuildID string
 	// Namespace is the client's namespace (empty: "default"), for the resume scan.
 	Namespace string
 	// Stores is where the state is (nil: opened from Config, closed by Stop).
@@ -192,7 +195,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	inst := opts.Config.Instance()
 	set.identity = opts.Identity
 	add := func(queue string, o worker.Options, kind queueKind) {
-		o.Identity, o.OnFatalError = opts.Identity, set.fatal.set
+		o.Identity, o.OnFatalError, o.BuildID = opts.Identity, set.fatal.set, opts.BuildID
 		w := worker.New(c, queue, o)
 		set.polled = append(set.polled, PolledQueue{Name: queue, Type: register(w, features, kind, opts.Workspace)})
 		set.workers = append(set.workers, w)

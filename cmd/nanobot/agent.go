@@ -78,7 +78,7 @@ func (a *app) startRuntime(ctx context.Context, cfg *config.Config, opts workers
 }
 
 func (r *runtimeEnv) startWorkers(opts workers.Options, log *slog.Logger) error {
-	opts.Config, opts.Streams, opts.Log, opts.Namespace = r.cfg, r.hub, log, r.conn.Namespace
+	opts.Config, opts.Streams, opts.Log, opts.Namespace, opts.BuildID = r.cfg, r.hub, log, r.conn.Namespace, version
 	if opts.Channels == nil {
 		opts.Channels = channels.NewManager()
 	}
