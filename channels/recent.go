@@ -22,6 +22,34 @@ type SeenKeys interface {
 
 var _ SeenKeys = (*RecentKeys)(nil)
 
+// StateFile is a file of a channel's state under the home
+// (<home>/channels/name); "" when there is no home to keep it in.
+func (d Deps) StateFile(name string) string {
+	if d.Home == "" {
+		return ""
+	}
+	return filepath.Join(d.Home, "channels", name)
+}
+
+// SeenSet is the dedupe set a channel takes its inbound events through: the
+// set named name that every gateway on the database shares when Seen is
+// set, else one kept in file (the channel's own file under the home), else
+// one in memory. n bounds it; name stays stable, so deployed keys are kept.
+func (d Deps) SeenSet(name string, n int, file string) SeenKeys {
+	switch {
+	case d.Seen != nil:
+		return d.Seen(name, n)
+	case file != "":
+		log := d.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		return LoadRecentKeys(n, file, log.With("set", name))
+	default:
+		return NewRecentKeys(n)
+	}
+}
+
 // RecentKeys remembers the last n keys (update ids, event ids, chat+ts) so
 // a platform's redelivery is taken in once. The oldest key is forgotten
 // first: platforms redeliver within minutes, not after thousands of newer
