@@ -18,6 +18,9 @@ type SeenKeys interface {
 	Has(key string) bool
 	// Add records the keys ("" ones skipped) and reports whether any was already there.
 	Add(keys ...string) (dup bool)
+	// Forget drops a key Add claimed for a message that could not be handed
+	// over, so its redelivery is taken in.
+	Forget(key string)
 }
 
 var _ SeenKeys = (*RecentKeys)(nil)
@@ -127,6 +130,27 @@ func (r *RecentKeys) Add(keys ...string) (dup bool) {
 		r.save()
 	}
 	return dup
+}
+
+// Forget drops key (saving the set if it is kept in a file).
+func (r *RecentKeys) Forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.keys[key]; !ok {
+		return
+	}
+	delete(r.keys, key)
+	// Oldest first without the key: the ring fills up again from there.
+	kept := make([]string, 0, len(r.order))
+	for _, k := range append(append([]string{}, r.order[r.next:]...), r.order[:r.next]...) {
+		if k != key {
+			kept = append(kept, k)
+		}
+	}
+	r.order, r.next = kept, 0
+	if r.path != "" {
+		r.save()
+	}
 }
 
 func (r *RecentKeys) add(k string) bool {
