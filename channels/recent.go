@@ -18,9 +18,40 @@ type SeenKeys interface {
 	Has(key string) bool
 	// Add records the keys ("" ones skipped) and reports whether any was already there.
 	Add(keys ...string) (dup bool)
+	// Forget drops a key Add claimed for a message that could not be handed
+	// over, so its redelivery is taken in.
+	Forget(key string)
 }
 
 var _ SeenKeys = (*RecentKeys)(nil)
+
+// StateFile is a file of a channel's state under the home
+// (<home>/channels/name); "" when there is no home to keep it in.
+func (d Deps) StateFile(name string) string {
+	if d.Home == "" {
+		return ""
+	}
+	return filepath.Join(d.Home, "channels", name)
+}
+
+// SeenSet is the dedupe set a channel takes its inbound events through: the
+// set named name that every gateway on the database shares when Seen is
+// set, else one kept in file (the channel's own file under the home), else
+// one in memory. n bounds it; name stays stable, so deployed keys are kept.
+func (d Deps) SeenSet(name string, n int, file string) SeenKeys {
+	switch {
+	case d.Seen != nil:
+		return d.Seen(name, n)
+	case file != "":
+		log := d.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		return LoadRecentKeys(n, file, log.With("set", name))
+	default:
+		return NewRecentKeys(n)
+	}
+}
 
 // RecentKeys remembers the last n keys (update ids, event ids, chat+ts) so
 // a platform's redelivery is taken in once. The oldest key is forgotten
@@ -99,6 +130,27 @@ func (r *RecentKeys) Add(keys ...string) (dup bool) {
 		r.save()
 	}
 	return dup
+}
+
+// Forget drops key (saving the set if it is kept in a file).
+func (r *RecentKeys) Forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.keys[key]; !ok {
+		return
+	}
+	delete(r.keys, key)
+	// Oldest first without the key: the ring fills up again from there.
+	kept := make([]string, 0, len(r.order))
+	for _, k := range append(append([]string{}, r.order[r.next:]...), r.order[:r.next]...) {
+		if k != key {
+			kept = append(kept, k)
+		}
+	}
+	r.order, r.next = kept, 0
+	if r.path != "" {
+		r.save()
+	}
 }
 
 func (r *RecentKeys) add(k string) bool {

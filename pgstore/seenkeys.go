@@ -70,6 +70,15 @@ func (s *SeenKeys) Add(keys ...string) (dup bool) {
 	return added < len(fresh)
 }
 
+// Forget drops key, so its redelivery is taken in by whichever gateway gets it.
+func (s *SeenKeys) Forget(key string) {
+	ctx, cancel := bounded()
+	defer cancel()
+	if _, err := s.db.pool.Exec(ctx, `DELETE FROM channel_keys WHERE set_name = $1 AND key = $2`, s.set, key); err != nil {
+		s.warn("forget", err)
+	}
+}
+
 func (s *SeenKeys) warn(what string, err error) {
 	s.db.log.Warn(fmt.Sprintf("cannot %s the handled keys", what), "set", s.set, "database", s.db.where, "error", err)
 }

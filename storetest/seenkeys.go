@@ -20,6 +20,7 @@ func SeenKeys(t *testing.T, fresh Fresh[channels.SeenKeys], shared bool) {
 	tests := []test[channels.SeenKeys]{
 		{"DropRepeatsAndForgetTheOldest", seenDropRepeats},
 		{"KeptAcrossARestart", seenRestart},
+		{"ForgetReleasesAKey", seenForget},
 	}
 	if shared {
 		tests = append(tests, test[channels.SeenKeys]{"OneInstanceTakesEachKey", seenShared})
@@ -49,6 +50,23 @@ func seenRestart(t *testing.T, open Open[channels.SeenKeys]) {
 	require.True(t, again.Has("a"), "keys handled before a restart stay handled")
 	require.True(t, again.Add("b"))
 	require.False(t, again.Add("c"))
+}
+
+func seenForget(t *testing.T, open Open[channels.SeenKeys]) {
+	r := open(t)
+	require.False(t, r.Add("a", "b", "c"))
+	r.Forget("b") // b's message could not be handed over
+	r.Forget("never-added")
+	require.False(t, r.Has("b"))
+	require.True(t, r.Has("a"))
+	require.False(t, r.Add("b"), "a forgotten key is taken in again")
+	require.False(t, r.Add("d"))
+	require.False(t, r.Has("a"), "the oldest still goes first")
+	require.True(t, r.Has("c"))
+	require.True(t, r.Has("b"))
+	r.Forget("c")
+	require.False(t, open(t).Has("c"), "forgotten across a restart too")
+	require.True(t, open(t).Has("d"))
 }
 
 func seenShared(t *testing.T, open Open[channels.SeenKeys]) {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +39,8 @@ type Channel struct {
 	http      *http.Client
 	secrets   *secrets.Set
 	tokens    *accessTokens
-	seen      *channels.RecentKeys // msgIds taken in
-	hooks     *sessionHooks        // sessionWebhooks of recent messages
+	seen      channels.SeenKeys // msgIds taken in
+	hooks     *sessionHooks     // sessionWebhooks of recent messages
 
 	up      atomic.Bool // the stream is connected and registered
 	loop    channels.Loop
@@ -65,14 +64,12 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, log: log.With("channel", Name),
 		http: &http.Client{Timeout: 60 * time.Second}, secrets: deps.Secrets,
-		seen: channels.NewRecentKeys(4096), hooks: newSessionHooks(1024),
+		// DingTalk pushes again what was not acknowledged, after a restart too.
+		seen:  deps.SeenSet("dingtalk-messages", 4096, deps.StateFile("dingtalk-messages.json")),
+		hooks: newSessionHooks(1024),
 	}
 	c.api, c.oapi = cfg.bases()
 	c.tokens = &accessTokens{c: c}
-	if deps.Home != "" {
-		// DingTalk pushes again what was not acknowledged, after a restart too.
-		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "dingtalk-messages.json"), c.log)
-	}
 	return c, nil
 }
 

@@ -40,9 +40,9 @@ type Channel struct {
 	http      *http.Client
 	api       *discordgo.Session
 
-	up     atomic.Bool          // the gateway socket is open
-	seen   *channels.RecentKeys // message ids taken in
-	events chan gatewayEvent    // MESSAGE_CREATE and INTERACTION_CREATE payloads, handled in order
+	up     atomic.Bool       // the gateway socket is open
+	seen   channels.SeenKeys // message and interaction ids taken in
+	events chan gatewayEvent // MESSAGE_CREATE and INTERACTION_CREATE payloads, handled in order
 	// streamEvery spaces the edits of a streamed message (0: streaming off).
 	streamEvery time.Duration
 	working     *workingEmojis
@@ -89,7 +89,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	routeLibraryLog()
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, log: log, http: hc, api: api,
-		seen:   channels.NewRecentKeys(4096),
+		seen:   deps.SeenSet("discord-messages", 4096, ""),
 		events: make(chan gatewayEvent, 256),
 	}
 	if deps.Config != nil {

@@ -44,7 +44,7 @@ type Channel struct {
 	self      map[string]bool
 	log       *slog.Logger
 
-	handled *channels.RecentKeys // Message-IDs (or mailbox UIDs) taken in
+	handled channels.SeenKeys // Message-IDs (or mailbox UIDs) taken in
 
 	publish channels.Publish
 	loop    channels.Loop
@@ -75,13 +75,13 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, self: cfg.selfAddresses(),
-		log:     log.With("channel", Name),
-		handled: channels.NewRecentKeys(handledKeys),
+		log: log.With("channel", Name),
 	}
+	file := ""
 	if deps.Config.Path != "" {
-		dir := config.ConfigDir(deps.Config.Path)
-		c.handled = channels.LoadRecentKeys(handledKeys, filepath.Join(dir, "channels", "email-handled.json"), c.log)
+		file = filepath.Join(config.ConfigDir(deps.Config.Path), "channels", "email-handled.json")
 	}
+	c.handled = deps.SeenSet("email-handled", handledKeys, file)
 	if !cfg.VerifyDKIM && !cfg.VerifySPF {
 		c.log.Warn("email: verifyDkim and verifySpf are both off: mail with a forged From is taken as its sender's")
 	}

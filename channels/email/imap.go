@@ -195,18 +195,20 @@ func (c *Channel) check(ctx context.Context, mb *mailbox) (retry bool, err error
 			return false, nil
 		}
 		key := mailKey(mb.validity, h)
-		if c.handled.Has(key) {
-			continue // markSeen off, or a restart between taking it in and marking it
+		// Claimed before it is taken: another gateway may poll the same mailbox.
+		if c.handled.Add(key) {
+			continue // markSeen off, a restart between taking it in and marking it, or another gateway's
 		}
 		raw, err := fetchRaw(mb.client, h.UID, h.RFC822Size)
 		if err != nil {
+			c.handled.Forget(key)
 			return false, err
 		}
 		out := c.take(ctx, h.UID, raw)
 		if out == retryLater {
+			c.handled.Forget(key)
 			return true, nil // keep the order: later mails wait for this one
 		}
-		c.handled.Add(key)
 		if err := c.afterTaken(mb, h.UID, out); err != nil {
 			return false, err
 		}

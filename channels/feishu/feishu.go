@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,9 +37,9 @@ type Channel struct {
 	dialer    *websocket.Dialer
 	api       *api
 
-	up     atomic.Bool          // the long connection is open
-	seen   *channels.RecentKeys // event and message ids taken in
-	events chan []byte          // im.message.receive_v1 payloads, handled in order
+	up     atomic.Bool       // the long connection is open
+	seen   channels.SeenKeys // event and message ids taken in
+	events chan []byte       // im.message.receive_v1 payloads, handled in order
 	// streamEvery spaces the updates of a streamed card (0: streaming off).
 	streamEvery time.Duration
 
@@ -84,11 +83,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	// Feishu delivers an event again until it is acked, after a reconnect
 	// too: the ids taken in are kept across restarts.
-	if deps.Home != "" {
-		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "feishu-events.json"), log)
-	} else {
-		c.seen = channels.NewRecentKeys(4096)
-	}
+	c.seen = deps.SeenSet("feishu-events", 4096, deps.StateFile("feishu-events.json"))
 	if deps.Config != nil {
 		c.unified = deps.Config.Agents.Defaults.UnifiedSession
 	}

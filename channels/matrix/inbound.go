@@ -85,9 +85,6 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 		c.log.Warn("matrix event dropped", "room", room, "event_id", eventIDOf(raw), "error", err)
 		return nil
 	}
-	if c.seen.Has(ev.ID) {
-		return nil
-	}
 	me, _ := c.identity()
 	switch {
 	case ev.Sender == string(me):
@@ -113,11 +110,16 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 		c.log.Warn("matrix message dropped", "room", room, "event_id", ev.ID, "sender", ev.Sender, "error", err)
 		return nil
 	}
+	// Claimed before it is handed over: another gateway syncing the same
+	// account gets the event at the same moment, and one of them takes it.
+	if c.seen.Add(ev.ID) {
+		return nil
+	}
 	err = c.take(ctx, room, ev, m)
 	if err != nil && !c.givenUp(ev.ID, err) {
+		c.seen.Forget(ev.ID) // synced again, and taken then
 		return err
 	}
-	c.seen.Add(ev.ID)
 	return nil
 }
 

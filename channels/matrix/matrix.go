@@ -48,7 +48,7 @@ type Channel struct {
 
 	// seen are event ids already handed over: a re-sync after a crash
 	// between an event and the saved token does not answer it twice.
-	seen *channels.RecentKeys
+	seen channels.SeenKeys
 	// warned are rooms whose encrypted events were already logged.
 	warned  *channels.RecentKeys
 	members *memberCounts
@@ -85,13 +85,13 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, full: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
 		log: log.With("channel", Name), base: base,
-		seen: channels.NewRecentKeys(4096), warned: channels.NewRecentKeys(256),
+		warned:  channels.NewRecentKeys(256),
 		members: newMemberCounts(), me: id.UserID(cfg.UserID), uploadLimit: cfg.MaxMediaBytes,
 	}
 	if deps.Config != nil && deps.Config.Path != "" {
 		c.stateDir = filepath.Join(config.ConfigDir(deps.Config.Path), "channels")
-		c.seen = channels.LoadRecentKeys(4096, c.statePath(eventsFile), c.log)
 	}
+	c.seen = deps.SeenSet("matrix-events", 4096, c.statePath(eventsFile))
 	client, err := c.newClient(id.UserID(cfg.UserID), "")
 	if err != nil {
 		return nil, fmt.Errorf("channels.matrix.homeserver: %w", err)

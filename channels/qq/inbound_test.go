@@ -95,7 +95,7 @@ func TestRedeliveredMessageIsTakenOnce(t *testing.T) {
 	h.sync()
 	require.Len(t, h.Published(), 2, "the duplicate was dropped")
 	require.Contains(t, h.logs.String(), "qq message redelivered; already taken in")
-	data, err := os.ReadFile(filepath.Join(h.ch.seenPath()))
+	data, err := os.ReadFile(h.ch.seenFile)
 	require.NoError(t, err)
 	require.Contains(t, string(data), "message:ROBOT1.0_dup", "the handled ids are kept under the home")
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,15 +27,15 @@ const callTimeout = 30 * time.Second
 type Channel struct {
 	cfg       Config
 	workspace string
-	home      string
+	seenFile  string // where seen is kept ("": memory or the database)
 	log       *slog.Logger
 	http      *http.Client
 	tokens    *tokens
 
-	up     atomic.Bool          // the gateway session is ready
-	seen   *channels.RecentKeys // message ids taken in (QQ redelivers on resume)
-	groups *channels.RecentKeys // chat ids that are groups: their replies go to /v2/groups
-	seqs   *seqs                // msg_seq per replied-to msg_id
+	up     atomic.Bool       // the gateway session is ready
+	seen   channels.SeenKeys // message ids taken in (QQ redelivers on resume)
+	groups channels.SeenKeys // chat ids that are groups: their replies go to /v2/groups
+	seqs   *seqs             // msg_seq per replied-to msg_id
 
 	loop channels.Loop
 
@@ -66,18 +65,13 @@ func New(deps channels.Deps) (*Channel, error) {
 		tokens: &tokens{url: cfg.authBase() + tokenPath, appID: cfg.AppID, secret: cfg.Secret, http: hc, mask: deps.Secrets},
 		seqs:   newSeqs(),
 	}
-	if deps.Home != "" {
-		c.home = deps.Home
-		c.seen = channels.LoadRecentKeys(4096, c.seenPath(), log)
-		c.groups = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "qq-groups.json"), log)
-	} else {
-		c.seen, c.groups = channels.NewRecentKeys(4096), channels.NewRecentKeys(4096)
-	}
+	c.seenFile = deps.StateFile("qq-messages.json")
+	c.seen = deps.SeenSet("qq-messages", 4096, c.seenFile)
+	// Shared too: the reply to a group may be delivered by another gateway
+	// than the one that took the message in, and it must post to the group.
+	c.groups = deps.SeenSet("qq-groups", 4096, deps.StateFile("qq-groups.json"))
 	return c, nil
 }
-
-// seenPath keeps the handled message ids across restarts.
-func (c *Channel) seenPath() string { return filepath.Join(c.home, "channels", "qq-messages.json") }
 
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return Name }

@@ -88,13 +88,10 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 		workspace:   deps.Workspace,
 		api:         api,
 		log:         log,
-		seen:        channels.NewRecentKeys(10_000),
+		seen:        deps.SeenSet("slack-events", 10_000, ""), // shared: Slack's retry may reach another gateway's connection
 		threadsRead: channels.NewRecentKeys(10_000),
 		queue:       make(chan request, 256),
 		targets:     map[string]string{},
-	}
-	if deps.Seen != nil { // shared: Slack's retry may reach another gateway's connection
-		c.seen = deps.Seen("slack-events", 10_000)
 	}
 	c.streams = newStreams(c)
 	c.sock = socketmode.New(api, socketmode.OptionLog(slogWriter{log}))

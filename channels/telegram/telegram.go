@@ -102,15 +102,13 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, shared: deps.Config.Channels, workspace: deps.Workspace, apiBase: base,
 		log: log.With("channel", Name), http: &transport{client: hc, minPoll: minPoll},
-		seen: channels.NewRecentKeys(4096), streams: map[string]*chatStream{},
+		streams: map[string]*chatStream{},
 	}
-	switch {
-	case deps.Seen != nil: // shared: a redelivery to another gateway is still taken in once
-		c.seen = deps.Seen("telegram-updates", 4096)
-	case deps.Config.Path != "":
-		dir := config.ConfigDir(deps.Config.Path)
-		c.seen = channels.LoadRecentKeys(1024, filepath.Join(dir, "channels", "telegram-updates.json"), c.log)
+	file := ""
+	if deps.Config.Path != "" {
+		file = filepath.Join(config.ConfigDir(deps.Config.Path), "channels", "telegram-updates.json")
 	}
+	c.seen = deps.SeenSet("telegram-updates", 4096, file)
 	return c, nil
 }
 

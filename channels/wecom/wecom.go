@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,9 +44,9 @@ type Channel struct {
 	log       *slog.Logger
 	http      *http.Client
 
-	up        atomic.Bool          // subscribed right now
-	seen      *channels.RecentKeys // message ids taken in
-	callbacks chan frame           // handled in order, off the read loop
+	up        atomic.Bool       // subscribed right now
+	seen      channels.SeenKeys // message ids taken in
+	callbacks chan frame        // handled in order, off the read loop
 	replies   *replyTargets
 	streams   streams
 	// progress and hints are channels.sendProgress and sendToolHints.
@@ -91,11 +90,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if deps.Config != nil {
 		c.progress, c.hints = deps.Config.Channels.SendProgress, deps.Config.Channels.SendToolHints
 	}
-	if deps.Home != "" {
-		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "wecom-handled.json"), c.log)
-	} else {
-		c.seen = channels.NewRecentKeys(4096)
-	}
+	c.seen = deps.SeenSet("wecom-handled", 4096, deps.StateFile("wecom-handled.json"))
 	return c, nil
 }
 

@@ -33,7 +33,8 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 		c.log.Warn("weixin message dropped: no sender", "message_id", id)
 		return nil
 	}
-	if c.seen.Has(id) {
+	// Claimed before it is handed over, so of two gateways polling one account one takes it.
+	if c.seen.Add(id) {
 		c.log.Info("weixin message redelivered; already taken in", "message_id", id, "from", m.FromUserID)
 		return nil
 	}
@@ -50,7 +51,6 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	content := c.content(m)
 	media := downloadable(m)
 	if content == "" && len(media) == 0 {
-		c.seen.Add(id)
 		c.log.Debug("weixin message without content skipped", "message_id", id)
 		return nil
 	}
@@ -77,9 +77,9 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	c.mu.Unlock()
 	err = publish(ctx, msg, admitted)
 	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		c.seen.Add(id)
 		return nil
 	}
+	c.seen.Forget(id) // polled again, and taken then
 	c.log.Error("weixin message could not be handed to the agent; polling it again", "message_id", id, "from", m.FromUserID, "error", err)
 	return fmt.Errorf("weixin message %s: %w", id, err)
 }

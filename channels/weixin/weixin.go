@@ -50,7 +50,7 @@ type Channel struct {
 
 	up      atomic.Bool // the last getupdates answered
 	expired atomic.Bool // WeChat said -14: a new login is needed
-	seen    *channels.RecentKeys
+	seen    channels.SeenKeys
 	loop    channels.Loop
 
 	mu sync.Mutex
@@ -81,11 +81,12 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, dir: stateDir(cfg, home), workspace: deps.Workspace, log: log.With("channel", Name),
 		secrets: deps.Secrets, http: &http.Client{}, tickets: map[string]string{}, tokenAt: map[string]time.Time{},
-		seen: channels.NewRecentKeys(1024),
 	}
+	file := ""
 	if c.dir != "" {
-		c.seen = channels.LoadRecentKeys(1024, filepath.Join(c.dir, seenFile), c.log)
+		file = filepath.Join(c.dir, seenFile)
 	}
+	c.seen = deps.SeenSet("weixin-messages", 1024, file)
 	if err := c.loadLogin(); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,7 +55,7 @@ type Channel struct {
 	storePath string
 	log       *slog.Logger
 	open      openClient
-	seen      *channels.RecentKeys
+	seen      channels.SeenKeys
 	quotes    *quoteCache
 	lids      *lidMap
 
@@ -88,11 +87,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		cfg: cfg, workspace: deps.Workspace, storePath: cfg.storePath(deps.Home), log: log,
 		open: openWhatsmeow, quotes: newQuoteCache(1024), lids: newLIDMap(cfg.LIDMappings),
 	}
-	if deps.Home != "" {
-		c.seen = channels.LoadRecentKeys(4096, filepath.Join(deps.Home, "channels", "whatsapp-seen.json"), log)
-	} else {
-		c.seen = channels.NewRecentKeys(4096)
-	}
+	c.seen = deps.SeenSet("whatsapp-seen", 4096, deps.StateFile("whatsapp-seen.json"))
 	if deps.Config != nil {
 		c.unified = deps.Config.Agents.Defaults.UnifiedSession
 	}

@@ -65,6 +65,7 @@ type Peer struct {
 	reactions   []Reaction
 	acks        []string
 	connections int
+	sockets     []*botSocket // the bot's open Socket Mode connections, oldest first
 	replies     map[string][]map[string]any
 	files       map[string]string
 	uploads     map[string]*Upload
@@ -112,16 +113,35 @@ func (p *Peer) Connections() int {
 	return p.connections
 }
 
+// helloFrame is Socket Mode's hello, as Slack sends it on connect.
+const helloFrame = `{"type":"hello","num_connections":1,"debug_info":{"host":"slackpeer"},"connection_info":{"app_id":"A0PEER"}}`
+
 // Hello sends Socket Mode's hello frame, as Slack does on connect.
-func (p *Peer) Hello() {
-	p.srv.SendToWebsocket(`{"type":"hello","num_connections":1,"debug_info":{"host":"slackpeer"},"connection_info":{"app_id":"A0PEER"}}`)
-}
+func (p *Peer) Hello() { p.srv.SendToWebsocket(helloFrame) }
+
+// HelloTo sends the hello frame on the bot's i-th open connection (0 the
+// oldest): with several connections, Hello reaches only one of them.
+func (p *Peer) HelloTo(i int) { p.sendTo(i, helloFrame) }
 
 // Push sends one Events API envelope with this event to the bot and waits
 // for the bot to acknowledge it (slacktest does not keep the order of
 // frames pushed at once). A redelivery by Slack has the same eventID, a new
 // envelope id and retry > 0.
 func (p *Peer) Push(envelopeID, eventID string, retry int, ev map[string]any) {
+	p.PushAcked(envelopeID, p.envelope(envelopeID, eventID, retry, ev))
+}
+
+// PushTo is Push on the bot's i-th open connection (0 the oldest), as
+// Slack picks one of an app's connections for each envelope: a retry may
+// reach another connection (another gateway) than the first delivery.
+func (p *Peer) PushTo(i int, envelopeID, eventID string, retry int, ev map[string]any) {
+	p.t.Helper()
+	frame := p.envelope(envelopeID, eventID, retry, ev)
+	p.awaitAck(envelopeID, func() { p.sendTo(i, frame) })
+}
+
+// envelope is an Events API envelope carrying ev.
+func (p *Peer) envelope(envelopeID, eventID string, retry int, ev map[string]any) string {
 	env := map[string]any{
 		"type": "events_api", "envelope_id": envelopeID, "accepts_response_payload": false,
 		"retry_attempt": retry, "retry_reason": map[bool]string{true: "timeout"}[retry > 0],
@@ -134,15 +154,21 @@ func (p *Peer) Push(envelopeID, eventID string, retry int, ev map[string]any) {
 	if err != nil {
 		p.t.Fatalf("slackpeer: %v", err)
 	}
-	p.PushAcked(envelopeID, string(data))
+	return string(data)
 }
 
 // PushAcked sends a frame as is (a malformed envelope, say) and waits for
 // the bot to acknowledge envelopeID once more.
 func (p *Peer) PushAcked(envelopeID, frame string) {
 	p.t.Helper()
+	p.awaitAck(envelopeID, func() { p.srv.SendToWebsocket(frame) })
+}
+
+// awaitAck runs send and waits for the bot to acknowledge envelopeID once more.
+func (p *Peer) awaitAck(envelopeID string, send func()) {
+	p.t.Helper()
 	before := p.ackCount(envelopeID)
-	p.srv.SendToWebsocket(frame)
+	send()
 	deadline := time.Now().Add(10 * time.Second)
 	for p.ackCount(envelopeID) == before {
 		if time.Now().After(deadline) {
@@ -304,6 +330,48 @@ func (p *Peer) connectionsOpen(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"ok": true, "url": "ws://" + r.Host + "/peer-socket"})
 }
 
+// botSocket is one of the bot's Socket Mode connections; frames reach it
+// from slacktest and from sendTo, one writer at a time.
+type botSocket struct {
+	ws *websocket.Conn
+	mu sync.Mutex
+}
+
+func (s *botSocket) write(kind int, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ws.WriteMessage(kind, data)
+}
+
+// sendTo writes a frame on the bot's i-th open connection (0 the oldest).
+func (p *Peer) sendTo(i int, frame string) {
+	p.t.Helper()
+	p.mu.Lock()
+	var sock *botSocket
+	if i >= 0 && i < len(p.sockets) {
+		sock = p.sockets[i]
+	}
+	open := len(p.sockets)
+	p.mu.Unlock()
+	if sock == nil {
+		p.t.Fatalf("slackpeer: no connection %d (the bot has %d open)", i, open)
+	}
+	if err := sock.write(websocket.TextMessage, []byte(frame)); err != nil {
+		p.t.Fatalf("slackpeer: write to connection %d: %v", i, err)
+	}
+}
+
+func (p *Peer) dropSocket(sock *botSocket) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, s := range p.sockets {
+		if s == sock {
+			p.sockets = append(p.sockets[:i], p.sockets[i+1:]...)
+			return
+		}
+	}
+}
+
 // relay joins the bot's socket to slacktest's /ws, pings the bot as
 // Slack does, and records the messages slacktest echoes for each post.
 func (p *Peer) relay(w http.ResponseWriter, r *http.Request) {
@@ -319,9 +387,12 @@ func (p *Peer) relay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer inner.Close()
+	sock := &botSocket{ws: bot}
 	p.mu.Lock()
 	p.connections++
+	p.sockets = append(p.sockets, sock)
 	p.mu.Unlock()
+	defer p.dropSocket(sock)
 
 	done := make(chan struct{})
 	var once sync.Once
@@ -333,7 +404,7 @@ func (p *Peer) relay(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return
 			}
-			if err := bot.WriteMessage(kind, data); err != nil {
+			if err := sock.write(kind, data); err != nil {
 				return
 			}
 		}
