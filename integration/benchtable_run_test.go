@@ -215,14 +215,23 @@ func TestBenchServerTable(t *testing.T) {
 	if os.Getenv("NANOBOT_BENCH_TABLE") == "" {
 		t.Skip("the benchmark table runs with make bench (NANOBOT_BENCH_TABLE=1)")
 	}
+	want := benchRowsWanted(os.Getenv("NANOBOT_BENCH_ROWS")) // "S1,S3": only those
 	b := newBenchEnv(t)
 	ctx := context.Background()
-	tps, p95, _ := b.b4On(t, ctx, b.dev, "b4m-")
-	rows := []benchRow{{"B4", "in memory, defaults kept: turns/s, p95 " + ms(p95), fmt.Sprintf("%.1f", tps), "-", "-", "≥ 30 turns/s", yes(tps >= 30)}}
-	b4Levers, rssLevers := b.serverB4Rows(t, ctx, tps)
-	rows = append(rows, b4Levers...)
-	rows = append(rows, b.startupRows(t)...)
-	rows = append(rows, b.footprintRows(t)...)
+	var rows, rssLevers []benchRow
+	if want("B4") {
+		tps, p95, _ := b.b4On(t, ctx, b.dev, "b4m-")
+		rows = append(rows, benchRow{"B4", "in memory, defaults kept: turns/s, p95 " + ms(p95), fmt.Sprintf("%.1f", tps), "-", "-", "≥ 30 turns/s", yes(tps >= 30)})
+		var b4Levers []benchRow
+		b4Levers, rssLevers = b.serverB4Rows(t, ctx, tps)
+		rows = append(rows, b4Levers...)
+	}
+	if want("S1") || want("S2") {
+		rows = append(rows, b.startupRows(t)...)
+	}
+	if want("S3") {
+		rows = append(rows, b.footprintRows(t)...)
+	}
 	printBenchTable(append(rows, rssLevers...))
 }
 
