@@ -8,6 +8,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
@@ -62,5 +63,12 @@ func TestSeenKeysContract(t *testing.T) {
 			other.Add("10", "11", "12") // sets are apart
 			return db.SeenKeys("telegram-updates", storetest.SeenKeysSize)
 		}
+	}, true)
+}
+
+func TestMediaContract(t *testing.T) {
+	storetest.Media(t, func(t *testing.T) storetest.Open[media.Store] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) media.Store { return open(t, url).Media("default", t.TempDir()) }
 	}, true)
 }

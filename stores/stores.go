@@ -10,6 +10,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
@@ -79,6 +80,20 @@ func (s *Set) SeenKeys(inst protocol.Instance) func(set string, n int) channels.
 		return nil
 	}
 	return func(set string, n int) channels.SeenKeys { return s.DB.SeenKeys(inst.Name(set), n) }
+}
+
+// Media is the instance's media store. workspace is the workspace this
+// process holds ("" for none): a file fetched from the database goes into
+// its media/, else into a cache outside the home. On the files every path
+// is already local.
+func (s *Set) Media(inst protocol.Instance, workspace string) media.Store {
+	if s.DB == nil {
+		return media.Files{}
+	}
+	if inst == "" {
+		inst = protocol.DefaultInstance
+	}
+	return s.DB.Media(string(inst), media.Dir(workspace))
 }
 
 // Close closes the database, if any.
