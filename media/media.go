@@ -39,16 +39,14 @@ var _ Store = Files{}
 // Share has nothing to do: every process reads the same disk.
 func (Files) Share(context.Context, string) error { return nil }
 
-// Local is ref when it exists.
+// Local is ref when it exists; any other ref is not found, so a reader
+// reports it as it always did.
 func (Files) Local(_ context.Context, ref string) (string, error) {
 	if IsURL(ref) {
 		return ref, nil
 	}
 	if _, err := os.Stat(ref); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("media %s: %w", ref, ErrNotFound)
-		}
-		return "", fmt.Errorf("media %s: %w", ref, err)
+		return "", fmt.Errorf("media %s: %w (%v)", ref, ErrNotFound, err)
 	}
 	return ref, nil
 }
