@@ -8,7 +8,9 @@ import (
 )
 
 func TestFilesContract(t *testing.T) {
-	storetest.Media(t, func(*testing.T) storetest.Open[media.Store] {
-		return func(*testing.T) media.Store { return media.Files{} }
+	storetest.Media(t, func(*testing.T) storetest.Open[storetest.MediaHost] {
+		return func(t *testing.T) storetest.MediaHost {
+			return storetest.MediaHost{Store: media.Files{}, Workspace: t.TempDir()}
+		}
 	}, false)
 }

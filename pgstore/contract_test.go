@@ -67,8 +67,11 @@ func TestSeenKeysContract(t *testing.T) {
 }
 
 func TestMediaContract(t *testing.T) {
-	storetest.Media(t, func(t *testing.T) storetest.Open[media.Store] {
+	storetest.Media(t, func(t *testing.T) storetest.Open[storetest.MediaHost] {
 		url := pgtest.Database(t)
-		return func(t *testing.T) media.Store { return open(t, url).Media("default", t.TempDir()) }
+		return func(t *testing.T) storetest.MediaHost { // another host, holding its own workspace
+			ws := t.TempDir()
+			return storetest.MediaHost{Store: open(t, url).Media("default", ws, media.Dir(ws)), Workspace: ws}
+		}
 	}, true)
 }

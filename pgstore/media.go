@@ -22,15 +22,18 @@ import (
 type Media struct {
 	db       *DB
 	instance string
-	dir      string
+	own, dir string
 }
 
 var _ media.Store = (*Media)(nil)
 
-// Media is the instance's media store; files this host fetches go into dir
-// (media.Dir).
-func (db *DB) Media(instance, dir string) *Media {
-	return &Media{db: db, instance: instance, dir: dir}
+// Media is the instance's media store on a host whose own files are under
+// own (its configured workspace, where its channels save and its tools
+// write); files it fetches go into dir (media.Dir). A shared ref outside
+// own is another host's path: it is never read here, even when a path of
+// that name exists, since only a shared disk would make it the same file.
+func (db *DB) Media(instance, own, dir string) *Media {
+	return &Media{db: db, instance: instance, own: own, dir: dir}
 }
 
 // Share stores the file at path under its path, once: the same bytes again
@@ -87,9 +90,9 @@ func readShared(path string) ([]byte, error) {
 	return data, nil
 }
 
-// Local is ref when this host has that file (the same bytes as the shared
-// ones, or a file that was never shared), else the copy under the store's
-// dir, written from the database the first time.
+// Local is ref when it is this host's own file (never shared, or the same
+// bytes as the shared ones), else the copy under the store's dir, written
+// from the database the first time.
 func (m *Media) Local(ctx context.Context, ref string) (string, error) {
 	if media.IsURL(ref) {
 		return ref, nil
@@ -132,12 +135,16 @@ func (m *Media) Local(ctx context.Context, ref string) (string, error) {
 	return dest, nil
 }
 
-// spots are where this host may hold ref's bytes: ref itself, its kept
-// name under dir, and that name in a folder named by the content (when
-// another file took the name first).
+// spots are where this host may hold ref's bytes: ref itself when it is
+// under own, its kept name under dir, and that name in a folder named by
+// the content (when another file took the name first).
 func (m *Media) spots(ref string, sum []byte) []string {
 	name := media.KeptName(ref)
-	return []string{ref, filepath.Join(m.dir, name), filepath.Join(m.dir, hex.EncodeToString(sum[:min(6, len(sum))]), name)}
+	mine := ""
+	if rel, err := filepath.Rel(m.own, ref); m.own != "" && err == nil && filepath.IsLocal(rel) {
+		mine = ref
+	}
+	return []string{mine, filepath.Join(m.dir, name), filepath.Join(m.dir, hex.EncodeToString(sum[:min(6, len(sum))]), name)}
 }
 
 // sameFile reports whether path is a regular file of size bytes hashing to sum.

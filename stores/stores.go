@@ -82,18 +82,22 @@ func (s *Set) SeenKeys(inst protocol.Instance) func(set string, n int) channels.
 	return func(set string, n int) channels.SeenKeys { return s.DB.SeenKeys(inst.Name(set), n) }
 }
 
-// Media is the instance's media store. workspace is the workspace this
-// process holds ("" for none): a file fetched from the database goes into
-// its media/, else into a cache outside the home. On the files every path
-// is already local.
-func (s *Set) Media(inst protocol.Instance, workspace string) media.Store {
+// Media is the instance's media store for a process whose config names
+// workspace: a file fetched from the database goes into its media/ when
+// the process holds it, else into a cache outside the home. On the files
+// every path is already local.
+func (s *Set) Media(inst protocol.Instance, workspace string, holdsWorkspace bool) media.Store {
 	if s.DB == nil {
 		return media.Files{}
 	}
 	if inst == "" {
 		inst = protocol.DefaultInstance
 	}
-	return s.DB.Media(string(inst), media.Dir(workspace))
+	fetchedInto := media.Dir("")
+	if holdsWorkspace {
+		fetchedInto = media.Dir(workspace)
+	}
+	return s.DB.Media(string(inst), workspace, fetchedInto)
 }
 
 // Close closes the database, if any.

@@ -109,11 +109,7 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 		log.Warn("config: " + w)
 	}
 	store := st.Sessions
-	fetchedInto := ""
-	if holdsWorkspace {
-		fetchedInto = workspace
-	}
-	files := st.Media(cfg.Instance(), fetchedInto)
+	files := st.Media(cfg.Instance(), workspace, holdsWorkspace)
 	var sender tools.MessageSender
 	if c != nil {
 		sender = &messageSender{client: c, instance: cfg.Instance(), media: files, attempts: cfg.TurnSettings().SendMaxRetries}
