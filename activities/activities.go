@@ -19,6 +19,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/prompt"
@@ -76,6 +77,9 @@ type Deps struct {
 	Archive memory.Archive
 	// Pairing is the deployment's pairing store (nil: the config's home's file).
 	Pairing *pairing.Store
+	// Media makes a message's files readable on the host that reads them
+	// (nil: the files, where every path is already local).
+	Media media.Store
 	// ModelCallSlots caps the model calls this process runs at once, on either
 	// queue they arrive on (NANOBOT_MAX_CONCURRENT_REQUESTS; 0: no cap, for tests of one call).
 	ModelCallSlots int
@@ -104,6 +108,9 @@ func New(d Deps) *Set {
 		d.Log = slog.Default()
 	}
 	j := journal{store: d.Store}
+	if d.Media == nil {
+		d.Media = media.Files{}
+	}
 	if d.Archive == nil {
 		d.Archive = memory.Files{Workspace: d.Workspace}
 	}
@@ -119,14 +126,14 @@ func New(d Deps) *Set {
 	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace, private: d.Private,
 		maxResultChars: d.MaxToolResultChars, redactor: red}
 	return &Set{
-		Turn: &Turn{journal: j, prompts: prompts, tools: box, dream: dream, streams: d.Streams, config: d.Config, log: d.Log},
+		Turn: &Turn{journal: j, prompts: prompts, tools: box, dream: dream, streams: d.Streams, media: d.Media, config: d.Config, log: d.Log},
 		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,
 			usage: d.Usage, config: d.Config, client: d.Client, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
 			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log, slots: newModelSlots(d.ModelCallSlots)},
 		Tools:     calls,
 		Approvals: &Approvals{journal: j},
-		Delivery:  &Delivery{journal: j, channels: d.Channels},
+		Delivery:  &Delivery{journal: j, channels: d.Channels, media: d.Media},
 		Memory: &Memory{journal: j, models: d.Models, prompts: prompts, workspace: d.Workspace, archive: d.Archive, usage: used,
 			client: d.Client, config: d.Config, log: d.Log},
 		Dream:     dream,
@@ -134,7 +141,7 @@ func New(d Deps) *Set {
 		Cron:      &Cron{client: d.Client, config: d.Config},
 		Subagents: &Subagents{journal: j, tools: box, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
 		Transcriber: &Transcriber{journal: j, config: d.Config, http: &http.Client{Timeout: 90 * time.Second},
-			getenv: os.Getenv, log: d.Log},
+			media: d.Media, getenv: os.Getenv, log: d.Log},
 	}
 }
 

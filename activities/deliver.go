@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
@@ -18,6 +19,7 @@ import (
 type Delivery struct {
 	journal
 	channels *channels.Manager
+	media    media.Store // a reply's files, fetched to this host
 }
 
 // Deliver hands a reply to the channel this process owns. It runs on the
@@ -35,10 +37,14 @@ func (a *Delivery) Deliver(ctx context.Context, in protocol.DeliverInput) error 
 		}
 		text = sess.Messages[i].Content
 	}
+	files, err := media.LocalAll(ctx, a.media, in.Media)
+	if err != nil {
+		return fmt.Errorf("fetch the reply's files: %w", err)
+	}
 	r := channels.Reply{
 		ID:    in.Turn + "#" + in.EntryID + "#" + strings.Join(in.MessageIDs, ","),
 		Route: in.Route, SessionKey: in.SessionKey, Turn: in.Turn,
-		MessageIDs: in.MessageIDs, Text: text, Media: in.Media, StopReason: in.StopReason, Kind: in.Kind,
+		MessageIDs: in.MessageIDs, Text: text, Media: files, StopReason: in.StopReason, Kind: in.Kind,
 		Approval: in.Approval,
 	}
 	if in.Approval != nil {

@@ -58,6 +58,21 @@ func userContent(text string, media []string, heard map[string]protocol.Transcri
 	return content, raw
 }
 
+// heardAt keys the transcripts, journaled by the message's refs, by the
+// paths this host reads those files at.
+func heardAt(heard map[string]protocol.Transcript, refs, paths []string) map[string]protocol.Transcript {
+	if len(heard) == 0 {
+		return heard
+	}
+	out := make(map[string]protocol.Transcript, len(heard))
+	for i, ref := range refs {
+		if t, ok := heard[ref]; ok {
+			out[paths[i]] = t
+		}
+	}
+	return out
+}
+
 // imageDataURL reads an image file as a data URL; false for anything that
 // is not a JPEG, PNG, GIF or WebP image of a sendable size.
 func imageDataURL(path string) (string, bool) {

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/transcription"
 )
@@ -29,6 +30,7 @@ type Transcriber struct {
 	journal
 	config func() *config.Config
 	http   *http.Client
+	media  media.Store // the voice notes, fetched to this host
 	getenv func(string) string
 	log    *slog.Logger
 }
@@ -46,11 +48,11 @@ func (a *Transcriber) Transcribe(ctx context.Context, in protocol.StepInput) (pr
 	}
 	s, cfgErr := transcription.Resolve(a.config(), a.getenv)
 	var res protocol.TranscribeResult
-	for _, path := range in.Message.Media {
-		if !protocol.IsAudio(path) {
+	for _, ref := range in.Message.Media {
+		if !protocol.IsAudio(ref) {
 			continue
 		}
-		t := protocol.Transcript{Path: path}
+		t := protocol.Transcript{Path: ref} // by ref: BUILD reads the note at its own path
 		if cfgErr != nil {
 			a.log.Warn("voice note not transcribed", "session", in.SessionKey, "error", cfgErr)
 			t.Detail = "not_configured"
@@ -84,34 +86,42 @@ func (a *Transcriber) Transcribe(ctx context.Context, in protocol.StepInput) (pr
 // transcribe fills t.Text, or t.Detail with nanobot's reason; an error only
 // for a failure worth retrying.
 func (a *Transcriber) transcribe(ctx context.Context, s transcription.Settings, t *protocol.Transcript) error {
-	st, err := os.Stat(t.Path)
 	switch {
 	case !s.Enabled:
 		t.Detail = "disabled"
+		return nil
 	case !s.Configured():
 		t.Detail = "not_configured"
 		a.log.Warn("voice note not transcribed: no API key", "provider", s.Provider.Name, "key", "providers."+s.Provider.Name+".apiKey")
-	case err != nil:
-		t.Detail = "failed"
-		a.log.Warn("voice note not transcribed", "file", t.Path, "error", err)
-	case st.Size() > s.MaxUploadBytes:
-		t.Detail = "size"
-	}
-	if t.Detail != "" {
 		return nil
 	}
-	if d, ok := transcription.Duration(t.Path); ok && d > time.Duration(s.MaxDurationSec)*time.Second+time.Second {
+	paths, err := media.LocalAll(ctx, a.media, []string{t.Path})
+	if err != nil {
+		return fmt.Errorf("fetch voice note: %w", err)
+	}
+	path := paths[0]
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		t.Detail = "failed"
+		a.log.Warn("voice note not transcribed", "file", path, "error", err)
+		return nil
+	case st.Size() > s.MaxUploadBytes:
+		t.Detail = "size"
+		return nil
+	}
+	if d, ok := transcription.Duration(path); ok && d > time.Duration(s.MaxDurationSec)*time.Second+time.Second {
 		t.Detail = "duration" // nanobot allows a second over the limit
 		return nil
 	}
-	text, err := transcription.Transcribe(ctx, a.http, s, t.Path)
+	text, err := transcription.Transcribe(ctx, a.http, s, path)
 	var te *transcription.Error
 	switch {
 	case err != nil && errors.As(err, &te) && te.Retryable && activity.GetInfo(ctx).Attempt < protocol.TranscribeAttempts:
 		return temporal.NewApplicationErrorWithCause("transcription failed, retrying", "TranscriptionRetryable", err)
 	case err != nil:
 		t.Detail = "failed"
-		a.log.Warn("voice note not transcribed", "file", t.Path, "provider", s.Provider.Name, "error", err)
+		a.log.Warn("voice note not transcribed", "file", path, "provider", s.Provider.Name, "error", err)
 	case text == "":
 		t.Detail = "empty"
 	default:

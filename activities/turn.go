@@ -14,6 +14,7 @@ import (
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/governance"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
@@ -39,6 +40,7 @@ type Turn struct {
 	tools   *Toolbox // the tools offered, journaled when they run on the workspace host
 	dream   *Dream   // a Dream run's turn message
 	streams *channels.StreamHub
+	media   media.Store           // the message's files, fetched to this host
 	config  func() *config.Config // /model presets
 	log     *slog.Logger
 }
@@ -199,7 +201,11 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 		return protocol.BuildResult{}, err
 	}
 	user := chat.Message{Role: chat.RoleUser, Turn: in.Turn, EntryID: "user"}
-	user.Content, user.ContentParts = userContent(goalTurnContent(content), in.Message.Media, a.transcripts(ctx, in.SessionKey, in.Turn))
+	files, err := media.LocalAll(ctx, a.media, in.Message.Media)
+	if err != nil {
+		return protocol.BuildResult{}, fmt.Errorf("fetch the message's files: %w", err)
+	}
+	user.Content, user.ContentParts = userContent(goalTurnContent(content), files, heardAt(a.transcripts(ctx, in.SessionKey, in.Turn), in.Message.Media, files))
 	if _, err := a.store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/visibility"
 )
@@ -30,6 +31,8 @@ type Bus struct {
 	// LocalWorker: this process runs a worker on the turn queue with
 	// Client, so a new turn can start eagerly on it (see startOrSignal).
 	LocalWorker bool
+	// Media shares a message's files with the hosts that read them (nil: none to share with).
+	Media media.Store
 
 	mu sync.RWMutex // guards Settings and LocalWorker once the bus is in use
 }
@@ -74,6 +77,11 @@ func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 		if stopped > 0 {
 			return fmt.Sprintf("Stopped %d task(s).", stopped), nil
 		}
+	}
+	if err := media.ShareAll(ctx, b.Media, msg.Media); err != nil {
+		// The text still goes through: a turn without a file beats a lost message.
+		slog.Error("a message's files cannot be shared with the other hosts; the turn may not see them",
+			"message_id", msg.ID, "session", msg.SessionKey, "error", err)
 	}
 	opts := client.StartWorkflowOptions{
 		ID:                       b.Instance.TurnWorkflowID(msg.SessionKey),

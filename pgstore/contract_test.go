@@ -8,6 +8,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
@@ -61,6 +62,16 @@ func TestSeenKeysContract(t *testing.T) {
 			other := db.SeenKeys("telegram-other", storetest.SeenKeysSize)
 			other.Add("10", "11", "12") // sets are apart
 			return db.SeenKeys("telegram-updates", storetest.SeenKeysSize)
+		}
+	}, true)
+}
+
+func TestMediaContract(t *testing.T) {
+	storetest.Media(t, func(t *testing.T) storetest.Open[storetest.MediaHost] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) storetest.MediaHost { // another host, holding its own workspace
+			ws := t.TempDir()
+			return storetest.MediaHost{Store: open(t, url).Media("default", ws, media.Dir(ws)), Workspace: ws}
 		}
 	}, true)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
@@ -79,6 +80,24 @@ func (s *Set) SeenKeys(inst protocol.Instance) func(set string, n int) channels.
 		return nil
 	}
 	return func(set string, n int) channels.SeenKeys { return s.DB.SeenKeys(inst.Name(set), n) }
+}
+
+// Media is the instance's media store for a process whose config names
+// workspace: a file fetched from the database goes into its media/ when
+// the process holds it, else into a cache outside the home. On the files
+// every path is already local.
+func (s *Set) Media(inst protocol.Instance, workspace string, holdsWorkspace bool) media.Store {
+	if s.DB == nil {
+		return media.Files{}
+	}
+	if inst == "" {
+		inst = protocol.DefaultInstance
+	}
+	fetchedInto := media.Dir("")
+	if holdsWorkspace {
+		fetchedInto = media.Dir(workspace)
+	}
+	return s.DB.Media(string(inst), workspace, fetchedInto)
 }
 
 // Close closes the database, if any.

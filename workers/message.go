@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/tools"
 )
@@ -25,15 +26,20 @@ const messageWait = 30 * time.Second
 type messageSender struct {
 	client   client.Client
 	instance protocol.Instance
-	wait     time.Duration
+	// media shares the attachments, for the gateway that sends them.
+	media media.Store
+	wait  time.Duration
 	// attempts is channels.sendMaxRetries (0: the delivery default).
 	attempts int32
 }
 
 // SendMessage implements tools.MessageSender.
-func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, to protocol.Route, content string, media []string) (bool, error) {
+func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, to protocol.Route, content string, files []string) (bool, error) {
 	if !channels.IsKnown(to.Channel) {
 		return false, fmt.Errorf("unknown channel %q (known: %v)", to.Channel, channels.Known())
+	}
+	if err := media.ShareAll(ctx, m.media, files); err != nil {
+		return false, fmt.Errorf("attachments: %w", err)
 	}
 	key := env.SessionKey
 	if !to.SameChat(env.Route) {
@@ -41,7 +47,7 @@ func (m *messageSender) SendMessage(ctx context.Context, env tools.Env, to proto
 	}
 	in := protocol.MessageInput{Deliver: protocol.DeliverInput{
 		SessionKey: key, Turn: env.Turn + "/" + env.CallID, Route: to,
-		Text: content, Media: media, Kind: protocol.ReplyMessage, MaxAttempts: m.attempts,
+		Text: content, Media: files, Kind: protocol.ReplyMessage, MaxAttempts: m.attempts,
 	}}
 	opts := client.StartWorkflowOptions{
 		ID:                       m.instance.Name("message/" + env.SessionKey + "/" + env.Turn + "/" + env.CallID),

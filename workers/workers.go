@@ -19,6 +19,7 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/mcp"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/stores"
@@ -76,7 +77,9 @@ type Set struct {
 	identity string
 	fatal    fatalError
 	Store    session.Store
-	mcp      *mcp.Pool
+	// Media is the process's media store, for the bus that shares inbound files.
+	Media media.Store
+	mcp   *mcp.Pool
 	// owned is the stores Start opened itself, closed by Stop.
 	owned *stores.Set
 	// stopWatch ends the config watcher.
@@ -94,10 +97,12 @@ func NewActivities(cfg *config.Config, c client.Client, mgr *channels.Manager, h
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
-	return newActivities(cfg, st, c, mgr, hub, log)
+	return newActivities(cfg, st, true, c, mgr, hub, log)
 }
 
-func newActivities(cfg *config.Config, st *stores.Set, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (activities.Deps, *mcp.Pool, error) {
+// newActivities builds the deps; holdsWorkspace says where files fetched
+// from the shared media store go (media.Dir).
+func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c client.Client, mgr *channels.Manager, hub *channels.StreamHub, log *slog.Logger) (activities.Deps, *mcp.Pool, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -107,9 +112,10 @@ func newActivities(cfg *config.Config, st *stores.Set, c client.Client, mgr *cha
 		log.Warn("config: " + w)
 	}
 	store := st.Sessions
+	files := st.Media(cfg.Instance(), workspace, holdsWorkspace)
 	var sender tools.MessageSender
 	if c != nil {
-		sender = &messageSender{client: c, instance: cfg.Instance(), attempts: cfg.TurnSettings().SendMaxRetries}
+		sender = &messageSender{client: c, instance: cfg.Instance(), media: files, attempts: cfg.TurnSettings().SendMaxRetries}
 	}
 	var jobs tools.CronJobs
 	if c != nil {
@@ -140,7 +146,7 @@ func newActivities(cfg *config.Config, st *stores.Set, c client.Client, mgr *cha
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
-		Usage: st.Usage, Archive: st.Archive, Pairing: st.Pairing,
+		Usage: st.Usage, Archive: st.Archive, Pairing: st.Pairing, Media: files,
 		ModelCallSlots: MaxConcurrentRequests(),
 	}
 	return deps, pool, nil
@@ -175,7 +181,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		}
 		owned = st
 	}
-	deps, pool, err := newActivities(opts.Config, st, c, opts.Channels, opts.Streams, opts.Log)
+	deps, pool, err := newActivities(opts.Config, st, opts.Workspace, c, opts.Channels, opts.Streams, opts.Log)
 	if err != nil {
 		if owned != nil {
 			owned.Close()
@@ -183,7 +189,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		return nil, err
 	}
 	features := Features(activities.New(deps))
-	set := &Set{Store: deps.Store, mcp: pool, owned: owned}
+	set := &Set{Store: deps.Store, Media: deps.Media, mcp: pool, owned: owned}
 	if models, ok := deps.Models.(*configModels); ok && opts.Config.Exists {
 		ctx, cancel := context.WithCancel(context.Background())
 		set.stopWatch = cancel

@@ -87,7 +87,8 @@ func (r *runtimeEnv) startWorkers(opts workers.Options, log *slog.Logger) error 
 		return err
 	}
 	r.workers = set
-	r.bus = &channels.Bus{Client: r.conn.Client, Settings: r.cfg.TurnSettings(), Instance: r.cfg.Instance(), LocalWorker: opts.Turns}
+	r.bus = &channels.Bus{Client: r.conn.Client, Settings: r.cfg.TurnSettings(), Instance: r.cfg.Instance(), LocalWorker: opts.Turns,
+		Media: set.Media}
 	return nil
 }
 
