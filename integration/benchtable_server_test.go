@@ -119,13 +119,16 @@ func (b *benchEnv) serverB4Rows(t *testing.T, ctx context.Context, tpsMem float6
 	return b4, rss
 }
 
+// idleAfter is how long after its start a gateway counts as idle for S2.
+const idleAfter = 12 * time.Second
+
 // startupRows are S1 (gateway start to ready, embedded temporal-dev, existing database, median
 // of 5 after a first start made the database) and S2 (idle RSS of the gateway and of the pair).
 func (b *benchEnv) startupRows(t *testing.T) []benchRow {
 	h := testenv.NewHome(t, b.model.URL(), nil)
 	env, _ := embeddedEnv(t, h)
 	var ready []time.Duration
-	var gwRSS, devRSS int
+	var gwRSS, devRSS, gwAnon, devAnon int
 	const starts = 6
 	for i := 0; i < starts; i++ {
 		start := time.Now()
@@ -136,9 +139,11 @@ func (b *benchEnv) startupRows(t *testing.T) []benchRow {
 			ready = append(ready, time.Since(start))
 		}
 		if i == starts-1 {
+			time.Sleep(time.Until(start.Add(idleAfter))) // idle means past temporal-dev's second release, 10 s after its ready line
 			child := childPid(t, gw.Process.Pid)
 			devRSS = settledRSS(child)
 			gwRSS = settledRSS(gw.Process.Pid)
+			devAnon, gwAnon = anonKB(child), anonKB(gw.Process.Pid)
 		}
 		stopGateway(gw)
 	}
@@ -146,8 +151,8 @@ func (b *benchEnv) startupRows(t *testing.T) []benchRow {
 	pair := gwRSS + devRSS
 	return []benchRow{
 		{"S1", "`nanobot gateway` start to ready (banner), embedded temporal-dev, existing database: median of 5", ms(s1), "-", "-", "≤ 0.5 s", yes(s1 <= 500*time.Millisecond)},
-		{"S2", "gateway RSS, idle (embedded temporal-dev)", mb(gwRSS), "-", "-", "≤ 40 MB", yes(gwRSS <= 40*1024)},
-		{"S2", "gateway + temporal-dev RSS, idle (temporal-dev alone: " + mb(devRSS) + ")", mb(pair), "-", "-", "≤ 150 MB", yes(pair <= 150*1024)},
+		{"S2", "gateway RSS, idle 12 s after start (embedded temporal-dev; anonymous memory " + mb(gwAnon) + ", the rest pages of its binary)", mb(gwRSS), "-", "-", "≤ 40 MB", yes(gwRSS <= 40*1024)},
+		{"S2", "gateway + temporal-dev RSS, idle (temporal-dev alone: " + mb(devRSS) + ", of which anonymous " + mb(devAnon) + ")", mb(pair), "-", "-", "≤ 150 MB", yes(pair <= 150*1024)},
 	}
 }
 

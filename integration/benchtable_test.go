@@ -235,13 +235,19 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
-func rssKB(pid int) int {
+func rssKB(pid int) int { return procStatusKB(pid, "VmRSS:") }
+
+// anonKB is the part of pid's RSS that is its own memory (heap, stacks), not pages of its binary.
+func anonKB(pid int) int { return procStatusKB(pid, "RssAnon:") }
+
+// procStatusKB reads one kB field of /proc/<pid>/status (0 when it cannot).
+func procStatusKB(pid int, field string) int {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
+		if strings.HasPrefix(line, field) {
 			f := strings.Fields(line)
 			n, _ := strconv.Atoi(f[1])
 			return n

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels/web"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/cron"
+	"github.com/nanobot-durable/nanobot/internal/residency"
 	"github.com/nanobot-durable/nanobot/metrics"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/stores"
@@ -137,6 +139,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		health.setChecks(readyChecks(r, mgr, wanted, st))
 	}
 	a.banner(name, r, cfg, mgr, sandbox, st, health)
+	go a.releaseStartupMemory()
 	status := time.NewTicker(channels.StatusEvery)
 	defer status.Stop()
 	a.writeStatus(deps.Home, mgr)
@@ -263,6 +266,14 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 		fmt.Fprintf(a.stdout, "State:    %s\n", st.Where())
 	}
 	fmt.Fprintf(a.stdout, "Model:    %s\nWorkspace: %s\nPress Ctrl-C to stop.\n", cfg.ActiveModel().Model, cfg.Agents.Defaults.WorkspacePath())
+}
+
+// releaseStartupMemory hands back, once the process is up, the start-up garbage and the pages
+// of the binary that only start-up read: an idle gateway's RSS is then mostly its own memory.
+func (a *app) releaseStartupMemory() {
+	debug.FreeOSMemory()
+	n := residency.DropExecutablePages(a.log)
+	a.log.Debug("released start-up memory", "executable_bytes_advised", n)
 }
 
 // sandboxStatus checks at start that the sandbox the config asks for can
