@@ -18,8 +18,16 @@ type SeenKeys interface {
 	Has(key string) bool
 	// Add records the keys ("" ones skipped) and reports whether any was already there.
 	Add(keys ...string) (dup bool)
-	// Forget drops a key Add claimed for a message that could not be handed
-	// over, so its redelivery is taken in.
+	// Claim takes key before its message is handed over: false when it was
+	// handled (or claimed) already. A shared set records it now, since two
+	// gateways may get one event at the same moment; a set of one process
+	// only checks, and Done records it after the hand-over, so a crash in
+	// between takes the event in again instead of never.
+	Claim(key string) bool
+	// Done records a claimed key whose message was handed over.
+	Done(key string)
+	// Forget drops a key claimed (or added) for a message that could not be
+	// handed over, so its redelivery is taken in.
 	Forget(key string)
 }
 
@@ -131,6 +139,12 @@ func (r *RecentKeys) Add(keys ...string) (dup bool) {
 	}
 	return dup
 }
+
+// Claim checks key: one process has no other gateway to race, so Done records it.
+func (r *RecentKeys) Claim(key string) bool { return key != "" && !r.Has(key) }
+
+// Done records key once its message was handed over.
+func (r *RecentKeys) Done(key string) { r.Add(key) }
 
 // Forget drops key (saving the set if it is kept in a file).
 func (r *RecentKeys) Forget(key string) {

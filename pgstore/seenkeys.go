@@ -70,6 +70,12 @@ func (s *SeenKeys) Add(keys ...string) (dup bool) {
 	return added < len(fresh)
 }
 
+// Claim records key now: of two gateways given one event, the insert picks one.
+func (s *SeenKeys) Claim(key string) bool { return key != "" && !s.Add(key) }
+
+// Done has nothing left to record: Claim did.
+func (s *SeenKeys) Done(string) {}
+
 // Forget drops key, so its redelivery is taken in by whichever gateway gets it.
 func (s *SeenKeys) Forget(key string) {
 	ctx, cancel := bounded()

@@ -23,7 +23,10 @@ func SeenKeys(t *testing.T, fresh Fresh[channels.SeenKeys], shared bool) {
 		{"ForgetReleasesAKey", seenForget},
 	}
 	if shared {
-		tests = append(tests, test[channels.SeenKeys]{"OneInstanceTakesEachKey", seenShared})
+		tests = append(tests, test[channels.SeenKeys]{"OneInstanceTakesEachKey", seenShared},
+			test[channels.SeenKeys]{"AClaimHoldsAcrossGateways", seenClaimShared})
+	} else {
+		tests = append(tests, test[channels.SeenKeys]{"AClaimWithoutDoneIsTakenAfterARestart", seenClaimOwn})
 	}
 	run(t, fresh, tests)
 }
@@ -88,4 +91,31 @@ func seenShared(t *testing.T, open Open[channels.SeenKeys]) {
 		require.False(t, sets[i%2].Add(fmt.Sprint("k", i)))
 	}
 	require.False(t, sets[0].Has("update-1"), "the oldest is forgotten on every instance")
+}
+
+// seenClaimShared: on a shared set the claim itself records, so another gateway's claim of the
+// same key loses even before the first is done.
+func seenClaimShared(t *testing.T, open Open[channels.SeenKeys]) {
+	a, b := open(t), open(t)
+	require.True(t, a.Claim("ev-1"))
+	require.False(t, b.Claim("ev-1"), "the other gateway's claim of the same event")
+	a.Done("ev-1")
+	require.False(t, a.Claim("ev-1"), "handled")
+	require.True(t, b.Claim("ev-2"))
+	b.Forget("ev-2") // its message could not be handed over
+	require.True(t, a.Claim("ev-2"), "a released claim is taken again")
+	require.False(t, a.Claim(""))
+}
+
+// seenClaimOwn: a set of one process records only at Done, so a process killed between claiming
+// an event and handing it over takes the event in again after its restart.
+func seenClaimOwn(t *testing.T, open Open[channels.SeenKeys]) {
+	r := open(t)
+	require.True(t, r.Claim("ev-1"))
+	// killed here: no Done
+	again := open(t)
+	require.True(t, again.Claim("ev-1"), "the event is not lost with the process")
+	again.Done("ev-1")
+	require.False(t, open(t).Claim("ev-1"), "handled, across a restart")
+	require.False(t, again.Claim(""))
 }

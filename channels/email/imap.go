@@ -196,7 +196,7 @@ func (c *Channel) check(ctx context.Context, mb *mailbox) (retry bool, err error
 		}
 		key := mailKey(mb.validity, h)
 		// Claimed before it is taken: another gateway may poll the same mailbox.
-		if c.handled.Add(key) {
+		if !c.handled.Claim(key) {
 			continue // markSeen off, a restart between taking it in and marking it, or another gateway's
 		}
 		raw, err := fetchRaw(mb.client, h.UID, h.RFC822Size)
@@ -209,6 +209,7 @@ func (c *Channel) check(ctx context.Context, mb *mailbox) (retry bool, err error
 			c.handled.Forget(key)
 			return true, nil // keep the order: later mails wait for this one
 		}
+		c.handled.Done(key)
 		if err := c.afterTaken(mb, h.UID, out); err != nil {
 			return false, err
 		}

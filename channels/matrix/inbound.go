@@ -112,7 +112,7 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 	}
 	// Claimed before it is handed over: another gateway syncing the same
 	// account gets the event at the same moment, and one of them takes it.
-	if c.seen.Add(ev.ID) {
+	if !c.seen.Claim(ev.ID) {
 		return nil
 	}
 	err = c.take(ctx, room, ev, m)
@@ -120,6 +120,7 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 		c.seen.Forget(ev.ID) // synced again, and taken then
 		return err
 	}
+	c.seen.Done(ev.ID)
 	return nil
 }
 

@@ -34,7 +34,7 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 		return nil
 	}
 	// Claimed before it is handed over, so of two gateways polling one account one takes it.
-	if c.seen.Add(id) {
+	if !c.seen.Claim(id) {
 		c.log.Info("weixin message redelivered; already taken in", "message_id", id, "from", m.FromUserID)
 		return nil
 	}
@@ -52,6 +52,7 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	media := downloadable(m)
 	if content == "" && len(media) == 0 {
 		c.log.Debug("weixin message without content skipped", "message_id", id)
+		c.seen.Done(id)
 		return nil
 	}
 	msg := protocol.Inbound{
@@ -77,6 +78,7 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	c.mu.Unlock()
 	err = publish(ctx, msg, admitted)
 	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
+		c.seen.Done(id)
 		return nil
 	}
 	c.seen.Forget(id) // polled again, and taken then
