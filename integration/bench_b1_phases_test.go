@@ -134,16 +134,6 @@ func (b *benchEnv) b1PhaseRows(ctx context.Context) []benchRow {
 	return rows
 }
 
-// activityName is the type of the activity scheduled as event id.
-func activityName(events []*historypb.HistoryEvent, id int64) string {
-	for _, ev := range events {
-		if ev.GetEventId() == id {
-			return ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
-		}
-	}
-	return "?"
-}
-
 // floorQueue is the task queue of the floor workflow: a worker of its own in this process.
 const floorQueue = "bench-floor"
 

@@ -31,19 +31,7 @@ func temporalOnPostgres(t *testing.T) string {
 	u, err := url.Parse(dbURL)
 	require.NoError(t, err)
 	visibility := strings.TrimPrefix(u.Path, "/") + "_visibility"
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dbURL)
-		if err != nil {
-			t.Errorf("drop %s: %v", visibility, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+visibility+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop %s: %v", visibility, err)
-		}
-	})
+	t.Cleanup(func() { pgtest.Drop(t, dbURL, visibility) })
 	return dbURL
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -56,15 +55,7 @@ func postForm(t *testing.T, url string, parts ...formPart) answer {
 		require.NoError(t, err)
 	}
 	require.NoError(t, mw.Close())
-	req, err := http.NewRequest(http.MethodPost, url, &buf)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return answer{status: resp.StatusCode, body: string(b), header: resp.Header}
+	return call(t, http.MethodPost, url, buf.String(), "Content-Type", mw.FormDataContentType())
 }
 
 func field(name, value string) formPart { return formPart{name: name, body: []byte(value)} }

@@ -39,7 +39,7 @@ func Database(t testing.TB) string {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("create test database %s: %v", name, err)
 	}
-	t.Cleanup(func() { drop(t, admin, name) })
+	t.Cleanup(func() { Drop(t, admin, name) })
 	u, err := url.Parse(admin)
 	if err != nil {
 		t.Fatalf("%s is not a URL: %v", EnvVar, err)
@@ -48,8 +48,8 @@ func Database(t testing.TB) string {
 	return u.String()
 }
 
-// drop removes the test's database, closing what the test left connected.
-func drop(t testing.TB, admin, name string) {
+// Drop removes database name on the cluster admin reaches, closing what the test left connected.
+func Drop(t testing.TB, admin, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, admin)
