@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,6 +33,11 @@ var (
 	// tlsOnly are the settings that mean TLS whenever one is set.
 	tlsOnly = []tlsSetting{tlsCertPath, tlsCertData, tlsKeyPath, tlsKeyData, tlsCAPath, tlsCAData, tlsServer, tlsNoVerify}
 )
+
+// tlsPathVariables name files: a service unit, run from the home directory, gets them absolute.
+func tlsPathVariables() []string {
+	return slices.Concat(tlsCertPath, tlsKeyPath, tlsCAPath)
+}
 
 // temporalSecurity is how this process dials Temporal, read from the environment.
 type temporalSecurity struct {
