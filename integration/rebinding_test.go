@@ -188,3 +188,29 @@ func procAddr(t *testing.T, s string) string {
 	}
 	return net.JoinHostPort(ip.String(), strconv.FormatUint(port, 10))
 }
+
+// TestGatewayBeyondLoopbackNeedsTheChatToken: a gateway whose web chat listens on
+// 0.0.0.0 without channels.web.token refuses to start, naming the key and the config
+// file; with a token it starts, and the chat wants the token and a Host it answers to.
+func TestGatewayBeyondLoopbackNeedsTheChatToken(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	webPort := testenv.FreePort(t)
+	web := map[string]any{"enabled": true, "host": "0.0.0.0", "port": webPort}
+	home := testenv.NewHome(t, "http://127.0.0.1:9/v1", map[string]any{"channels": map[string]any{"web": web}})
+	_, errOut, code := runNanobot(t, home.Env(dev.Addr), "gateway")
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "channels.web.token is not set")
+	require.Contains(t, errOut, home.ConfigPath)
+
+	web["token"] = "s3cret"
+	home = testenv.NewHome(t, "http://127.0.0.1:9/v1", map[string]any{"channels": map[string]any{"web": web}})
+	_, out, _ := startGateway(t, dev, home.Env(dev.Addr))
+	require.Contains(t, out.String(), fmt.Sprintf(":%d/?token=s3cret", webPort), "the banner gives the URL with its token")
+	url, p := fmt.Sprintf("http://127.0.0.1:%d/api/sessions", webPort), strconv.Itoa(webPort)
+	status, _ := hostCall(t, "GET", url, "192.0.2.7:"+p, "")
+	require.Equal(t, http.StatusUnauthorized, status, "beyond loopback the token is the gate")
+	status, _ = hostCall(t, "GET", url+"?token=s3cret", "192.0.2.7:"+p, "")
+	require.Equal(t, http.StatusOK, status, "any IP literal names a wildcard listener")
+	status, _ = hostCall(t, "GET", url+"?token=s3cret", "evil.example:"+p, "")
+	require.Equal(t, http.StatusMisdirectedRequest, status, "a token leaked to a rebinding page still meets the Host check")
+}
