@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 )
 
 // HTTPServer is a channel's HTTP listener (the API, the web chat), served
@@ -18,14 +20,27 @@ type HTTPServer struct {
 	ln  net.Listener
 }
 
-// ListenHTTP listens on addr and serves h in the background; name labels
+// Hosts are the Host names a listener answers to beside loopback and its own
+// address (hostcheck.New), and the setting that lists them.
+type Hosts struct {
+	Allowed []string
+	Setting string
+}
+
+// ListenHTTP listens on addr and serves h in the background to requests
+// whose Host names this listener (DNS rebinding: others get 421); name labels
 // the log line if serving stops on its own.
-func ListenHTTP(addr string, h http.Handler, name string, log *slog.Logger) (*HTTPServer, error) {
+func ListenHTTP(addr string, h http.Handler, hosts Hosts, name string, log *slog.Logger) (*HTTPServer, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	s := &HTTPServer{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln: ln}
+	guarded := hostcheck.New(host, hosts.Allowed, hosts.Setting).Guard(h)
+	s := &HTTPServer{srv: &http.Server{Handler: guarded, ReadHeaderTimeout: 10 * time.Second}, ln: ln}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error(name+" stopped", "error", err)
@@ -36,12 +51,6 @@ func ListenHTTP(addr string, h http.Handler, name string, log *slog.Logger) (*HT
 
 // Addr is where it listens ("127.0.0.1:18790").
 func (s *HTTPServer) Addr() string { return s.ln.Addr().String() }
-
-// Loopback reports a listener only this machine can reach.
-func (s *HTTPServer) Loopback() bool {
-	tcp, ok := s.ln.Addr().(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
-}
 
 // Shutdown lets open requests finish until ctx ends, then closes the rest.
 func (s *HTTPServer) Shutdown(ctx context.Context) error {
@@ -64,11 +73,11 @@ type SharedHTTP struct {
 }
 
 // ListenShared serves routes on addr; a request none of them takes goes to
-// the handler mounted, 404 while there is none.
-func ListenShared(addr string, routes *http.ServeMux, name string, log *slog.Logger) (*SharedHTTP, error) {
+// the handler mounted, 404 while there is none. hosts guards all of it.
+func ListenShared(addr string, routes *http.ServeMux, hosts Hosts, name string, log *slog.Logger) (*SharedHTTP, error) {
 	s := &SharedHTTP{}
 	routes.HandleFunc("/", s.serveMounted)
-	srv, err := ListenHTTP(addr, routes, name, log)
+	srv, err := ListenHTTP(addr, routes, hosts, name, log)
 	if err != nil {
 		return nil, err
 	}

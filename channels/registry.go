@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -143,7 +144,18 @@ type Built struct {
 	Channels []Channel
 	Queues   []string
 	Warnings []string
+	// Refused are settings the process must not start with (Unsafe errors).
+	Refused []error
 }
+
+// unsafeError is a constructor's refusal of a setting that would expose the
+// agent (a listener beyond loopback without its token): the process stops.
+type unsafeError struct{ error }
+
+func (e unsafeError) Unwrap() error { return e.error }
+
+// Unsafe marks err as a setting the process must not start with.
+func Unsafe(err error) error { return unsafeError{err} }
 
 // Build makes every enabled channel (or only those named in only). A
 // channel enabled but unable to run here — a block for a channel this build
@@ -166,6 +178,10 @@ func Build(cfg *config.Config, deps Deps, only map[string]bool) Built {
 			}
 		}
 		c, err := s.New(deps)
+		if errors.As(err, new(unsafeError)) {
+			b.Refused = append(b.Refused, err)
+			continue
+		}
 		if err != nil {
 			b.Warnings = append(b.Warnings, fmt.Sprintf("channels.%s: %v: the channel is not started", s.Name, err))
 			continue

@@ -200,8 +200,12 @@ type Web struct {
 	Enabled *bool  `json:"enabled,omitempty"`
 	Host    string `json:"host"`
 	Port    int    `json:"port"`
-	// Token, when set, is required by every request (Bearer header, ?token= or the page's cookie).
+	// Token, when set, is required by every request (Bearer header, ?token= or the page's cookie);
+	// a host beyond loopback requires one.
 	Token string `json:"token"`
+	// AllowedHosts are Host names the chat (and the gateway's /health and /ready) answer to
+	// beside 127.0.0.1, localhost, [::1] and the bound IP; others get 421 (not in nanobot).
+	AllowedHosts []string `json:"allowedHosts"`
 }
 
 // EnabledOr tells whether the web chat runs, given the default for this process.
@@ -219,7 +223,11 @@ type API struct {
 	Host    string  `json:"host"`
 	Port    int     `json:"port"`
 	Timeout float64 `json:"timeout"` // seconds
-	APIKey  string  `json:"apiKey"`
+	// APIKey, when set, is required as a bearer key; a host beyond loopback requires one.
+	APIKey string `json:"apiKey"`
+	// AllowedHosts are Host names the API answers to beside 127.0.0.1, localhost, [::1]
+	// and the bound IP; others get 421 (not in nanobot).
+	AllowedHosts []string `json:"allowedHosts"`
 }
 
 // Gateway is the long-running gateway process.

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -38,7 +39,8 @@ const defaultTimeout = 120
 type Channel struct {
 	addr      string
 	apiKey    string
-	timeout   float64 // seconds, as configured
+	hosts     channels.Hosts // the Host names it answers to beside its address
+	timeout   float64        // seconds, as configured
 	model     string
 	queue     string
 	workspace string
@@ -80,9 +82,12 @@ func New(deps channels.Deps) (*Channel, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	if !hostcheck.Loopback(host) && cfg.APIKey == "" {
+		return nil, channels.Unsafe(fmt.Errorf("api.host %s reaches beyond this machine and api.apiKey is not set, so anyone who reaches it could drive the agent: set api.apiKey (or host 127.0.0.1) in %s", host, deps.Config.Path))
+	}
 	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	return &Channel{
-		addr: addr, apiKey: cfg.APIKey, timeout: timeout, model: model,
+		addr: addr, apiKey: cfg.APIKey, hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "api.allowedHosts"}, timeout: timeout, model: model,
 		queue: deps.ProcessQueue, workspace: deps.Workspace, log: log.With("channel", Name),
 		waiters: newWaiters(), url: "http://" + addr + "/v1",
 	}, nil
@@ -106,15 +111,12 @@ func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.publish = publish // set before the server's goroutine starts, so every request sees it
-	srv, err := channels.ListenHTTP(c.addr, c, "API server", c.log)
+	srv, err := channels.ListenHTTP(c.addr, c, c.hosts, "API server", c.log)
 	if err != nil {
 		return err
 	}
 	c.srv = srv
 	c.url = "http://" + srv.Addr() + "/v1"
-	if c.apiKey == "" && !srv.Loopback() {
-		c.log.Warn("the API listens beyond this machine without api.apiKey: anyone who reaches it talks to the agent", "addr", srv.Addr())
-	}
 	return nil
 }
 

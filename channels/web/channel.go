@@ -17,6 +17,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
@@ -33,6 +34,7 @@ const senderID = "web"
 type Channel struct {
 	addr        string
 	token       string
+	hosts       channels.Hosts // the Host names it answers to beside its address
 	sessionsDir string
 	workspace   string               // voice notes are saved under <workspace>/media
 	maxAudio    int64                // transcription.maxUploadMb, in bytes
@@ -74,13 +76,16 @@ func New(deps channels.Deps) (*Channel, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	if !hostcheck.Loopback(host) && cfg.Token == "" {
+		return nil, channels.Unsafe(fmt.Errorf("channels.web.host %s reaches beyond this machine and channels.web.token is not set, so anyone who reaches it could drive the agent: set channels.web.token (or host 127.0.0.1) in %s", host, deps.Config.Path))
+	}
 	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	maxAudioMB := deps.Config.Transcription.MaxUploadMB
 	if maxAudioMB < 1 {
 		maxAudioMB = config.Default().Transcription.MaxUploadMB // a config built in code, not loaded
 	}
 	return &Channel{
-		addr: addr, token: cfg.Token, log: log.With("channel", Name),
+		addr: addr, token: cfg.Token, hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.web.allowedHosts"}, log: log.With("channel", Name),
 		workspace: deps.Workspace, maxAudio: int64(maxAudioMB) << 20,
 		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions, listener: deps.Shared,
 		clients: newClients(), url: "http://" + addr + "/",
@@ -145,25 +150,17 @@ func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 	defer c.mu.Unlock()
 	c.publish = publish                                   // set before the server's goroutine starts, so every request sees it
 	if c.listener != nil && c.listener.Addr() == c.addr { // gateway.port = channels.web.port: one listener
-		c.listener.Mount(c)
+		c.listener.Mount(c) // the listener checks Host with the same channels.web.allowedHosts
 		c.mounted = true
-		c.warnIfOpen(c.listener.HTTPServer)
 		return nil
 	}
-	srv, err := channels.ListenHTTP(c.addr, c, "web chat server", c.log)
+	srv, err := channels.ListenHTTP(c.addr, c, c.hosts, "web chat server", c.log)
 	if err != nil {
 		return err
 	}
 	c.srv = srv
 	c.url = "http://" + srv.Addr() + "/"
-	c.warnIfOpen(srv)
 	return nil
-}
-
-func (c *Channel) warnIfOpen(srv *channels.HTTPServer) {
-	if c.token == "" && !srv.Loopback() {
-		c.log.Warn("the web chat listens beyond this machine without channels.web.token: anyone who reaches it talks to the agent", "addr", srv.Addr())
-	}
 }
 
 // Stop implements channels.Channel: open streams end (pages reconnect to

@@ -88,6 +88,10 @@ func call(t *testing.T, method, url, body string, header ...string) answer {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1] // the client sends req.Host, not a Host header
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -368,7 +372,7 @@ func TestReasoningIsDrawnOnlyWithShowReasoning(t *testing.T) {
 func TestChatSharesTheProcessListenerOnTheSameAddress(t *testing.T) {
 	routes := http.NewServeMux()
 	routes.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "alive") })
-	shared, err := channels.ListenShared("127.0.0.1:0", routes, "test", slog.Default())
+	shared, err := channels.ListenShared("127.0.0.1:0", routes, channels.Hosts{}, "test", slog.Default())
 	require.NoError(t, err)
 	defer func() { _ = shared.Shutdown(context.Background()) }()
 	base := "http://" + shared.Addr()

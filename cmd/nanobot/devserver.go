@@ -84,6 +84,11 @@ func connectTemporal(ctx context.Context, configDir string, log *slog.Logger) (*
 		}
 		return nil, fmt.Errorf("something listens on %s but is not a Temporal server: %w", addr, err)
 	}
+	if sec, err := temporalSecurityFromEnv(os.Getenv); err != nil {
+		return nil, err
+	} else if sec.TLS != nil {
+		return nil, fmt.Errorf("%s is set (TLS), %w", sec.Why, errEmbeddedPlaintext)
+	}
 	dev, err := startDevServer(configDir, port, uiPort, ns, log)
 	if err != nil {
 		return nil, err
@@ -108,12 +113,17 @@ func answers(addr string) bool {
 // clientMetrics, when set (gateway.metricsPort), receives the SDK's and nanobot's metrics.
 var clientMetrics client.MetricsHandler
 
+// dial is every process's one way to Temporal: TEMPORAL_TLS_* and TEMPORAL_API_KEY apply to all.
 func dial(ctx context.Context, addr, ns string, log *slog.Logger, wait time.Duration) (client.Client, error) {
-	dctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	c, err := client.DialContext(dctx, client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics})
+	sec, err := temporalSecurityFromEnv(os.Getenv)
 	if err != nil {
 		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	c, err := client.DialContext(dctx, sec.clientOptions(client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics}))
+	if err != nil {
+		return nil, sec.explain(err, addr)
 	}
 	if _, err := c.CheckHealth(dctx, &client.CheckHealthRequest{}); err != nil {
 		c.Close()

@@ -78,7 +78,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	}
 	var health *healthServer // listening before the slow part of the start, so a taken port fails at once
 	if addr, key := healthAddr(name, fs, cfg); addr != "" {
-		if health, err = listenHealth(addr, key, name, a.secrets, a.log); err != nil {
+		if health, err = listenHealth(addr, key, name, cfg, a.secrets, a.log); err != nil {
 			return err
 		}
 		defer func() {
@@ -102,6 +102,9 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		deps.Shared = health.srv
 	}
 	built := channels.Build(cfg, deps, only)
+	if len(built.Refused) > 0 {
+		return errors.Join(built.Refused...)
+	}
 	for _, w := range built.Warnings {
 		fmt.Fprintln(a.stdout, "! "+w)
 		a.log.Warn(w)

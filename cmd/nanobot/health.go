@@ -90,13 +90,15 @@ type healthServer struct {
 }
 
 // listenHealth starts the endpoints on addr; key names the setting in the
-// error when the address is taken. /ready answers 503 until setChecks.
-func listenHealth(addr, key, command string, redact *secrets.Set, log *slog.Logger) (*healthServer, error) {
+// error when the address is taken. /ready answers 503 until setChecks. It
+// answers to channels.web.allowedHosts: the web chat may be served here too.
+func listenHealth(addr, key, command string, cfg *config.Config, redact *secrets.Set, log *slog.Logger) (*healthServer, error) {
 	h := &healthServer{command: command, started: time.Now(), redact: redact, state: "starting"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.serveHealth)
 	mux.HandleFunc("GET /ready", h.serveReady)
-	srv, err := channels.ListenShared(addr, mux, "health endpoints", log)
+	hosts := channels.Hosts{Allowed: cfg.Channels.Web.AllowedHosts, Setting: "channels.web.allowedHosts"}
+	srv, err := channels.ListenShared(addr, mux, hosts, "health endpoints", log)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("%s: %s is already in use (another nanobot?): choose another port, or turn the health endpoints off: %w", key, addr, err)

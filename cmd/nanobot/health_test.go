@@ -45,7 +45,9 @@ func getReady(t *testing.T, h *healthServer) (int, readyBody) {
 
 func startHealth(t *testing.T, redact *secrets.Set) *healthServer {
 	t.Helper()
-	h, err := listenHealth("127.0.0.1:0", "test", "gateway", redact, slog.Default())
+	cfg := config.Default()
+	cfg.Channels.Web.AllowedHosts = []string{"nanobot.lan"}
+	h, err := listenHealth("127.0.0.1:0", "test", "gateway", cfg, redact, slog.Default())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
 	return h
@@ -207,4 +209,30 @@ func TestGatewayPortInUseNamesTheKey(t *testing.T) {
 	require.Equal(t, 1, run([]string{"--config", cfgPath, "gateway"}, nil, &out, &errOut), out.String())
 	require.Contains(t, errOut.String(), "nanobot: gateway.port ("+cfgPath+"): 127.0.0.1:"+strconv.Itoa(port)+" is already in use")
 	require.NotContains(t, out.String(), "nanobot gateway running")
+}
+
+// A foreign Host (a page rebound to this machine) gets 421 from /health and
+// /ready; the names the listener is bound to and channels.web.allowedHosts
+// (the web chat may share this listener) get through.
+func TestHealthAnswersOnlyItsHostNames(t *testing.T) {
+	h := startHealth(t, secrets.FromConfig(nil, nil))
+	_, port, err := net.SplitHostPort(h.Addr())
+	require.NoError(t, err)
+	get := func(path, host string) int {
+		req, err := http.NewRequest(http.MethodGet, "http://"+h.Addr()+path, nil)
+		require.NoError(t, err)
+		req.Host = host
+		req.Header.Set("Origin", "http://"+host)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/health", "/ready"} {
+		require.Equal(t, http.StatusMisdirectedRequest, get(path, "evil.example:"+port), path)
+	}
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port, "nanobot.lan:" + port} {
+		require.Equal(t, http.StatusOK, get("/health", host), host)
+		require.Equal(t, http.StatusServiceUnavailable, get("/ready", host), host+": starting, but answered")
+	}
 }

@@ -68,7 +68,7 @@ func buildServiceUnit(command, exe, configPath, envFile string, extra []string, 
 		if !ok || !(wanted[name] || strings.HasPrefix(name, "NANOBOT_") || strings.HasPrefix(name, "TEMPORAL_")) {
 			continue
 		}
-		if name == "NANOBOT_CONFIG" {
+		if name == "NANOBOT_CONFIG" || slices.Contains(tlsPathVariables(), name) {
 			if abs, err := filepath.Abs(config.ExpandHome(value)); err == nil {
 				value = abs // the unit runs in the home directory
 			}

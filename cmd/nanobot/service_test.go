@@ -104,3 +104,31 @@ func TestInstallServiceWritesTheUnitAndA0600EnvironmentFile(t *testing.T) {
 	require.True(t, strings.HasPrefix(out.String(), "# Written by `nanobot worker install-service`"))
 	require.FileExists(t, filepath.Join(home, ".nanobot", "nanobot-worker.env"))
 }
+
+// The TLS variables reach the unit: certificate and CA paths inline, the key
+// (its path too: the name says key) and an API key only in the 0600 file.
+func TestServiceUnitCarriesTheTemporalTLSVariables(t *testing.T) {
+	environ := []string{
+		"TEMPORAL_ADDRESS=temporal.example:7233",
+		"TEMPORAL_TLS_CLIENT_CERT_PATH=/etc/nanobot/client.pem",
+		"TEMPORAL_TLS_CLIENT_KEY_PATH=/etc/nanobot/client.key",
+		"TEMPORAL_TLS_SERVER_CA_CERT_PATH=certs/ca.pem",
+		"TEMPORAL_TLS_SERVER_NAME=temporal.example",
+		"TEMPORAL_TLS_CLIENT_KEY_DATA=-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----",
+		"TEMPORAL_API_KEY=tmprl-key",
+	}
+	u := buildServiceUnit("gateway", "/usr/bin/nanobot", "", "/home/u/.nanobot/nanobot-gateway.env", nil, environ, config.Default(), secrets.FromConfig(nil, nil))
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	for _, line := range []string{
+		"Environment=TEMPORAL_TLS_CLIENT_CERT_PATH=/etc/nanobot/client.pem\n",
+		"Environment=TEMPORAL_TLS_SERVER_CA_CERT_PATH=" + filepath.Join(wd, "certs/ca.pem") + "\n", // the unit runs in the home directory
+		"Environment=TEMPORAL_TLS_SERVER_NAME=temporal.example\n",
+	} {
+		require.Contains(t, u.unit(), line)
+	}
+	require.NotContains(t, u.unit(), "KEY")
+	require.Contains(t, u.envFileText(), "TEMPORAL_TLS_CLIENT_KEY_PATH=\"/etc/nanobot/client.key\"\n")
+	require.Contains(t, u.envFileText(), "TEMPORAL_TLS_CLIENT_KEY_DATA=\"-----BEGIN EC PRIVATE KEY-----\nMHc\n-----END EC PRIVATE KEY-----\"\n")
+	require.Contains(t, u.envFileText(), "TEMPORAL_API_KEY=\"tmprl-key\"\n")
+}

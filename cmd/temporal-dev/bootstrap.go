@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
@@ -23,8 +24,14 @@ var errStartTimeout = errors.New("frontend did not become ready")
 
 // bootstrap waits for the frontend to answer and adds search attributes that namespaces from an
 // earlier run (reused DB file) lack; new namespaces already got them when pre-registered.
-func bootstrap(ctx context.Context, o *options, frontend string, logger *slog.Logger) error {
-	conn, err := grpc.NewClient(frontend, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func bootstrap(ctx context.Context, o *options, frontend string, frontendTLS *frontendTLS, logger *slog.Logger) error {
+	creds := insecure.NewCredentials()
+	if tlsCfg, err := frontendTLS.clientConfig(); err != nil {
+		return err
+	} else if tlsCfg != nil {
+		creds = credentials.NewTLS(tlsCfg)
+	}
+	conn, err := grpc.NewClient(frontend, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return fmt.Errorf("dialing frontend %s: %w", frontend, err)
 	}

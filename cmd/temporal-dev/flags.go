@@ -25,7 +25,7 @@ type options struct {
 	Port        int
 	UIIP        string
 	UIPort      int
-	HTTPPort    int // 0 = pick a free port
+	HTTPPort    int // 0 = off: nothing here uses the frontend's HTTP API
 	MetricsPort int // 0 = metrics off
 	Headless    bool
 	DBFilename  string // "" = in-memory
@@ -47,6 +47,10 @@ type options struct {
 	ReleaseStartupMemory bool
 	LogLevel             string
 	LogFormat            string
+	// UIAllowedHosts are Host names the Web UI answers to beside loopback and its bound IP.
+	UIAllowedHosts []string
+	// TLSCert and TLSKey serve the frontend over TLS; TLSClientCA then requires client certificates.
+	TLSCert, TLSKey, TLSClientCA string
 }
 
 type searchAttribute struct {
@@ -85,13 +89,14 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	var (
 		o                                           options
 		namespaces, searchAttrs, dynValues, pragmas stringList
+		uiHosts                                     stringList
 	)
 	fs.StringVar(&o.IP, "ip", "127.0.0.1", "IP address to bind the frontend gRPC service to")
 	fs.IntVar(&o.Port, "port", 7233, "port for the frontend gRPC service")
 	fs.IntVar(&o.Port, "p", 7233, "shorthand for --port")
 	fs.StringVar(&o.UIIP, "ui-ip", "", "IP address to bind the Web UI to (default: --ip)")
 	fs.IntVar(&o.UIPort, "ui-port", 0, "port for the Web UI (default: --port + 1000)")
-	fs.IntVar(&o.HTTPPort, "http-port", 0, "port for the frontend HTTP API (default: a free port)")
+	fs.IntVar(&o.HTTPPort, "http-port", 0, "port for the frontend HTTP API on --ip (default: off)")
 	fs.IntVar(&o.MetricsPort, "metrics-port", 0, "port for Prometheus metrics on --ip (default: off)")
 	fs.BoolVar(&o.Headless, "headless", false, "do not start the Web UI")
 	fs.StringVar(&o.DBFilename, "db-filename", "", "SQLite file to persist to (default: in-memory)")
@@ -108,6 +113,10 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.BoolVar(&o.ReleaseStartupMemory, "release-startup-memory", true, "return start-up memory to the OS once the server is up")
 	fs.StringVar(&o.LogLevel, "log-level", "warn", "server log level: debug|info|warn|error")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "server log format: text|json")
+	fs.Var(&uiHosts, "ui-allowed-host", "a Host name the Web UI answers to beside 127.0.0.1, localhost, [::1] and its IP (repeatable)")
+	fs.StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate the frontend serves TLS with (with --tls-key)")
+	fs.StringVar(&o.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&o.TLSClientCA, "tls-client-ca", "", "PEM CA certificates; clients must present a certificate they signed (mTLS)")
 
 	// Tolerate `temporal-dev server start-dev ...` so start-dev command lines can be reused verbatim.
 	for len(args) > 0 && (args[0] == "server" || args[0] == "start-dev") {
@@ -139,7 +148,11 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	if o.Pragmas, err = parsePragmas(pragmas); err != nil {
 		return nil, err
 	}
+	o.UIAllowedHosts = uiHosts
 	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if err := o.validateTLS(); err != nil {
 		return nil, err
 	}
 	if err := o.validateDB(); err != nil {
@@ -174,7 +187,7 @@ func (o *options) validate() error {
 	if err := checkPort("--metrics-port", o.MetricsPort, true); err != nil {
 		return err
 	}
-	if o.HTTPPort == o.Port {
+	if o.HTTPPort != 0 && o.HTTPPort == o.Port {
 		return fmt.Errorf("--http-port %d must differ from --port", o.HTTPPort)
 	}
 	if o.MetricsPort == o.Port || (o.MetricsPort != 0 && o.MetricsPort == o.HTTPPort) {

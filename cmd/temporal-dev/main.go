@@ -77,7 +77,11 @@ func start(o *options, serverLogger *serverLogger, logger *slog.Logger, stdout i
 	if err != nil {
 		return nil, err
 	}
-	srv, err := newTemporalServer(o, ep, serverLogger.Logger, logger)
+	frontendTLS, err := loadFrontendTLS(o)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := newTemporalServer(o, ep, frontendTLS, serverLogger.Logger, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +93,7 @@ func start(o *options, serverLogger *serverLogger, logger *slog.Logger, stdout i
 
 	ctx, cancel := context.WithTimeout(context.Background(), bootstrapTimeout)
 	defer cancel()
-	if err := bootstrap(ctx, o, ep.frontendDial, logger); err != nil {
+	if err := bootstrap(ctx, o, ep.frontendDial, frontendTLS, logger); err != nil {
 		serverLogger.quietShutdown()
 		_ = srv.Stop()
 		return nil, fmt.Errorf("bootstrapping server: %w", err)
@@ -98,7 +102,8 @@ func start(o *options, serverLogger *serverLogger, logger *slog.Logger, stdout i
 	var ui *webUI
 	uiDesc := "off (headless)"
 	if !o.Headless {
-		if ui, err = startUI(o.UIIP, o.UIPort, ep.frontendDial, logger); err != nil {
+		uiOpts := uiOptions{frontend: ep.frontendDial, tls: frontendTLS.uiTLS(), hosts: newAllowedHosts(o.UIIP, o.UIAllowedHosts, "--ui-allowed-host")}
+		if ui, err = startUI(o.UIIP, o.UIPort, uiOpts, logger); err != nil {
 			serverLogger.quietShutdown()
 			_ = srv.Stop()
 			return nil, fmt.Errorf("starting UI: %w", err)

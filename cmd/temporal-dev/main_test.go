@@ -97,7 +97,7 @@ func TestDynamicConfigValues(t *testing.T) {
 	if !reflect.DeepEqual(o.DynamicConfig, want) {
 		t.Errorf("dynamic config = %#v, want %#v", o.DynamicConfig, want)
 	}
-	client := buildDynamicConfig(defaultDynamicConfig("127.0.0.1:1"), o.DynamicConfig)
+	client := buildDynamicConfig(defaultDynamicConfig("http://127.0.0.1:1", nil), o.DynamicConfig)
 	if got := client[dynamicconfig.MakeKey("History.Foo")]; got != 7 {
 		t.Errorf("history.foo = %v, want 7", got)
 	}
@@ -111,7 +111,7 @@ func TestDynamicConfigValues(t *testing.T) {
 
 func TestDynamicConfigOverridesDefault(t *testing.T) {
 	o := mustParse(t, "--dynamic-config-value", "history.transferProcessorMaxPollRPS=50")
-	client := buildDynamicConfig(defaultDynamicConfig("127.0.0.1:1"), o.DynamicConfig)
+	client := buildDynamicConfig(defaultDynamicConfig("http://127.0.0.1:1", nil), o.DynamicConfig)
 	if got := client[dynamicconfig.MakeKey("history.transferprocessormaxpollrps")]; got != 50 {
 		t.Errorf("override = %v, want 50", got)
 	}
@@ -119,7 +119,7 @@ func TestDynamicConfigOverridesDefault(t *testing.T) {
 
 func TestDynamicConfigNullRestoresServerDefault(t *testing.T) {
 	o := mustParse(t, "--dynamic-config-value", "history.timerProcessorSchedulerWorkerCount=null")
-	client := buildDynamicConfig(defaultDynamicConfig("127.0.0.1:1"), o.DynamicConfig)
+	client := buildDynamicConfig(defaultDynamicConfig("http://127.0.0.1:1", nil), o.DynamicConfig)
 	if got, ok := client[dynamicconfig.MakeKey("history.timerProcessorSchedulerWorkerCount")]; ok {
 		t.Errorf("null left the key set to %v", got)
 	}
@@ -203,6 +203,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--sqlite-pragma", "a;b=1"}, "is not a pragma name"},
 		{[]string{"--sqlite-max-conns", "0"}, "invalid --sqlite-max-conns 0"},
 		{[]string{"--sqlite-max-conns", "4"}, "needs --db-filename"},
+		{[]string{"--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
+		{[]string{"--tls-key", "k.pem"}, "--tls-cert and --tls-key go together"},
+		{[]string{"--tls-client-ca", "ca.pem"}, "--tls-client-ca needs --tls-cert"},
 	}
 	for _, c := range cases {
 		_, err := parseFlags(c.args, io.Discard)

@@ -173,7 +173,7 @@ func TestDeployDynamicConfigAgreesWithTheDevServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the server cannot load %s: %v", path, err)
 	}
-	defaults := defaultDynamicConfig("127.0.0.1:7243")
+	defaults := defaultDynamicConfig("http://127.0.0.1:7243", nil)
 	var keys []string
 	for line := range strings.Lines(string(data)) {
 		if key, ok := strings.CutSuffix(strings.TrimSpace(line), ":"); ok && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "#") {

@@ -43,8 +43,9 @@ type endpoints struct {
 const devTaskWorkers = 16
 
 // defaultDynamicConfig returns the dev-server defaults; --dynamic-config-value entries override them.
-func defaultDynamicConfig(httpAddr string) map[string]any {
-	return map[string]any{
+// httpURL is the frontend's HTTP API ("" = off) and httpHosts the Host names it answers to.
+func defaultDynamicConfig(httpURL string, httpHosts []string) map[string]any {
+	dc := map[string]any{
 		// The default 20/s on a single shard adds ~45 ms of latency per workflow task.
 		"history.transferProcessorMaxPollRPS": 1000,
 		// Same reasoning for timers and visibility: one shard means one slow poller.
@@ -63,9 +64,14 @@ func defaultDynamicConfig(httpAddr string) map[string]any {
 		"system.enableActivityEagerExecution":    true,
 		// Search attributes added at startup must be usable right away.
 		"system.forceSearchAttributesCacheRefreshOnRead": true,
-		// Nexus async completions call back into this server's HTTP API.
-		"component.nexusoperations.callback.endpoint.template": "http://" + httpAddr + "/namespaces/{{.NamespaceName}}/nexus/callback",
 	}
+	if httpURL != "" {
+		// Nexus async completions call back into this server's HTTP API.
+		dc["component.nexusoperations.callback.endpoint.template"] = httpURL + "/namespaces/{{.NamespaceName}}/nexus/callback"
+		// The server's own DNS rebinding guard (403; it matches Host with its port).
+		dc["frontend.httpAllowedHosts"] = httpHosts
+	}
+	return dc
 }
 
 // buildDynamicConfig merges defaults with the user's values into a static client; a null value
@@ -128,21 +134,17 @@ func dialHost(ip string) string {
 }
 
 func resolveEndpoints(o *options) (*endpoints, error) {
-	ports, err := freePorts(4)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
-	ep := &endpoints{
+	return &endpoints{
 		frontendDial: net.JoinHostPort(dialHost(o.IP), strconv.Itoa(o.Port)),
 		httpPort:     o.HTTPPort,
 		history:      ports[0],
 		matching:     ports[1],
 		worker:       ports[2],
-	}
-	if ep.httpPort == 0 {
-		ep.httpPort = ports[3]
-	}
-	return ep, nil
+	}, nil
 }
 
 // sqlConfig builds the SQLite datastore config; file DBs get WAL defaults, user pragmas win.
@@ -308,15 +310,24 @@ func prepareStores(o *options, logger log.Logger, slogger *slog.Logger) (config.
 	return p, nil
 }
 
+// httpAddr is where the frontend's HTTP API listens, "" when it is off.
+func (ep *endpoints) httpAddr(o *options) string {
+	if ep.httpPort == 0 {
+		return ""
+	}
+	return net.JoinHostPort(dialHost(o.IP), strconv.Itoa(ep.httpPort))
+}
+
 // serverConfig assembles the full server config for a single-process, single-shard cluster.
-func serverConfig(o *options, ep *endpoints, persistence config.Persistence) *config.Config {
-	httpAddr := net.JoinHostPort(dialHost(o.IP), strconv.Itoa(ep.httpPort))
+func serverConfig(o *options, ep *endpoints, persistence config.Persistence, frontendTLS *frontendTLS) *config.Config {
+	httpAddr := ep.httpAddr(o)
 	internal := func(port int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: "127.0.0.1"}}
 	}
 	cfg := &config.Config{
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
+			TLS:        frontendTLS.rootTLS(),
 		},
 		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
@@ -408,7 +419,7 @@ func (l *serverLogger) quietShutdown() {
 }
 
 // newTemporalServer validates fixed ports, prepares the DB and constructs (not starts) the server.
-func newTemporalServer(o *options, ep *endpoints, logger log.Logger, slogger *slog.Logger) (temporal.Server, error) {
+func newTemporalServer(o *options, ep *endpoints, frontendTLS *frontendTLS, logger log.Logger, slogger *slog.Logger) (temporal.Server, error) {
 	if err := checkListen("frontend", o.IP, o.Port); err != nil {
 		return nil, err
 	}
@@ -431,13 +442,19 @@ func newTemporalServer(o *options, ep *endpoints, logger log.Logger, slogger *sl
 	if err != nil {
 		return nil, err
 	}
-	httpAddr := net.JoinHostPort(dialHost(o.IP), strconv.Itoa(ep.httpPort))
+	httpURL := ""
+	if addr := ep.httpAddr(o); addr != "" {
+		httpURL = "http://" + addr
+		if frontendTLS != nil {
+			httpURL = "https://" + addr
+		}
+	}
 	srv, err := temporal.NewServer(
-		temporal.WithConfig(serverConfig(o, ep, persistence)),
+		temporal.WithConfig(serverConfig(o, ep, persistence, frontendTLS)),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(staticHosts(o, ep)),
 		temporal.WithLogger(logger),
-		temporal.WithDynamicConfigClient(buildDynamicConfig(defaultDynamicConfig(httpAddr), o.DynamicConfig)),
+		temporal.WithDynamicConfigClient(buildDynamicConfig(defaultDynamicConfig(httpURL, httpAllowedHosts(o)), o.DynamicConfig)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("creating temporal server: %w", err)
