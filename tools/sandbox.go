@@ -188,24 +188,22 @@ func (s *Sandbox) Ready() error {
 	return s.err
 }
 
-// probes are probeBwrap's answers by program name: a process asks once.
+// probes are probeBwrap's answers by the program's path: a process runs each once.
 var probes sync.Map
 
 type probe struct {
-	once    sync.Once
-	program string
-	err     error
+	once sync.Once
+	err  error
 }
 
 func probeBwrap(name string) (string, error) {
-	v, _ := probes.LoadOrStore(name, &probe{})
+	prog, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("bwrap is not installed: %w", err)
+	}
+	v, _ := probes.LoadOrStore(prog, &probe{})
 	p := v.(*probe)
 	p.once.Do(func() {
-		prog, err := exec.LookPath(name)
-		if err != nil {
-			p.err = fmt.Errorf("bwrap is not installed (%v); install the bubblewrap package", err)
-			return
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
 		defer cancel()
 		var stderr bytes.Buffer
@@ -218,11 +216,9 @@ func probeBwrap(name string) (string, error) {
 				msg = err.Error()
 			}
 			p.err = fmt.Errorf("bwrap cannot run here: %s --unshare-net --ro-bind / / true failed: %s", prog, msg)
-			return
 		}
-		p.program = prog
 	})
-	return p.program, p.err
+	return prog, p.err
 }
 
 // ErrSandboxUnavailable marks a command refused because its sandbox cannot run.
