@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/tools/sandboxfwd"
 )
 
 // SandboxBwrap is tools.exec.sandbox's one backend.
@@ -85,7 +87,7 @@ func (s SandboxLayout) argv(prog, cwd string, command []string) []string {
 		"--setenv", "HOME", ws, "--setenv", "TMPDIR", "/tmp"}
 	proxied := s.Network && s.ProxySocket != "" && s.Forwarder != ""
 	if proxied {
-		for _, kv := range sandboxProxyEnv() {
+		for _, kv := range sandboxfwd.Env() {
 			args = append(args, "--setenv", kv[0], kv[1])
 		}
 	}
@@ -117,7 +119,7 @@ func (s SandboxLayout) argv(prog, cwd string, command []string) []string {
 		args = append(args, "--bind", p, p)
 	}
 	if proxied {
-		args = append(args, "--ro-bind", s.Forwarder, sandboxForwarder, "--bind", s.ProxySocket, sandboxProxySocket)
+		args = append(args, "--ro-bind", s.Forwarder, sandboxfwd.Path, "--bind", s.ProxySocket, sandboxfwd.Socket)
 	}
 	// Read-only from here: a write outside the workspace fails instead of
 	// landing in a tmpfs that vanishes (nanobot leaves these writable).
@@ -131,7 +133,7 @@ func (s SandboxLayout) argv(prog, cwd string, command []string) []string {
 	}
 	args = append(args, "--chdir", dir, "--")
 	if proxied {
-		args = append(args, sandboxForwarder, "--")
+		args = append(args, sandboxfwd.Path, "--")
 	}
 	return append(args, command...)
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/tools/sandboxfwd"
 )
 
 // netSandbox is a sandbox over a fresh workspace whose proxy's guard
@@ -74,7 +76,7 @@ func fetchScript(url string, tunnel bool) string {
 	if tunnel {
 		req = fmt.Sprintf(`CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\nGET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n`, hostPort, hostPort, hostPort)
 	}
-	return fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && printf '%s' >&3 && cat <&3`, sandboxProxyPort, req)
+	return fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && printf '%s' >&3 && cat <&3`, sandboxfwd.Port, req)
 }
 
 // From inside, the host's loopback has no route, with or without the proxy.

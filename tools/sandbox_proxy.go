@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/tools/sandboxfwd"
 )
 
 // EgressRules decide what the sandbox's proxy lets out: the SSRF guard of
@@ -70,7 +72,7 @@ type SandboxProxy struct {
 
 // StartSandboxProxy listens on a new socket and serves until Close.
 func StartSandboxProxy(rules EgressRules) (*SandboxProxy, error) {
-	exe, err := sandboxForwarderBinary()
+	exe, err := sandboxfwd.Binary()
 	if err != nil {
 		return nil, err
 	}
@@ -170,30 +172,7 @@ func (p *SandboxProxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	p.track(conn, upstream)
 	defer p.untrack(conn, upstream)
-	relay(conn, io.MultiReader(rw.Reader, conn), upstream) // what the client sent early is in rw's buffer
-}
-
-// relay copies both ways until both directions end, passing each end's close on as a half-close.
-func relay(client net.Conn, fromClient io.Reader, upstream net.Conn) {
-	done := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(upstream, fromClient)
-		closeWrite(upstream)
-		close(done)
-	}()
-	_, _ = io.Copy(client, upstream)
-	closeWrite(client)
-	<-done
-	_ = client.Close()
-	_ = upstream.Close()
-}
-
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		return
-	}
-	_ = c.Close()
+	sandboxfwd.Relay(conn, io.MultiReader(rw.Reader, conn), upstream) // what the client sent early is in rw's buffer
 }
 
 func (p *SandboxProxy) track(cs ...net.Conn) {

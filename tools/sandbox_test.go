@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/internal/peer"
+	"github.com/nanobot-durable/nanobot/tools/sandboxfwd"
 )
 
 // mounts are the (flag, source, destination) triples of a bwrap argv, in order.
@@ -59,14 +60,14 @@ func TestSandboxArgv(t *testing.T) {
 		{"with the proxy, the forwarder runs the command and the proxy variables point at it", proxied, ws, func(t *testing.T, argv []string, ms []mount) {
 			require.Contains(t, argv, "--unshare-net", "the host's network is never shared")
 			sep := slices.Index(argv, "--")
-			require.Equal(t, []string{sandboxForwarder, "--", "bash", "-c", `echo 'a b' && cat "f g"`}, argv[sep+1:])
-			require.Contains(t, ms, mount{"--ro-bind", "/opt/nanobot", sandboxForwarder})
-			require.Contains(t, ms, mount{"--bind", "/run/user/1/nb/proxy.sock", sandboxProxySocket})
+			require.Equal(t, []string{sandboxfwd.Path, "--", "bash", "-c", `echo 'a b' && cat "f g"`}, argv[sep+1:])
+			require.Contains(t, ms, mount{"--ro-bind", "/opt/nanobot", sandboxfwd.Path})
+			require.Contains(t, ms, mount{"--bind", "/run/user/1/nb/proxy.sock", sandboxfwd.Socket})
 			for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 				require.Contains(t, ms, mount{"--setenv", k, "http://127.0.0.1:3128"})
 			}
 			require.Contains(t, ms, mount{"--setenv", "no_proxy", "localhost,127.0.0.1,::1"}, "the sandbox's own loopback is direct")
-			require.Less(t, indexOf(ms, mount{"--bind", "/run/user/1/nb/proxy.sock", sandboxProxySocket}), indexOf(ms, mount{"--remount-ro", "", "/"}))
+			require.Less(t, indexOf(ms, mount{"--bind", "/run/user/1/nb/proxy.sock", sandboxfwd.Socket}), indexOf(ms, mount{"--remount-ro", "", "/"}))
 		}},
 		{"HOME is the workspace, /tmp is private", base, ws, func(t *testing.T, _ []string, ms []mount) {
 			require.Contains(t, ms, mount{"--setenv", "HOME", ws})
@@ -141,7 +142,7 @@ func TestSandboxArgv(t *testing.T) {
 		}},
 		{"sandboxNetwork false: no proxy even when one is known", SandboxLayout{Workspace: ws, ProxySocket: "/s", Forwarder: "/f"}, ws, func(t *testing.T, argv []string, ms []mount) {
 			require.Contains(t, argv, "--unshare-net")
-			require.NotContains(t, argv, sandboxForwarder)
+			require.NotContains(t, argv, sandboxfwd.Path)
 			require.Equal(t, -1, indexOf(ms, mount{"--setenv", "HTTP_PROXY", "http://127.0.0.1:3128"}))
 		}},
 		{"a workspace at the root hides no root", SandboxLayout{Workspace: "/workspace"}, "", func(t *testing.T, _ []string, ms []mount) {
