@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -31,16 +30,12 @@ type sandboxCommand struct{ what, command, want string }
 // server on the host's 127.0.0.1 (the bench's config whitelists that one
 // address for the proxy; inside the sandbox the request goes through it).
 func sandboxCommands(t *testing.T) []sandboxCommand {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pong")) })}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	addr := testenv.ServeHTTP(t, "127.0.0.1:0", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("pong")) })
 	cmds := []sandboxCommand{{"`true`", "true", ""}}
 	if _, err := exec.LookPath("curl"); err == nil {
 		// --noproxy '': inside, 127.0.0.1 is in NO_PROXY (the sandbox's own loopback); outside no proxy is set.
 		cmds = append(cmds, sandboxCommand{"one HTTP GET to a 127.0.0.1 server (through the proxy when sandboxed)",
-			"curl -sS --noproxy '' http://" + ln.Addr().String() + "/", "pong"})
+			"curl -sS --noproxy '' http://" + addr + "/", "pong"})
 	}
 	return cmds
 }

@@ -3,18 +3,17 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/peer"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
@@ -87,25 +86,8 @@ func TestSandboxedStdioServerReachesOnlyThroughTheProxy(t *testing.T) {
 	bin, err := filepath.EvalSymlinks(filepath.Dir(exe))
 	require.NoError(t, err)
 	// The target is on 127.0.0.5, whitelisted by its /32; the host's 127.0.0.1 stays refused.
-	target, err := net.Listen("tcp", "127.0.0.5:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello through the proxy") })}
-	go func() { _ = srv.Serve(target) }()
-	defer srv.Close()
-	host, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer host.Close()
-	var reached atomic.Int32
-	go func() {
-		for {
-			c, err := host.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			_ = c.Close()
-		}
-	}()
+	target := testenv.ServeHTTP(t, "127.0.0.5:0", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello through the proxy") })
+	host, reached := testenv.CountAccepts(t, "127.0.0.1:0")
 
 	sb := tools.NewSandbox(tools.SandboxLayout{Workspace: ws, RoBinds: []string{bin}, Network: true})
 	guard, err := tools.NewSSRFGuard([]string{"127.0.0.5/32"}, nil)
@@ -114,9 +96,9 @@ func TestSandboxedStdioServerReachesOnlyThroughTheProxy(t *testing.T) {
 	p := newSelfPool(t, func(c *config.MCPServer) { c.Sandbox = true })
 	p.SetSandbox(sb)
 
-	require.Contains(t, callTool(t, p, "mcp_self_dial", map[string]any{"addr": host.Addr().String()}).Text, "connection refused")
-	require.Equal(t, "200 hello through the proxy", callTool(t, p, "mcp_self_fetch", map[string]any{"url": "http://" + target.Addr().String() + "/"}).Text)
-	res := callTool(t, p, "mcp_self_fetch", map[string]any{"url": "http://" + host.Addr().String() + "/"}).Text
-	require.Equal(t, "403 nanobot sandbox proxy refused "+host.Addr().String()+": 127.0.0.1 is a loopback address (this restriction is non-bypassable)\n", res)
+	require.Contains(t, callTool(t, p, "mcp_self_dial", map[string]any{"addr": host}).Text, "connection refused")
+	require.Equal(t, "200 hello through the proxy", callTool(t, p, "mcp_self_fetch", map[string]any{"url": "http://" + target + "/"}).Text)
+	res := callTool(t, p, "mcp_self_fetch", map[string]any{"url": "http://" + host + "/"}).Text
+	require.Equal(t, "403 nanobot sandbox proxy refused "+host+": 127.0.0.1 is a loopback address (this restriction is non-bypassable)\n", res)
 	require.Zero(t, reached.Load(), "nothing reached the host's port")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/tools/sandboxfwd"
 )
 
@@ -40,22 +41,8 @@ func runInSandbox(t *testing.T, sb *Sandbox, script string) (string, error) {
 
 // hostListener counts the connections that reach a port on the host's loopback.
 func hostListener(t *testing.T) (port string, accepted *atomic.Int32) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	accepted = &atomic.Int32{}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			_ = c.Close()
-		}
-	}()
-	_, port, _ = net.SplitHostPort(ln.Addr().String())
+	addr, accepted := testenv.CountAccepts(t, "127.0.0.1:0")
+	_, port, _ = net.SplitHostPort(addr)
 	return port, accepted
 }
 

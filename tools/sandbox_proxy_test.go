@@ -2,31 +2,27 @@ package tools
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 )
 
 // egressTarget is an HTTP server on 127.0.0.5, the one loopback address the
 // tests' guard whitelists (by its /32); every other loopback address stays refused.
 func egressTarget(t *testing.T) (port string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.5:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr := testenv.ServeHTTP(t, "127.0.0.5:0", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hello from the target, host %s", r.Host)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	_, port, _ = net.SplitHostPort(ln.Addr().String())
+	})
+	_, port, _ = net.SplitHostPort(addr)
 	return port
 }
 
@@ -37,29 +33,11 @@ var egressResolver = fakeResolver{
 	"other.test": {"127.0.0.5"}, "sneaky.test": {"127.0.0.1"},
 }
 
-// syncBuffer is a log sink the proxy's goroutines write to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func startTestProxy(t *testing.T, allow ...string) (*SandboxProxy, *syncBuffer) {
+func startTestProxy(t *testing.T, allow ...string) (*SandboxProxy, *testenv.SyncBuffer) {
 	t.Helper()
 	guard, err := NewSSRFGuard([]string{"127.0.0.5/32"}, egressResolver)
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	p, err := StartSandboxProxy(EgressRules{Guard: guard, AllowDomains: allow, Log: slog.New(slog.NewTextHandler(logs, nil))})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
