@@ -72,7 +72,7 @@ type SandboxProxy struct {
 
 // StartSandboxProxy listens on a new socket and serves until Close.
 func StartSandboxProxy(rules EgressRules) (*SandboxProxy, error) {
-	exe, err := sandboxfwd.Binary()
+	exe, err := forwarderBinary()
 	if err != nil {
 		return nil, err
 	}
@@ -278,3 +278,15 @@ func (s *Sandbox) EgressSummary() string {
 	}
 	return "HTTP(S) only, through the worker's proxy; " + s.Egress.describe()
 }
+
+// forwarderBinary is this process's executable, bound into the sandbox as the forwarder.
+var forwarderBinary = sync.OnceValues(func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("sandbox proxy: cannot find this binary to forward from inside: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return exe, nil
+})

@@ -2,19 +2,19 @@
 // namespace only a loopback exists, so this binary, started first as the
 // sandbox's command, listens on it, relays each connection to the worker's
 // proxy socket bound in, and runs the real command as its child.
+//
+// It imports only the runtime's basics (os, syscall, io, strings, strconv;
+// not net, not path/filepath), so that its init comes before almost all of
+// the binary's, which took most of a sandboxed exec's time.
 package sandboxfwd
 
 import (
-	"fmt"
+	"errors"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 )
 
@@ -26,8 +26,7 @@ const (
 	Port = 3128
 )
 
-// A binary started as Path is the forwarder, decided in an init of a package with few imports so it runs
-// before most of the binary's (they were most of an exec's cost); every binary that starts a sandbox imports it.
+// A binary started as Path is the forwarder; every binary that starts a sandbox imports this package.
 func init() {
 	if len(os.Args) > 1 && os.Args[0] == Path {
 		os.Exit(run(os.Args[1:]))
@@ -49,48 +48,44 @@ func Env() [][2]string {
 	return env
 }
 
-// Binary is this process's executable, bound into the sandbox as the forwarder.
-var Binary = sync.OnceValues(func() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("sandbox proxy: cannot find this binary to forward from inside: %w", err)
-	}
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
-	return exe, nil
-})
-
 // run listens on the sandbox's loopback, relays each connection to the
 // proxy's socket, and runs the command after "--" as its child with the
 // same stdio, exiting as it exits.
 func run(args []string) int {
 	if len(args) < 2 || args[0] != "--" {
-		fmt.Fprintln(os.Stderr, "nanobot sandbox forwarder: usage: "+Path+" -- command [args…]")
+		say("usage: " + Path + " -- command [args…]")
 		return 2
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(Port)))
+	ln, err := listen()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "nanobot sandbox: the network proxy cannot listen inside: %v\n", err)
+		say("the network proxy cannot listen inside: " + err.Error())
 		return 126
 	}
 	go forward(ln)
-	cmd := exec.Command(args[1], args[2:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "nanobot sandbox: %v\n", err)
+	prog, err := lookPath(args[1])
+	if err != nil {
+		say(args[1] + ": " + err.Error())
 		return 127
+	}
+	proc, err := os.StartProcess(prog, args[1:], &os.ProcAttr{Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
+	if err != nil {
+		say(args[1] + ": " + err.Error())
+		return 126
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	go func() {
 		for s := range sigs {
-			_ = cmd.Process.Signal(s)
+			_ = proc.Signal(s)
 		}
 	}()
-	_ = cmd.Wait()
+	state, err := proc.Wait()
 	signal.Stop(sigs)
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if err != nil {
+		say(err.Error())
+		return 126
+	}
+	ws, _ := state.Sys().(syscall.WaitStatus)
 	if ws.Signaled() { // die of the same signal, so the outside sees what the command died of
 		signal.Reset(ws.Signal())
 		_ = syscall.Kill(os.Getpid(), ws.Signal())
@@ -99,27 +94,98 @@ func run(args []string) int {
 	return ws.ExitStatus()
 }
 
-// forward relays each connection on ln to the proxy's socket.
-func forward(ln net.Listener) {
+func say(msg string) { _, _ = os.Stderr.WriteString("nanobot sandbox: " + msg + "\n") }
+
+// lookPath finds a command without a slash on $PATH, as execvp would.
+func lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range strings.Split(os.Getenv("PATH"), ":") {
+		if dir == "" {
+			dir = "."
+		}
+		p := dir + "/" + name
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New("command not found")
+}
+
+// listen opens the forwarder's port on the sandbox's loopback (raw sockets: the net package would init too late).
+func listen() (int, error) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: Port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		_ = syscall.Close(fd)
+		return -1, err
+	}
+	if err := syscall.Listen(fd, syscall.SOMAXCONN); err != nil {
+		_ = syscall.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// forward relays each connection accepted on ln to the proxy's socket.
+func forward(ln int) {
 	for {
-		c, err := ln.Accept()
+		c, _, err := syscall.Accept4(ln, syscall.SOCK_CLOEXEC)
+		if errors.Is(err, syscall.EINTR) || errors.Is(err, syscall.ECONNABORTED) {
+			continue
+		}
 		if err != nil {
 			return
 		}
 		go func() {
-			up, err := net.Dial("unix", Socket)
+			client := newFDConn(c, "client")
+			up, err := dialProxy()
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "nanobot sandbox: the network proxy is gone: %v\n", err)
-				_ = c.Close()
+				say("the network proxy is gone: " + err.Error())
+				_ = client.Close()
 				return
 			}
-			Relay(c, c, up)
+			Relay(client, client, up)
 		}()
 	}
 }
 
+func dialProxy() (*fdConn, error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: Socket})
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		_ = syscall.Close(fd)
+		return nil, err
+	}
+	return newFDConn(fd, "proxy"), nil
+}
+
+// fdConn is a connected socket as a file whose write side can close alone.
+type fdConn struct {
+	*os.File
+	fd int
+}
+
+func newFDConn(fd int, name string) *fdConn {
+	return &fdConn{File: os.NewFile(uintptr(fd), name), fd: fd}
+}
+
+func (c *fdConn) CloseWrite() error { return syscall.Shutdown(c.fd, syscall.SHUT_WR) }
+
 // Relay copies both ways until both directions end, passing each end's close on as a half-close.
-func Relay(client net.Conn, fromClient io.Reader, upstream net.Conn) {
+func Relay(client io.ReadWriteCloser, fromClient io.Reader, upstream io.ReadWriteCloser) {
 	done := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(upstream, fromClient)
@@ -133,7 +199,7 @@ func Relay(client net.Conn, fromClient io.Reader, upstream net.Conn) {
 	_ = upstream.Close()
 }
 
-func closeWrite(c net.Conn) {
+func closeWrite(c io.Closer) {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 		return
