@@ -3,13 +3,12 @@ package tools
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/secrets"
 )
 
@@ -71,26 +70,8 @@ func TestExecSandboxTimeoutKillsEverything(t *testing.T) {
 	require.True(t, res.IsError)
 	require.Contains(t, res.Text, "timed out after 1 seconds")
 	require.Less(t, time.Since(start), 10*time.Second)
-	require.Eventually(t, func() bool { return len(processesRunning(t, "sleep 47.5")) == 0 }, 5*time.Second, 20*time.Millisecond,
-		"sandboxed processes outlived the timeout: %v", processesRunning(t, "sleep 47.5"))
-}
-
-// processesRunning lists the live processes whose command line contains s.
-func processesRunning(t *testing.T, s string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	var out []string
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), s) {
-			continue
-		}
-		if pid, err := strconv.Atoi(e.Name()); err == nil && alive(pid) {
-			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-		}
-	}
-	return out
+	require.Eventually(t, func() bool { return len(testenv.ProcessesRunning(t, "sleep 47.5")) == 0 }, 5*time.Second, 20*time.Millisecond,
+		"sandboxed processes outlived the timeout: %v", testenv.ProcessesRunning(t, "sleep 47.5"))
 }
 
 // Where bwrap cannot run, every call is an error result naming the cause
