@@ -284,7 +284,7 @@ func (a *app) sandboxStatus(w io.Writer, cfg *config.Config) (sandbox, network s
 	}
 	fmt.Fprintf(w, "! %s\n  %s\n", sandbox, workers.BwrapHint)
 	a.log.Warn("sandbox", "state", sandbox)
-	return "off here (see above)", network
+	return "NOT ACTIVE (see above)", network
 }
 
 // channelLines name the channels this process runs, each with what it
