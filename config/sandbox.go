@@ -2,14 +2,28 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 )
 
-// SandboxBwrap is the one sandbox backend (tools.exec.sandbox), as in nanobot.
-const SandboxBwrap = "bwrap"
+// tools.exec.sandbox's values: bwrap wherever it runs (the default; nanobot's
+// "" means it too), bwrap or no exec at all, and the one explicit opt-out.
+const (
+	SandboxAuto  = "auto"
+	SandboxBwrap = "bwrap"
+	SandboxNone  = "none"
+)
+
+// SandboxMode is tools.exec.sandbox with "" read as "auto".
+func (e *ExecTool) SandboxMode() string {
+	if e.Sandbox == "" {
+		return SandboxAuto
+	}
+	return e.Sandbox
+}
 
 // Home is nanobot's folder, ~/.nanobot: the default config, sessions, logs.
 func Home() string {
@@ -83,8 +97,8 @@ func (c *Config) SandboxBinds() (ro, rw []string) {
 	return ro, rw
 }
 
-// SandboxNetworkOrDefault reports whether sandboxed commands keep the
-// network (tools.exec.sandboxNetwork; web tools and package managers need it).
+// SandboxNetworkOrDefault reports whether sandboxed commands get outbound
+// traffic through the proxy (tools.exec.sandboxNetwork; package managers need it).
 func (e *ExecTool) SandboxNetworkOrDefault() bool {
 	return e.SandboxNetwork == nil || *e.SandboxNetwork
 }
@@ -94,9 +108,15 @@ func (e *ExecTool) SandboxNetworkOrDefault() bool {
 func (c *Config) validateSandbox(src string) error {
 	e := &c.Tools.Exec
 	switch e.Sandbox {
-	case "", SandboxBwrap:
+	case "", SandboxAuto, SandboxBwrap, SandboxNone:
 	default:
-		return &Error{Source: src, Key: "tools.exec.sandbox", Msg: fmt.Sprintf("unknown sandbox %q: use \"bwrap\" or \"\" (none)", e.Sandbox)}
+		return &Error{Source: src, Key: "tools.exec.sandbox", Msg: fmt.Sprintf(
+			"unknown sandbox %q: use \"auto\" (bwrap where it runs), \"bwrap\" (no exec without it) or \"none\"", e.Sandbox)}
+	}
+	for i, d := range e.SandboxAllowDomains {
+		if msg := checkAllowDomain(d); msg != "" {
+			return &Error{Source: src, Key: fmt.Sprintf("tools.exec.sandboxAllowDomains[%d]", i), Msg: fmt.Sprintf("%q %s", d, msg)}
+		}
 	}
 	for _, list := range []struct {
 		key   string
@@ -147,6 +167,24 @@ func (c *Config) checkBind(raw string) string {
 	}
 	if within(p, ws) {
 		return "covers the workspace " + ws + " and the folder holding it, which the sandbox hides"
+	}
+	return ""
+}
+
+// checkAllowDomain says what is wrong with one sandboxAllowDomains entry, or
+// "": a host name (covering its subdomains) or an IP address, nothing more.
+func checkAllowDomain(d string) string {
+	d = strings.TrimSuffix(strings.TrimSpace(d), ".")
+	switch {
+	case d == "":
+		return "is empty"
+	case strings.HasPrefix(d, "*."):
+		return fmt.Sprintf("has a wildcard: write %q, an entry covers its subdomains", d[2:])
+	case strings.Contains(d, "://") || strings.ContainsAny(d, "/:@ *"):
+		if _, err := netip.ParseAddr(strings.Trim(d, "[]")); err == nil {
+			return ""
+		}
+		return "is not a host name: write the domain alone (example.com), no scheme, port or path"
 	}
 	return ""
 }

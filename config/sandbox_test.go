@@ -78,6 +78,45 @@ func TestSandboxBindsAreRefusedWithTheKeyNamed(t *testing.T) {
 	}
 }
 
+// "" (nanobot's default) and no key at all mean auto; "none" is the only way off.
+func TestSandboxModes(t *testing.T) {
+	_, cfgPath, ws, _ := sandboxHome(t)
+	for _, c := range []struct {
+		exec map[string]any
+		want string
+	}{
+		{map[string]any{}, SandboxAuto},
+		{map[string]any{"sandbox": ""}, SandboxAuto},
+		{map[string]any{"sandbox": "auto"}, SandboxAuto},
+		{map[string]any{"sandbox": "bwrap"}, SandboxBwrap},
+		{map[string]any{"sandbox": "none"}, SandboxNone},
+	} {
+		cfg, err := loadExec(t, cfgPath, ws, c.exec, nil)
+		require.NoError(t, err, "%v", c.exec)
+		require.Equal(t, c.want, cfg.Tools.Exec.SandboxMode(), "%v", c.exec)
+	}
+	require.Equal(t, SandboxAuto, Default().Tools.Exec.Sandbox, "onboard writes auto")
+
+	_, err := loadExec(t, cfgPath, ws, map[string]any{"sandbox": "off"}, nil)
+	require.ErrorContains(t, err, "config "+cfgPath+`: tools.exec.sandbox: unknown sandbox "off": use "auto"`)
+}
+
+func TestSandboxAllowDomains(t *testing.T) {
+	_, cfgPath, ws, _ := sandboxHome(t)
+	_, err := loadExec(t, cfgPath, ws, map[string]any{"sandboxAllowDomains": []string{"pypi.org", "Files.PythonHosted.org.", "10.1.2.3", "[::1]"}}, nil)
+	require.NoError(t, err)
+	for _, c := range []struct{ entry, want string }{
+		{"*.github.com", `tools.exec.sandboxAllowDomains[1]: "*.github.com" has a wildcard: write "github.com", an entry covers its subdomains`},
+		{"https://github.com", `tools.exec.sandboxAllowDomains[1]: "https://github.com" is not a host name`},
+		{"github.com:443", "is not a host name"},
+		{" ", `" " is empty`},
+	} {
+		_, err := loadExec(t, cfgPath, ws, map[string]any{"sandboxAllowDomains": []string{"pypi.org", c.entry}}, nil)
+		require.ErrorContains(t, err, c.want)
+		require.ErrorContains(t, err, "config "+cfgPath)
+	}
+}
+
 func TestSandboxValueAndMCPOptIn(t *testing.T) {
 	_, cfgPath, ws, _ := sandboxHome(t)
 	_, err := loadExec(t, cfgPath, ws, map[string]any{"sandbox": "firejail"}, nil)

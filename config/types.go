@@ -288,14 +288,16 @@ type ExecTool struct {
 	Timeout        int      `json:"timeout"` // seconds, 0 = none
 	PathPrepend    string   `json:"pathPrepend"`
 	PathAppend     string   `json:"pathAppend"`
-	Sandbox        string   `json:"sandbox"` // "" | "bwrap"
+	Sandbox        string   `json:"sandbox"` // "auto" (also "") | "bwrap" | "none"; see SandboxMode
 	SandboxRoBinds []string `json:"sandboxRoBinds"`
 	SandboxRwBinds []string `json:"sandboxRwBinds"`
-	// SandboxNetwork keeps the network inside the sandbox; false unshares it (not in nanobot). nil = true.
-	SandboxNetwork *bool    `json:"sandboxNetwork"`
-	AllowedEnvKeys []string `json:"allowedEnvKeys"`
-	AllowPatterns  []string `json:"allowPatterns"`
-	DenyPatterns   []string `json:"denyPatterns"`
+	// SandboxNetwork gives the sandbox outbound traffic through the worker's proxy; false: none (not in nanobot). nil = true.
+	SandboxNetwork *bool `json:"sandboxNetwork"`
+	// SandboxAllowDomains, when set, are the only hosts the sandbox's proxy reaches, each with its subdomains (not in nanobot).
+	SandboxAllowDomains []string `json:"sandboxAllowDomains"`
+	AllowedEnvKeys      []string `json:"allowedEnvKeys"`
+	AllowPatterns       []string `json:"allowPatterns"`
+	DenyPatterns        []string `json:"denyPatterns"`
 }
 
 // WebTools is tools.web.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs bubblewrap (the apt package `bubblewrap`) for the exec sandbox's
-# tests (tools.exec.sandbox "bwrap") when it is missing. Never fails the
+# tests (tools.exec.sandbox "auto", the default, and "bwrap") when it is missing. Never fails the
 # build: where it cannot install it warns and exits 0, and the sandbox
 # tests skip with a warning of their own.
 set -u

@@ -139,6 +139,9 @@ func TestBenchTable(t *testing.T) {
 	if want("B3") {
 		rows = append(rows, b.historyRows(ctx)...)
 	}
+	if want("B8") {
+		rows = append(rows, b.sandboxRows(t, ctx)...)
+	}
 	if !want("B4") && !want("B6") {
 		stopGateway(gw)
 		rows = appendIf(want("B5"), rows, b5Rows(cliThin, cliAlone, start0+p50b)...)
@@ -246,6 +249,7 @@ func printBenchTable(rows []benchRow) {
 	out.WriteString("\nBaselines call the same activity code and scripted model in this process, in the workflow's order, without Temporal. " +
 		"B5's baseline is `nanobot version` (process start) plus B1's baseline p50; B6's is the RSS of a process of its own (this test binary re-run) " +
 		"that builds the same activities from the same home and runs B4's baseline half without a Temporal worker; the scripted model stays in the test process for both. " +
+		"B8 times exec in the default sandbox (bwrap, its own network, HTTP through the worker's proxy) beside tools.exec.sandbox \"none\" in the same run: each side's turns go through a gateway of its own on one file database, and the tool call alone runs in this process. " +
 		"B7 runs `nanobot agent` against a wire-level Anthropic peer that bills prompt caching by Anthropic's documented rules, counting tokens with the tokens package. " +
 		"temporal-dev runs on an in-memory SQLite database except in the rows that say file database (each on a database of its own, WAL, as `make run` gives users) and in S1–S3 (as the gateway starts it). " +
 		"A lever row switches one setting away from the default kept; RSS is sampled until it moves less than 1 % in a second.\n")

@@ -33,7 +33,8 @@ type splitHosts struct {
 func newSplitHosts(t *testing.T, dbURL string, steps ...modeltest.Step) *splitHosts {
 	h := &splitHosts{dev: testenv.StartDevServer(t), model: modeltest.New(steps...)}
 	t.Cleanup(h.model.Close)
-	extra := map[string]any{"tools": map[string]any{"restrictToWorkspace": false}}
+	// Sandbox "none": the command's witness is a file outside both workspaces, which a sandbox would keep it from writing.
+	extra := map[string]any{"tools": map[string]any{"restrictToWorkspace": false, "exec": map[string]any{"sandbox": "none"}}}
 	if dbURL != "" {
 		extra["database"] = map[string]any{"url": dbURL}
 	}

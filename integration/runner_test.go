@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -197,23 +195,17 @@ func TestInjectionBurstDuringLongTool(t *testing.T) {
 // process group dies, the turn is saved as interrupted, the next message works.
 func TestStopDuringToolCall(t *testing.T) {
 	r := newRig(t, protocol.Settings{})
-	pidFile := filepath.Join(r.home.Workspace, "pid.txt")
-	r.model.Script(modeltest.ToolCalls(modeltest.Call{ID: "long", Name: "exec", Args: `{"command":"echo $$ > pid.txt; sleep 60"}`}))
+	// Found by what it runs, not by its $$: in the sandbox that is a pid of the sandbox's own namespace.
+	const marker = "sleep 60.0731"
+	r.model.Script(modeltest.ToolCalls(modeltest.Call{ID: "long", Name: "exec", Args: `{"command":"` + marker + `"}`}))
 	r.send(t, "stop", "run something long")
-	var pid int
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(pidFile)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err == nil
-	}, time.Minute, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(testenv.ProcessesRunning(t, marker)) > 0 }, time.Minute, 20*time.Millisecond)
 
 	reply, err := r.bus.Publish(context.Background(), protocol.Inbound{ID: "stop-1", Route: protocol.Route{Channel: "cli", ChatID: "stop"}, Content: "/stop"})
 	require.NoError(t, err)
 	require.Equal(t, "Stopped 1 task(s).", reply)
-	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 30*time.Second, 50*time.Millisecond, "the command was killed")
+	require.Eventually(t, func() bool { return len(testenv.ProcessesRunning(t, marker)) == 0 }, 30*time.Second, 50*time.Millisecond,
+		"the command was killed: %v", testenv.ProcessesRunning(t, marker))
 	require.Eventually(t, func() bool {
 		_, msgs := sessionLines(t, r.home, "cli:stop")
 		return len(msgs) == 4

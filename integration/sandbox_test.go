@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -41,40 +43,52 @@ func execCalls(commands map[string]string, order ...string) []modeltest.Step {
 }
 
 // sandboxHome is a home whose config holds the provider key, with the key
-// also exported in nanobot's environment, and exec's sandbox set as given.
-func sandboxHome(t *testing.T, model *modeltest.Server, sandbox string) *testenv.Home {
+// also exported in nanobot's environment, and exec's settings as given
+// (none: the default, sandbox "auto").
+func sandboxHome(t *testing.T, model *modeltest.Server, exec map[string]any) *testenv.Home {
 	t.Helper()
+	execBlock := map[string]any{"enable": true}
+	for k, v := range exec {
+		execBlock[k] = v
+	}
 	return testenv.NewHome(t, model.URL(), map[string]any{
 		"providers": map[string]any{"custom": map[string]any{"apiKey": sandboxKey, "apiBase": model.URL()}},
-		"tools":     map[string]any{"exec": map[string]any{"enable": true, "sandbox": sandbox}},
+		"tools":     map[string]any{"exec": execBlock},
 	})
 }
 
-// Under bwrap, the model that runs `cat` on the config and `env` learns
-// neither the key nor the config, and cannot write outside the workspace.
+// In the default configuration (no sandbox key), where bwrap runs, the model
+// that runs `cat` on the config and `env` learns neither the key nor the
+// config, cannot write outside the workspace, and cannot reach Temporal's
+// frontend, directly or through the proxy.
 func TestSandboxKeepsTheConfigAndTheHomeOutOfExecsReach(t *testing.T) {
 	if err := tools.NewSandbox(tools.SandboxLayout{}).Ready(); err != nil {
-		t.Skip("WARNING: the exec sandbox is not tested end to end here: " + err.Error())
+		peer.Missing(t, peer.Bwrap, err.Error())
 	}
+	peer.Used(t, peer.Bwrap)
 	dev := testenv.StartDevServer(t)
 	model := modeltest.New()
 	defer model.Close()
-	home := sandboxHome(t, model, "bwrap")
+	home := sandboxHome(t, model, nil)
 	outside := filepath.Join(home.Dir, "outside.txt")
+	_, port, err := net.SplitHostPort(dev.Addr)
+	require.NoError(t, err)
 	commands := map[string]string{
-		"cat":     "cat " + home.ConfigPath,
-		"env":     "env",
-		"outside": "echo x > " + outside,
-		"inside":  "echo x > inside.txt && echo wrote",
+		"cat":      "cat " + home.ConfigPath,
+		"env":      "env",
+		"outside":  "echo x > " + outside,
+		"inside":   "echo x > inside.txt && echo wrote",
+		"frontend": "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected",
+		"proxied":  "exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT 127.0.0.1:" + port + " HTTP/1.1\\r\\n\\r\\n' >&3 && head -1 <&3",
 	}
-	model.Script(execCalls(commands, "cat", "env", "outside", "inside")...)
+	model.Script(execCalls(commands, "cat", "env", "outside", "inside", "frontend", "proxied")...)
 
 	out, errOut, code := runNanobot(t, home.Env(dev.Addr, "OPENAI_API_KEY="+sandboxKey, "NANOBOT_SANDBOX_TEST_KEY="+sandboxKey), "agent", "-m", "look around")
 	require.Equal(t, 0, code, "stdout: %s\nstderr: %s", out, errOut)
 	require.NotContains(t, errOut, "cannot run", "bwrap runs here")
 
 	results := toolResults(t, model)
-	require.Len(t, results, 4)
+	require.Len(t, results, 6)
 	for id, text := range results {
 		require.NotContains(t, text, sandboxKey, "the key in the result of %s", id)
 		require.NotContains(t, text, "[redacted]", "%s: the sandbox, not the mask, kept it out", id)
@@ -86,6 +100,9 @@ func TestSandboxKeepsTheConfigAndTheHomeOutOfExecsReach(t *testing.T) {
 	require.Contains(t, results["outside"], "Read-only file system")
 	require.Contains(t, results["outside"], "Exit code:")
 	require.Equal(t, "wrote\n", results["inside"])
+	require.NotContains(t, results["frontend"], "connected")
+	require.Contains(t, results["frontend"], "Connection refused", "the sandbox's loopback is its own")
+	require.Contains(t, results["proxied"], "HTTP/1.1 403", "the proxy refuses the host's loopback")
 	for _, r := range model.Requests() {
 		require.NotContains(t, string(r.Body), sandboxKey[3:], "no request body carries the key")
 	}
@@ -102,7 +119,7 @@ func TestWithoutTheSandboxTheKeyReachesTheModelMasked(t *testing.T) {
 	dev := testenv.StartDevServer(t)
 	model := modeltest.New()
 	defer model.Close()
-	home := sandboxHome(t, model, "")
+	home := sandboxHome(t, model, map[string]any{"sandbox": "none"})
 	model.Script(execCalls(map[string]string{"cat": "cat " + home.ConfigPath}, "cat")...)
 
 	out, errOut, code := runNanobot(t, home.Env(dev.Addr), "agent", "-m", "read the config")
@@ -125,7 +142,7 @@ func TestSandboxThatCannotRunRefusesExec(t *testing.T) {
 	dev := testenv.StartDevServer(t)
 	model := modeltest.New()
 	defer model.Close()
-	home := sandboxHome(t, model, "bwrap")
+	home := sandboxHome(t, model, map[string]any{"sandbox": "bwrap"})
 	fake := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
 	model.Script(execCalls(map[string]string{"run": "echo ran > marker"}, "run")...)
@@ -139,6 +156,28 @@ func TestSandboxThatCannotRunRefusesExec(t *testing.T) {
 	require.Contains(t, run, "Error: the command was not run")
 	require.Contains(t, run, "bwrap: setting up uid map: Permission denied")
 	require.NoFileExists(t, filepath.Join(home.Workspace, "marker"))
+}
+
+// The default ("auto") where bwrap cannot run: exec runs, and stderr at
+// start and the turn's first exec result say it is not sandboxed, once.
+func TestAutoWithoutBwrapRunsExecAndSaysSo(t *testing.T) {
+	dev := testenv.StartDevServer(t)
+	model := modeltest.New()
+	defer model.Close()
+	home := sandboxHome(t, model, nil)
+	fake := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"), 0o755))
+	model.Script(execCalls(map[string]string{"one": "echo ran > marker && echo one", "two": "echo two"}, "one", "two")...)
+
+	env := home.Env(dev.Addr, "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, errOut, code := runNanobot(t, env, "agent", "-m", "run it")
+	require.Equal(t, 0, code, "stdout: %s\nstderr: %s", out, errOut)
+	require.Contains(t, errOut, "! "+tools.ExecUnsandboxedWarning)
+	require.Contains(t, errOut, "apt install bubblewrap")
+	results := toolResults(t, model)
+	require.Equal(t, "one\n\n"+tools.ExecUnsandboxedWarning, results["one"])
+	require.Equal(t, "two\n", results["two"], "once a turn")
+	require.FileExists(t, filepath.Join(home.Workspace, "marker"))
 }
 
 // A bind that would expose the config stops nanobot at start, naming the key.

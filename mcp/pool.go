@@ -108,7 +108,8 @@ func NewPool(servers map[string]config.MCPServer, log *slog.Logger) *Pool {
 }
 
 // SetSandbox is the bwrap layout for servers with "sandbox": true; call it
-// before the first connection. Without one such servers do not start.
+// before the first connection. Without one such servers do not start. The
+// pool closes it (its network proxy) when it closes: it is the worker's last user.
 func (p *Pool) SetSandbox(sb *tools.Sandbox) { p.sandbox = sb }
 
 // Tools connects every server not yet connected, lists its tools (again
@@ -192,6 +193,9 @@ func (p *Pool) Close() {
 		p.log.Warn("mcp: servers still closing; killing them")
 	}
 	p.cancel() // kills stdio children that ignored stdin EOF and SIGTERM
+	if p.sandbox != nil {
+		_ = p.sandbox.Close()
+	}
 }
 
 // list fetches the tool definitions of every server in parallel.

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,15 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/peer"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
 // A stdio server with "sandbox": true runs in exec's bwrap layout: it can
 // write only the workspace and cannot see the config.
 func TestSandboxedStdioServer(t *testing.T) {
-	if err := tools.NewSandbox(tools.SandboxLayout{}).Ready(); err != nil {
-		t.Skip("WARNING: the MCP sandbox is not tested here: " + err.Error())
-	}
+	requireBwrap(t)
 	home, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	nb := filepath.Join(home, ".nanobot")
@@ -62,4 +64,41 @@ func TestSandboxedStdioServerWithoutBwrapDoesNotStart(t *testing.T) {
 	_, errs = none.Tools(context.Background())
 	require.Len(t, errs, 1)
 	require.True(t, strings.Contains(errs[0].Error(), "no sandbox is configured"), errs[0].Error())
+}
+
+// requireBwrap stops the test where bwrap cannot run (a skip locally, a failure under CI).
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if err := tools.NewSandbox(tools.SandboxLayout{}).Ready(); err != nil {
+		peer.Missing(t, peer.Bwrap, err.Error()+" (make bwrap installs it)")
+	}
+	peer.Used(t, peer.Bwrap)
+}
+
+// A sandboxed stdio server gets exec's network: no route to the host's
+// loopback, HTTP through the proxy only, which refuses the host.
+func TestSandboxedStdioServerReachesOnlyThroughTheProxy(t *testing.T) {
+	requireBwrap(t)
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	bin, err := filepath.EvalSymlinks(filepath.Dir(exe))
+	require.NoError(t, err)
+	// The target is on 127.0.0.5, whitelisted by its /32; the host's 127.0.0.1 stays refused.
+	target := testenv.ServeHTTP(t, "127.0.0.5:0", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello through the proxy") })
+	host, reached := testenv.CountAccepts(t, "127.0.0.1:0")
+
+	sb := tools.NewSandbox(tools.SandboxLayout{Workspace: ws, RoBinds: []string{bin}, Network: true})
+	guard, err := tools.NewSSRFGuard([]string{"127.0.0.5/32"}, nil)
+	require.NoError(t, err)
+	sb.Egress = tools.EgressRules{Guard: guard}
+	p := newSelfPool(t, func(c *config.MCPServer) { c.Sandbox = true })
+	p.SetSandbox(sb)
+
+	require.Contains(t, callTool(t, p, "mcp_self_dial", map[string]any{"addr": host}).Text, "connection refused")
+	require.Equal(t, "200 hello through the proxy", callTool(t, p, "mcp_self_fetch", map[string]any{"url": "http://" + target + "/"}).Text)
+	res := callTool(t, p, "mcp_self_fetch", map[string]any{"url": "http://" + host + "/"}).Text
+	require.Equal(t, "403 nanobot sandbox proxy refused "+host+": 127.0.0.1 is a loopback address (this restriction is non-bypassable)\n", res)
+	require.Zero(t, reached.Load(), "nothing reached the host's port")
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"testing"
@@ -73,6 +77,31 @@ func newTestServer() *mcpserver.MCPServer {
 				return text("write failed: %v", err)
 			}
 			return text("written; HOME=%s", os.Getenv("HOME"))
+		})
+	s.AddTool(mcpgo.NewTool("dial", mcpgo.WithString("addr", mcpgo.Required())),
+		func(_ context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			c, err := net.DialTimeout("tcp", r.GetString("addr", ""), 10*time.Second)
+			if err != nil {
+				return text("dial failed: %v", err)
+			}
+			_ = c.Close()
+			return text("connected")
+		})
+	// fetch GETs url through $HTTP_PROXY whatever the host (Go would go direct to a loopback one).
+	s.AddTool(mcpgo.NewTool("fetch", mcpgo.WithString("url", mcpgo.Required())),
+		func(_ context.Context, r mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			proxy, err := url.Parse(os.Getenv("HTTP_PROXY"))
+			if err != nil || proxy.Host == "" {
+				return text("no HTTP_PROXY (%q)", os.Getenv("HTTP_PROXY"))
+			}
+			c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}, Timeout: 30 * time.Second}
+			resp, err := c.Get(r.GetString("url", ""))
+			if err != nil {
+				return text("fetch failed: %v", err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return text("%d %s", resp.StatusCode, body)
 		})
 	s.AddTool(mcpgo.NewTool("pid"), func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return text("%d", os.Getpid())

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -51,9 +52,11 @@ type ExecOptions struct {
 	AllowedEnvKeys []string
 	// URLGuard, when set, refuses commands naming internal/private URLs.
 	URLGuard *SSRFGuard
-	// Sandbox, when set, runs every command in it (tools.exec.sandbox
-	// "bwrap"); where it cannot run, commands are refused, never run bare.
-	Sandbox *Sandbox
+	// Sandbox, when set, runs every command in it (tools.exec.sandbox "auto"
+	// or "bwrap"). Where it cannot run, commands run bare with a warning in
+	// the turn's first result, or, with SandboxRequired, are refused.
+	Sandbox         *Sandbox
+	SandboxRequired bool
 	// Secrets are the configured keys: an AllowedEnvKeys variable holding
 	// one is not passed on.
 	Secrets *secrets.Set
@@ -73,9 +76,14 @@ const execDescription = "Execute a shell command (bash -c) in the workspace and 
 	"Use -y or --yes flags to avoid interactive prompts."
 
 // execSandboxNote tells the model what the sandbox allows, so it does not
-// take a refused write for a bug.
+// take a refused write or connection for a bug; the network's part follows.
 const execSandboxNote = " Commands run in a sandbox: only the workspace is writable (HOME is the workspace, /tmp is " +
 	"private and empty), the rest of the file system is read-only and nanobot's own folder is hidden."
+
+// ExecUnsandboxedWarning ends the first exec result of every turn where the
+// sandbox is wanted ("auto") but bwrap cannot run; the banner and status say it too.
+const ExecUnsandboxedWarning = "exec is not sandboxed here: the model can read your files and keys; " +
+	"install bubblewrap or set tools.exec.sandbox"
 
 const execParameters = `{
   "type": "object",
@@ -94,6 +102,7 @@ type ExecTool struct {
 	shell  string
 	params json.RawMessage
 	desc   string
+	warned turnsWarned
 }
 
 // NewExec builds the exec tool; it fails on patterns that do not compile.
@@ -120,8 +129,8 @@ func NewExec(opts ExecOptions) (*ExecTool, error) {
 		def = fmt.Sprintf("%d", int(opts.Timeout/time.Second))
 	}
 	desc := fmt.Sprintf(execDescription, def, maxSecs)
-	if opts.Sandbox != nil {
-		desc += execSandboxNote
+	if sb := opts.Sandbox; sb != nil && (opts.SandboxRequired || sb.Ready() == nil) {
+		desc += execSandboxNote + " " + sb.networkNote()
 	}
 	return &ExecTool{
 		opts: opts, guard: guard, shell: shell,
@@ -158,12 +167,21 @@ func (t *ExecTool) Run(ctx context.Context, env Env, args map[string]any) Result
 	if secs := IntArg(args, "timeout", 0); secs > 0 {
 		timeout = min(time.Duration(secs)*time.Second, t.opts.MaxTimeout)
 	}
-	return t.run(ctx, command, dir, timeout)
+	res := t.run(ctx, command, dir, timeout)
+	if t.unsandboxed() && t.warned.first(env) {
+		res.Text = strings.TrimRight(res.Text, "\n") + "\n\n" + ExecUnsandboxedWarning
+	}
+	return res
 }
 
-// command is the shell running command in dir, inside the sandbox when one is configured.
-func (t *ExecTool) command(ctx context.Context, command, dir string) (*exec.Cmd, error) {
-	if t.opts.Sandbox != nil {
+// unsandboxed reports whether commands run bare where the sandbox was wanted.
+func (t *ExecTool) unsandboxed() bool {
+	return t.opts.Sandbox != nil && !t.opts.SandboxRequired && t.opts.Sandbox.Ready() != nil
+}
+
+// command is the shell running command in dir, inside the sandbox when sandboxed.
+func (t *ExecTool) command(ctx context.Context, command, dir string, sandboxed bool) (*exec.Cmd, error) {
+	if sandboxed {
 		return t.opts.Sandbox.Command(ctx, dir, t.shell, "-c", command)
 	}
 	cmd := exec.CommandContext(ctx, t.shell, "-c", command)
@@ -180,13 +198,14 @@ func (t *ExecTool) run(ctx context.Context, command, dir string, timeout time.Du
 	defer cancel()
 
 	out := newHeadTailBuffer(execMaxOutputChars * 8)
-	if sb := t.opts.Sandbox; sb != nil {
-		if err := sb.Ready(); err != nil {
+	sandboxed := t.opts.Sandbox != nil && !t.unsandboxed()
+	if sandboxed {
+		if err := t.opts.Sandbox.Ready(); err != nil {
 			return ErrorResult("Error: the command was not run: tools.exec.sandbox is %q but %v. Commands never run "+
 				"outside the sandbox; tell the user to install bubblewrap or turn the sandbox off.", SandboxBwrap, err)
 		}
 	}
-	cmd, err := t.command(runCtx, command, dir)
+	cmd, err := t.command(runCtx, command, dir, sandboxed)
 	if err != nil {
 		return ErrorResult("Error executing command: %v", err)
 	}
@@ -300,4 +319,32 @@ func formatSeconds(d time.Duration) string {
 		return fmt.Sprintf("%d seconds", int(d/time.Second))
 	}
 	return d.String()
+}
+
+// turnsWarned remembers, per session, the last turn whose exec result
+// carried the unsandboxed warning, so each turn gets it once.
+type turnsWarned struct {
+	mu   sync.Mutex
+	last map[string]string
+}
+
+// turnsWarnedMax bounds the sessions remembered; past it the map starts over (an extra warning at worst).
+const turnsWarnedMax = 4096
+
+// first reports whether this is the turn's first warned result; a call
+// without a turn (a caller that does not say) is always warned.
+func (w *turnsWarned) first(env Env) bool {
+	if env.Turn == "" {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last[env.SessionKey] == env.Turn {
+		return false
+	}
+	if w.last == nil || len(w.last) >= turnsWarnedMax {
+		w.last = map[string]string{}
+	}
+	w.last[env.SessionKey] = env.Turn
+	return true
 }

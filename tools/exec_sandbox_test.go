@@ -3,19 +3,22 @@ package tools
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/secrets"
 )
 
 // sandboxedExec is exec in a workspace inside a nanobot home whose
-// config.json holds a key, run in the bwrap layout.
+// config.json holds a key, run in the bwrap layout ("bwrap": required).
 func sandboxedExec(t *testing.T, program string) (Env, *Registry, string) {
+	return sandboxedExecMode(t, program, true)
+}
+
+func sandboxedExecMode(t *testing.T, program string, required bool) (Env, *Registry, string) {
 	t.Helper()
 	home, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -25,12 +28,18 @@ func sandboxedExec(t *testing.T, program string) (Env, *Registry, string) {
 	require.NoError(t, os.WriteFile(filepath.Join(nb, "config.json"), []byte(`{"apiKey":"sk-exec-sandbox-key"}`), 0o600))
 	opts := DefaultExecOptions()
 	opts.Sandbox = NewSandbox(SandboxLayout{Workspace: ws, Hidden: []string{nb}, Network: true, Program: program})
+	opts.SandboxRequired = required
+	t.Cleanup(func() { _ = opts.Sandbox.Close() })
 	ex, err := NewExec(opts)
 	require.NoError(t, err)
 	r := NewRegistry()
 	r.Register(ex)
-	require.Contains(t, ex.Description(), "Commands run in a sandbox")
-	return Env{Workspace: ws, RestrictToWorkspace: true, SessionKey: "cli:test", CallID: "c1"}, r, nb
+	if required || opts.Sandbox.Ready() == nil {
+		require.Contains(t, ex.Description(), "Commands run in a sandbox")
+	} else {
+		require.NotContains(t, ex.Description(), "sandbox", "commands run bare: the model is not told otherwise")
+	}
+	return Env{Workspace: ws, RestrictToWorkspace: true, SessionKey: "cli:test", CallID: "c1", Turn: "turn-1"}, r, nb
 }
 
 func TestExecInTheSandbox(t *testing.T) {
@@ -61,26 +70,8 @@ func TestExecSandboxTimeoutKillsEverything(t *testing.T) {
 	require.True(t, res.IsError)
 	require.Contains(t, res.Text, "timed out after 1 seconds")
 	require.Less(t, time.Since(start), 10*time.Second)
-	require.Eventually(t, func() bool { return len(processesRunning(t, "sleep 47.5")) == 0 }, 5*time.Second, 20*time.Millisecond,
-		"sandboxed processes outlived the timeout: %v", processesRunning(t, "sleep 47.5"))
-}
-
-// processesRunning lists the live processes whose command line contains s.
-func processesRunning(t *testing.T, s string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	var out []string
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), s) {
-			continue
-		}
-		if pid, err := strconv.Atoi(e.Name()); err == nil && alive(pid) {
-			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-		}
-	}
-	return out
+	require.Eventually(t, func() bool { return len(testenv.ProcessesRunning(t, "sleep 47.5")) == 0 }, 5*time.Second, 20*time.Millisecond,
+		"sandboxed processes outlived the timeout: %v", testenv.ProcessesRunning(t, "sleep 47.5"))
 }
 
 // Where bwrap cannot run, every call is an error result naming the cause
@@ -94,6 +85,29 @@ func TestExecRefusesWhenTheSandboxCannotRun(t *testing.T) {
 		require.Contains(t, res.Text, "never run outside the sandbox")
 		require.NoFileExists(t, filepath.Join(env.Workspace, "marker"))
 	}
+}
+
+// "auto" where bwrap cannot run: the command runs, and the turn's first
+// exec result says, once, that it ran unsandboxed.
+func TestExecAutoWithoutBwrapRunsAndWarnsOncePerTurn(t *testing.T) {
+	env, r, nb := sandboxedExecMode(t, filepath.Join(t.TempDir(), "no-such-bwrap"), false)
+	res := call(t, r, env, "exec", map[string]any{"command": "echo ran > marker && cat " + filepath.Join(nb, "config.json")})
+	require.False(t, res.IsError, res.Text)
+	require.Equal(t, `{"apiKey":"sk-exec-sandbox-key"}`+"\n\n"+ExecUnsandboxedWarning, res.Text, "it ran with the user's rights")
+	require.FileExists(t, filepath.Join(env.Workspace, "marker"))
+
+	res = call(t, r, env, "exec", map[string]any{"command": "echo again"})
+	require.Equal(t, "again\n", res.Text, "said once a turn")
+	res = call(t, r, env, "exec", map[string]any{"command": "exit 3"})
+	require.Equal(t, "Exit code: 3", res.Text)
+
+	next := env
+	next.Turn = "turn-2"
+	res = call(t, r, next, "exec", map[string]any{"command": "exit 3"})
+	require.Equal(t, "Exit code: 3\n\n"+ExecUnsandboxedWarning, res.Text, "the next turn is told again")
+	other := env
+	other.SessionKey = "telegram:1"
+	require.Contains(t, call(t, r, other, "exec", map[string]any{"command": "true"}).Text, ExecUnsandboxedWarning, "and another session")
 }
 
 // An allowedEnvKeys variable whose value is a configured secret is not

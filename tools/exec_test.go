@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 )
 
 // execEnv returns a workspace env and a registry holding exec built with opts.
@@ -87,25 +87,11 @@ func readPIDs(t *testing.T, path string, n int) []int {
 	return pids
 }
 
-// alive reports whether pid is a running (not zombie) process: the init of
-// a container may never reap orphans, and a zombie has stopped running.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
-}
-
 func requireAllDead(t *testing.T, pids []int) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, p := range pids {
-			if alive(p) {
+			if testenv.Alive(p) {
 				return false
 			}
 		}

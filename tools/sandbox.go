@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/tools/sandboxfwd"
 )
 
 // SandboxBwrap is tools.exec.sandbox's one backend.
@@ -31,7 +33,8 @@ const sandboxProbeTimeout = 10 * time.Second
 // servers) run in: only the workspace is writable, the media folder is read-only,
 // system folders are read-only, the config and nanobot's home are hidden
 // behind an empty read-only tmpfs, /tmp is private, everything else is
-// read-only and no privilege can be gained.
+// read-only, no privilege can be gained, and the network is the sandbox's own
+// (only its loopback): the way out, when there is one, is the worker's proxy.
 type SandboxLayout struct {
 	// Workspace is the absolute, symlink-resolved workspace: mounted read-write, HOME and the default cwd.
 	Workspace string
@@ -45,18 +48,26 @@ type SandboxLayout struct {
 	// RoBinds and RwBinds are extra absolute paths (tools.exec.sandboxRoBinds,
 	// sandboxRwBinds), checked by the config loader against what is hidden.
 	RoBinds, RwBinds []string
-	// Network keeps the host's network; false gives the sandbox none.
+	// Network gives commands outbound HTTP(S) through the proxy; false: no network at all.
 	Network bool
+	// ProxySocket and Forwarder are the host's proxy socket and the binary
+	// that relays to it from inside (set by Sandbox.Command when Network is on):
+	// both are bound in and the forwarder runs the command.
+	ProxySocket, Forwarder string
 	// Program is the bwrap to run; "" means bwrap on PATH.
 	Program string
 }
 
-// Sandbox is a layout and whether bwrap can run it here.
+// Sandbox is a layout, whether bwrap can run it here, and the proxy its
+// commands reach the network through.
 type Sandbox struct {
 	SandboxLayout
+	// Egress is what the proxy lets through when Network is on.
+	Egress  EgressRules
 	once    sync.Once
 	program string // resolved by Ready
 	err     error
+	proxy   sandboxProxyOnce
 }
 
 // NewSandbox prepares a sandbox; bwrap is looked for at the first Ready.
@@ -71,10 +82,14 @@ func (s SandboxLayout) Argv(cwd string, command ...string) []string {
 
 func (s SandboxLayout) argv(prog, cwd string, command []string) []string {
 	ws := filepath.Clean(s.Workspace)
-	args := []string{prog, "--new-session", "--die-with-parent", "--unshare-pid", "--cap-drop", "ALL",
+	// --unshare-net always: the host's loopback (Temporal, the Web UI, the web chat, the API) stays out of reach.
+	args := []string{prog, "--new-session", "--die-with-parent", "--unshare-pid", "--unshare-net", "--cap-drop", "ALL",
 		"--setenv", "HOME", ws, "--setenv", "TMPDIR", "/tmp"}
-	if !s.Network {
-		args = append(args, "--unshare-net")
+	proxied := s.Network && s.ProxySocket != "" && s.Forwarder != ""
+	if proxied {
+		for _, kv := range sandboxfwd.Env() {
+			args = append(args, "--setenv", kv[0], kv[1])
+		}
 	}
 	args = append(args, "--ro-bind", "/usr", "/usr")
 	for _, d := range sandboxSystemDirs {
@@ -103,6 +118,9 @@ func (s SandboxLayout) argv(prog, cwd string, command []string) []string {
 	for _, p := range s.RwBinds {
 		args = append(args, "--bind", p, p)
 	}
+	if proxied {
+		args = append(args, "--ro-bind", s.Forwarder, sandboxfwd.Path, "--bind", s.ProxySocket, sandboxfwd.Socket)
+	}
 	// Read-only from here: a write outside the workspace fails instead of
 	// landing in a tmpfs that vanishes (nanobot leaves these writable).
 	for _, d := range append(outside, inside...) {
@@ -114,6 +132,9 @@ func (s SandboxLayout) argv(prog, cwd string, command []string) []string {
 		dir = c
 	}
 	args = append(args, "--chdir", dir, "--")
+	if proxied {
+		args = append(args, sandboxfwd.Path, "--")
+	}
 	return append(args, command...)
 }
 
@@ -161,21 +182,34 @@ func (s SandboxLayout) programName() string {
 	return "bwrap"
 }
 
-// Ready tells whether bwrap can run here, checked once: a missing program,
-// or a kernel or container that forbids its namespaces, is an error that
-// says so. Nothing may run unsandboxed instead.
+// Ready tells whether bwrap can run here, checked once per program and
+// process: a missing program, or a kernel or container that forbids its
+// namespaces (the network's included), is an error that says so.
 func (s *Sandbox) Ready() error {
-	s.once.Do(func() {
-		name := s.programName()
-		prog, err := exec.LookPath(name)
-		if err != nil {
-			s.err = fmt.Errorf("bwrap is not installed (%v); install the bubblewrap package", err)
-			return
-		}
+	s.once.Do(func() { s.program, s.err = probeBwrap(s.programName()) })
+	return s.err
+}
+
+// probes are probeBwrap's answers by the program's path: a process runs each once.
+var probes sync.Map
+
+type probe struct {
+	once sync.Once
+	err  error
+}
+
+func probeBwrap(name string) (string, error) {
+	prog, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("bwrap is not installed: %w", err)
+	}
+	v, _ := probes.LoadOrStore(prog, &probe{})
+	p := v.(*probe)
+	p.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
 		defer cancel()
 		var stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, prog, "--new-session", "--die-with-parent", "--unshare-pid",
+		cmd := exec.CommandContext(ctx, prog, "--new-session", "--die-with-parent", "--unshare-pid", "--unshare-net",
 			"--cap-drop", "ALL", "--ro-bind", "/", "/", "true")
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
@@ -183,25 +217,35 @@ func (s *Sandbox) Ready() error {
 			if msg == "" {
 				msg = err.Error()
 			}
-			s.err = fmt.Errorf("bwrap cannot run here: %s --ro-bind / / true failed: %s", prog, msg)
-			return
+			p.err = fmt.Errorf("bwrap cannot run here: %s --unshare-net --ro-bind / / true failed: %s", prog, msg)
 		}
-		s.program = prog
 	})
-	return s.err
+	return prog, p.err
 }
 
 // ErrSandboxUnavailable marks a command refused because its sandbox cannot run.
 var ErrSandboxUnavailable = errors.New("sandbox unavailable")
 
 // Command is exec.Cmd for argv run in the sandbox, or an error wrapping
-// ErrSandboxUnavailable when bwrap cannot run.
+// ErrSandboxUnavailable when bwrap cannot run. With Network on, the proxy
+// starts at the first command and the forwarder runs argv.
 func (s *Sandbox) Command(ctx context.Context, cwd string, argv ...string) (*exec.Cmd, error) {
 	if err := s.Ready(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandboxUnavailable, err)
 	}
-	full := s.argv(s.program, cwd, argv)
+	l := s.SandboxLayout
+	if l.Network {
+		p, err := s.proxy.start(s.Egress)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the network proxy: %w", ErrSandboxUnavailable, err)
+		}
+		l.ProxySocket, l.Forwarder = p.Socket(), p.forwarder
+	}
+	full := l.argv(s.program, cwd, argv)
 	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
 	cmd.Dir = s.Workspace
 	return cmd, nil
 }
+
+// Close stops the sandbox's proxy, if it started; running commands lose the network.
+func (s *Sandbox) Close() error { return s.proxy.close() }

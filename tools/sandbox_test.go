@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/internal/peer"
+	"github.com/nanobot-durable/nanobot/tools/sandboxfwd"
 )
 
 // mounts are the (flag, source, destination) triples of a bwrap argv, in order.
@@ -36,6 +39,8 @@ func indexOf(ms []mount, m mount) int { return slices.Index(ms, m) }
 func TestSandboxArgv(t *testing.T) {
 	ws := "/home/u/.nanobot/workspace"
 	base := SandboxLayout{Workspace: ws, Media: ws + "/media", Hidden: []string{"/home/u/.nanobot", "/etc/nanobot"}, Network: true}
+	proxied := base
+	proxied.ProxySocket, proxied.Forwarder = "/run/user/1/nb/proxy.sock", "/opt/nanobot"
 	cases := []struct {
 		name  string
 		sb    SandboxLayout
@@ -44,14 +49,25 @@ func TestSandboxArgv(t *testing.T) {
 	}{
 		{"the command runs after -- unchanged, under bwrap's guards", base, ws, func(t *testing.T, argv []string, _ []mount) {
 			require.Equal(t, "bwrap", argv[0])
-			for _, f := range []string{"--new-session", "--die-with-parent", "--unshare-pid"} {
+			for _, f := range []string{"--new-session", "--die-with-parent", "--unshare-pid", "--unshare-net"} {
 				require.Contains(t, argv, f)
 			}
 			i := slices.Index(argv, "--cap-drop")
 			require.Equal(t, "ALL", argv[i+1], "no capability survives, even for root")
 			sep := slices.Index(argv, "--")
-			require.Equal(t, []string{"bash", "-c", `echo 'a b' && cat "f g"`}, argv[sep+1:])
-			require.NotContains(t, argv, "--unshare-net", "the network is kept")
+			require.Equal(t, []string{"bash", "-c", `echo 'a b' && cat "f g"`}, argv[sep+1:], "no proxy yet: the command alone")
+		}},
+		{"with the proxy, the forwarder runs the command and the proxy variables point at it", proxied, ws, func(t *testing.T, argv []string, ms []mount) {
+			require.Contains(t, argv, "--unshare-net", "the host's network is never shared")
+			sep := slices.Index(argv, "--")
+			require.Equal(t, []string{sandboxfwd.Path, "--", "bash", "-c", `echo 'a b' && cat "f g"`}, argv[sep+1:])
+			require.Contains(t, ms, mount{"--ro-bind", "/opt/nanobot", sandboxfwd.Path})
+			require.Contains(t, ms, mount{"--bind", "/run/user/1/nb/proxy.sock", sandboxfwd.Socket})
+			for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+				require.Contains(t, ms, mount{"--setenv", k, "http://127.0.0.1:3128"})
+			}
+			require.Contains(t, ms, mount{"--setenv", "no_proxy", "localhost,127.0.0.1,::1"}, "the sandbox's own loopback is direct")
+			require.Less(t, indexOf(ms, mount{"--bind", "/run/user/1/nb/proxy.sock", sandboxfwd.Socket}), indexOf(ms, mount{"--remount-ro", "", "/"}))
 		}},
 		{"HOME is the workspace, /tmp is private", base, ws, func(t *testing.T, _ []string, ms []mount) {
 			require.Contains(t, ms, mount{"--setenv", "HOME", ws})
@@ -124,8 +140,10 @@ func TestSandboxArgv(t *testing.T) {
 			require.Greater(t, indexOf(ms, mount{"--ro-bind", "/opt/tools", "/opt/tools"}), bind)
 			require.Greater(t, indexOf(ms, mount{"--bind", "/var/cache/pip", "/var/cache/pip"}), bind)
 		}},
-		{"sandboxNetwork false unshares the network", SandboxLayout{Workspace: ws}, ws, func(t *testing.T, argv []string, _ []mount) {
+		{"sandboxNetwork false: no proxy even when one is known", SandboxLayout{Workspace: ws, ProxySocket: "/s", Forwarder: "/f"}, ws, func(t *testing.T, argv []string, ms []mount) {
 			require.Contains(t, argv, "--unshare-net")
+			require.NotContains(t, argv, sandboxfwd.Path)
+			require.Equal(t, -1, indexOf(ms, mount{"--setenv", "HTTP_PROXY", "http://127.0.0.1:3128"}))
 		}},
 		{"a workspace at the root hides no root", SandboxLayout{Workspace: "/workspace"}, "", func(t *testing.T, _ []string, ms []mount) {
 			require.Equal(t, -1, indexOf(ms, mount{"--tmpfs", "", "/"}))
@@ -139,12 +157,13 @@ func TestSandboxArgv(t *testing.T) {
 	}
 }
 
-// requireBwrap skips, loudly, where bwrap cannot run (the only reason to).
+// requireBwrap stops the test where bwrap cannot run (a skip locally, a failure under CI).
 func requireBwrap(t *testing.T) {
 	t.Helper()
 	if err := NewSandbox(SandboxLayout{}).Ready(); err != nil {
-		t.Skip("WARNING: the sandbox is not tested here: " + err.Error())
+		peer.Missing(t, peer.Bwrap, err.Error()+" (make bwrap installs it)")
 	}
+	peer.Used(t, peer.Bwrap)
 }
 
 // The layout holds under a real bwrap: the config is gone, only the
@@ -218,5 +237,10 @@ func TestSandboxThatCannotRunSaysWhy(t *testing.T) {
 	fake := filepath.Join(t.TempDir(), "bwrap")
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"), 0o755))
 	broken := NewSandbox(SandboxLayout{Workspace: t.TempDir(), Program: fake})
-	require.ErrorContains(t, broken.Ready(), "bwrap cannot run here: "+fake+" --ro-bind / / true failed: bwrap: No permissions to create new namespace")
+	require.ErrorContains(t, broken.Ready(), "bwrap cannot run here: "+fake+" --unshare-net --ro-bind / / true failed: bwrap: No permissions to create new namespace")
+
+	// A container that allows every namespace but the network's: the sandbox cannot run either.
+	noNet := filepath.Join(t.TempDir(), "bwrap")
+	require.NoError(t, os.WriteFile(noNet, []byte("#!/bin/sh\nfor a; do [ \"$a\" = --unshare-net ] && { echo 'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted' >&2; exit 1; }; done\nexit 0\n"), 0o755))
+	require.ErrorContains(t, NewSandbox(SandboxLayout{Program: noNet}).Ready(), "loopback: Failed RTM_NEWADDR")
 }

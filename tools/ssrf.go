@@ -281,15 +281,7 @@ func (e *redirectLimitError) Error() string {
 // checked before the request goes to the proxy, as nanobot does; the proxy
 // resolves it again, so the rebinding defence is the proxy's to keep.
 func (g *SSRFGuard) HTTPClient(timeout time.Duration, maxRedirects int, proxy *url.URL) *http.Client {
-	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           g.DialContext,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   ssrfTLSHandshake,
-		MaxIdleConns:          4,
-		IdleConnTimeout:       30 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
+	tr := g.transport()
 	var rt http.RoundTripper = tr
 	if proxy != nil {
 		tr.Proxy = http.ProxyURL(proxy)
@@ -313,6 +305,19 @@ func (g *SSRFGuard) HTTPClient(timeout time.Duration, maxRedirects int, proxy *u
 			}
 			return nil
 		},
+	}
+}
+
+// transport connects through the guard's dialer only, never through the environment's proxies.
+func (g *SSRFGuard) transport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           g.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   ssrfTLSHandshake,
+		MaxIdleConns:          4,
+		IdleConnTimeout:       30 * time.Second,
+		ExpectContinueTimeout: time.Second,
 	}
 }
 

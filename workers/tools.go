@@ -10,15 +10,15 @@ import (
 )
 
 // builtinOptions maps config.json's tools block onto the built-in tools;
-// exec runs in sb when tools.exec.sandbox asks for it.
+// exec runs in sb unless tools.exec.sandbox is "none" ("bwrap": or not at all).
 func builtinOptions(t config.Tools, sb *tools.Sandbox, keys *secrets.Set) tools.BuiltinOptions {
 	exec := tools.DefaultExecOptions()
 	exec.Timeout = time.Duration(t.Exec.Timeout) * time.Second
 	exec.DenyPatterns, exec.AllowPatterns = t.Exec.DenyPatterns, t.Exec.AllowPatterns
 	exec.PathPrepend, exec.PathAppend = t.Exec.PathPrepend, t.Exec.PathAppend
 	exec.AllowedEnvKeys, exec.Secrets = t.Exec.AllowedEnvKeys, keys
-	if t.Exec.Sandbox == config.SandboxBwrap {
-		exec.Sandbox = sb
+	if t.Exec.SandboxMode() != config.SandboxNone {
+		exec.Sandbox, exec.SandboxRequired = sb, t.Exec.SandboxMode() == config.SandboxBwrap
 	}
 	return tools.BuiltinOptions{
 		DisableFiles:  !t.File.Enable,

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -83,7 +84,9 @@ func TestExecEnvironmentCarriesNoConfiguredSecret(t *testing.T) {
 	for _, v := range values {
 		require.NotEqual(t, v, set.Redact(v), "the secret set misses %s", v)
 	}
-	reg, err := newRegistry(cfg, sandboxFor(cfg), nil, nil, nil)
+	sb, err := sandboxFor(cfg, nil)
+	require.NoError(t, err)
+	reg, err := newRegistry(cfg, sb, nil, nil, nil)
 	require.NoError(t, err)
 	env := tools.Env{Workspace: cfg.Agents.Defaults.WorkspacePath(), RestrictToWorkspace: true}
 	res := reg.Execute(context.Background(), env, "exec", `{"command": "env"}`)
@@ -95,22 +98,53 @@ func TestExecEnvironmentCarriesNoConfiguredSecret(t *testing.T) {
 	require.Contains(t, res.Text, "NANOBOT_TEST_PLAIN=plain-value")
 }
 
-// With tools.exec.sandbox "bwrap", the registry's exec runs in the layout
-// built from the config: the config file is not there.
+// By default (no sandbox key: "auto"), where bwrap runs, the registry's exec
+// runs in the layout built from the config: the config file is not there.
 func TestConfiguredSandboxHidesTheConfigFromExec(t *testing.T) {
-	if line, ok := SandboxStatus(&config.Config{Tools: config.Tools{Exec: config.ExecTool{Sandbox: "bwrap"}}}); !ok {
-		t.Skip("WARNING: the sandbox is not tested here: " + line)
+	cfg, values := secretConfig(t, map[string]any{})
+	sb, err := sandboxFor(cfg, nil)
+	require.NoError(t, err)
+	if err := sb.Ready(); err != nil {
+		peer.Missing(t, peer.Bwrap, err.Error())
 	}
-	cfg, values := secretConfig(t, map[string]any{"sandbox": "bwrap"})
-	line, ok := SandboxStatus(cfg)
-	require.True(t, ok, line)
+	peer.Used(t, peer.Bwrap)
+	line, network, alarm := SandboxState(cfg)
+	require.False(t, alarm, line)
 	require.Contains(t, line, "bwrap: only "+cfg.Agents.Defaults.WorkspacePath()+" writable")
-	reg, err := newRegistry(cfg, sandboxFor(cfg), nil, nil, nil)
+	require.Equal(t, "HTTP(S) only, through the worker's proxy; loopback, private and link-local addresses are refused", network)
+	require.True(t, sandboxActive(cfg, sb), "the file tools are confined with it")
+	reg, err := newRegistry(cfg, sb, nil, nil, nil)
 	require.NoError(t, err)
 	env := tools.Env{Workspace: cfg.Agents.Defaults.WorkspacePath(), RestrictToWorkspace: true}
 	res := reg.Execute(context.Background(), env, "exec", fmt.Sprintf(`{"command": "cat %s; env"}`, cfg.Path))
 	require.Contains(t, res.Text, "No such file or directory")
 	for _, v := range values {
 		require.NotContains(t, res.Text, v)
+	}
+}
+
+// Each setting's lines, where bwrap is missing (an empty PATH) and where it is not asked for.
+func TestSandboxStateSaysWhatExecRunsWith(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, c := range []struct {
+		exec          map[string]any
+		sandbox, net  string
+		alarm, active bool
+	}{
+		{map[string]any{}, tools.ExecUnsandboxedWarning + " (bwrap is not installed: ", "the host's, unfiltered (exec is not sandboxed)", true, false},
+		{map[string]any{"sandbox": "bwrap"}, `tools.exec.sandbox is "bwrap" but bwrap is not installed`, "none (nothing runs)", true, false},
+		{map[string]any{"sandbox": "none"}, `off (tools.exec.sandbox is "none"): exec runs with your rights, and the model can read your files and keys`, "the host's, unfiltered (exec is not sandboxed)", false, false},
+	} {
+		cfg, _ := secretConfig(t, c.exec)
+		sandbox, network, alarm := SandboxState(cfg)
+		require.True(t, strings.HasPrefix(sandbox, c.sandbox), "%v: %s", c.exec, sandbox)
+		require.Equal(t, c.net, network, "%v", c.exec)
+		require.Equal(t, c.alarm, alarm, "%v", c.exec)
+		sb, err := sandboxFor(cfg, nil)
+		require.NoError(t, err)
+		require.Equal(t, c.active, sandboxActive(cfg, sb), "%v", c.exec)
+		ex := builtinOptions(cfg.Tools, sb, nil).Exec
+		require.Equal(t, c.exec["sandbox"] != "none", ex.Sandbox != nil, "%v", c.exec)
+		require.Equal(t, c.exec["sandbox"] == "bwrap", ex.SandboxRequired, "%v", c.exec)
 	}
 }

@@ -121,13 +121,16 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 	if c != nil {
 		jobs = &cron.Service{Client: c, Instance: cfg.Instance()}
 	}
-	sb := sandboxFor(cfg)
+	sb, err := sandboxFor(cfg, log)
+	if err != nil {
+		return activities.Deps{}, nil, err
+	}
 	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs)
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
 	pool := mcp.NewPool(cfg.Tools.MCPServers, log)
-	pool.SetSandbox(sb)
+	pool.SetSandbox(sb) // the pool closes it, with the proxy exec shares
 	refresh := func(ctx context.Context) {
 		for _, err := range pool.Register(ctx, reg) {
 			log.Warn("MCP server unavailable; its tools are left out of this turn", "error", err)
@@ -140,8 +143,8 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 		Prompt: prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName,
 			DisabledSkills: func() []string { return models.Config().Agents.Defaults.DisabledSkills }},
 		Streams: hub, Channels: mgr, Workspace: workspace,
-		// As in nanobot, the sandbox confines the file tools too.
-		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault() || cfg.Tools.Exec.Sandbox != "",
+		// As in nanobot, the sandbox confines the file tools too, where it is active.
+		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault() || sandboxActive(cfg, sb),
 		Private:             privatePaths(cfg),
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,

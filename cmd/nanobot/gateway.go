@@ -68,7 +68,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		}
 		fmt.Fprintf(a.stdout, "! %v\n  Turns will fail with this message until it is set (config: %s).\n", err, cfg.Path)
 	}
-	sandbox := a.sandboxStatus(a.stdout, cfg)
+	sandbox, network := a.sandboxStatus(a.stdout, cfg)
 	if port := cfg.Gateway.MetricsPort; port > 0 {
 		stop, err := a.serveMetrics(cfg.Gateway.Host, port)
 		if err != nil {
@@ -141,7 +141,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	if health != nil {
 		health.setChecks(readyChecks(r, mgr, wanted, st))
 	}
-	a.banner(name, r, cfg, mgr, sandbox, st, health)
+	a.banner(name, r, cfg, mgr, sandbox, network, st, health)
 	go a.releaseStartupMemory()
 	status := time.NewTicker(channels.StatusEvery)
 	defer status.Stop()
@@ -225,8 +225,8 @@ func (a *app) reloadBanner(old, next *config.Config) {
 	if channelsChanged(old, next) {
 		fmt.Fprintln(a.stdout, "! channel settings changed: restart the gateway to apply them")
 	}
-	if o, n := old.Tools.Exec, next.Tools.Exec; fmt.Sprint(o.Sandbox, o.SandboxRoBinds, o.SandboxRwBinds, o.SandboxNetworkOrDefault()) !=
-		fmt.Sprint(n.Sandbox, n.SandboxRoBinds, n.SandboxRwBinds, n.SandboxNetworkOrDefault()) {
+	if o, n := old.Tools.Exec, next.Tools.Exec; fmt.Sprint(o.SandboxMode(), o.SandboxRoBinds, o.SandboxRwBinds, o.SandboxNetworkOrDefault(), o.SandboxAllowDomains) !=
+		fmt.Sprint(n.SandboxMode(), n.SandboxRoBinds, n.SandboxRwBinds, n.SandboxNetworkOrDefault(), n.SandboxAllowDomains) {
 		fmt.Fprintln(a.stdout, "! tools.exec sandbox settings changed: restart the gateway to apply them")
 	}
 }
@@ -240,7 +240,7 @@ func channelsChanged(old, next *config.Config) bool {
 }
 
 // banner tells what this process runs and where to look.
-func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox string, st *stores.Set, health *healthServer) {
+func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channels.Manager, sandbox, network string, st *stores.Set, health *healthServer) {
 	how := "external"
 	if r.conn.Embedded {
 		how = "embedded temporal-dev, started by this process"
@@ -262,9 +262,7 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 	if health != nil {
 		fmt.Fprintf(a.stdout, "Health:   http://%s/health, /ready\n", health.Addr())
 	}
-	if sandbox != "" {
-		fmt.Fprintf(a.stdout, "Sandbox:  %s\n", sandbox)
-	}
+	fmt.Fprintf(a.stdout, "Sandbox:  %s\nNetwork:  %s\n", sandbox, network)
 	if st.DB != nil { // the files are the default: said only when it is not them
 		fmt.Fprintf(a.stdout, "State:    %s\n", st.Where())
 	}
@@ -279,17 +277,17 @@ func (a *app) releaseStartupMemory() {
 	a.log.Debug("released start-up memory", "executable_bytes_advised", n)
 }
 
-// sandboxStatus checks at start that the sandbox the config asks for can
-// run: if not, it says so on w and in the log (exec calls are refused, never
-// run bare); if so, it returns the banner's description of it.
-func (a *app) sandboxStatus(w io.Writer, cfg *config.Config) string {
-	line, ok := workers.SandboxStatus(cfg)
-	if ok {
-		return line
+// sandboxStatus probes the sandbox at start and returns the banner's lines;
+// where exec is unsandboxed or refused it also says so at once on w, with
+// how to get bubblewrap, and in the log.
+func (a *app) sandboxStatus(w io.Writer, cfg *config.Config) (sandbox, network string) {
+	sandbox, network, alarm := workers.SandboxState(cfg)
+	if !alarm {
+		return sandbox, network
 	}
-	fmt.Fprintf(w, "! %s\n", line)
-	a.log.Error("sandbox cannot run", "error", line)
-	return "UNAVAILABLE (see above)"
+	fmt.Fprintf(w, "! %s\n  %s\n", sandbox, workers.BwrapHint)
+	a.log.Warn("sandbox", "state", sandbox)
+	return "NOT ACTIVE (see above)", network
 }
 
 // channelLines name the channels this process runs, each with what it

@@ -56,6 +56,11 @@ func (a *app) status(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "Web search: %s\n", w)
 	}
 	fmt.Fprintf(out, "Voice:     %s\n", transcription.Describe(cfg, os.Getenv))
+	sandbox, network, alarm := workers.SandboxState(cfg)
+	if alarm {
+		sandbox = "! " + sandbox + "; " + workers.BwrapHint
+	}
+	fmt.Fprintf(out, "Sandbox:   %s\nNetwork:   %s\n", sandbox, network)
 	addr, source := os.Getenv("TEMPORAL_ADDRESS"), "TEMPORAL_ADDRESS"
 	if addr == "" {
 		port, _ := devPorts()
