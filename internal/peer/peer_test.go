@@ -24,6 +24,8 @@ func TestPeerHelper(t *testing.T) {
 		t.Log("after Missing: the test went on") // never reached: Missing stops the test
 	case "used":
 		Used(t, PostgreSQL)
+	case "broken":
+		Broken(t, PostgreSQL, "the cluster does not answer")
 	}
 }
 
@@ -100,6 +102,14 @@ func TestUsedPeerIsReported(t *testing.T) {
 	require.True(t, passed, out)
 	require.Contains(t, out, "--- PASS: TestPeerHelper")
 	require.Equal(t, []string{"postgresql\tused\tTestPeerHelper\t"}, report)
+}
+
+// A peer promised but not working fails the test even locally.
+func TestBrokenPeerFailsEverywhere(t *testing.T) {
+	out, passed, report := runHelper(t, "broken", "CI=")
+	require.False(t, passed, out)
+	require.Contains(t, out, "peer postgresql does not work: the cluster does not answer")
+	require.Equal(t, []string{"postgresql\tmissing\tTestPeerHelper\tthe cluster does not answer"}, report)
 }
 
 func TestRequired(t *testing.T) {

@@ -9,10 +9,11 @@ import (
 // Names lists every peer, in the order the summary prints them.
 var Names = []string{PostgreSQL, Dovecot, Dendrite, Chromium, Bwrap, Aimock, TelegramAPI, MCPServers}
 
-// tally is what the tests of one run said about one peer.
+// tally is what the tests of one run said about one peer: the tests by
+// verdict (a test that asks twice counts once) and the distinct reasons.
 type tally struct {
-	used, skipped, missing int
-	why                    []string // distinct reasons, first seen first
+	used, skipped, missing map[string]bool
+	why                    []string // first seen first
 }
 
 // Summary reads a report (the lines record appends) and returns one line
@@ -26,10 +27,10 @@ func Summary(report string) []string {
 		if len(f) < 3 {
 			continue
 		}
-		name, verdict := f[0], f[1]
+		name, verdict, test := f[0], f[1], f[2]
 		tl := tallies[name]
 		if tl == nil {
-			tl = &tally{}
+			tl = &tally{used: map[string]bool{}, skipped: map[string]bool{}, missing: map[string]bool{}}
 			tallies[name] = tl
 			if !slices.Contains(names, name) {
 				names = append(names, name)
@@ -37,11 +38,11 @@ func Summary(report string) []string {
 		}
 		switch verdict {
 		case "used":
-			tl.used++
+			tl.used[test] = true
 		case "skipped":
-			tl.skipped++
+			tl.skipped[test] = true
 		case "missing":
-			tl.missing++
+			tl.missing[test] = true
 		}
 		if len(f) == 4 && f[3] != "" && !slices.Contains(tl.why, f[3]) {
 			tl.why = append(tl.why, f[3])
@@ -70,16 +71,16 @@ func (tl *tally) String() string {
 		why = ": " + strings.Join(tl.why, "; ")
 	}
 	also := ""
-	if tl.used > 0 {
-		also = fmt.Sprintf(" (used by %s)", tests(tl.used))
+	if len(tl.used) > 0 {
+		also = fmt.Sprintf(" (used by %s)", tests(len(tl.used)))
 	}
 	switch {
-	case tl.missing > 0:
-		return fmt.Sprintf("MISSING: failed %s%s%s", tests(tl.missing), also, why)
-	case tl.skipped > 0:
-		return fmt.Sprintf("skipped by %s%s%s", tests(tl.skipped), also, why)
+	case len(tl.missing) > 0:
+		return fmt.Sprintf("MISSING: failed %s%s%s", tests(len(tl.missing)), also, why)
+	case len(tl.skipped) > 0:
+		return fmt.Sprintf("skipped by %s%s%s", tests(len(tl.skipped)), also, why)
 	}
-	return "used by " + tests(tl.used)
+	return "used by " + tests(len(tl.used))
 }
 
 func tests(n int) string {

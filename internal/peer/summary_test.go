@@ -11,6 +11,7 @@ import (
 func TestSummary(t *testing.T) {
 	report := "postgresql\tused\tTestA\t\n" +
 		"postgresql\tused\tTestB\t\n" +
+		"postgresql\tused\tTestB\t\n" +
 		"dovecot\tskipped\tTestC\tdovecot is not installed: run make dovecot\n" +
 		"dovecot\tskipped\tTestD\tdovecot is not installed: run make dovecot\n" +
 		"bwrap\tused\tTestE\t\n" +
