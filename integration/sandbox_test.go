@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -54,8 +55,9 @@ func sandboxHome(t *testing.T, model *modeltest.Server, sandbox string) *testenv
 // neither the key nor the config, and cannot write outside the workspace.
 func TestSandboxKeepsTheConfigAndTheHomeOutOfExecsReach(t *testing.T) {
 	if err := tools.NewSandbox(tools.SandboxLayout{}).Ready(); err != nil {
-		t.Skip("WARNING: the exec sandbox is not tested end to end here: " + err.Error())
+		peer.Missing(t, peer.Bwrap, err.Error()+" (make bwrap installs bubblewrap)")
 	}
+	peer.Used(t, peer.Bwrap)
 	dev := testenv.StartDevServer(t)
 	model := modeltest.New()
 	defer model.Close()

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
@@ -17,8 +18,9 @@ import (
 // write only the workspace and cannot see the config.
 func TestSandboxedStdioServer(t *testing.T) {
 	if err := tools.NewSandbox(tools.SandboxLayout{}).Ready(); err != nil {
-		t.Skip("WARNING: the MCP sandbox is not tested here: " + err.Error())
+		peer.Missing(t, peer.Bwrap, err.Error()+" (make bwrap installs bubblewrap)")
 	}
+	peer.Used(t, peer.Bwrap)
 	home, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	nb := filepath.Join(home, ".nanobot")

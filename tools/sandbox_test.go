@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/internal/peer"
 )
 
 // mounts are the (flag, source, destination) triples of a bwrap argv, in order.
@@ -143,8 +145,9 @@ func TestSandboxArgv(t *testing.T) {
 func requireBwrap(t *testing.T) {
 	t.Helper()
 	if err := NewSandbox(SandboxLayout{}).Ready(); err != nil {
-		t.Skip("WARNING: the sandbox is not tested here: " + err.Error())
+		peer.Missing(t, peer.Bwrap, err.Error()+" (make bwrap installs bubblewrap)")
 	}
+	peer.Used(t, peer.Bwrap)
 }
 
 // The layout holds under a real bwrap: the config is gone, only the

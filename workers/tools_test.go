@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -99,8 +100,9 @@ func TestExecEnvironmentCarriesNoConfiguredSecret(t *testing.T) {
 // built from the config: the config file is not there.
 func TestConfiguredSandboxHidesTheConfigFromExec(t *testing.T) {
 	if line, ok := SandboxStatus(&config.Config{Tools: config.Tools{Exec: config.ExecTool{Sandbox: "bwrap"}}}); !ok {
-		t.Skip("WARNING: the sandbox is not tested here: " + line)
+		peer.Missing(t, peer.Bwrap, line+" (make bwrap installs bubblewrap)")
 	}
+	peer.Used(t, peer.Bwrap)
 	cfg, values := secretConfig(t, map[string]any{"sandbox": "bwrap"})
 	line, ok := SandboxStatus(cfg)
 	require.True(t, ok, line)
