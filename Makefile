@@ -39,13 +39,20 @@ run: build
 	@test -f "$${NANOBOT_CONFIG:-$$HOME/.nanobot/config.json}" || $(BIN)/nanobot onboard
 	$(BIN)/nanobot gateway
 
-## test: unit, workflow and integration tests against a real temporal-dev
-## (and the tests against real npm MCP servers when npm is present)
+## test: unit, workflow and integration tests against a real temporal-dev and the real peers
+## (PostgreSQL, Dovecot, dendrite, Chromium, bwrap, and the npm peers when npm is present);
+## ends with one line per peer: used, skipped (why), MISSING or not asked. A missing peer
+## skips its tests with a WARNING, or fails them under CI=true or NANOBOT_REQUIRE_PEERS=1.
+PEER_REPORT := $(BIN)/peers.report
 test: build $(BIN)/dendrite chromium dovecot bwrap postgres
-	@if command -v npm >/dev/null 2>&1; then bash e2e/install.sh; \
-	else echo "WARNING: npm not found: tests against the real npm peers (MCP servers, telegram-test-api) are SKIPPED (install Node.js, then run make e2e)"; fi
-	cd cmd/temporal-dev && $(GO) test -trimpath ./...
-	NANOBOT_TEST_DATABASE_URL=$$(cat $(BIN)/postgres.url 2>/dev/null) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev DENDRITE_BIN=$(BIN)/dendrite $(GO) test -trimpath -count=1 -timeout 15m ./...
+	@. e2e/apt-install.sh; npm="the npm peers (MCP servers, telegram-test-api, aimock) are missing: $$(peer_outcome 'their tests are')"; \
+	if ! command -v npm >/dev/null 2>&1; then echo "WARNING: npm not found: $$npm (install Node.js, then run make e2e)"; \
+	elif ! bash e2e/install.sh; then echo "WARNING: e2e/install.sh failed: $$npm"; fi
+	@rm -f $(PEER_REPORT)
+	@export NANOBOT_PEER_REPORT=$(PEER_REPORT) NANOBOT_TEST_DATABASE_URL=$$(cat $(BIN)/postgres.url 2>/dev/null); status=0; \
+	(set -x; cd cmd/temporal-dev && $(GO) test -trimpath ./...) && \
+	(set -x; NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev DENDRITE_BIN=$(BIN)/dendrite $(GO) test -trimpath -count=1 -timeout 15m ./...) || status=$$?; \
+	$(GO) run -trimpath ./internal/peer/summarize $(PEER_REPORT); exit $$status
 
 ## chromium: headless Chromium for the browser tests (apt; warns and goes on where it cannot install)
 chromium:
@@ -65,9 +72,10 @@ postgres:
 	@bash e2e/postgres.sh $(BIN)/postgres.url
 
 ## e2e: install the real MCP servers (npm, into e2e/node_modules) and run the tests that use them
+## (peers required: a missing one fails)
 e2e: build chromium dovecot
 	bash e2e/install.sh
-	NANOBOT_E2E=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -run 'E2E|EndToEnd' ./mcp/ ./integration/
+	NANOBOT_REQUIRE_PEERS=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -run 'E2E|EndToEnd' ./mcp/ ./integration/
 
 ## memory-200: the 200-turn conversation in a 4000-token window; prints prompt tokens per turn
 memory-200: build

@@ -29,6 +29,8 @@ type CLI struct {
 	dim     bool            // reasoning is being drawn
 	replies chan Reply
 	lastID  string // the last reply shown: a retried delivery prints nothing
+	// beforeReply runs before a reply is drawn (SetBeforeReply).
+	beforeReply func(context.Context, Reply)
 	// atLineStart: the cursor is at the start of a line (after a hint).
 	atLineStart bool
 }
@@ -120,9 +122,24 @@ func (c *CLI) Hint(text string) {
 	c.hint(text)
 }
 
+// SetBeforeReply makes f run before each reply is drawn, outside the
+// channel's lock: a thin client draws there the tool lines it has not
+// polled yet, so no hint of a turn lands after the answer that follows it.
+func (c *CLI) SetBeforeReply(f func(context.Context, Reply)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.beforeReply = f
+}
+
 // Send implements Channel: print the reply unless the stream already
 // showed exactly that text; a retried delivery of the same turn prints nothing.
-func (c *CLI) Send(_ context.Context, r Reply) error {
+func (c *CLI) Send(ctx context.Context, r Reply) error {
+	c.mu.Lock()
+	before := c.beforeReply
+	c.mu.Unlock()
+	if before != nil {
+		before(ctx, r)
+	}
 	c.mu.Lock()
 	key := r.Key()
 	if (key == "" || key != c.lastID) && !(c.QuietErrors && r.StopReason == "error") {

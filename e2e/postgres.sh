@@ -6,15 +6,16 @@
 # otherwise as the current user. Installs the apt package `postgresql` when no
 # server is found and it can (e2e/apt-install.sh); where it cannot start one
 # it warns, removes the URL file and exits 0: the PostgreSQL tests then skip
-# with a WARNING. Data, socket and log live under ${TMPDIR:-/tmp}; trust
+# with a WARNING (or fail, under CI=true or NANOBOT_REQUIRE_PEERS=1). Data, socket and log live under ${TMPDIR:-/tmp}; trust
 # authentication on 127.0.0.1 only: a test cluster, never a real one.
 set -u
 out="${1:-bin/postgres.url}"
 base="${NANOBOT_PG_DIR:-${TMPDIR:-/tmp}/nanobot-test-pg-$(id -u)}"
 [ "$out" = "--stop" ] || mkdir -p "$(dirname "$out")"
 
+. "$(dirname "$0")/apt-install.sh"
 warn() {
-  echo "WARNING: $1: the PostgreSQL store's tests are SKIPPED"
+  echo "WARNING: PostgreSQL is missing: $1: $(peer_outcome "the PostgreSQL store's tests are")"
   rm -f "$out"
   exit 0
 }
@@ -22,7 +23,6 @@ warn() {
 pgbin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
 bin="$(pgbin)"
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
-  . "$(dirname "$0")/apt-install.sh"
   apt_install postgresql "the PostgreSQL store's tests are"
   bin="$(pgbin)"
   [ -n "$bin" ] && [ -x "$bin/initdb" ] || warn "no PostgreSQL server (/usr/lib/postgresql/*/bin)"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
@@ -23,11 +24,9 @@ func mcpBin(t *testing.T, name string) string {
 	t.Helper()
 	p := filepath.Join(testenv.RepoRoot(t), "e2e", "node_modules", ".bin", name)
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("NANOBOT_E2E") != "" {
-			t.Fatalf("%s is missing: run make e2e", p)
-		}
-		t.Skipf("SKIPPED: %s is missing (npm not available?): run make e2e", p)
+		peer.Missing(t, peer.MCPServers, "e2e/node_modules/.bin/"+name+" is not installed: install Node.js and npm, then run make e2e (e2e/install.sh)")
 	}
+	peer.Used(t, peer.MCPServers)
 	return p
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 )
 
@@ -27,19 +28,15 @@ type tgEmulator struct {
 	Token string
 }
 
-// startTelegramEmulator runs the emulator, or skips when e2e/node_modules
-// lacks it (make e2e turns the skip into a failure).
+// startTelegramEmulator runs the emulator; where e2e/node_modules lacks it
+// the peer is missing (a skip locally, a failure under CI or make e2e).
 func startTelegramEmulator(t *testing.T) *tgEmulator {
 	t.Helper()
 	root := testenv.RepoRoot(t)
 	_, nodeErr := exec.LookPath("node")
 	_, pkgErr := os.Stat(filepath.Join(root, "e2e", "node_modules", "telegram-test-api", "package.json"))
 	if nodeErr != nil || pkgErr != nil {
-		why := "SKIPPED: telegram-test-api is not installed in e2e/node_modules (or node is missing): run make e2e (e2e/install.sh)"
-		if os.Getenv("NANOBOT_E2E") != "" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
+		peer.Missing(t, peer.TelegramAPI, "telegram-test-api is not installed in e2e/node_modules (or node is missing): install Node.js and npm, then run make e2e (e2e/install.sh)")
 	}
 	port := testenv.FreePort(t)
 	cmd := exec.Command("node", filepath.Join(root, "e2e", "telegram-server.js"), strconv.Itoa(port))
@@ -76,6 +73,7 @@ func startTelegramEmulator(t *testing.T) *tgEmulator {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("telegram-server.js did not start: %s", stderr.String())
 	}
+	peer.Used(t, peer.TelegramAPI)
 	return &tgEmulator{URL: "http://127.0.0.1:" + strconv.Itoa(port), Token: "123456:e2e-token"}
 }
 

@@ -19,18 +19,21 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 )
 
 // browser finds a Chromium the e2e step (make chromium) may have installed.
 func browser(t *testing.T) string {
+	t.Helper()
 	for _, b := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(b); err == nil {
+			peer.Used(t, peer.Chromium)
 			return p
 		}
 	}
-	t.Skip("WARNING: no Chromium found: the browser tests (web chat, Temporal Web UI) are SKIPPED (run make chromium)")
+	peer.Missing(t, peer.Chromium, "no Chromium on PATH: run make chromium (e2e/chromium.sh), or apt-get install chromium")
 	return ""
 }
 

@@ -50,7 +50,10 @@ type Channel struct {
 	// between an event and the saved token does not answer it twice.
 	seen channels.SeenKeys
 	// warned are rooms whose encrypted events were already logged.
-	warned  *channels.RecentKeys
+	warned *channels.RecentKeys
+	// backlog are rooms invited to before the first start, not joined in
+	// a sync yet: their history ends at the join, not the invite.
+	backlog *channels.RecentKeys
 	members *memberCounts
 
 	mu          sync.Mutex
@@ -85,7 +88,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, full: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
 		log: log.With("channel", Name), base: base,
-		warned:  channels.NewRecentKeys(256),
+		warned: channels.NewRecentKeys(256), backlog: channels.NewRecentKeys(256),
 		members: newMemberCounts(), me: id.UserID(cfg.UserID), uploadLimit: cfg.MaxMediaBytes,
 	}
 	if deps.Config != nil && deps.Config.Path != "" {

@@ -8,7 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRestartResumesFromTheSavedToken: the first start skips the backlog;
+// TestRestartResumesFromTheSavedToken: the first start skips the backlog
+// (before the invite and after it);
 // a restart answers what came while the channel was down, and not what
 // it had already handed over.
 func TestRestartResumesFromTheSavedToken(t *testing.T) {
@@ -16,6 +17,7 @@ func TestRestartResumesFromTheSavedToken(t *testing.T) {
 	room := h.alice.CreateRoom(t, true)
 	h.alice.SendText(t, room, "before the bot ever ran")
 	h.alice.Invite(t, room, h.bot)
+	h.alice.SendText(t, room, "invited, but the bot never ran")
 	h.start()
 	require.Eventually(t, func() bool { return h.alice.Joined(t, room, h.bot) }, defaultWait, pollEvery,
 		"an invite pending at the first start is joined")

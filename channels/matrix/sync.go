@@ -138,6 +138,9 @@ func (c *Channel) syncOnce(ctx context.Context, since string) (string, error) {
 // message) leaves the token where it was, so the batch comes again.
 func (c *Channel) handleBatch(ctx context.Context, resp *syncResponse, first bool) error {
 	for room, inv := range resp.Rooms.Invite {
+		if first {
+			c.backlog.Add(room) // what the inviter said before this start is backlog, answered by nobody
+		}
 		if err := c.onInvite(ctx, room, inv.State.Events); err != nil {
 			return err
 		}
@@ -147,13 +150,7 @@ func (c *Channel) handleBatch(ctx context.Context, resp *syncResponse, first boo
 		for _, raw := range joined.State.Events {
 			c.noteState(room, raw)
 		}
-		// A room just joined comes with the messages before the join: history, not for the bot.
-		from := 0
-		for i, raw := range joined.Timeline.Events {
-			if isOwnJoin(raw, me) {
-				from = i + 1
-			}
-		}
+		from := c.historyEnd(room, joined.Timeline.Events, me)
 		for i, raw := range joined.Timeline.Events {
 			c.noteState(room, raw)
 			if first || i < from {
@@ -167,17 +164,50 @@ func (c *Channel) handleBatch(ctx context.Context, resp *syncResponse, first boo
 	return nil
 }
 
-// isOwnJoin tells whether an event is the bot's own join of the room.
-func isOwnJoin(raw json.RawMessage, me id.UserID) bool {
+// historyEnd is where a room's new timeline starts for the bot: a room
+// just joined comes with what was said before, history not for the bot,
+// but what came after the bot's invite was written for it (a user who
+// invites the bot and writes at once is answered). Only the backlog of
+// an invite taken in at the first start ends at the join itself.
+func (c *Channel) historyEnd(room string, timeline []json.RawMessage, me id.UserID) int {
+	from, invitedAt := 0, -1
+	for i, raw := range timeline {
+		switch ownMembership(raw, me) {
+		case "invite":
+			invitedAt = i
+		case "join":
+			from = i + 1
+			if invitedAt >= 0 && !c.backlog.Has(room) {
+				from = invitedAt + 1
+			}
+			invitedAt = -1
+			c.backlog.Forget(room)
+		}
+	}
+	return from
+}
+
+// ownMembership is the bot's new membership ("invite", "join", "leave"…)
+// when the event changes it, else "". A join after a join (a new display
+// name) changes nothing.
+func ownMembership(raw json.RawMessage, me id.UserID) string {
 	var ev struct {
 		Type     string `json:"type"`
 		StateKey string `json:"state_key"`
 		Content  struct {
 			Membership string `json:"membership"`
 		} `json:"content"`
+		Unsigned struct {
+			Prev struct {
+				Membership string `json:"membership"`
+			} `json:"prev_content"`
+		} `json:"unsigned"`
 	}
-	return json.Unmarshal(raw, &ev) == nil && ev.Type == event.StateMember.Type &&
-		ev.StateKey == string(me) && ev.Content.Membership == "join"
+	if json.Unmarshal(raw, &ev) != nil || ev.Type != event.StateMember.Type || ev.StateKey != string(me) ||
+		ev.Content.Membership == ev.Unsigned.Prev.Membership {
+		return ""
+	}
+	return ev.Content.Membership
 }
 
 // loadToken is the saved next_batch of this account ("" for a first start).

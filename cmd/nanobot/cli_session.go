@@ -31,6 +31,8 @@ type cliSession struct {
 	interrupts chan os.Signal
 	// input reads the terminal's lines in interactive mode; nil with -m.
 	input *prompter
+	// hints are the tool lines of the turn a thin client follows.
+	hints hintLines
 }
 
 // errStopped: the user stopped the turn with Ctrl-C.
@@ -63,13 +65,16 @@ func (s *cliSession) wait(ctx context.Context, msg protocol.Inbound) (channels.R
 	ended := make(chan error, 1)
 	go func() { ended <- s.r.conn.Client.GetWorkflow(wctx, id, "").Get(wctx, nil) }()
 	var progress <-chan time.Time
+	s.hints.follow(msg.ID)
+	defer s.hints.stop()
+	s.cli.SetBeforeReply(s.hintsBeforeReply)
 	if s.thin.Load() {
 		t := time.NewTicker(300 * time.Millisecond)
 		defer t.Stop()
 		progress = t.C
 		go s.ensureWorker(wctx)
 	}
-	shownHints, stopping := 0, false
+	stopping := false
 	var last *channels.Reply   // a message tool send that stood in for the reply
 	var answer <-chan lineRead // the approval prompt's line, while one is asked
 	var asked protocol.ApprovalRequest
@@ -104,7 +109,7 @@ func (s *cliSession) wait(ctx context.Context, msg protocol.Inbound) (channels.R
 		case err := <-ended:
 			return s.ended(ctx, msg, err, last, stopping)
 		case <-progress:
-			shownHints = s.showHints(wctx, id, shownHints)
+			s.showHints(wctx, id)
 		case <-s.interrupts:
 			if stopping {
 				fmt.Fprintln(s.cli.Out)
@@ -161,19 +166,23 @@ func (s *cliSession) awaitClose(ctx context.Context, ended <-chan error, wait ti
 	}
 }
 
-// showHints asks the running turn for its tool progress and prints the new lines.
-func (s *cliSession) showHints(ctx context.Context, id string, shown int) int {
-	st, ok := s.turnState(ctx, id)
-	if !ok {
-		return shown
+// showHints asks the running turn for its tool progress and draws the new lines.
+func (s *cliSession) showHints(ctx context.Context, id string) {
+	asked := s.hints.ask()
+	if st, ok := s.turnState(ctx, id); ok {
+		s.hints.draw(s.cli, asked, st.Hints)
 	}
-	if len(st.Hints) < shown {
-		shown = 0 // a new run of the session
+}
+
+// hintsBeforeReply runs before the CLI draws a reply. The reply is
+// delivered on another goroutine than the poll, so a poll landing just
+// after the answer would draw a hint behind it: in a thin client the
+// turn's lines not drawn yet are drawn now, and none after its answer.
+func (s *cliSession) hintsBeforeReply(ctx context.Context, r channels.Reply) {
+	if s.thin.Load() && s.hints.isFollowing() {
+		s.showHints(ctx, s.r.cfg.Instance().TurnWorkflowID(s.key))
 	}
-	for _, h := range st.Hints[shown:] {
-		s.cli.Hint(h)
-	}
-	return len(st.Hints)
+	s.hints.answered(r)
 }
 
 // turnState asks the running turn for its state, for at most 2 s.

@@ -117,7 +117,7 @@ const testDatabaseEnv = "NANOBOT_TEST_DATABASE_URL"
 func TestPreparePostgresCreatesAndMigratesOnce(t *testing.T) {
 	admin := os.Getenv(testDatabaseEnv)
 	if admin == "" {
-		t.Skip("WARNING: " + testDatabaseEnv + " is not set: the PostgreSQL tests are SKIPPED (make test starts a cluster with e2e/postgres.sh)")
+		peerMissing(t, "postgresql", testDatabaseEnv+" is not set: make test starts a cluster with e2e/postgres.sh (apt package postgresql)")
 	}
 	base, err := parsePostgresURL(admin)
 	if err != nil {
@@ -127,6 +127,7 @@ func TestPreparePostgresCreatesAndMigratesOnce(t *testing.T) {
 	if err := pingDatabase(postgresSQLConfig(base, base.Database)); err != nil {
 		t.Fatalf("%s is set but the database cannot be reached: %v", testDatabaseEnv, err)
 	}
+	peerUsed(t, "postgresql")
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	target := *base

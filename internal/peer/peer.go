@@ -62,6 +62,15 @@ func Missing(t testing.TB, name, why string) {
 	t.Skipf("WARNING: peer %s is missing, test SKIPPED: %s", name, why)
 }
 
+// Broken fails the test, whatever the mode: the peer was promised (its
+// variable set, its binary built) but does not work. It is reported
+// missing, so the summary does not call it "not asked".
+func Broken(t testing.TB, name, why string) {
+	t.Helper()
+	record(t, name, "missing", why)
+	t.Fatalf("peer %s does not work: %s", name, why)
+}
+
 // record appends "name<TAB>verdict<TAB>test<TAB>why" to the report file.
 // O_APPEND writes of one short line are atomic, so the parallel test
 // processes of one `go test ./...` share the file safely.

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/internal/peer"
 )
 
 // Request is one request as it reached the tap.
@@ -86,13 +88,14 @@ func Binary() string {
 }
 
 // Start runs aimock in strict mode on a free 127.0.0.1 port with the
-// fixtures of dir and waits until it answers; the test skips when aimock
-// is not installed. It is stopped when the test ends.
+// fixtures of dir and waits until it answers; where aimock is not
+// installed the peer is missing (a skip locally, a failure under CI). It
+// is stopped when the test ends.
 func Start(t testing.TB, dir string) *Server {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
-		t.Skip("WARNING: aimock not installed (e2e/node_modules lacks @copilotkit/aimock): run bash e2e/install.sh")
+		peer.Missing(t, peer.Aimock, "aimock is not installed (e2e/node_modules lacks @copilotkit/aimock): install Node.js and npm, then run make e2e (e2e/install.sh)")
 	}
 	port := freePort(t)
 	log := &lockedBuffer{}
@@ -115,6 +118,7 @@ func Start(t testing.TB, dir string) *Server {
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 20*time.Second, 50*time.Millisecond, "aimock did not start")
+	peer.Used(t, peer.Aimock)
 	target, err := url.Parse(s.direct)
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(target)

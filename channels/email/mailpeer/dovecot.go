@@ -24,6 +24,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 )
 
@@ -54,8 +55,9 @@ type Options struct {
 	NoIdle bool
 }
 
-// StartIMAP starts Dovecot for the test, or skips the test when Dovecot is
-// not installed (e2e/dovecot.sh installs it; make test runs that).
+// StartIMAP starts Dovecot for the test; where Dovecot is not installed
+// (e2e/dovecot.sh installs it; make test runs that) or cannot run, the peer
+// is missing: the test skips locally and fails under CI.
 func StartIMAP(t testing.TB, opts ...Options) *IMAP {
 	t.Helper()
 	var o Options
@@ -64,14 +66,14 @@ func StartIMAP(t testing.TB, opts ...Options) *IMAP {
 	}
 	bin := findDovecot()
 	if bin == "" {
-		t.Skip("dovecot is not installed: the IMAP tests are skipped (run e2e/dovecot.sh, or apt-get install dovecot-imapd)")
+		peer.Missing(t, peer.Dovecot, "dovecot is not installed: run make dovecot (e2e/dovecot.sh), or apt-get install dovecot-imapd")
 	}
 	if v := dovecotVersion(bin); !strings.HasPrefix(v, "2.3") {
-		t.Skipf("dovecot %s: mailpeer writes Dovecot 2.3's config only; the IMAP tests are skipped", v)
+		peer.Missing(t, peer.Dovecot, fmt.Sprintf("%s is dovecot %s: mailpeer writes Dovecot 2.3's config only (install dovecot-imapd 2.3)", bin, v))
 	}
 	ids, err := runAs()
 	if err != nil {
-		t.Skipf("dovecot cannot run here: %v", err)
+		peer.Missing(t, peer.Dovecot, fmt.Sprintf("dovecot cannot run here: %v (install dovecot-imapd, which makes the dovecot and dovenull users)", err))
 	}
 	dir, err := os.MkdirTemp("", "mailpeer-")
 	if err != nil {
@@ -83,6 +85,7 @@ func StartIMAP(t testing.TB, opts ...Options) *IMAP {
 		t.Fatalf("mailpeer: %v", err)
 	}
 	m.start()
+	peer.Used(t, peer.Dovecot)
 	t.Cleanup(func() {
 		m.stop()
 		if t.Failed() {

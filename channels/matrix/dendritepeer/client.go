@@ -234,6 +234,16 @@ func (u *User) Joined(t testing.TB, roomID string, other *User) bool {
 	return ok
 }
 
+// MemberName is other's display name in the room's state ("" if none).
+func (u *User) MemberName(t testing.TB, roomID string, other *User) string {
+	t.Helper()
+	var resp struct {
+		Name string `json:"displayname"`
+	}
+	u.call(t, http.MethodGet, "/_matrix/client/v3/rooms/"+url.PathEscape(roomID)+"/state/m.room.member/"+url.PathEscape(other.ID), nil, &resp)
+	return resp.Name
+}
+
 // Typing are the users shown typing in the room now (from a short sync).
 func (u *User) Typing(t testing.TB, roomID string) []string {
 	t.Helper()

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 )
 
@@ -54,7 +55,8 @@ type RateLimit struct {
 	Exempt []string
 }
 
-// Bin is bin/dendrite (or DENDRITE_BIN); `make dendrite` builds it.
+// Bin is bin/dendrite (or DENDRITE_BIN); `make dendrite` builds it. Where
+// it is not built the peer is missing: a skip locally, a failure under CI.
 func Bin(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("DENDRITE_BIN")
@@ -62,7 +64,7 @@ func Bin(t testing.TB) string {
 		p = filepath.Join(testenv.RepoRoot(t), "bin", "dendrite")
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("dendritepeer: %s is missing: run `make dendrite` (or `make test`)", p)
+		peer.Missing(t, peer.Dendrite, fmt.Sprintf("%s is not built: run make dendrite (or make test)", p))
 	}
 	return p
 }
@@ -120,6 +122,7 @@ func StartDendrite(t testing.TB, opts ...Options) *Homeserver {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
+				peer.Used(t, peer.Dendrite)
 				return h
 			}
 		}
