@@ -120,6 +120,7 @@ func TestApprovalWaitSurvivesKillingTheWorker(t *testing.T) {
 	recs, _ := meta["metadata"].(map[string]any)["approvals"].(map[string]any)
 	rec, _ := recs[req.ID].(map[string]any)
 	require.Equal(t, "answered", rec["status"], "the request is closed in the session")
+	testenv.RecordHistory(t, dev.Client, protocol.TurnWorkflowID("cli:approve"), "", "approval_wait_approved")
 }
 
 // TestDenialAndTimeoutReachTheModel: /deny with a reason and a request
