@@ -2,12 +2,14 @@ package stores_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -95,4 +97,35 @@ func TestSeenKeysAreSharedOnTheDatabaseOnly(t *testing.T) {
 	work, err := protocol.ParseInstance("work")
 	require.NoError(t, err)
 	require.False(t, other.SeenKeys(work)("telegram-updates", 10).Add("7"), "another instance, another bot: its own set")
+}
+
+// TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey: the files give each
+// home its own key (owner.key, made when missing); on a database the first
+// host's key is the instance's, so a worker of another home checks the
+// proofs the gateway made.
+func TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey(t *testing.T) {
+	ctx := context.Background()
+	a, b := home(t), home(t)
+	onA, err := stores.Open(ctx, a, nil)
+	require.NoError(t, err)
+	defer onA.Close()
+	onB, err := stores.Open(ctx, b, nil)
+	require.NoError(t, err)
+	defer onB.Close()
+	require.True(t, onA.Owner.Valid())
+	require.False(t, onA.Owner.Equal(onB.Owner), "two homes on the files: two keys")
+	fileKey, err := owner.FileIn(filepath.Dir(a.Path)).Adopt(ctx, owner.Key{})
+	require.NoError(t, err)
+	require.True(t, fileKey.Equal(onA.Owner), "the key is the home's owner.key")
+
+	url := pgtest.Database(t)
+	a.Database.URL, b.Database.URL = url, url
+	first, err := stores.Open(ctx, a, nil)
+	require.NoError(t, err)
+	defer first.Close()
+	second, err := stores.Open(ctx, b, nil)
+	require.NoError(t, err)
+	defer second.Close()
+	require.True(t, first.Owner.Equal(fileKey), "the first host's file key is adopted")
+	require.True(t, second.Owner.Equal(first.Owner), "another home adopts the database's")
 }
