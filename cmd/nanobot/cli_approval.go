@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -45,8 +44,7 @@ func (s *cliSession) answerApproval(ctx context.Context, r lineRead, req protoco
 	}
 	text := approvalAnswer(r.line, req.ID) // Ctrl-D or the input's end: nobody said yes
 	fmt.Fprintln(s.cli.Out, "→ "+text)
-	msg := protocol.Inbound{ID: randomID(), SessionKey: s.key, Route: s.route, Content: text, SentAt: time.Now()}
-	_, err := s.r.bus.Publish(ctx, msg)
+	_, err := s.r.bus.Publish(ctx, s.message(text))
 	return err
 }
 
