@@ -189,8 +189,7 @@ func TestTelegramApprovalButton(t *testing.T) {
 	id := approvalIDRe.FindStringSubmatch(req.Text)[1]
 	require.JSONEq(t, `{"inline_keyboard":[[`+
 		`{"text":"Approve","callback_data":"/approve `+id+`"},`+
-		`{"text":"Deny","callback_data":"/deny `+id+`"},`+
-		`{"text":"Always this command","callback_data":"/approve `+id+` always"}]]}`, req.Markup)
+		`{"text":"Deny","callback_data":"/deny `+id+`"}]]}`, req.Markup, "the guard refuses it: no \"always\"")
 	requireNotRun(t, home, model)
 
 	tg.press(t, alice, 1001, req.ID, "/approve "+id)
@@ -244,7 +243,7 @@ func TestWebChatApprovalButton(t *testing.T) {
 	run("open the chat", chromedp.Navigate(chatURL))
 	waitFor("page ready", `document.getElementById('title').textContent.startsWith('web:')`)
 	run("send", chromedp.SetValue(chromedp.CSS("#text"), "clean the build"), chromedp.Click(chromedp.CSS("#send")))
-	waitFor("the request with its buttons", `[...document.querySelectorAll('.approval .buttons button')].map(b => b.textContent).join('|') === 'Approve|Deny|Always this command'`)
+	waitFor("the request with its buttons", `[...document.querySelectorAll('.approval .buttons button')].map(b => b.textContent).join('|') === 'Approve|Deny'`) // the guard refuses it: no "always"
 	waitFor("the status says it waits", `document.getElementById('status').textContent.startsWith('waiting for approval: exec rm -rf build')`)
 	requireNotRun(t, home, model)
 	if dir := os.Getenv("NANOBOT_SCREENSHOTS"); dir != "" {
