@@ -10,13 +10,14 @@ import (
 )
 
 // approvalAnswer is the command a line typed at the approval prompt sends:
-// y → approve, always → approve for the session, anything else → deny.
+// y → approve, always → approve this exact call from now on, rule → approve
+// and the rule the request offers, anything else → deny.
 func approvalAnswer(line, id string) string {
-	switch strings.ToLower(strings.TrimSpace(line)) {
+	switch word := strings.ToLower(strings.TrimSpace(line)); word {
 	case "y", "yes":
 		return protocol.ApproveCommand + " " + id
-	case "always":
-		return protocol.ApproveCommand + " " + id + " always"
+	case protocol.VerdictAlways, protocol.VerdictRule:
+		return protocol.ApproveCommand + " " + id + " " + word
 	}
 	return protocol.DenyCommand + " " + id
 }
