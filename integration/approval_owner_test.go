@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,14 +122,7 @@ func TestCLIAlwaysCoversThisCommandOnly(t *testing.T) {
 			modeltest.Text("Listed "+dir+"."),
 		)
 	}
-	cmd := exec.Command(testenv.NanobotBin(t), "agent", "-s", "cli:always")
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader("list build\nalways\nlist build again\nlist notes\nn\n")
-	var out, errOut testenv.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	require.NoError(t, cmd.Start())
-	requireExitsOK(t, cmd, 2*time.Minute, outputs{&out, &errOut})
-	text := out.String()
+	text := atThePrompt(t, env, "cli:always", "list build\nalways\nlist build again\nlist notes\nn\n")
 	require.Equal(t, 2, strings.Count(text, "Approval needed ["), text)
 	require.Regexp(t, `Approval needed \[[0-9a-f]+\]: exec ls build\n(.*\n)*Approve\? \[y/N/always\] → /approve [0-9a-f]+ always\n`, text)
 	require.Regexp(t, `Approval needed \[[0-9a-f]+\]: exec ls notes\n(.*\n)*Approve\? \[y/N/always\] → /deny [0-9a-f]+\n`, text)

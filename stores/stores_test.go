@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/owner"
@@ -106,26 +107,26 @@ func TestSeenKeysAreSharedOnTheDatabaseOnly(t *testing.T) {
 func TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey(t *testing.T) {
 	ctx := context.Background()
 	a, b := home(t), home(t)
-	onA, err := stores.Open(ctx, a, nil)
-	require.NoError(t, err)
-	defer onA.Close()
-	onB, err := stores.Open(ctx, b, nil)
-	require.NoError(t, err)
-	defer onB.Close()
-	require.True(t, onA.Owner.Valid())
-	require.False(t, onA.Owner.Equal(onB.Owner), "two homes on the files: two keys")
+	keys := func() (owner.Key, owner.Key) { // a's process, then b's
+		var out [2]owner.Key
+		for i, cfg := range []*config.Config{a, b} {
+			st, err := stores.Open(ctx, cfg, nil)
+			require.NoError(t, err)
+			out[i] = st.Owner
+			st.Close()
+		}
+		return out[0], out[1]
+	}
+	onA, onB := keys()
+	require.True(t, onA.Valid())
+	require.False(t, onA.Equal(onB), "two homes on the files: two keys")
 	fileKey, err := owner.FileIn(filepath.Dir(a.Path)).Adopt(ctx, owner.Key{})
 	require.NoError(t, err)
-	require.True(t, fileKey.Equal(onA.Owner), "the key is the home's owner.key")
+	require.True(t, fileKey.Equal(onA), "the key is the home's owner.key")
 
 	url := pgtest.Database(t)
 	a.Database.URL, b.Database.URL = url, url
-	first, err := stores.Open(ctx, a, nil)
-	require.NoError(t, err)
-	defer first.Close()
-	second, err := stores.Open(ctx, b, nil)
-	require.NoError(t, err)
-	defer second.Close()
-	require.True(t, first.Owner.Equal(fileKey), "the first host's file key is adopted")
-	require.True(t, second.Owner.Equal(first.Owner), "another home adopts the database's")
+	first, second := keys()
+	require.True(t, first.Equal(fileKey), "the first host's file key is adopted")
+	require.True(t, second.Equal(first), "another home adopts the database's")
 }
