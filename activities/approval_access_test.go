@@ -39,8 +39,8 @@ func TestOnlyAPersonOfTheChatAskedOrTheOwnersCLIAnswers(t *testing.T) {
 	require.NoError(t, err)
 	otherHome := r.said("telegram:45", cli45, "", "other-home", "/approve aaaa")
 	otherKey.Seal(&otherHome.Message, owner.ByOwner) // `nanobot agent` from a HOME without the owner key
-	elsewhere := r.said("telegram:45", telegram45, owner.ByChat, "elsewhere", "/approve aaaa")
-	elsewhere.SessionKey = "telegram:46" // a sealed message sent raw into another session's turn
+	elsewhere := r.said("cli:direct", cli45, owner.ByOwner, "elsewhere", "/approve aaaa")
+	elsewhere.SessionKey = "telegram:45" // the owner's answer in another session, sent raw into this one's turn
 
 	for name, in := range map[string]protocol.StepInput{
 		"an unsealed message (a raw inbound signal, the model's CLI)": r.said("telegram:45", telegram45, "", "raw", "/approve aaaa"),

@@ -33,6 +33,9 @@ type approvalRun struct {
 	asked    []protocol.ApprovalAskInput
 	closed   []protocol.ApprovalCloseInput
 	verified []protocol.ApprovalVerifyInput
+	// raced is the verdict the request's record holds when the timer closes it ("": none), proven or not.
+	raced       string
+	racedProven bool
 	// verify checks an answer: the owner key at the activity's boundary, or the real activity.
 	verify    func(context.Context, protocol.ApprovalVerifyInput) (bool, error)
 	ran       []protocol.ToolCallInput
@@ -83,6 +86,13 @@ func newApprovalRun(t *testing.T, s *script, always bool, answer func(run *appro
 	env.OnActivity(protocol.ActivityApprovalClose, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.ApprovalCloseInput) (protocol.ApprovalAnswer, error) {
 			run.closed = append(run.closed, in)
+			if run.raced != "" {
+				a := protocol.ApprovalAnswer{ID: in.ID, Verdict: run.raced}
+				if run.racedProven {
+					run.key.ProveAnswer(&a, testWorkflowID, testRunID)
+				}
+				return a, nil
+			}
 			return protocol.ApprovalAnswer{ID: in.ID, Verdict: in.Verdict}, nil
 		})
 	env.OnActivity(protocol.ActivityApprovalVerify, mock.Anything, mock.Anything).Return(
@@ -206,6 +216,25 @@ func TestAnAnswerWithoutAValidProofIsIgnored(t *testing.T) {
 	require.Len(t, run.verified, 4, "each answer was checked")
 	require.Len(t, run.ran, 1, "the proven answer ran it once")
 	require.Empty(t, run.closed, "it never timed out")
+}
+
+// TestAnAnswerThatRacedTheTimerIsCheckedToo: at the timeout the record's
+// answer stands only if its proof checks out (a record nobody proved is a timeout).
+func TestAnAnswerThatRacedTheTimerIsCheckedToo(t *testing.T) {
+	for _, proven := range []bool{false, true} {
+		s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "sudo reboot"), text("OK.")}}
+		run := newApprovalRun(t, s, false, nil)
+		run.raced, run.racedProven = protocol.VerdictApprove, proven
+		run.execute(t, protocol.Settings{ApprovalTimeout: time.Hour})
+		require.Len(t, run.closed, 1)
+		require.Len(t, run.verified, 1, "the raced answer was checked")
+		if proven {
+			require.Len(t, run.ran, 1, "a proven answer that raced the timer stands")
+		} else {
+			require.Empty(t, run.ran, "an unproven record is a timeout")
+			require.Contains(t, run.results[0].Text, "Nobody approved this call")
+		}
+	}
 }
 
 // TestAnAnswerIsCheckedByTheRealActivity: the same with the real check,
