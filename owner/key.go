@@ -78,9 +78,13 @@ func (k Key) derive(purpose string) []byte {
 // Store keeps an instance's owner key: a file under the home, a database row.
 type Store interface {
 	// Adopt returns the stored key; when there is none yet it stores
-	// proposed first (insert-if-absent: of two hosts starting at once, one key wins).
+	// proposed first (insert-if-absent: of two hosts starting at once, one
+	// key wins), or, proposing the zero key, fails with ErrNotStored.
 	Adopt(ctx context.Context, proposed Key) (Key, error)
 }
+
+// ErrNotStored: the store holds no key and none was proposed.
+var ErrNotStored = errors.New("no owner key stored")
 
 // File is the key in a file, 0600.
 type File struct{ Path string }
@@ -95,7 +99,7 @@ func (f File) Adopt(_ context.Context, proposed Key) (Key, error) {
 		return k, err
 	}
 	if !proposed.Valid() {
-		return Key{}, errors.New("owner key: nothing to store")
+		return Key{}, fmt.Errorf("%s: %w", f.Path, ErrNotStored)
 	}
 	if err := f.create(proposed); err != nil {
 		return Key{}, err
@@ -145,8 +149,19 @@ func (f File) create(k Key) error {
 
 // Resolve is the process's owner key: the home's file (made when missing),
 // or, with a shared store (the database), the instance's key there, which
-// the first host's file key becomes. Every key read is masked from here on.
+// the first host's file key becomes; a host that finds it there writes no
+// file (a stateless worker keeps no state). Every key read is masked from here on.
 func Resolve(ctx context.Context, file, shared Store) (Key, error) {
+	if shared != nil {
+		k, err := shared.Adopt(ctx, Key{})
+		if err == nil {
+			secrets.Register(k.Hex())
+			return k, nil
+		}
+		if !errors.Is(err, ErrNotStored) {
+			return Key{}, fmt.Errorf("owner key on the database: %w", err)
+		}
+	}
 	proposed, err := NewKey()
 	if err != nil {
 		return Key{}, err

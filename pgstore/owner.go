@@ -3,7 +3,10 @@ package pgstore
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/nanobot-durable/nanobot/owner"
 )
@@ -30,7 +33,11 @@ func (s *OwnerKey) Adopt(ctx context.Context, proposed owner.Key) (owner.Key, er
 		}
 	}
 	var raw []byte
-	if err := s.db.pool.QueryRow(ctx, `SELECT key FROM owner_keys WHERE instance = $1`, s.instance).Scan(&raw); err != nil {
+	err := s.db.pool.QueryRow(ctx, `SELECT key FROM owner_keys WHERE instance = $1`, s.instance).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return owner.Key{}, fmt.Errorf("instance %s: %w", s.instance, owner.ErrNotStored)
+	}
+	if err != nil {
 		return owner.Key{}, fmt.Errorf("read the owner key of %s: %w", s.instance, err)
 	}
 	return owner.ParseKey(hex.EncodeToString(raw))

@@ -2,6 +2,7 @@ package stores_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -126,7 +127,9 @@ func TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey(t *testing.T) {
 
 	url := pgtest.Database(t)
 	a.Database.URL, b.Database.URL = url, url
+	require.NoError(t, os.Remove(filepath.Join(filepath.Dir(b.Path), owner.FileName)))
 	first, second := keys()
 	require.True(t, first.Equal(fileKey), "the first host's file key is adopted")
 	require.True(t, second.Equal(first), "another home adopts the database's")
+	require.NoFileExists(t, filepath.Join(filepath.Dir(b.Path), owner.FileName), "and writes no file: a stateless host keeps no state")
 }

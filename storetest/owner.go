@@ -62,7 +62,7 @@ func ownerConcurrent(t *testing.T, open Open[owner.Store]) {
 
 func ownerNothing(t *testing.T, open Open[owner.Store]) {
 	_, err := open(t).Adopt(context.Background(), owner.Key{})
-	require.Error(t, err, "no key stored, none proposed")
+	require.ErrorIs(t, err, owner.ErrNotStored, "no key stored, none proposed")
 	k := newKey(t)
 	got, err := open(t).Adopt(context.Background(), k)
 	require.NoError(t, err)
