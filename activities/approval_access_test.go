@@ -50,6 +50,7 @@ func TestOnlyAPersonOfTheChatAskedOrTheOwnersCLIAnswers(t *testing.T) {
 		"the CLI of a home with another key":           otherHome,
 		"another chat of the session (unified)":        r.said("telegram:45", slackC1, owner.ByChat, "slack", "/approve aaaa"),
 		"another chat's identity, naming no id":        r.said("telegram:45", slackC1, owner.ByChat, "slack2", "/deny"),
+		"another chat's identity, with a reason only":  r.said("telegram:45", slackC1, owner.ByChat, "slack3", "/deny not now"),
 		"a message sealed for another session":         elsewhere,
 		"/approve without an id from an unsealed chat": r.said("telegram:45", telegram45, "", "raw2", "/approve"),
 	} {
@@ -63,6 +64,8 @@ func TestOnlyAPersonOfTheChatAskedOrTheOwnersCLIAnswers(t *testing.T) {
 	require.Contains(t, r.log.String(), "proof=\"a cron message\"")
 	require.Contains(t, r.log.String(), `channel=slack chat=C1 sender=U1`)
 
+	require.Equal(t, noApprovalWaitingText, r.run(t, r.said("telegram:45", slackC1, owner.ByChat, "slack4", "/approve")).Reply,
+		"Slack's chat has no request of its own waiting")
 	res := r.run(t, r.said("telegram:45", telegram45, owner.ByChat, "ok", "/approve"))
 	require.True(t, res.ApprovalAnswered, "the chat asked, without an id: its only request")
 	require.Equal(t, "Approved: exec rm -rf cache.", res.Reply, "the reply names the call")

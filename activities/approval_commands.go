@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
@@ -74,8 +75,11 @@ func (c *Commands) answerApproval(ctx context.Context, in protocol.StepInput, fi
 		case !ok:
 			reply = fmt.Sprintf("There is no approval request %q in this chat. %s", id, waitingLine(recs))
 			return nil
-		case !named && !r.shownIn(in.SessionKey, route):
+		case !named && !r.shownIn(in.SessionKey, route) && by == owner.ByOwner:
 			reply = fmt.Sprintf("Request %s was asked in another chat: name it to answer from here (%s %s).", id, commandOf(verdict), id)
+			return nil
+		case !named && !r.shownIn(in.SessionKey, route):
+			reply = noApprovalWaitingText // another chat's request is not this chat's to answer
 			return nil
 		case !r.mayAnswer(by, in.SessionKey, route):
 			c.refused(in, commandOf(verdict)+" "+id, "sealed by "+by+" in a chat the request was not shown in")
