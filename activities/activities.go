@@ -21,6 +21,7 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -80,6 +81,8 @@ type Deps struct {
 	// Media makes a message's files readable on the host that reads them
 	// (nil: the files, where every path is already local).
 	Media media.Store
+	// Owner is the instance's owner key: it opens messages' seals and proves approval answers.
+	Owner owner.Key
 	// ModelCallSlots caps the model calls this process runs at once, on either
 	// queue they arrive on (NANOBOT_MAX_CONCURRENT_REQUESTS; 0: no cap, for tests of one call).
 	ModelCallSlots int
@@ -128,11 +131,11 @@ func New(d Deps) *Set {
 	return &Set{
 		Turn: &Turn{journal: j, prompts: prompts, tools: box, dream: dream, streams: d.Streams, media: d.Media, config: d.Config, log: d.Log},
 		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,
-			usage: d.Usage, config: d.Config, client: d.Client, log: d.Log},
+			usage: d.Usage, config: d.Config, client: d.Client, owner: d.Owner, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
 			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log, slots: newModelSlots(d.ModelCallSlots)},
 		Tools:     calls,
-		Approvals: &Approvals{journal: j},
+		Approvals: &Approvals{journal: j, owner: d.Owner, log: d.Log},
 		Delivery:  &Delivery{journal: j, channels: d.Channels, media: d.Media},
 		Memory: &Memory{journal: j, models: d.Models, prompts: prompts, workspace: d.Workspace, archive: d.Archive, usage: used,
 			client: d.Client, config: d.Config, log: d.Log},

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
@@ -15,10 +17,7 @@ import (
 // asked: one record per request, answered at most once, whoever asked (the
 // chat's turn, a subagent, a scheduled turn). The record is the truth; the
 // signal to the asker only wakes it.
-const (
-	approvalsKey = "approvals"
-	alwaysKey    = "approvals_always"
-)
+const approvalsKey = "approvals"
 
 // Status of a request record.
 const (
@@ -29,23 +28,30 @@ const (
 // approvalRecord is one request in the session's metadata.
 type approvalRecord struct {
 	protocol.ApprovalRequest
-	WorkflowID string                   `json:"workflow_id"`
-	Status     string                   `json:"status"`
-	Answer     *protocol.ApprovalAnswer `json:"answer,omitempty"`
+	WorkflowID string `json:"workflow_id"`
+	// RunID is the asking run, which the answer's proof names.
+	RunID string `json:"run_id,omitempty"`
+	// Shown are the chats the request was shown in: a chat answers only from one of them.
+	Shown  []protocol.Route         `json:"shown,omitempty"`
+	Status string                   `json:"status"`
+	Answer *protocol.ApprovalAnswer `json:"answer,omitempty"`
 }
 
-// Approvals records approval requests and closes the ones nobody answered.
+// Approvals records approval requests, checks their answers' proofs and
+// closes the ones nobody answered.
 type Approvals struct {
 	journal
+	owner owner.Key
+	log   *slog.Logger
 }
 
 // ApprovalAsk records a request in the origin session, once per call: a
-// retry finds the same record. A key the session said "always" for is
-// allowed without asking.
+// retry finds the same record. A call the chat allowed from now on (its
+// exact key, or its rule) runs without asking, unless the guard refuses it.
 func (a *Approvals) ApprovalAsk(ctx context.Context, in protocol.ApprovalAskInput) (protocol.ApprovalAskResult, error) {
 	var res protocol.ApprovalAskResult
 	err := a.store.Update(ctx, in.OriginKey, func(s *session.Session) error {
-		if slices.Contains(alwaysKeys(s), in.Key) {
+		if !in.Once && allowedOf(s).covers(in.Key, in.Rule) {
 			res.Allowed = true
 			return nil
 		}
@@ -63,8 +69,9 @@ func (a *Approvals) ApprovalAsk(ctx context.Context, in protocol.ApprovalAskInpu
 			id = fmt.Sprintf("%s%d", in.ID, n+2) // another request has the id: take the next
 		}
 		rec := approvalRecord{
-			ApprovalRequest: protocol.ApprovalRequest{ID: id, Tool: in.Tool, Args: in.Args, Reason: in.Reason, Key: in.Key, AskedAt: time.Now().UTC()},
-			WorkflowID:      in.WorkflowID, Status: approvalPending,
+			ApprovalRequest: protocol.ApprovalRequest{ID: id, Tool: in.Tool, Args: in.Args, Reason: in.Reason, Key: in.Key,
+				Rule: in.Rule, Once: in.Once, AskedAt: time.Now().UTC()},
+			WorkflowID: in.WorkflowID, RunID: in.RunID, Shown: chatsOf(in.Shown), Status: approvalPending,
 		}
 		recs[id] = rec
 		res.Request = rec.ApprovalRequest
@@ -99,6 +106,37 @@ func (a *Approvals) ApprovalClose(ctx context.Context, in protocol.ApprovalClose
 		return answer, fmt.Errorf("close approval request %s in %s: %w", in.ID, in.OriginKey, err)
 	}
 	return answer, nil
+}
+
+// ApprovalVerify checks an answer's proof for the run that waits on it: a
+// signal anyone sent without the owner key is not an answer.
+func (a *Approvals) ApprovalVerify(_ context.Context, in protocol.ApprovalVerifyInput) (bool, error) {
+	if a.owner.AnswerProven(in.Answer, in.WorkflowID, in.RunID) {
+		return true, nil
+	}
+	a.log.Warn("an approval answer without a valid proof was ignored; the call still waits",
+		"workflow", in.WorkflowID, "run", in.RunID, "id", in.Answer.ID, "verdict", in.Answer.Verdict, "by", in.Answer.By,
+		"proof", proofState(in.Answer.Proof))
+	return false, nil
+}
+
+func proofState(proof string) string {
+	if proof == "" {
+		return "none"
+	}
+	return "invalid"
+}
+
+// chatsOf keeps of each route the chat (channel and chat id), once each.
+func chatsOf(routes []protocol.Route) []protocol.Route {
+	var out []protocol.Route
+	for _, r := range routes {
+		c := protocol.Route{Channel: r.Channel, ChatID: r.ChatID}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func approvalRecords(s *session.Session) map[string]approvalRecord {
@@ -143,29 +181,4 @@ func putApprovalRecords(s *session.Session, recs map[string]approvalRecord) erro
 	}
 	s.Metadata[approvalsKey] = generic
 	return nil
-}
-
-// alwaysKeys are the keys this session said "always" for.
-func alwaysKeys(s *session.Session) []string {
-	var keys []string
-	if raw, ok := s.Metadata[alwaysKey].([]any); ok {
-		for _, k := range raw {
-			if str, ok := k.(string); ok {
-				keys = append(keys, str)
-			}
-		}
-	}
-	return keys
-}
-
-func addAlwaysKey(s *session.Session, key string) {
-	keys := alwaysKeys(s)
-	if slices.Contains(keys, key) {
-		return
-	}
-	out := make([]any, 0, len(keys)+1)
-	for _, k := range append(keys, key) {
-		out = append(out, k)
-	}
-	s.Metadata[alwaysKey] = out
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
@@ -19,15 +20,20 @@ const (
 	approvalGoneText      = "The task that asked for %s has ended; nothing was run."
 )
 
-// cmdApprove answers "/approve [id] [always]".
+// cmdApprove answers "/approve [id] [always|rule]".
 func (c *Commands) cmdApprove(ctx context.Context, in protocol.StepInput, args string) (string, bool, error) {
 	fields := strings.Fields(args)
 	verdict := protocol.VerdictApprove
-	if n := len(fields); n > 0 && strings.EqualFold(fields[n-1], "always") {
-		verdict, fields = protocol.VerdictAlways, fields[:n-1]
+	if n := len(fields); n > 0 {
+		switch strings.ToLower(fields[n-1]) {
+		case protocol.VerdictAlways:
+			verdict, fields = protocol.VerdictAlways, fields[:n-1]
+		case protocol.VerdictRule:
+			verdict, fields = protocol.VerdictRule, fields[:n-1]
+		}
 	}
 	if len(fields) > 1 {
-		return "Usage: /approve [id] [always]", false, nil
+		return "Usage: /approve [id] [always|rule]", false, nil
 	}
 	return c.answerApproval(ctx, in, fields, verdict)
 }
@@ -38,10 +44,18 @@ func (c *Commands) cmdDeny(ctx context.Context, in protocol.StepInput, args stri
 }
 
 // answerApproval records the answer on the request (once: a second answer
-// is told the first) and wakes the workflow that asked. fields[0] may be
-// the id; without one, the chat's only waiting request is meant. answered
-// reports that the asker got the answer.
+// is told the first) and wakes the workflow that asked with a proof it
+// checks. Only a person answers: a message sealed for this session, from a
+// chat the request was shown in or from the owner's CLI. fields[0] may be
+// the id; without one, the chat's only waiting request is meant, if it was
+// shown in this chat. answered reports that the asker got the answer.
 func (c *Commands) answerApproval(ctx context.Context, in protocol.StepInput, fields []string, verdict string) (reply string, answered bool, err error) {
+	by, why := c.vouch(in)
+	if by == "" {
+		c.refused(in, commandOf(verdict), why)
+		return answerRefusedText, false, nil
+	}
+	route := in.Message.Route
 	var (
 		target approvalRecord
 		answer protocol.ApprovalAnswer
@@ -49,6 +63,7 @@ func (c *Commands) answerApproval(ctx context.Context, in protocol.StepInput, fi
 	err = c.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		recs := approvalRecords(s)
 		id, rest := pickApproval(recs, fields)
+		named := len(rest) < len(fields)
 		r, ok := recs[id]
 		switch {
 		case id == "" && len(pendingIDs(recs)) == 0:
@@ -60,19 +75,43 @@ func (c *Commands) answerApproval(ctx context.Context, in protocol.StepInput, fi
 		case !ok:
 			reply = fmt.Sprintf("There is no approval request %q in this chat. %s", id, waitingLine(recs))
 			return nil
+		case !named && !r.shownIn(in.SessionKey, route) && by == owner.ByOwner:
+			reply = fmt.Sprintf("Request %s was asked in another chat: name it to answer from here (%s %s).", id, commandOf(verdict), id)
+			return nil
+		case !named && !r.shownIn(in.SessionKey, route):
+			reply = noApprovalWaitingText // another chat's request is not this chat's to answer
+			return nil
+		case !r.mayAnswer(by, in.SessionKey, route):
+			c.refused(in, commandOf(verdict)+" "+id, "sealed by "+by+" in a chat the request was not shown in")
+			reply = answerRefusedText
+			return nil
 		case r.Status != approvalPending:
 			reply = fmt.Sprintf("Request %s was already answered: %s.", id, describeAnswer(r.Answer))
 			return nil
+		case answeredBy(recs, in.Message.ID) != "":
+			c.refused(in, commandOf(verdict)+" "+id, "the message already answered request "+answeredBy(recs, in.Message.ID))
+			reply = answerRefusedText
+			return nil
+		case verdict == protocol.VerdictRule && (r.Rule == "" || r.Once):
+			reply = fmt.Sprintf("Request %s offers no rule: %s %s, or %s %s always for this exact call.", id, protocol.ApproveCommand, id, protocol.ApproveCommand, id)
+			return nil
 		}
-		answer = protocol.ApprovalAnswer{ID: id, Verdict: verdict, By: in.Message.Route.Channel + ":" + in.Message.Route.SenderID}
-		if verdict == protocol.VerdictDeny {
+		if verdict == protocol.VerdictAlways && r.Once {
+			verdict = protocol.VerdictApprove // the guard refuses it: approved this once, asked again next time
+		}
+		answer = protocol.ApprovalAnswer{ID: id, Verdict: verdict, By: route.Channel + ":" + route.SenderID, Message: in.Message.ID}
+		switch verdict {
+		case protocol.VerdictDeny:
 			answer.Reason = strings.Join(rest, " ")
+		case protocol.VerdictAlways:
+			answer.Rule = r.Key
+		case protocol.VerdictRule:
+			answer.Rule = r.Rule
 		}
+		c.owner.ProveAnswer(&answer, r.WorkflowID, r.RunID)
 		r.Status, r.Answer = approvalAnswered, &answer
 		recs[id] = r
-		if verdict == protocol.VerdictAlways {
-			addAlwaysKey(s, r.Key)
-		}
+		allow(s, verdict, answer.Rule)
 		target = r
 		return putApprovalRecords(s, recs)
 	})
@@ -91,13 +130,33 @@ func (c *Commands) answerApproval(ctx context.Context, in protocol.StepInput, fi
 		c.reopenApproval(ctx, in.SessionKey, target.ID) // a retry of the command answers it again
 		return "", false, fmt.Errorf("wake %s for approval %s: %w", target.WorkflowID, target.ID, err)
 	}
-	switch verdict {
-	case protocol.VerdictAlways:
-		return fmt.Sprintf("Approved: %s — and %s for the rest of this conversation.", target.Call(), target.Key), true, nil
-	case protocol.VerdictDeny:
-		return fmt.Sprintf("Denied: %s.", target.Call()), true, nil
+	return answeredText(target, answer), true, nil
+}
+
+// answeredText is the reply to an answer that reached the asker; it names the call.
+func answeredText(target approvalRecord, answer protocol.ApprovalAnswer) string {
+	switch {
+	case answer.Verdict == protocol.VerdictDeny:
+		return fmt.Sprintf("Denied: %s.", target.Call())
+	case answer.Verdict == protocol.VerdictAlways:
+		return fmt.Sprintf("Approved: %s — and this exact call from now on in this chat (/approvals lists it).", target.Call())
+	case answer.Verdict == protocol.VerdictRule:
+		return fmt.Sprintf("Approved: %s — and %s from now on in this chat (/approvals lists it).", target.Call(), protocol.RuleText(answer.Rule))
+	case target.Once:
+		return fmt.Sprintf("Approved: %s — this once; the exec guard refuses it, so it asks every time.", target.Call())
 	}
-	return fmt.Sprintf("Approved: %s.", target.Call()), true, nil
+	return fmt.Sprintf("Approved: %s.", target.Call())
+}
+
+// answeredBy is the request a message already answered, "" for none: a
+// replayed message answers nothing twice.
+func answeredBy(recs map[string]approvalRecord, messageID string) string {
+	for id, r := range recs {
+		if messageID != "" && r.Answer != nil && r.Answer.Message == messageID {
+			return id
+		}
+	}
+	return ""
 }
 
 // pickApproval finds the request fields name: the first field when it is

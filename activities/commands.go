@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
@@ -48,8 +49,9 @@ func init() {
 		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Commands).cmdDreamLog, persist: true},
 		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Commands).cmdDreamRestore, persist: true},
 		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Commands).cmdPairing, persist: true},
-		{name: protocol.ApproveCommand, help: "Approve a tool call that waits (/approve [id] [always])", hasArgs: true, answers: (*Commands).cmdApprove, persist: true},
+		{name: protocol.ApproveCommand, help: "Approve a tool call that waits (/approve [id] [always|rule])", hasArgs: true, answers: (*Commands).cmdApprove, persist: true},
 		{name: protocol.DenyCommand, help: "Refuse a tool call that waits (/deny [id] [reason])", hasArgs: true, answers: (*Commands).cmdDeny, persist: true},
+		{name: protocol.ApprovalsCommand, help: "List what runs here without asking (/approvals clear forgets it)", hasArgs: true, run: (*Commands).cmdApprovals, persist: true},
 		{name: "/goal", help: "Set a sustained goal the agent works on until it is done (/goal <task>)", hasArgs: true, run: cmdGoal, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}
@@ -65,7 +67,8 @@ type Commands struct {
 	prompts   *Prompts              // /skill
 	usage     usage.Store           // /status
 	config    func() *config.Config // /model, /pairing
-	client    client.Client         // /dream
+	client    client.Client         // /dream, the approval signal
+	owner     owner.Key             // who sent an approval command; the answer's proof
 	log       *slog.Logger
 }
 
@@ -157,7 +160,7 @@ func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) 
 		delete(s.Metadata, summaryKey)
 		delete(s.Metadata, pendingKey)
 		delete(s.Metadata, doneKey)
-		delete(s.Metadata, alwaysKey) // "always" holds for one conversation
+		forgetAllowed(s) // "always" holds for one conversation
 		return nil
 	})
 	if err != nil {

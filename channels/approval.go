@@ -1,6 +1,9 @@
 package channels
 
 import (
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -9,19 +12,32 @@ import (
 // through the same gate (Manager.Admit) as a typed one.
 type ApprovalButton struct {
 	Label string
-	// Command is the message a press becomes: "/approve 1a2b", "/deny 1a2b", "/approve 1a2b always".
+	// Command is the message a press becomes: "/approve 1a2b", "/deny 1a2b", "/approve 1a2b always", "/approve 1a2b rule".
 	Command string
-	// Verdict tells a platform how to style it (protocol.VerdictApprove, VerdictDeny, VerdictAlways).
+	// Verdict tells a platform how to style it (protocol.VerdictApprove, VerdictDeny, VerdictAlways, VerdictRule).
 	Verdict string
 }
 
-// ApprovalButtons are a request's answers in the order chats show them.
+// maxRuleLabel keeps a rule's button short enough for every platform's label.
+const maxRuleLabel = 40
+
+// ApprovalButtons are a request's answers in the order chats show them:
+// "always" only when the guard lets the call be allowed again, the rule
+// only when the request offers one, its label showing it.
 func ApprovalButtons(req protocol.ApprovalRequest) []ApprovalButton {
-	return []ApprovalButton{
+	buttons := []ApprovalButton{
 		{Label: "Approve", Command: protocol.ApproveCommand + " " + req.ID, Verdict: protocol.VerdictApprove},
 		{Label: "Deny", Command: protocol.DenyCommand + " " + req.ID, Verdict: protocol.VerdictDeny},
-		{Label: "Always in this chat", Command: protocol.ApproveCommand + " " + req.ID + " always", Verdict: protocol.VerdictAlways},
 	}
+	if req.Once {
+		return buttons
+	}
+	buttons = append(buttons, ApprovalButton{Label: "Always this command", Command: protocol.ApproveCommand + " " + req.ID + " always", Verdict: protocol.VerdictAlways})
+	if req.Rule != "" {
+		buttons = append(buttons, ApprovalButton{Label: "Always " + chat.Preview(strings.Trim(req.RuleText(), "`"), maxRuleLabel) + " here",
+			Command: protocol.ApproveCommand + " " + req.ID + " rule", Verdict: protocol.VerdictRule})
+	}
+	return buttons
 }
 
 // Buttons are the approval buttons to draw under the reply: none unless it

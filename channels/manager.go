@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -27,7 +28,10 @@ type Manager struct {
 	Pairing *pairing.Store
 	// Unified maps every channel to one session (agents.defaults.unifiedSession).
 	Unified bool
-	Log     *slog.Logger
+	// Owner seals every admitted message: only a sealed message answers an
+	// approval (the zero key seals nothing).
+	Owner owner.Key
+	Log   *slog.Logger
 
 	mu         sync.RWMutex
 	channels   map[string]Channel
@@ -179,8 +183,8 @@ func (m *Manager) publisher(c Channel) Publish {
 // Admit is the one gate of every message: the channel's allowFrom, then
 // the pairing store; an unknown sender in a direct message gets a pairing
 // code, in a group it is ignored, and either way nothing reaches the model.
-// An admitted message runs the channel's hook, gets its session key and
-// the chat's indicators, and goes to the agent.
+// An admitted message runs the channel's hook, gets its session key, the
+// owner key's seal and the chat's indicators, and goes to the agent.
 func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, admitted Admitted) error {
 	msg.Route.Channel = c.Name()
 	m.noteEvent(c.Name())
@@ -207,6 +211,7 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, ad
 			msg.SessionKey = UnifiedSessionKey
 		}
 	}
+	m.Owner.Seal(&msg, owner.ByChat) // this channel let this sender into this chat
 	// Indicators start before the message is handed over, so even a reply
 	// that comes back at once (a command) finds them to stop.
 	waits := !isStop(msg.Content)

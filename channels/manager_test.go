@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -114,4 +115,30 @@ func TestNoPairingStoreMeansAllowFromOnly(t *testing.T) {
 	require.ErrorIs(t, m.Admit(context.Background(), sl, protocol.Inbound{Route: protocol.Route{ChatID: "D1", SenderID: "U1"}}, nil), ErrRefused)
 	require.Empty(t, sl.sent)
 	require.Empty(t, intake.msgs)
+}
+
+// TestAdmitSealsWhatItLetIn: an admitted message carries the owner key's
+// seal over its chat, sender and text, after the channel's hook changed it;
+// a seal a channel put on the message itself is replaced.
+func TestAdmitSealsWhatItLetIn(t *testing.T) {
+	intake := &recordingIntake{}
+	key, err := owner.NewKey()
+	require.NoError(t, err)
+	m := NewManager()
+	m.Bus, m.Config, m.Owner = intake, config.Default(), key
+	tg := &fakeChannel{name: "gated"}
+	ctx := context.Background()
+	msg := protocol.Inbound{ID: "m1", Route: protocol.Route{ChatID: "45", SenderID: "1|owner"}, Content: "/approve 1a2b", Seal: "v1.owner.forged"}
+	hook := func(_ context.Context, msg *protocol.Inbound) error { msg.Media = []string{"media/a.png"}; return nil }
+	require.NoError(t, m.Admit(ctx, tg, msg, hook))
+	require.ErrorIs(t, m.Admit(ctx, tg, protocol.Inbound{ID: "m2", Route: protocol.Route{ChatID: "46", SenderID: "2|x"}, Content: "/approve"}, nil), ErrRefused)
+
+	require.Len(t, intake.msgs, 1)
+	by, err := key.Opened(intake.msgs[0])
+	require.NoError(t, err)
+	require.Equal(t, owner.ByChat, by, "admitted by the channel, whatever the message claimed")
+	tampered := intake.msgs[0]
+	tampered.Route.ChatID = "46"
+	_, err = key.Opened(tampered)
+	require.ErrorIs(t, err, owner.ErrBadSeal)
 }

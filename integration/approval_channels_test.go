@@ -130,6 +130,20 @@ func TestCLIApprovalFromAnotherCLI(t *testing.T) {
 	requireRanOnce(t, home, model)
 }
 
+// atThePrompt types lines into an interactive `nanobot agent -s session`
+// until they run out, and returns what it printed.
+func atThePrompt(t *testing.T, env []string, session, lines string) string {
+	t.Helper()
+	cmd := exec.Command(testenv.NanobotBin(t), "agent", "-s", session)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(lines)
+	var out, errOut testenv.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Start())
+	requireExitsOK(t, cmd, 2*time.Minute, outputs{&out, &errOut})
+	return out.String()
+}
+
 // TestCLIApprovalPrompt: at the interactive prompt the request is asked
 // then and there: "y" runs the call once and the answer follows; a second
 // request answered with anything else is denied and the model is told.
@@ -142,14 +156,7 @@ func TestCLIApprovalPrompt(t *testing.T) {
 		modeltest.Text("Not pushed, as you said."),
 	)
 
-	cmd := exec.Command(testenv.NanobotBin(t), "agent", "-s", "cli:prompt")
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader("clean the build\ny\npush it\nno thanks\n")
-	var out, errOut testenv.SyncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	require.NoError(t, cmd.Start())
-	requireExitsOK(t, cmd, 2*time.Minute, outputs{&out, &errOut})
-	text := out.String()
+	text := atThePrompt(t, env, "cli:prompt", "clean the build\ny\npush it\nno thanks\n")
 	require.Regexp(t, `Approval needed \[[0-9a-f]+\]: exec rm -rf build.*\n(.*\n)*Approve\? \[y/N/always\] → /approve [0-9a-f]+\n`, text)
 	require.Contains(t, text, "Cleaned the build.")
 	require.Regexp(t, `Approval needed \[[0-9a-f]+\]: exec git push origin main`, text)
@@ -189,8 +196,7 @@ func TestTelegramApprovalButton(t *testing.T) {
 	id := approvalIDRe.FindStringSubmatch(req.Text)[1]
 	require.JSONEq(t, `{"inline_keyboard":[[`+
 		`{"text":"Approve","callback_data":"/approve `+id+`"},`+
-		`{"text":"Deny","callback_data":"/deny `+id+`"},`+
-		`{"text":"Always in this chat","callback_data":"/approve `+id+` always"}]]}`, req.Markup)
+		`{"text":"Deny","callback_data":"/deny `+id+`"}]]}`, req.Markup, "the guard refuses it: no \"always\"")
 	requireNotRun(t, home, model)
 
 	tg.press(t, alice, 1001, req.ID, "/approve "+id)
@@ -244,7 +250,7 @@ func TestWebChatApprovalButton(t *testing.T) {
 	run("open the chat", chromedp.Navigate(chatURL))
 	waitFor("page ready", `document.getElementById('title').textContent.startsWith('web:')`)
 	run("send", chromedp.SetValue(chromedp.CSS("#text"), "clean the build"), chromedp.Click(chromedp.CSS("#send")))
-	waitFor("the request with its buttons", `[...document.querySelectorAll('.approval .buttons button')].map(b => b.textContent).join('|') === 'Approve|Deny|Always in this chat'`)
+	waitFor("the request with its buttons", `[...document.querySelectorAll('.approval .buttons button')].map(b => b.textContent).join('|') === 'Approve|Deny'`) // the guard refuses it: no "always"
 	waitFor("the status says it waits", `document.getElementById('status').textContent.startsWith('waiting for approval: exec rm -rf build')`)
 	requireNotRun(t, home, model)
 	if dir := os.Getenv("NANOBOT_SCREENSHOTS"); dir != "" {

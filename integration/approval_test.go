@@ -15,6 +15,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/session"
@@ -49,6 +50,21 @@ func sandboxedApprovalHome(t *testing.T, model *modeltest.Server, approval map[s
 	return testenv.NewHome(t, model.URL(), map[string]any{"tools": map[string]any{
 		"approval": approval, "exec": map[string]any{"enable": true, "sandbox": "bwrap"},
 	}})
+}
+
+// ownerSealed is msg as the owner's CLI sends it: sealed with the home's
+// owner key (made here when the home has none yet, adopted by its processes).
+func ownerSealed(t *testing.T, home *testenv.Home, msg protocol.Inbound) protocol.Inbound {
+	t.Helper()
+	proposed, err := owner.NewKey()
+	require.NoError(t, err)
+	key, err := owner.FileIn(filepath.Dir(home.ConfigPath)).Adopt(context.Background(), proposed)
+	require.NoError(t, err)
+	if msg.SessionKey == "" {
+		msg.SessionKey = protocol.SessionKey(msg.Route.Channel, msg.Route.ChatID)
+	}
+	key.Seal(&msg, owner.ByOwner)
+	return msg
 }
 
 // waitingRequest polls the turn's state query until it waits for a person.
@@ -108,7 +124,7 @@ func TestApprovalWaitSurvivesKillingTheWorker(t *testing.T) {
 	_, logs = startWorker(t, env)
 	require.Equal(t, req.ID, waitingRequest(t, dev, "cli:approve", logs.String).ID, "the new worker waits on the same request")
 
-	_, err = bus.Publish(ctx, protocol.Inbound{ID: "m2", Route: route, Content: "/approve " + req.ID, SentAt: time.Now()})
+	_, err = bus.Publish(ctx, ownerSealed(t, home, protocol.Inbound{ID: "m2", Route: route, Content: "/approve " + req.ID, SentAt: time.Now()}))
 	require.NoError(t, err)
 	var res protocol.TurnResult
 	require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:approve"), "").Get(ctx, &res), "worker log:\n%s", logs)
@@ -120,6 +136,7 @@ func TestApprovalWaitSurvivesKillingTheWorker(t *testing.T) {
 	recs, _ := meta["metadata"].(map[string]any)["approvals"].(map[string]any)
 	rec, _ := recs[req.ID].(map[string]any)
 	require.Equal(t, "answered", rec["status"], "the request is closed in the session")
+	testenv.RecordHistory(t, dev.Client, protocol.TurnWorkflowID("cli:approve"), "", "approval_wait_approved")
 }
 
 // TestDenialAndTimeoutReachTheModel: /deny with a reason and a request
@@ -138,7 +155,7 @@ func TestDenialAndTimeoutReachTheModel(t *testing.T) {
 	_, err := bus.Publish(ctx, protocol.Inbound{ID: "d1", Route: deny, Content: "clean the build", SentAt: time.Now()})
 	require.NoError(t, err)
 	req := waitingRequest(t, dev, "cli:deny", logs.String)
-	_, err = bus.Publish(ctx, protocol.Inbound{ID: "d2", Route: deny, Content: "/deny " + req.ID + " not on a Friday", SentAt: time.Now()})
+	_, err = bus.Publish(ctx, ownerSealed(t, home, protocol.Inbound{ID: "d2", Route: deny, Content: "/deny " + req.ID + " not on a Friday", SentAt: time.Now()}))
 	require.NoError(t, err)
 	var res protocol.TurnResult
 	require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:deny"), "").Get(ctx, &res))
@@ -242,7 +259,7 @@ func TestSubagentAsksInItsOriginChat(t *testing.T) {
 	}, time.Minute, 100*time.Millisecond, "the subagent's request never reached its origin session\n%s", logs)
 	require.Equal(t, 0, ranCount(t, home))
 
-	publishSub(t, dev, "s2", "/approve "+id)
+	publishMessage(t, dev, ownerSealed(t, home, protocol.Inbound{ID: "s2", Route: protocol.Route{Channel: "cli", ChatID: "sub"}, Content: "/approve " + id}))
 	require.Eventually(t, func() bool { _, sub := m.counts(); return sub == 2 }, time.Minute, 100*time.Millisecond, "the subagent never went on\n%s", logs)
 	require.Equal(t, 1, ranCount(t, home))
 	require.Eventually(t, func() bool {

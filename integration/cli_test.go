@@ -27,6 +27,13 @@ func TestOnboardIsIdempotent(t *testing.T) {
 	require.NoError(t, os.WriteFile(soul, []byte("my own soul"), 0o644))
 	cfgBefore, err := os.ReadFile(filepath.Join(home, ".nanobot", "config.json"))
 	require.NoError(t, err)
+	keyFile := filepath.Join(home, ".nanobot", "owner.key")
+	st, err := os.Stat(keyFile)
+	require.NoError(t, err, "onboard writes the owner key")
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	keyBefore, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	require.NotContains(t, out, strings.TrimSpace(string(keyBefore)), "the key is never shown")
 
 	out, errOut, code = runNanobot(t, env, "onboard")
 	require.Equal(t, 0, code, errOut)
@@ -38,6 +45,9 @@ func TestOnboardIsIdempotent(t *testing.T) {
 	cfgAfter, err := os.ReadFile(filepath.Join(home, ".nanobot", "config.json"))
 	require.NoError(t, err)
 	require.Equal(t, string(cfgBefore), string(cfgAfter))
+	keyAfter, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	require.Equal(t, string(keyBefore), string(keyAfter), "an existing key is kept")
 
 	// The written config reads back without warnings.
 	_, errOut, code = runNanobot(t, env, "status")

@@ -68,8 +68,15 @@ func subagentRun(t *testing.T, dev *testenv.DevServer) (string, enumspb.Workflow
 
 func publishSub(t *testing.T, dev *testenv.DevServer, id, text string) string {
 	t.Helper()
+	return publishMessage(t, dev, protocol.Inbound{ID: id, Route: protocol.Route{Channel: "cli", ChatID: "sub"}, Content: text})
+}
+
+// publishMessage publishes msg into its session (cli:sub's settings) as it is.
+func publishMessage(t *testing.T, dev *testenv.DevServer, msg protocol.Inbound) string {
+	t.Helper()
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
-	reply, err := bus.Publish(context.Background(), protocol.Inbound{ID: id, Route: protocol.Route{Channel: "cli", ChatID: "sub"}, Content: text, SentAt: time.Now()})
+	msg.SentAt = time.Now()
+	reply, err := bus.Publish(context.Background(), msg)
 	require.NoError(t, err)
 	return reply
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/session"
@@ -74,4 +75,18 @@ func TestMediaContract(t *testing.T) {
 			return storetest.MediaHost{Store: open(t, url).Media("default", ws, media.Dir(ws)), Workspace: ws}
 		}
 	}, true)
+}
+
+func TestOwnerKeyContract(t *testing.T) {
+	storetest.OwnerKey(t, func(t *testing.T) storetest.Open[owner.Store] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) owner.Store {
+			db := open(t, url)
+			other, err := owner.NewKey()
+			require.NoError(t, err)
+			_, err = db.OwnerKey("other-instance").Adopt(context.Background(), other) // instances are apart
+			require.NoError(t, err)
+			return db.OwnerKey("default")
+		}
+	})
 }

@@ -17,6 +17,8 @@ const (
 	ActivityApprovalAsk = "ApprovalAsk"
 	// ActivityApprovalClose ends a request the asker stops waiting for (a timeout).
 	ActivityApprovalClose = "ApprovalClose"
+	// ActivityApprovalVerify checks an answer's proof where the owner key is, outside history.
+	ActivityApprovalVerify = "ApprovalVerify"
 	// ReplyApproval is a reply that asks the chat to approve a call.
 	ReplyApproval ReplyKind = "approval"
 	// DefaultApprovalTimeout is tools.approval.timeoutS's default: a day.
@@ -26,7 +28,8 @@ const (
 // Verdicts of an answer.
 const (
 	VerdictApprove   = "approve"
-	VerdictAlways    = "always" // approve, and the same key for the rest of the session
+	VerdictAlways    = "always" // approve, and this exact call from now on in this chat
+	VerdictRule      = "rule"   // approve, and the prefix rule the request offered
 	VerdictDeny      = "deny"
 	VerdictTimeout   = "timeout"
 	VerdictCancelled = "cancelled" // the task was stopped while it waited
@@ -36,8 +39,12 @@ const (
 type AskRef struct {
 	// Reason is one line on why ("exec: matches rm -rf").
 	Reason string `json:"reason"`
-	// Key is what "always" covers: "exec rm", "write_file".
+	// Key is the exact call "always" covers: "exec rm -rf build", "write_file notes/a.md".
 	Key string `json:"key"`
+	// Rule is the prefix rule the request offers ("exec npm test": `npm test*`), "" for none.
+	Rule string `json:"rule,omitempty"`
+	// Once: the exec guard refuses the call, so it is asked every time and never "always".
+	Once bool `json:"once,omitempty"`
 	// Args is the call's key argument as a person reads it (the command, the path).
 	Args string `json:"args,omitempty"`
 }
@@ -61,6 +68,13 @@ type ApprovalAskInput struct {
 	Args   string `json:"args"`
 	Reason string `json:"reason"`
 	Key    string `json:"key"`
+	Rule   string `json:"rule,omitempty"`
+	Once   bool   `json:"once,omitempty"`
+	// RunID is the asking run, which an answer's proof names.
+	RunID string `json:"run_id,omitempty"`
+	// Shown are the chats the request is shown in (channel and chat id): a
+	// chat's answer counts only from one of them.
+	Shown []Route `json:"shown,omitempty"`
 }
 
 // ApprovalAskResult: Allowed when the session said "always" for the key.
@@ -76,6 +90,8 @@ type ApprovalRequest struct {
 	Args    string    `json:"args"`
 	Reason  string    `json:"reason"`
 	Key     string    `json:"key"`
+	Rule    string    `json:"rule,omitempty"`
+	Once    bool      `json:"once,omitempty"`
 	AskedAt time.Time `json:"asked_at"`
 	// Timeout is how long the asker waits before it goes on without the call.
 	Timeout time.Duration `json:"timeout"`
@@ -89,7 +105,15 @@ func (r ApprovalRequest) Text() string {
 	if r.Reason != "" {
 		fmt.Fprintf(&b, "Why: %s\n", r.Reason)
 	}
-	fmt.Fprintf(&b, "Reply /approve %s, /approve %s always (%s in this chat), or /deny %s [reason].", r.ID, r.ID, r.Key, r.ID)
+	switch {
+	case r.Once:
+		fmt.Fprintf(&b, "Reply /approve %s (this once: the exec guard refuses it, so it asks every time) or /deny %s [reason].", r.ID, r.ID)
+	case r.Rule != "":
+		fmt.Fprintf(&b, "Reply /approve %s, /approve %s always (this exact call in this chat), /approve %s rule (always %s here), or /deny %s [reason].",
+			r.ID, r.ID, r.ID, r.RuleText(), r.ID)
+	default:
+		fmt.Fprintf(&b, "Reply /approve %s, /approve %s always (this exact call in this chat), or /deny %s [reason].", r.ID, r.ID, r.ID)
+	}
 	if r.Timeout > 0 {
 		fmt.Fprintf(&b, " Without an answer in %s it is not run.", compactDuration(r.Timeout))
 	}
@@ -104,6 +128,15 @@ func (r ApprovalRequest) Call() string {
 	return r.Tool + " " + r.Args
 }
 
+// RuleText is the offered rule as people read it: "`npm test*`".
+func (r ApprovalRequest) RuleText() string { return RuleText(r.Rule) }
+
+// RuleText shows a stored rule ("exec npm test") as "`npm test*`".
+func RuleText(rule string) string {
+	_, prefix, _ := strings.Cut(rule, " ")
+	return "`" + prefix + "*`"
+}
+
 // ApprovalAnswer is a person's answer to a request.
 type ApprovalAnswer struct {
 	ID      string `json:"id"`
@@ -111,11 +144,25 @@ type ApprovalAnswer struct {
 	Reason  string `json:"reason,omitempty"`
 	// By names who answered ("telegram:12345").
 	By string `json:"by,omitempty"`
+	// Rule is what the answer allows from now on: the exact key (always) or the rule (rule).
+	Rule string `json:"rule,omitempty"`
+	// Message is the message that answered; it answers nothing else.
+	Message string `json:"message,omitempty"`
+	// Proof is the owner key's HMAC over the asking run, the id, the verdict
+	// and the rule; the asker checks it before it runs the call.
+	Proof string `json:"proof,omitempty"`
 }
 
 // Approved reports whether the call may run.
 func (a ApprovalAnswer) Approved() bool {
-	return a.Verdict == VerdictApprove || a.Verdict == VerdictAlways
+	return a.Verdict == VerdictApprove || a.Verdict == VerdictAlways || a.Verdict == VerdictRule
+}
+
+// ApprovalVerifyInput is an answer the asking run checks before it runs the call.
+type ApprovalVerifyInput struct {
+	WorkflowID string         `json:"workflow_id"`
+	RunID      string         `json:"run_id"`
+	Answer     ApprovalAnswer `json:"answer"`
 }
 
 // ApprovalCloseInput ends a request nobody answered in time.
@@ -126,10 +173,11 @@ type ApprovalCloseInput struct {
 	Verdict string `json:"verdict"`
 }
 
-// Approval commands: /approve [id] [always], /deny [id] [reason].
+// Approval commands: /approve [id] [always|rule], /deny [id] [reason], /approvals [clear].
 const (
-	ApproveCommand = "/approve"
-	DenyCommand    = "/deny"
+	ApproveCommand   = "/approve"
+	DenyCommand      = "/deny"
+	ApprovalsCommand = "/approvals"
 )
 
 // IsApprovalCommand reports whether a message answers an approval request.

@@ -144,7 +144,8 @@ type RunnerState struct {
 	Repeats map[string]int `json:"repeats,omitempty"`
 	// RepeatStrikes counts the calls refused as repeats; the second ends the tools.
 	RepeatStrikes int `json:"repeat_strikes,omitempty"`
-	// Always are the approval keys this turn was told "always" for.
+	// Always are the approval keys this turn was told "always" for: read and
+	// written only by runs before the approval-proof marker (later ones ask the session).
 	Always []string `json:"always,omitempty"`
 }
 

@@ -78,4 +78,7 @@ type Inbound struct {
 	// Kind is the kind of turn the message asks for (a fired cron job, the heartbeat, Dream).
 	Kind   TurnKind  `json:"kind,omitempty"`
 	SentAt time.Time `json:"sent_at"`
+	// Seal is the owner key's proof of who let the message in (a channel's
+	// admission, the owner's CLI); without one it answers no approval.
+	Seal string `json:"seal,omitempty"`
 }

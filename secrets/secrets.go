@@ -109,11 +109,22 @@ func add(v string, found map[string]bool) {
 	}
 }
 
-// Redact masks every secret in s.
+// process holds the secrets a process holds outside any config (the owner
+// key): every set masks them too, including sets made before they were known.
+var process Set
+
+// Register masks values in every set of this process from now on.
+func Register(values ...string) { process.Add(values...) }
+
+// Redact masks every secret in s, and the process's registered ones.
 func (s *Set) Redact(text string) string {
-	if s == nil {
-		return text
+	if s != nil && s != &process {
+		text = s.redact(text)
 	}
+	return process.redact(text)
+}
+
+func (s *Set) redact(text string) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, v := range s.values {

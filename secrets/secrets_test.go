@@ -46,3 +46,14 @@ func TestAddedSecretIsMaskedByALoggerMadeBefore(t *testing.T) {
 	require.Contains(t, buf.String(), "word=short")
 	require.Equal(t, 1, set.Len())
 }
+
+func TestRegisteredSecretIsMaskedByEverySet(t *testing.T) {
+	var buf strings.Builder
+	early := FromConfig(map[string]any{}, nil)
+	log := slog.New(Handler(slog.NewTextHandler(&buf, nil), nil))
+	Register("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
+	log.Info("key", "value", "0f1e2d3c4b5a69788796a5b4c3d2e1f0")
+	require.NotContains(t, buf.String(), "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "a logger without a set masks it")
+	require.Equal(t, "k="+Mask, early.Redact("k=0f1e2d3c4b5a69788796a5b4c3d2e1f0"), "a set made before it was registered")
+	require.Equal(t, "k="+Mask, (*Set)(nil).Redact("k=0f1e2d3c4b5a69788796a5b4c3d2e1f0"))
+}

@@ -8,8 +8,8 @@ import (
 
 // Handler masks the secrets of set in every message and attribute before inner writes them.
 func Handler(inner slog.Handler, set *Set) slog.Handler {
-	if set == nil { // an empty set stays: a channel may add a token to it later
-		return inner
+	if set == nil { // the process's registered secrets are still masked
+		set = &process
 	}
 	return &handler{inner: inner, set: set}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -27,7 +28,9 @@ type Set struct {
 	Pairing  *pairing.Store
 	Archive  memory.Archive
 	// DB is the database (nil on the files): channel dedupe sets, db commands.
-	DB    *pgstore.DB
+	DB *pgstore.DB
+	// Owner is the instance's owner key (see package owner); Open resolves it.
+	Owner owner.Key
 	where string
 }
 
@@ -37,14 +40,34 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Set, erro
 	if log == nil {
 		log = slog.Default()
 	}
+	var set *Set
+	var shared owner.Store
 	if cfg.Database.URL != "" {
 		db, err := pgstore.Open(ctx, cfg.Database.URL, log)
 		if err != nil {
 			return nil, fmt.Errorf("%s: database.url: %w", cfg.Database.Source(), err)
 		}
-		return OnDatabase(db), nil
+		set, shared = OnDatabase(db), db.OwnerKey(instanceName(cfg.Instance()))
+	} else {
+		var err error
+		if set, err = OnFiles(cfg, log); err != nil {
+			return nil, err
+		}
 	}
-	return OnFiles(cfg, log)
+	k, err := owner.Resolve(ctx, owner.FileIn(config.ConfigDir(cfg.Path)), shared)
+	if err != nil {
+		set.Close()
+		return nil, fmt.Errorf("owner key: %w", err)
+	}
+	set.Owner = k
+	return set, nil
+}
+
+func instanceName(inst protocol.Instance) string {
+	if inst == "" {
+		return string(protocol.DefaultInstance)
+	}
+	return string(inst)
 }
 
 // OnDatabase is the stores of an open database.
@@ -90,9 +113,7 @@ func (s *Set) Media(inst protocol.Instance, workspace string, holdsWorkspace boo
 	if s.DB == nil {
 		return media.Files{}
 	}
-	if inst == "" {
-		inst = protocol.DefaultInstance
-	}
+	inst = protocol.Instance(instanceName(inst))
 	fetchedInto := media.Dir("")
 	if holdsWorkspace {
 		fetchedInto = media.Dir(workspace)

@@ -2,12 +2,16 @@ package stores_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/memory"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -95,4 +99,37 @@ func TestSeenKeysAreSharedOnTheDatabaseOnly(t *testing.T) {
 	work, err := protocol.ParseInstance("work")
 	require.NoError(t, err)
 	require.False(t, other.SeenKeys(work)("telegram-updates", 10).Add("7"), "another instance, another bot: its own set")
+}
+
+// TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey: the files give each
+// home its own key (owner.key, made when missing); on a database the first
+// host's key is the instance's, so a worker of another home checks the
+// proofs the gateway made.
+func TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey(t *testing.T) {
+	ctx := context.Background()
+	a, b := home(t), home(t)
+	keys := func() (owner.Key, owner.Key) { // a's process, then b's
+		var out [2]owner.Key
+		for i, cfg := range []*config.Config{a, b} {
+			st, err := stores.Open(ctx, cfg, nil)
+			require.NoError(t, err)
+			out[i] = st.Owner
+			st.Close()
+		}
+		return out[0], out[1]
+	}
+	onA, onB := keys()
+	require.True(t, onA.Valid())
+	require.False(t, onA.Equal(onB), "two homes on the files: two keys")
+	fileKey, err := owner.FileIn(filepath.Dir(a.Path)).Adopt(ctx, owner.Key{})
+	require.NoError(t, err)
+	require.True(t, fileKey.Equal(onA), "the key is the home's owner.key")
+
+	url := pgtest.Database(t)
+	a.Database.URL, b.Database.URL = url, url
+	require.NoError(t, os.Remove(filepath.Join(filepath.Dir(b.Path), owner.FileName)))
+	first, second := keys()
+	require.True(t, first.Equal(fileKey), "the first host's file key is adopted")
+	require.True(t, second.Equal(first), "another home adopts the database's")
+	require.NoFileExists(t, filepath.Join(filepath.Dir(b.Path), owner.FileName), "and writes no file: a stateless host keeps no state")
 }

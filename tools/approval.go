@@ -77,47 +77,53 @@ func (r *Registry) ask(ctx context.Context, a *Approval, env Env, name, argsJSON
 	}
 	var args map[string]any
 	_ = json.Unmarshal([]byte(argsJSON), &args)
-	key := approvalKey(name, args)
+	exec, isExec := tool.(*ExecTool)
+	command, refused := StringArg(args, "command"), ""
+	if isExec {
+		refused = exec.guard.check(ctx, command)
+	}
+	reason := askReason(a, env, tool, name, args, refused)
+	if reason == "" {
+		return nil
+	}
+	// A command the guard refuses is asked every time: never always, no rule.
+	ask := &protocol.AskRef{Reason: reason, Key: exactKey(name, args, argsJSON), Once: refused != ""}
+	if isExec && !ask.Once {
+		ask.Rule = commandRule(command)
+	}
+	return ask
+}
+
+// askReason is why a person must approve the call first, "" when nobody
+// needs to; refused is the exec guard's verdict on an exec command.
+func askReason(a *Approval, env Env, tool Tool, name string, args map[string]any, refused string) string {
+	if refused != "" {
+		return "the exec guard would refuse it: " + refused
+	}
 	for _, g := range a.tools {
 		if ok, _ := path.Match(g, name); ok {
-			return &protocol.AskRef{Reason: fmt.Sprintf("%s asks first (tools.approval.tools: %s)", name, g), Key: key}
+			return fmt.Sprintf("%s asks first (tools.approval.tools: %s)", name, g)
 		}
 	}
-	if exec, ok := tool.(*ExecTool); ok {
-		command := StringArg(args, "command")
-		if reason := exec.guard.check(ctx, command); reason != "" {
-			return &protocol.AskRef{Reason: "the exec guard would refuse it: " + reason, Key: key}
-		}
-		lower := strings.ToLower(command)
+	if _, ok := tool.(*ExecTool); ok {
+		lower := strings.ToLower(StringArg(args, "command"))
 		for _, re := range a.commands {
 			if re.MatchString(lower) {
-				return &protocol.AskRef{Reason: "a risky command (" + re.String() + ")", Key: key}
+				return "a risky command (" + re.String() + ")"
 			}
 		}
 	}
 	if !env.RestrictToWorkspace && slices.Contains(writesFiles, name) {
 		for _, target := range writtenPaths(args) {
 			if outsideWorkspace(env, target) {
-				return &protocol.AskRef{Reason: fmt.Sprintf("%s writes outside the workspace: %s", name, target), Key: key}
+				return fmt.Sprintf("%s writes outside the workspace: %s", name, target)
 			}
 		}
 	}
 	if a.mode == "all" && tool.Flags().SideEffects {
-		return &protocol.AskRef{Reason: name + " changes things (tools.approval.mode: all)", Key: key}
+		return name + " changes things (tools.approval.mode: all)"
 	}
-	return nil
-}
-
-// approvalKey is what "always" approves: the tool, and for exec the program.
-func approvalKey(name string, args map[string]any) string {
-	if name != "exec" {
-		return name
-	}
-	fields := strings.Fields(StringArg(args, "command"))
-	if len(fields) == 0 {
-		return name
-	}
-	return name + " " + fields[0]
+	return ""
 }
 
 // outsideWorkspace reports whether target resolves outside the workspace.

@@ -31,16 +31,16 @@ func TestApprovalIsThePolicysThirdVerdict(t *testing.T) {
 		reason   string
 	}{
 		{"off never asks", config.Approval{Mode: "off"}, chatTurn, true, "exec", `{"command":"rm -rf build"}`, "", ""},
-		{"risky: a deny-list hit asks", config.Approval{Mode: "risky"}, chatTurn, true, "exec", `{"command":"rm -rf build/"}`, "exec rm", "exec guard would refuse it: dangerous pattern detected: recursive or forced rm"},
-		{"risky: a risky command asks", config.Approval{Mode: "risky"}, chatTurn, true, "exec", `{"command":"git push origin main"}`, "exec git", "a risky command"},
+		{"risky: a deny-list hit asks", config.Approval{Mode: "risky"}, chatTurn, true, "exec", `{"command":"rm -rf build/"}`, "exec rm -rf build/", "exec guard would refuse it: dangerous pattern detected: recursive or forced rm"},
+		{"risky: a risky command asks", config.Approval{Mode: "risky"}, chatTurn, true, "exec", `{"command":"git push   origin main"}`, "exec git push origin main", "a risky command"},
 		{"risky: a plain command runs", config.Approval{Mode: "risky"}, chatTurn, true, "exec", `{"command":"ls -la"}`, "", ""},
-		{"risky: configured commands replace the defaults", config.Approval{Mode: "risky", Commands: []string{`\bmake\b`}}, chatTurn, true, "exec", `{"command":"make deploy"}`, "exec make", "a risky command"},
+		{"risky: configured commands replace the defaults", config.Approval{Mode: "risky", Commands: []string{`\bmake\b`}}, chatTurn, true, "exec", `{"command":"make deploy"}`, "exec make deploy", "a risky command"},
 		{"risky: configured commands replace the defaults (git push runs)", config.Approval{Mode: "risky", Commands: []string{`\bmake\b`}}, chatTurn, true, "exec", `{"command":"git push"}`, "", ""},
-		{"risky: tool globs ask", config.Approval{Mode: "risky", Tools: []string{"write_*"}}, chatTurn, true, "write_file", `{"path":"a.txt","content":"x"}`, "write_file", "write_file asks first"},
-		{"risky: a write outside asks when not confined", config.Approval{Mode: "risky"}, chatTurn, false, "write_file", `{"path":"` + outside + `","content":"x"}`, "write_file", "writes outside the workspace"},
+		{"risky: tool globs ask", config.Approval{Mode: "risky", Tools: []string{"write_*"}}, chatTurn, true, "write_file", `{"path":"a.txt","content":"x"}`, "write_file a.txt", "write_file asks first"},
+		{"risky: a write outside asks when not confined", config.Approval{Mode: "risky"}, chatTurn, false, "write_file", `{"path":"` + outside + `","content":"x"}`, "write_file " + outside, "writes outside the workspace"},
 		{"risky: a write inside runs", config.Approval{Mode: "risky"}, chatTurn, false, "write_file", `{"path":"a.txt","content":"x"}`, "", ""},
 		{"risky: confined, outside is refused not asked", config.Approval{Mode: "risky"}, chatTurn, true, "write_file", `{"path":"` + outside + `","content":"x"}`, "", ""},
-		{"all: every change asks", config.Approval{Mode: "all"}, chatTurn, true, "write_file", `{"path":"a.txt","content":"x"}`, "write_file", "changes things"},
+		{"all: every change asks", config.Approval{Mode: "all"}, chatTurn, true, "write_file", `{"path":"a.txt","content":"x"}`, "write_file a.txt", "changes things"},
 		{"all: reading never asks", config.Approval{Mode: "all"}, chatTurn, true, "read_file", `{"path":"a.txt"}`, "", ""},
 		{"the heartbeat never asks", config.Approval{Mode: "all"}, heartbeat, true, "exec", `{"command":"rm -rf /"}`, "", ""},
 	}

@@ -73,6 +73,7 @@ func Features(a *activities.Set) []Feature {
 		{"approval", []Entry{
 			act(protocol.ActivityApprovalAsk, a.Approvals.ApprovalAsk, turns),
 			act(protocol.ActivityApprovalClose, a.Approvals.ApprovalClose, turns),
+			act(protocol.ActivityApprovalVerify, a.Approvals.ApprovalVerify, turns),
 		}},
 		{"delivery", []Entry{
 			wf(protocol.MessageWorkflowName, workflows.MessageWorkflow),

@@ -20,6 +20,7 @@ import (
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/mcp"
 	"github.com/nanobot-durable/nanobot/media"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/stores"
@@ -79,6 +80,8 @@ type Set struct {
 	Store    session.Store
 	// Media is the process's media store, for the bus that shares inbound files.
 	Media media.Store
+	// Owner is the instance's owner key: the CLI seals its messages with it.
+	Owner owner.Key
 	mcp   *mcp.Pool
 	// owned is the stores Start opened itself, closed by Stop.
 	owned *stores.Set
@@ -149,7 +152,7 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 		MaxToolResultChars:  cfg.Agents.Defaults.MaxToolResultChars,
 		Log:                 log,
 		DreamTools:          tools.NewDreamRegistry(), Client: c,
-		Usage: st.Usage, Archive: st.Archive, Pairing: st.Pairing, Media: files,
+		Usage: st.Usage, Archive: st.Archive, Pairing: st.Pairing, Media: files, Owner: st.Owner,
 		ModelCallSlots: MaxConcurrentRequests(),
 	}
 	return deps, pool, nil
@@ -192,7 +195,7 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		return nil, err
 	}
 	features := Features(activities.New(deps))
-	set := &Set{Store: deps.Store, Media: deps.Media, mcp: pool, owned: owned}
+	set := &Set{Store: deps.Store, Media: deps.Media, Owner: deps.Owner, mcp: pool, owned: owned}
 	if models, ok := deps.Models.(*configModels); ok && opts.Config.Exists {
 		ctx, cancel := context.WithCancel(context.Background())
 		set.stopWatch = cancel

@@ -22,24 +22,36 @@ const (
 // Web UI while a request waits: often at first, then hourly (a few timers a day).
 var detailsRefresh = []time.Duration{time.Minute, 4 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute}
 
+// approvalProofChange is the version marker of the checked answer: from
+// version 1 an answer (a signal, or one that raced the timer) runs the call
+// only when its proof checks out (a local activity, so the key stays out of
+// history), and every call is looked up in the session's allowances instead
+// of the run's cache, which /approvals clear could not reach. A run already
+// waiting when this build arrived keeps the default path.
+const approvalProofChange = "approval-proof"
+
 // approve asks a person about a call the policy asks about and waits for
 // the answer (a signal) or the timeout (a durable timer). It returns
 // whether the call may run, and the tool's result for the model when not.
 func (r *runner) approve(ctx workflow.Context, c protocol.ToolCallRef) (bool, string, error) {
-	if slices.Contains(r.Always, c.Ask.Key) {
+	proven := workflow.GetVersion(ctx, approvalProofChange, workflow.DefaultVersion, 1) >= 1
+	if !proven && slices.Contains(r.Always, c.Ask.Key) {
 		return true, "", nil
 	}
-	wid := workflow.GetInfo(ctx).WorkflowExecution.ID
+	info := workflow.GetInfo(ctx).WorkflowExecution
 	in := protocol.ApprovalAskInput{
-		OriginKey: r.cfg.OriginKey, WorkflowID: wid, ID: protocol.ApprovalID(wid, r.cfg.Turn+"/"+c.ID),
-		Tool: c.Name, Args: c.Ask.Args, Reason: c.Ask.Reason, Key: c.Ask.Key,
+		OriginKey: r.cfg.OriginKey, WorkflowID: info.ID, ID: protocol.ApprovalID(info.ID, r.cfg.Turn+"/"+c.ID),
+		Tool: c.Name, Args: c.Ask.Args, Reason: c.Ask.Reason, Key: c.Ask.Key, Rule: c.Ask.Rule, Once: c.Ask.Once,
+		RunID: info.RunID, Shown: r.host.approvalRoutes(),
 	}
 	var asked protocol.ApprovalAskResult
 	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "ask approval for "+c.Name), protocol.ActivityApprovalAsk, in).Get(ctx, &asked); err != nil {
 		return false, fmt.Sprintf(approvalGoneText, FailureReason(err)), nil
 	}
 	if asked.Allowed {
-		r.Always = append(r.Always, c.Ask.Key)
+		if !proven {
+			r.Always = append(r.Always, c.Ask.Key)
+		}
 		return true, "", nil
 	}
 	req := asked.Request
@@ -51,13 +63,13 @@ func (r *runner) approve(ctx workflow.Context, c protocol.ToolCallRef) (bool, st
 	r.waitingFor = &req
 	defer func() { r.waitingFor = nil }()
 	r.host.showApproval(ctx, req)
-	answer, err := r.awaitAnswer(ctx, req)
+	answer, err := r.awaitAnswer(ctx, req, proven)
 	if err != nil {
 		r.closeRequest(ctx, req, protocol.VerdictCancelled) // a later /approve is told the task stopped
 		return false, "", err
 	}
 	switch {
-	case answer.Verdict == protocol.VerdictAlways:
+	case answer.Verdict == protocol.VerdictAlways && !proven:
 		r.Always = append(r.Always, c.Ask.Key)
 		return true, "", nil
 	case answer.Approved():
@@ -72,9 +84,10 @@ func (r *runner) approve(ctx workflow.Context, c protocol.ToolCallRef) (bool, st
 	return false, fmt.Sprintf(deniedText, reason), nil
 }
 
-// awaitAnswer waits for the answer to req: a signal carrying its id, or the
-// timeout, after which the request is closed (an answer that raced the timer wins).
-func (r *runner) awaitAnswer(ctx workflow.Context, req protocol.ApprovalRequest) (protocol.ApprovalAnswer, error) {
+// awaitAnswer waits for the answer to req: a signal carrying its id (and,
+// when proven, a proof that checks out), or the timeout, after which the
+// request is closed (an answer that raced the timer wins, if it checks out).
+func (r *runner) awaitAnswer(ctx workflow.Context, req protocol.ApprovalRequest, proven bool) (protocol.ApprovalAnswer, error) {
 	answers := workflow.GetSignalChannel(ctx, protocol.SignalApproval)
 	asked := workflow.Now(ctx)
 	deadline := asked.Add(req.Timeout)
@@ -85,6 +98,9 @@ func (r *runner) awaitAnswer(ctx workflow.Context, req protocol.ApprovalRequest)
 			var answer protocol.ApprovalAnswer
 			in := protocol.ApprovalCloseInput{OriginKey: r.cfg.OriginKey, ID: req.ID, Verdict: protocol.VerdictTimeout}
 			err := workflow.ExecuteLocalActivity(localCtx(ctx, "approval timed out"), protocol.ActivityApprovalClose, in).Get(ctx, &answer)
+			if err == nil && proven && answer.Verdict != protocol.VerdictTimeout && !r.checked(ctx, answer) {
+				answer = protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictTimeout}
+			}
 			return answer, err
 		}
 		wait := time.Hour
@@ -111,10 +127,26 @@ func (r *runner) awaitAnswer(ctx workflow.Context, req protocol.ApprovalRequest)
 		if err := ctx.Err(); err != nil {
 			return protocol.ApprovalAnswer{}, err // /stop ends the wait
 		}
-		if got != nil {
+		if got != nil && (!proven || r.checked(ctx, *got)) {
 			return *got, nil
 		}
 	}
+}
+
+// checked reports whether an answer's proof checks out for this run; one
+// that does not (a raw signal from a shell) is ignored and the wait goes on.
+func (r *runner) checked(ctx workflow.Context, a protocol.ApprovalAnswer) bool {
+	info := workflow.GetInfo(ctx).WorkflowExecution
+	in := protocol.ApprovalVerifyInput{WorkflowID: info.ID, RunID: info.RunID, Answer: a}
+	var ok bool
+	if err := workflow.ExecuteLocalActivity(localCtx(ctx, "check approval answer"), protocol.ActivityApprovalVerify, in).Get(ctx, &ok); err != nil {
+		workflow.GetLogger(ctx).Warn("checking an approval answer failed; it is ignored", "id", a.ID, "error", err)
+		return false
+	}
+	if !ok {
+		workflow.GetLogger(ctx).Warn("an approval answer without a valid proof; ignored, still waiting", "id", a.ID, "verdict", a.Verdict, "by", a.By)
+	}
+	return ok
 }
 
 // closeRequest ends a request the loop stops waiting for, in a context the

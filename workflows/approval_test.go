@@ -9,8 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
+	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -24,20 +27,44 @@ func askedCall(id, command string) protocol.LLMCallResult {
 
 // approvalRun records what a turn with approval requests did.
 type approvalRun struct {
-	env       *testsuite.TestWorkflowEnvironment
-	script    *script
-	asked     []protocol.ApprovalAskInput
-	closed    []protocol.ApprovalCloseInput
+	env      *testsuite.TestWorkflowEnvironment
+	script   *script
+	key      owner.Key // the owner key the COMMAND activity proves answers with
+	asked    []protocol.ApprovalAskInput
+	closed   []protocol.ApprovalCloseInput
+	verified []protocol.ApprovalVerifyInput
+	// raced is the verdict the request's record holds when the timer closes it ("": none), proven or not.
+	raced       string
+	racedProven bool
+	// verify checks an answer: the owner key at the activity's boundary, or the real activity.
+	verify    func(context.Context, protocol.ApprovalVerifyInput) (bool, error)
 	ran       []protocol.ToolCallInput
 	results   []protocol.ToolResultInput
 	delivered []protocol.DeliverInput
+}
+
+// The test environment's run.
+const (
+	testWorkflowID = "default-test-workflow-id"
+	testRunID      = "default-test-run-id"
+)
+
+// answer signals an answer proven as the COMMAND activity proves it.
+func (run *approvalRun) answer(a protocol.ApprovalAnswer) {
+	run.key.ProveAnswer(&a, testWorkflowID, testRunID)
+	run.env.SignalWorkflow(protocol.SignalApproval, a)
 }
 
 // newApprovalRun mocks every activity an approval touches; answer, when
 // set, is signalled once the request is delivered.
 func newApprovalRun(t *testing.T, s *script, always bool, answer func(run *approvalRun, req protocol.ApprovalRequest)) *approvalRun {
 	t.Helper()
-	run := &approvalRun{env: newEnv(t), script: s}
+	key, err := owner.NewKey()
+	require.NoError(t, err)
+	run := &approvalRun{env: newEnv(t), script: s, key: key}
+	run.verify = func(_ context.Context, in protocol.ApprovalVerifyInput) (bool, error) {
+		return run.key.AnswerProven(in.Answer, in.WorkflowID, in.RunID), nil
+	}
 	env := run.env
 	env.RegisterActivityWithOptions(func(context.Context, protocol.ApprovalAskInput) (protocol.ApprovalAskResult, error) {
 		return protocol.ApprovalAskResult{}, nil
@@ -45,6 +72,9 @@ func newApprovalRun(t *testing.T, s *script, always bool, answer func(run *appro
 	env.RegisterActivityWithOptions(func(context.Context, protocol.ApprovalCloseInput) (protocol.ApprovalAnswer, error) {
 		return protocol.ApprovalAnswer{}, nil
 	}, activity.RegisterOptions{Name: protocol.ActivityApprovalClose})
+	env.RegisterActivityWithOptions(func(context.Context, protocol.ApprovalVerifyInput) (bool, error) {
+		return false, nil
+	}, activity.RegisterOptions{Name: protocol.ActivityApprovalVerify})
 	sendAtStart(env, inbound("m1", "clean the build"))
 	s.install(env)
 	env.OnActivity(protocol.ActivityApprovalAsk, mock.Anything, mock.Anything).Return(
@@ -56,7 +86,19 @@ func newApprovalRun(t *testing.T, s *script, always bool, answer func(run *appro
 	env.OnActivity(protocol.ActivityApprovalClose, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.ApprovalCloseInput) (protocol.ApprovalAnswer, error) {
 			run.closed = append(run.closed, in)
+			if run.raced != "" {
+				a := protocol.ApprovalAnswer{ID: in.ID, Verdict: run.raced}
+				if run.racedProven {
+					run.key.ProveAnswer(&a, testWorkflowID, testRunID)
+				}
+				return a, nil
+			}
 			return protocol.ApprovalAnswer{ID: in.ID, Verdict: in.Verdict}, nil
+		})
+	env.OnActivity(protocol.ActivityApprovalVerify, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in protocol.ApprovalVerifyInput) (bool, error) {
+			run.verified = append(run.verified, in)
+			return run.verify(ctx, in)
 		})
 	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
@@ -90,13 +132,15 @@ func (run *approvalRun) execute(t *testing.T, settings protocol.Settings) {
 func TestApprovedCallRunsOnceAfterTheAnswer(t *testing.T) {
 	s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "rm -rf build/"), text("Cleaned.")}}
 	run := newApprovalRun(t, s, false, func(run *approvalRun, req protocol.ApprovalRequest) {
-		run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: "other", Verdict: protocol.VerdictApprove})
-		run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove, By: "cli:user"})
+		run.answer(protocol.ApprovalAnswer{ID: "other", Verdict: protocol.VerdictApprove})
+		run.answer(protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove, By: "cli:user"})
 	})
 	run.execute(t, protocol.Settings{})
 	require.Len(t, run.asked, 1)
 	require.Equal(t, "cli:direct", run.asked[0].OriginKey)
-	require.Equal(t, protocol.ApprovalID("default-test-workflow-id", s.calls[0].Turn+"/c1"), run.asked[0].ID)
+	require.Equal(t, protocol.ApprovalID(testWorkflowID, s.calls[0].Turn+"/c1"), run.asked[0].ID)
+	require.Equal(t, testRunID, run.asked[0].RunID, "the record names the run the proof must name")
+	require.Equal(t, []protocol.Route{inbound("m1", "").Route}, run.asked[0].Shown, "the request remembers the chat it is shown in")
 	require.Len(t, run.ran, 1, "the approved call ran once; the answer for another id woke nothing")
 	require.True(t, run.ran[0].Approved)
 	require.Empty(t, run.closed)
@@ -112,7 +156,7 @@ func TestApprovedCallRunsOnceAfterTheAnswer(t *testing.T) {
 func TestDeniedCallIsTheModelsResult(t *testing.T) {
 	s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "git push --force"), text("OK, I won't.")}}
 	run := newApprovalRun(t, s, false, func(run *approvalRun, req protocol.ApprovalRequest) {
-		run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictDeny, Reason: "not on main"})
+		run.answer(protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictDeny, Reason: "not on main"})
 	})
 	run.execute(t, protocol.Settings{})
 	require.Empty(t, run.ran, "a denied call never starts")
@@ -132,17 +176,96 @@ func TestUnansweredRequestTimesOutOnItsTimer(t *testing.T) {
 	require.Equal(t, "Nobody approved this call within 3h0m0s, so it was not run. Go on without it, or ask the user.", run.results[0].Text)
 }
 
-func TestAlwaysCoversTheKeyForTheRestOfTheTurn(t *testing.T) {
+// TestEveryAskedCallIsLookedUpInTheSession: "always" lives in the
+// session, not in the run, so /approvals clear reaches a turn that runs.
+func TestEveryAskedCallIsLookedUpInTheSession(t *testing.T) {
 	s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "rm -rf a"), askedCall("c2", "rm -rf a"), text("Done.")}}
 	asks := 0
 	run := newApprovalRun(t, s, false, func(run *approvalRun, req protocol.ApprovalRequest) {
 		asks++
-		run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictAlways})
+		run.answer(protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictAlways, Rule: req.Key})
 	})
 	run.execute(t, protocol.Settings{})
-	require.Equal(t, 1, asks, "the second call with the same key was not asked")
+	require.Len(t, run.asked, 2, "the second call was looked up again")
+	require.Equal(t, 2, asks, "the session (mocked: nothing allowed) decides, not a cache in the run")
 	require.Len(t, run.ran, 2)
-	require.True(t, run.ran[1].Approved)
+}
+
+// TestAnAnswerWithoutAValidProofIsIgnored: a raw signal (no proof, a proof
+// for another run, a changed verdict) does not run the call; the wait goes
+// on until an answer whose proof checks out.
+func TestAnAnswerWithoutAValidProofIsIgnored(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "rm -rf build/"), text("Cleaned.")}}
+	var ranBeforeGood int
+	run := newApprovalRun(t, s, false, func(run *approvalRun, req protocol.ApprovalRequest) {
+		run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
+		other := protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove}
+		run.key.ProveAnswer(&other, testWorkflowID, "another-run")
+		run.env.SignalWorkflow(protocol.SignalApproval, other)
+		changed := protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictDeny}
+		run.key.ProveAnswer(&changed, testWorkflowID, testRunID)
+		changed.Verdict = protocol.VerdictApprove
+		run.env.SignalWorkflow(protocol.SignalApproval, changed)
+		run.env.RegisterDelayedCallback(func() {
+			ranBeforeGood = len(run.ran)
+			run.answer(protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
+		}, time.Hour)
+	})
+	run.execute(t, protocol.Settings{})
+	require.Zero(t, ranBeforeGood, "no bad answer ran the call")
+	require.Len(t, run.verified, 4, "each answer was checked")
+	require.Len(t, run.ran, 1, "the proven answer ran it once")
+	require.Empty(t, run.closed, "it never timed out")
+}
+
+// TestAnAnswerThatRacedTheTimerIsCheckedToo: at the timeout the record's
+// answer stands only if its proof checks out (a record nobody proved is a timeout).
+func TestAnAnswerThatRacedTheTimerIsCheckedToo(t *testing.T) {
+	for _, proven := range []bool{false, true} {
+		s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "sudo reboot"), text("OK.")}}
+		run := newApprovalRun(t, s, false, nil)
+		run.raced, run.racedProven = protocol.VerdictApprove, proven
+		run.execute(t, protocol.Settings{ApprovalTimeout: time.Hour})
+		require.Len(t, run.closed, 1)
+		require.Len(t, run.verified, 1, "the raced answer was checked")
+		if proven {
+			require.Len(t, run.ran, 1, "a proven answer that raced the timer stands")
+		} else {
+			require.Empty(t, run.ran, "an unproven record is a timeout")
+			require.Contains(t, run.results[0].Text, "Nobody approved this call")
+		}
+	}
+}
+
+// TestAnAnswerIsCheckedByTheRealActivity: the same with the real check,
+// made with the worker's owner key.
+func TestAnAnswerIsCheckedByTheRealActivity(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "rm -rf build/"), text("Cleaned.")}}
+	var ranBeforeGood int
+	run := newApprovalRun(t, s, false, func(run *approvalRun, req protocol.ApprovalRequest) {
+		run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove, Proof: "00"})
+		run.env.RegisterDelayedCallback(func() {
+			ranBeforeGood = len(run.ran)
+			run.answer(protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
+		}, time.Hour)
+	})
+	run.verify = activities.New(activities.Deps{Owner: run.key}).Approvals.ApprovalVerify
+	run.execute(t, protocol.Settings{})
+	require.Zero(t, ranBeforeGood)
+	require.Len(t, run.ran, 1)
+}
+
+// TestARunWaitingBeforeTheProofKeepsItsPath: a run in flight on the default
+// version of approvalProofChange takes an answer without a proof, as it did.
+func TestARunWaitingBeforeTheProofKeepsItsPath(t *testing.T) {
+	s := &script{replies: []protocol.LLMCallResult{askedCall("c1", "rm -rf build/"), text("Cleaned.")}}
+	run := newApprovalRun(t, s, false, func(run *approvalRun, req protocol.ApprovalRequest) {
+		run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
+	})
+	run.env.OnGetVersion(approvalProofChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	run.execute(t, protocol.Settings{})
+	require.Empty(t, run.verified)
+	require.Len(t, run.ran, 1)
 }
 
 func TestSessionAlwaysAllowsWithoutAsking(t *testing.T) {
@@ -173,7 +296,7 @@ func TestWaitShowsInDetailsAndState(t *testing.T) {
 		v, err := run.env.QueryWorkflow(protocol.QueryState)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&state))
-		run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
+		run.answer(protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
 	})
 	run.execute(t, protocol.Settings{})
 	require.NotNil(t, state.Waiting)
@@ -186,7 +309,7 @@ func TestStatusWhileWaitingSaysWhatWaits(t *testing.T) {
 	run := newApprovalRun(t, s, false, func(run *approvalRun, req protocol.ApprovalRequest) {
 		run.env.SignalWorkflow(protocol.SignalInbound, inbound("m2", "/status"))
 		run.env.RegisterDelayedCallback(func() {
-			run.env.SignalWorkflow(protocol.SignalApproval, protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
+			run.answer(protocol.ApprovalAnswer{ID: req.ID, Verdict: protocol.VerdictApprove})
 		}, time.Minute)
 	})
 	run.env.OnActivity(protocol.ActivityCommand, mock.Anything, mock.Anything).Return(

@@ -146,6 +146,10 @@ func deliverCtx(ctx workflow.Context, in protocol.DeliverInput) workflow.Context
 // showApproval shows an approval request in every chat the turn answers.
 // The messages it names stay unanswered: the turn's reply still goes to them.
 func (t *turn) showApproval(ctx workflow.Context, req protocol.ApprovalRequest) {
+	t.deliverTo(ctx, t.approvalDeliveries(req))
+}
+
+func (t *turn) approvalDeliveries(req protocol.ApprovalRequest) []protocol.DeliverInput {
 	var ins []protocol.DeliverInput
 	for _, m := range t.answered[t.delivered:] {
 		if !m.Route.Deliverable() {
@@ -156,7 +160,16 @@ func (t *turn) showApproval(ctx workflow.Context, req protocol.ApprovalRequest) 
 	if len(ins) == 0 && t.msg.Route.Deliverable() { // every message already answered (a goal's round): ask the origin
 		ins = append(ins, approvalDelivery(t.in.SessionKey, t.id, t.msg.Route, nil, req))
 	}
-	t.deliverTo(ctx, ins)
+	return ins
+}
+
+// approvalRoutes are the routes showApproval delivers to.
+func (t *turn) approvalRoutes() []protocol.Route {
+	var routes []protocol.Route
+	for _, in := range t.approvalDeliveries(protocol.ApprovalRequest{}) {
+		routes = append(routes, in.Route)
+	}
+	return routes
 }
 
 func approvalDelivery(sessionKey, turn string, r protocol.Route, ids []string, req protocol.ApprovalRequest) protocol.DeliverInput {

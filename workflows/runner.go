@@ -55,6 +55,8 @@ type loopHost interface {
 	progress(ctx workflow.Context)
 	// showApproval delivers an approval request to the chat that is asked.
 	showApproval(ctx workflow.Context, req protocol.ApprovalRequest)
+	// approvalRoutes are the chats showApproval shows a request in: a chat's answer counts only from one of them.
+	approvalRoutes() []protocol.Route
 }
 
 // loopConfig fixes who the loop speaks for and by which rules, for one run.

@@ -164,6 +164,14 @@ func (s *subagent) injectWaiting(workflow.Context, int, int) bool { return false
 func (s *subagent) onAnswer(workflow.Context)                     {}
 func (s *subagent) progress(workflow.Context)                     {}
 
+// approvalRoutes: a subagent asks in the chat that spawned it.
+func (s *subagent) approvalRoutes() []protocol.Route {
+	if !s.in.Origin.Deliverable() {
+		return nil
+	}
+	return []protocol.Route{s.in.Origin}
+}
+
 // showApproval asks in the chat that spawned the subagent.
 func (s *subagent) showApproval(ctx workflow.Context, req protocol.ApprovalRequest) {
 	if !s.in.Origin.Deliverable() {

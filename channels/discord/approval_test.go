@@ -59,7 +59,7 @@ func TestApprovalRequestHasButtons(t *testing.T) {
 		require.Equal(t, 2, b.Type, "a button")
 		got = append(got, [3]any{b.Label, b.Style, b.CustomID})
 	}
-	require.Equal(t, [][3]any{{"Approve", 3, "/approve 1a2b"}, {"Deny", 4, "/deny 1a2b"}, {"Always in this chat", 2, "/approve 1a2b always"}}, got)
+	require.Equal(t, [][3]any{{"Approve", 3, "/approve 1a2b"}, {"Deny", 4, "/deny 1a2b"}, {"Always this command", 2, "/approve 1a2b always"}}, got)
 	require.NoError(t, h.ch.Send(context.Background(), reply(general, "", "t2", "plain")))
 	require.Empty(t, h.peer.Messages(general)[1].Components, "a plain reply has no buttons")
 }

@@ -29,7 +29,7 @@ func TestApprovalRequestHasAnInlineKeyboard(t *testing.T) {
 	require.Len(t, sent, 2)
 	require.Contains(t, sent[0].Form["text"], "Approval needed [1a2b]: exec rm -rf build")
 	require.JSONEq(t, `{"inline_keyboard":[[{"text":"Approve","callback_data":"/approve 1a2b"},`+
-		`{"text":"Deny","callback_data":"/deny 1a2b"},{"text":"Always in this chat","callback_data":"/approve 1a2b always"}]]}`,
+		`{"text":"Deny","callback_data":"/deny 1a2b"},{"text":"Always this command","callback_data":"/approve 1a2b always"}]]}`,
 		sent[0].Form["reply_markup"], "callback buttons and nothing else")
 	require.Empty(t, sent[1].Form["reply_markup"], "a plain reply has no keyboard")
 }

@@ -22,7 +22,7 @@ func TestApprovalCarriesItsButtons(t *testing.T) {
 	wantButtons := []any{
 		map[string]any{"label": "Approve", "command": "/approve 1a2b", "verdict": "approve"},
 		map[string]any{"label": "Deny", "command": "/deny 1a2b", "verdict": "deny"},
-		map[string]any{"label": "Always in this chat", "command": "/approve 1a2b always", "verdict": "always"},
+		map[string]any{"label": "Always this command", "command": "/approve 1a2b always", "verdict": "always"},
 	}
 	turn := next(t, evs)
 	require.Equal(t, "turn", turn.name)

@@ -5,19 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // approvalAnswer is the command a line typed at the approval prompt sends:
-// y → approve, always → approve for the session, anything else → deny.
+// y → approve, always → approve this exact call from now on, rule → approve
+// and the rule the request offers, anything else → deny.
 func approvalAnswer(line, id string) string {
-	switch strings.ToLower(strings.TrimSpace(line)) {
+	switch word := strings.ToLower(strings.TrimSpace(line)); word {
 	case "y", "yes":
 		return protocol.ApproveCommand + " " + id
-	case "always":
-		return protocol.ApproveCommand + " " + id + " always"
+	case protocol.VerdictAlways, protocol.VerdictRule:
+		return protocol.ApproveCommand + " " + id + " " + word
 	}
 	return protocol.DenyCommand + " " + id
 }
@@ -45,8 +45,7 @@ func (s *cliSession) answerApproval(ctx context.Context, r lineRead, req protoco
 	}
 	text := approvalAnswer(r.line, req.ID) // Ctrl-D or the input's end: nobody said yes
 	fmt.Fprintln(s.cli.Out, "→ "+text)
-	msg := protocol.Inbound{ID: randomID(), SessionKey: s.key, Route: s.route, Content: text, SentAt: time.Now()}
-	_, err := s.r.bus.Publish(ctx, msg)
+	_, err := s.r.bus.Publish(ctx, s.message(text))
 	return err
 }
 

@@ -14,7 +14,7 @@ import (
 
 func TestApprovalPromptAnswers(t *testing.T) {
 	for line, want := range map[string]string{
-		"y": "/approve 1a2b", "YES": "/approve 1a2b", " always ": "/approve 1a2b always",
+		"y": "/approve 1a2b", "YES": "/approve 1a2b", " always ": "/approve 1a2b always", "rule": "/approve 1a2b rule",
 		"": "/deny 1a2b", "n": "/deny 1a2b", "maybe": "/deny 1a2b", "yy": "/deny 1a2b",
 	} {
 		require.Equal(t, want, approvalAnswer(line, "1a2b"), "line %q", line)

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/workers"
 )
@@ -41,9 +42,17 @@ var errStopped = errors.New("stopped")
 // errQuit: a second Ctrl-C while stopping.
 var errQuit = errors.New("interrupted")
 
+// message is text as this terminal says it: sealed with the owner key, as
+// the owner (an approval from here counts for any chat's request it names).
+func (s *cliSession) message(text string) protocol.Inbound {
+	msg := protocol.Inbound{ID: randomID(), SessionKey: s.key, Route: s.route, Content: text, SentAt: time.Now()}
+	s.r.workers.Owner.Seal(&msg, owner.ByOwner)
+	return msg
+}
+
 // send publishes one message and waits for its turn to end.
 func (s *cliSession) send(ctx context.Context, text string) (channels.Reply, error) {
-	msg := protocol.Inbound{ID: randomID(), SessionKey: s.key, Route: s.route, Content: text, SentAt: time.Now()}
+	msg := s.message(text)
 	stopReply, err := s.r.bus.Publish(ctx, msg)
 	if err != nil {
 		return channels.Reply{}, err

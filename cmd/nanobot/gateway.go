@@ -127,7 +127,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		fmt.Fprintln(a.stdout, "! "+err.Error())
 		a.log.Warn("memory schedules", "error", err)
 	}
-	mgr.Bus, mgr.Log, mgr.Config, mgr.Pairing = r.bus, a.log, cfg, deps.Pairing
+	mgr.Bus, mgr.Log, mgr.Config, mgr.Pairing, mgr.Owner = r.bus, a.log, cfg, deps.Pairing, st.Owner
 	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
 	useTemporal(mgr, r)
 	wanted := mgr.Names() // before Start, which drops the channels that fail

@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/templates"
 )
 
 // onboard writes the config (only when absent) and the workspace files
 // (only those missing): running it twice changes nothing.
-func (a *app) onboard(_ context.Context, args []string) error {
+func (a *app) onboard(ctx context.Context, args []string) error {
 	fs := a.flags("onboard")
 	workspace := fs.String("workspace", "", "workspace directory (default ~/.nanobot/workspace)")
 	if err := a.parse(fs, args); err != nil {
@@ -45,6 +46,11 @@ func (a *app) onboard(_ context.Context, args []string) error {
 			cfg.Agents.Defaults.Workspace = *workspace
 		}
 	}
+	keyFile := owner.FileIn(config.ConfigDir(path))
+	if _, err := owner.Resolve(ctx, keyFile, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "✓ Owner key at %s (only a person answers approvals: the chats and this CLI)\n", keyFile.Path)
 	dir := cfg.Agents.Defaults.WorkspacePath()
 	created, err := templates.WriteWorkspace(dir)
 	if err != nil {
