@@ -36,11 +36,11 @@ func TestStatusSaysExecIsNotSandboxed(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfgPath, []byte(`{}`), 0o600))
 	t.Setenv("PATH", t.TempDir())
 	out, _ := statusOf(t, cfgPath)
-	require.Contains(t, out, "\nSandbox:   ! "+tools.ExecUnsandboxedWarning+" (bwrap is not installed: ")
+	require.Contains(t, out, "\n  Sandbox:   ! "+tools.ExecUnsandboxedWarning+" (bwrap is not installed: ")
 	require.Contains(t, out, "apt install bubblewrap")
-	require.Contains(t, out, "\nNetwork:   the host's, unfiltered (exec is not sandboxed)\n")
+	require.Contains(t, out, "\n  Network:   the host's, unfiltered (exec is not sandboxed)\n")
 
 	require.NoError(t, os.WriteFile(cfgPath, []byte(`{"tools": {"exec": {"sandbox": "none"}}}`), 0o600))
 	out, _ = statusOf(t, cfgPath)
-	require.Contains(t, out, "\nSandbox:   off (tools.exec.sandbox is \"none\"): exec runs with your rights, and the model can read your files and keys\n")
+	require.Contains(t, out, "\n  Sandbox:   off (tools.exec.sandbox is \"none\"): exec runs with your rights, and the model can read your files and keys\n")
 }

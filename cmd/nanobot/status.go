@@ -56,11 +56,6 @@ func (a *app) status(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "Web search: %s\n", w)
 	}
 	fmt.Fprintf(out, "Voice:     %s\n", transcription.Describe(cfg, os.Getenv))
-	sandbox, network, alarm := workers.SandboxState(cfg)
-	if alarm {
-		sandbox = "! " + sandbox + "; " + workers.BwrapHint
-	}
-	fmt.Fprintf(out, "Sandbox:   %s\nNetwork:   %s\n", sandbox, network)
 	addr, source := os.Getenv("TEMPORAL_ADDRESS"), "TEMPORAL_ADDRESS"
 	if addr == "" {
 		port, _ := devPorts()
@@ -78,6 +73,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 		state += " (started on demand by agent/gateway/worker)"
 	}
 	fmt.Fprintf(out, "Temporal:  %s (%s), namespace %s: %s\n", addr, source, envOr("TEMPORAL_NAMESPACE", "default"), state)
+	writeSecurity(out, cfg, os.Getenv)
 	return nil
 }
 
