@@ -212,7 +212,8 @@ func TestTelegramApprovalButton(t *testing.T) {
 			require.JSONEq(t, `{"inline_keyboard":[]}`, m.Markup, "the answered request has no buttons")
 		}
 	}
-	require.Contains(t, texts, "Approved: exec rm -rf build; echo ran &gt;&gt; ran.txt.", "the press is answered like a typed /approve")
+	require.Contains(t, texts, "Approved: exec rm -rf build; echo ran &gt;&gt; ran.txt — this once; the exec guard refuses it, so it asks every time.",
+		"the press is answered like a typed /approve")
 	requireRanOnce(t, home, model)
 }
 
