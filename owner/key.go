@@ -166,15 +166,23 @@ func Resolve(ctx context.Context, file, shared Store) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	k, err := file.Adopt(ctx, proposed)
-	if err != nil {
-		return Key{}, err
-	}
-	secrets.Register(k.Hex())
 	if shared == nil {
+		k, err := file.Adopt(ctx, proposed)
+		if err != nil {
+			return Key{}, err
+		}
+		secrets.Register(k.Hex())
 		return k, nil
 	}
-	k, err = shared.Adopt(ctx, k)
+	// The database has none yet: it takes this home's file key when there is
+	// one, else a new key, and no file is written (a stateless host may be first).
+	if k, err := file.Adopt(ctx, Key{}); err == nil {
+		proposed = k
+	} else if !errors.Is(err, ErrNotStored) {
+		return Key{}, err
+	}
+	secrets.Register(proposed.Hex())
+	k, err := shared.Adopt(ctx, proposed)
 	if err != nil {
 		return Key{}, fmt.Errorf("owner key on the database: %w", err)
 	}

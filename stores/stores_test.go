@@ -132,4 +132,14 @@ func TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey(t *testing.T) {
 	require.True(t, first.Equal(fileKey), "the first host's file key is adopted")
 	require.True(t, second.Equal(first), "another home adopts the database's")
 	require.NoFileExists(t, filepath.Join(filepath.Dir(b.Path), owner.FileName), "and writes no file: a stateless host keeps no state")
+
+	// A stateless host that comes first (no file, an empty database) writes no file either.
+	c := home(t)
+	c.Database.URL = pgtest.Database(t)
+	require.NoFileExists(t, filepath.Join(filepath.Dir(c.Path), owner.FileName))
+	st, err := stores.Open(ctx, c, nil)
+	require.NoError(t, err)
+	defer st.Close()
+	require.True(t, st.Owner.Valid())
+	require.NoFileExists(t, filepath.Join(filepath.Dir(c.Path), owner.FileName), "the first host, stateless, keeps no state")
 }
