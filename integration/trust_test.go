@@ -134,6 +134,8 @@ func TestTheModelCannotReachSecretsTheControlPlaneOrAnApproval(t *testing.T) {
 		{"b64", "base64 -w0 " + cfg},
 		{"ownerkey", "cat " + filepath.Join(filepath.Dir(cfg), "owner.key")},
 		{"environ", `tr '\0' '\n' < /proc/$PPID/environ; tr '\0' '\n' < /proc/1/environ; env`},
+		// A helper left behind to answer later (the issue's nohup … /approve) must not outlive its call.
+		{"nohup", "nohup sleep 31.5 >/dev/null 2>&1 & echo started"},
 	}
 	// The URLs have no scheme: the exec guard's URL check would ask a person
 	// first, and the sandbox must hold without it.
@@ -163,6 +165,8 @@ func TestTheModelCannotReachSecretsTheControlPlaneOrAnApproval(t *testing.T) {
 		return found
 	}
 	asked := request("exec rm -rf build")
+	require.Eventually(t, func() bool { return len(testenv.ProcessesRunning(t, "sleep 31.5")) == 0 }, 10*time.Second, 100*time.Millisecond,
+		"the background helper died with its exec call: %v", testenv.ProcessesRunning(t, "sleep 31.5"))
 	id := approvalIDRe.FindStringSubmatch(asked.Text)[1]
 
 	// 2. While it waits, the model's shell in another chat tries to answer it.
