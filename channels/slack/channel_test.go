@@ -294,42 +294,36 @@ func TestStreamWithToolsPutsHintsAndTheAnswerInTheirOwnMessages(t *testing.T) {
 	require.Len(t, h.peer.Posts(), 3)
 }
 
-func TestToolHintsOnAndOff(t *testing.T) {
-	for _, on := range []bool{true, false} {
-		h := startHarness(t, func(c *config.Config) { c.Channels.SendToolHints = on })
-		m := channeltest.Manage(t, h.cfg, h.ch)
-		route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "950.000001"}
-		publish(m, "turn-1", route, channels.StreamEvent{ToolHint: "exec ls"}, channels.StreamEvent{Iteration: 2, Delta: "Done."})
-		require.NoError(t, m.Send(context.Background(), reply("turn-1", "C1", "950.000001", "Done.")))
-		var texts []string
-		for _, p := range h.peer.Posts() {
-			texts = append(texts, p.Text)
-		}
-		if on {
-			require.Equal(t, []string{"↳ `exec ls`", "Done."}, texts)
-		} else {
-			require.Equal(t, []string{"Done."}, texts, "sendToolHints off: no hint")
-		}
+// TestWhatIsDrawnFollowsTheSettings: a turn says "Let me look.", runs a
+// tool, then answers. channels.sendProgress off draws none of the model's
+// text (the answer is posted once, never edited), sendToolHints off no hint.
+func TestWhatIsDrawnFollowsTheSettings(t *testing.T) {
+	for name, tc := range map[string]struct {
+		edit         func(*config.Config)
+		posts, edits []string
+	}{
+		"default":           {nil, []string{"Let me look.", "↳ `exec ls`", "Two files"}, []string{"Two files."}},
+		"sendProgress off":  {func(c *config.Config) { c.Channels.SendProgress = false }, []string{"↳ `exec ls`", "Two files."}, nil},
+		"sendToolHints off": {func(c *config.Config) { c.Channels.SendToolHints = false }, []string{"Let me look.", "Two files"}, []string{"Two files."}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := startHarness(t, tc.edit)
+			m := channeltest.Manage(t, h.cfg, h.ch)
+			route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "970.000001"}
+			publish(m, "turn-1", route, channels.StreamEvent{Delta: "Let me look."}, channels.StreamEvent{ToolHint: "exec ls"},
+				channels.StreamEvent{Iteration: 2, Delta: "Two files"})
+			require.NoError(t, m.Send(context.Background(), reply("turn-1", "C1", "970.000001", "Two files.")))
+			var posts, edits []string
+			for _, p := range h.peer.Posts() {
+				posts = append(posts, p.Text)
+			}
+			for _, u := range h.peer.Updates() {
+				edits = append(edits, u.Text)
+			}
+			require.Equal(t, tc.posts, posts)
+			require.Equal(t, tc.edits, edits)
+		})
 	}
-}
-
-// TestWithoutSendProgressTheAnswerArrivesWhole: channels.sendProgress
-// false draws none of the model's text while the turn runs (tool hints
-// still show); the answer is posted once, never edited.
-func TestWithoutSendProgressTheAnswerArrivesWhole(t *testing.T) {
-	h := startHarness(t, func(c *config.Config) { c.Channels.SendProgress = false })
-	m := channeltest.Manage(t, h.cfg, h.ch)
-	route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "970.000001"}
-	publish(m, "turn-1", route, channels.StreamEvent{Delta: "Let me look."}, channels.StreamEvent{ToolHint: "exec ls"},
-		channels.StreamEvent{Iteration: 2, Delta: "Two files"})
-	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 1 }, 10*time.Second, 10*time.Millisecond, "the hint is drawn")
-	require.NoError(t, m.Send(context.Background(), reply("turn-1", "C1", "970.000001", "Two files.")))
-	var texts []string
-	for _, p := range h.peer.Posts() {
-		texts = append(texts, p.Text)
-	}
-	require.Equal(t, []string{"↳ `exec ls`", "Two files."}, texts)
-	require.Empty(t, h.peer.Updates(), "nothing was drawn to be edited")
 }
 
 func TestMessageToolTargetsByName(t *testing.T) {

@@ -105,67 +105,38 @@ func TestStreamResetAndToolHint(t *testing.T) {
 	require.Equal(t, f.sent("sendMessage")[2].Form["chat_id"], last.Form["chat_id"])
 }
 
-// TestWithoutSendProgressTheAnswerArrivesWhole: channels.sendProgress
-// false draws none of the model's text while the turn runs (tool hints
-// still show); the answer is one message.
-func TestWithoutSendProgressTheAnswerArrivesWhole(t *testing.T) {
-	f := newFakeAPI(t)
-	m := streaming(t, f, func(c *config.Config) { c.Channels.SendProgress = false })
-	e := ev("turn-5", 1)
-	e.Delta = "Let me look."
-	m.SendDelta(context.Background(), e)
-	hint := ev("turn-5", 1)
-	hint.ToolHint = "exec ls"
-	m.SendDelta(context.Background(), hint)
-	e2 := ev("turn-5", 2)
-	e2.Delta = "Two files"
-	m.SendDelta(context.Background(), e2)
-	eventually(t, func() bool { return len(f.sent("sendMessage")) == 1 }, "the hint is drawn")
-	require.NoError(t, m.Send(context.Background(), channels.Reply{Route: dm, Turn: "turn-5", Text: "Two files."}))
-	var texts []string
-	for _, s := range f.sent("sendMessage", "editMessageText") {
-		texts = append(texts, s.Method+": "+s.Form["text"])
+// TestWhatIsDrawnFollowsTheSettings: a turn says "Let me look.", runs a
+// tool, then answers. channels.sendProgress off draws none of the model's
+// text (the answer arrives whole), sendToolHints off no hint, streaming
+// off nothing at all.
+func TestWhatIsDrawnFollowsTheSettings(t *testing.T) {
+	hint := "sendMessage: <blockquote expandable>↳ exec ls</blockquote>"
+	for name, tc := range map[string]struct {
+		edit func(*config.Config)
+		want []string
+	}{
+		"default":          {nil, []string{"sendMessage: Let me look.", hint, "sendMessage: Two files", "editMessageText: Two files."}},
+		"sendProgress off": {func(c *config.Config) { c.Channels.SendProgress = false }, []string{hint, "sendMessage: Two files."}},
+		"sendToolHints off": {func(c *config.Config) { c.Channels.SendToolHints = false },
+			[]string{"sendMessage: Let me look.", "sendMessage: Two files", "editMessageText: Two files."}},
+		"streaming off": {func(c *config.Config) { c.Channels.Telegram.Streaming = false }, []string{"sendMessage: Two files."}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFakeAPI(t)
+			m := streaming(t, f, tc.edit)
+			for _, e := range []channels.StreamEvent{{Delta: "Let me look."}, {ToolHint: "exec ls"}, {Iteration: 2, Delta: "Two files"}} {
+				e.SessionKey, e.Route, e.Turn = "telegram:42", dm, "turn-5"
+				e.Iteration = max(e.Iteration, 1)
+				m.SendDelta(context.Background(), e)
+			}
+			require.NoError(t, m.Send(context.Background(), channels.Reply{Route: dm, Turn: "turn-5", Text: "Two files."}))
+			var got []string
+			for _, s := range f.sent("sendMessage", "editMessageText") {
+				got = append(got, s.Method+": "+s.Form["text"])
+			}
+			require.Equal(t, tc.want, got)
+		})
 	}
-	require.Equal(t, []string{"sendMessage: <blockquote expandable>↳ exec ls</blockquote>", "sendMessage: Two files."}, texts)
-}
-
-func TestToolHintsOnAndOff(t *testing.T) {
-	for _, on := range []bool{true, false} {
-		f := newFakeAPI(t)
-		m := streaming(t, f, func(c *config.Config) { c.Channels.SendToolHints = on })
-		hint := ev("turn-3", 1)
-		hint.ToolHint = "exec ls"
-		m.SendDelta(context.Background(), hint)
-		e := ev("turn-3", 2)
-		e.Delta = "Done"
-		m.SendDelta(context.Background(), e)
-		eventually(t, func() bool { return len(f.sent("sendMessage")) >= 1 }, "drawn")
-		require.NoError(t, m.Send(context.Background(), channels.Reply{Route: dm, Turn: "turn-3", Text: "Done."}))
-		var texts []string
-		for _, s := range f.sent("sendMessage") {
-			texts = append(texts, s.Form["text"])
-		}
-		if on {
-			require.Equal(t, []string{"<blockquote expandable>↳ exec ls</blockquote>", "Done"}, texts)
-		} else {
-			require.Equal(t, []string{"Done"}, texts, "sendToolHints off: no hint")
-		}
-	}
-}
-
-func TestStreamingOffSendsTheAnswerOnly(t *testing.T) {
-	f := newFakeAPI(t)
-	m := streaming(t, f, func(c *config.Config) { c.Channels.Telegram.Streaming = false })
-	hint := ev("turn-3", 1)
-	hint.ToolHint = "exec ls"
-	m.SendDelta(context.Background(), hint)
-	e := ev("turn-3", 1)
-	e.Delta = "streamed"
-	m.SendDelta(context.Background(), e)
-	require.NoError(t, m.Send(context.Background(), channels.Reply{Route: dm, Turn: "turn-3", Text: "whole"}))
-	sent := f.sent("sendMessage")
-	require.Len(t, sent, 1, "only the final reply")
-	require.Equal(t, "whole", sent[0].Form["text"])
 }
 
 // TestFinalReplyAfterAToolHintIsANewMessage: when the last thing drawn is
