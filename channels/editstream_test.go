@@ -48,13 +48,8 @@ func (c *limited) SendPart(ctx context.Context, r Reply, p Part) (string, error)
 // TestRateLimitedDrawingWaitsAndGoesOn: a platform's RetryAfter holds the
 // painter that long; the stream is drawn after it, not given up.
 func TestRateLimitedDrawingWaitsAndGoesOn(t *testing.T) {
-	m := NewManager()
-	m.Bus, m.Config = &recordingIntake{}, config.Default()
-	ch := &limited{editing: &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}, refusals: 2}
-	m.Add(ch)
-	hub := NewStreamHub()
-	require.Empty(t, m.Start(context.Background(), hub))
-	t.Cleanup(func() { m.Stop(context.Background()) })
+	ch := &limited{editing: newEditing(), refusals: 2}
+	m, hub := startManaging(t, config.Default(), ch)
 	route := protocol.Route{Channel: "gated", ChatID: "c"}
 	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, Delta: "Hello"})
 	require.Eventually(t, func() bool { calls, _ := ch.seen(); return len(calls) == 1 }, 5*time.Second, 5*time.Millisecond,
