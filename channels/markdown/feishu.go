@@ -88,29 +88,18 @@ func feishuTable(l *layout, t *table) map[string]any {
 	return map[string]any{"tag": "table", "page_size": len(rows) + 1, "columns": columns, "rows": rows}
 }
 
-// feishuFlavor is the Markdown of a card's markdown element: text as the
-// model wrote it, CommonMark's marks and fences, links only to the web.
-var feishuFlavor = &flavor{
-	text:     nil, // as written, as nanobot sends it
-	italic:   [2]string{"*", "*"},
-	bold:     [2]string{"**", "**"},
-	strike:   [2]string{"~~", "~~"},
-	code:     discordCode,
-	link:     feishuLink,
-	image:    func(alt, url string) string { return feishuLink(discordBrackets.Replace(alt), url) },
-	autolink: func(url, label string, _ bool) string { return feishuLink(label, url) },
-	html:     func(s string) string { return s },
-	heading:  func(_ int, inner string) string { return "**" + inner + "**" },
-	// a heading inside a list or a quote is a bold line: cards draw no headings
-	boldHeading: true,
-	fence:       discordFence,
-	quote:       func(body string, _ int, _ bool) string { return prefixLines(body, "> ") },
-	rule:        rule,
-	table:       func(l *layout, t *table) string { return "```\n" + t.aligned(l) + "\n```" },
-	bullet:      func(int) string { return "- " },
-	number:      dotted,
-	task:        boxTask,
-}
+// feishuFlavor is the Markdown of a card's markdown element: Discord's
+// (text as written, CommonMark's marks and fences, tables as code) but for
+// links only to the web, headings as bold lines and drawn task boxes.
+var feishuFlavor = func() *flavor {
+	f := *discordFlavor
+	f.link = feishuLink
+	f.image = func(alt, url string) string { return feishuLink(discordBrackets.Replace(alt), url) }
+	f.autolink = func(url, label string, _ bool) string { return feishuLink(label, url) }
+	f.heading = func(_ int, inner string) string { return "**" + inner + "**" }
+	f.task = boxTask
+	return &f
+}()
 
 func feishuLink(label, url string) string {
 	if !safeURL(url, "https://", "http://") {
