@@ -170,14 +170,25 @@ func (c *editing) seen() ([]string, []string) {
 // startEditing starts a manager over one editing channel "gated" with cfg.
 func startEditing(t *testing.T, cfg *config.Config) (*Manager, *editing, *StreamHub) {
 	t.Helper()
+	ch := newEditing()
+	m, hub := startManaging(t, cfg, ch)
+	return m, ch, hub
+}
+
+func newEditing() *editing {
+	return &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
+}
+
+// startManaging starts a manager over one channel.
+func startManaging(t *testing.T, cfg *config.Config, ch Channel) (*Manager, *StreamHub) {
+	t.Helper()
 	m := NewManager()
 	m.Bus, m.Config = &recordingIntake{}, cfg
-	ch := &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
 	m.Add(ch)
 	hub := NewStreamHub()
 	require.Empty(t, m.Start(context.Background(), hub))
 	t.Cleanup(func() { m.Stop(context.Background()) })
-	return m, ch, hub
+	return m, hub
 }
 
 func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {

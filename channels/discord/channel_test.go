@@ -137,6 +137,19 @@ func TestReplyReferencesTheUsersMessage(t *testing.T) {
 	require.Contains(t, h.peer.Calls()[len(h.peer.Calls())-1].Body, `"replied_user":false`)
 }
 
+// TestReplyIsDiscordsMarkdown: what reaches Discord is Discord's Markdown
+// (markdown.Discord): __ is underline there, so bold is **; a link whose
+// URL has parentheses is wrapped in <>; code keeps its backticks; a deep
+// heading is bold; a table is aligned text in a code block.
+func TestReplyIsDiscordsMarkdown(t *testing.T) {
+	h := startHarness(t, nil)
+	md := "__Bold__, [the docs](https://example.com/a_(b)), ``x`y``\n\n#### Deep\n\n| k | v |\n|---|---|\n| a | 1 |"
+	require.NoError(t, h.ch.Send(context.Background(), reply(dm, "", "t1", md)))
+	msgs := h.peer.Messages(dm)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "**Bold**, [the docs](<https://example.com/a_(b)>), ``x`y``\n\n**Deep**\n\n```\nk  v\n─  ─\na  1\n```", msgs[0].Content)
+}
+
 func TestLongReplyIsSplitInThree(t *testing.T) {
 	h := startHarness(t, nil)
 	var paras []string
