@@ -63,12 +63,15 @@ func (b *Bus) settings() protocol.Settings {
 	return b.Settings
 }
 
-// Publish delivers one inbound message. A /stop for a running turn cancels
-// it here and returns the reply to show; otherwise the reply is "".
+// Publish delivers one inbound message, its route stamped with whether
+// anyone can take its reply (every inbound route enters Temporal here). A
+// /stop for a running turn cancels it here and returns the reply to show;
+// otherwise the reply is "".
 func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error) {
 	if msg.SessionKey == "" {
 		msg.SessionKey = protocol.SessionKey(msg.Route.Channel, msg.Route.ChatID)
 	}
+	StampReach(&msg.Route)
 	if isStop(msg.Content) {
 		stopped, err := b.Stop(ctx, msg.SessionKey)
 		if err != nil {

@@ -19,7 +19,22 @@ type Route struct {
 	// Queue is a delivery queue owned by one process (the CLI, the API);
 	// "" means the channel's shared queue, served by any gateway holding it.
 	Queue string `json:"queue,omitempty"`
+	// Reach is whether anyone can take a reply here, stamped where the
+	// route enters Temporal (channels.StampReach), so workflow code reads
+	// it instead of the channels this binary links.
+	Reach Reach `json:"reach,omitempty"`
 }
+
+// Reach is who can take a reply on a route.
+type Reach string
+
+const (
+	// ReachSomeone: a gateway holding the channel, or the process Queue names.
+	ReachSomeone Reach = "someone"
+	// ReachNobody: no channel, or a per-process channel without its
+	// process queue (a message a test or a script published).
+	ReachNobody Reach = "nobody"
+)
 
 // DeliveryQueue is the task queue a reply on this route is delivered on.
 func (r Route) DeliveryQueue(inst Instance) string {
@@ -33,21 +48,44 @@ func (r Route) DeliveryQueue(inst Instance) string {
 // deliver its reply: if that process is gone, nobody will come back for it.
 func (r Route) PerProcess() bool { return r.Queue != "" }
 
+// Deliverable reports whether anyone can take a reply on this route, as
+// stamped. A route without a stamp (in a run or a Schedule from before
+// routes were stamped) gets the answer it got then, from the registry's map.
+func (r Route) Deliverable() bool {
+	switch r.Reach {
+	case ReachSomeone:
+		return true
+	case ReachNobody:
+		return false
+	}
+	return unstampedDeliverable(r)
+}
+
+// Equal reports whether two routes are the same, stamped or not: a run in
+// flight across an upgrade holds both kinds for one chat.
+func (r Route) Equal(o Route) bool {
+	r.Reach, o.Reach = "", ""
+	return r == o
+}
+
 // perProcessChannels deliver only through the queue of the process that
 // sent the message: their "connection" is a terminal or an HTTP request.
 // The channel registry marks them at init, before any workflow runs.
+// Retire it with unstampedDeliverable one release after the stamp's (CHANGELOG).
 var perProcessChannels sync.Map
 
 // MarkPerProcess records a channel whose replies only the sending process
 // can deliver; the channel registry calls it for each such channel.
 func MarkPerProcess(channel string) { perProcessChannels.Store(channel, true) }
 
-// Deliverable reports whether anyone can take a reply on this route: a
-// per-process channel without its process queue (a message published by a
-// test or a script) has nobody to answer.
-func (r Route) Deliverable() bool {
+// unstampedDeliverable is the answer routes got before they were stamped.
+// Only an unstamped route reads the process-global map.
+func unstampedDeliverable(r Route) bool {
+	if r.Channel == "" {
+		return false
+	}
 	_, perProcess := perProcessChannels.Load(r.Channel)
-	return r.Channel != "" && (r.Queue != "" || !perProcess)
+	return r.Queue != "" || !perProcess
 }
 
 // SameChat reports whether two routes reach the same conversation.

@@ -195,3 +195,34 @@ func TestMessageDuringDeliveryIsCarriedOver(t *testing.T) {
 	require.Len(t, next.Carry, 1)
 	require.Equal(t, "m2", next.Carry[0].ID)
 }
+
+// TestDeliveryFollowsTheStamp: the turn delivers as a route is stamped,
+// whatever the process-global map of per-process channels says (this
+// binary marks cli per-process): a cli route stamped someone is answered,
+// a telegram route stamped nobody is not; an unstamped route of a run in
+// flight and a stamped one of the same chat are one delivery.
+func TestDeliveryFollowsTheStamp(t *testing.T) {
+	require.False(t, protocol.Route{Channel: "cli", ChatID: "x"}.Deliverable(), "the map marks cli per-process")
+	env := newEnv(t)
+	cli := protocol.Route{Channel: "cli", ChatID: "x", Reach: protocol.ReachSomeone}
+	nobody := protocol.Route{Channel: "telegram", ChatID: "7", Reach: protocol.ReachNobody}
+	old := protocol.Route{Channel: "telegram", ChatID: "42"}
+	stamped := old
+	stamped.Reach = protocol.ReachSomeone
+	sendAtStart(env,
+		protocol.Inbound{ID: "m1", SessionKey: "unified:default", Route: cli, Content: "one"},
+		protocol.Inbound{ID: "m2", SessionKey: "unified:default", Route: nobody, Content: "two"},
+		protocol.Inbound{ID: "m3", SessionKey: "unified:default", Route: old, Content: "three"},
+		protocol.Inbound{ID: "m4", SessionKey: "unified:default", Route: stamped, Content: "four"})
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("ok"), nil)
+	var d deliveries
+	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
+
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "unified:default", Settings: testenv.Settings(protocol.Settings{})})
+	require.NoError(t, env.GetWorkflowError())
+	var got []string
+	for _, in := range d.ins {
+		got = append(got, in.Route.String()+"="+join(in.MessageIDs))
+	}
+	require.ElementsMatch(t, []string{"cli:x=m1", "telegram:42=m3,m4"}, got, "m2's route has nobody to answer")
+}
