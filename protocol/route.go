@@ -119,4 +119,38 @@ type Inbound struct {
 	// Seal is the owner key's proof of who let the message in (a channel's
 	// admission, the owner's CLI); without one it answers no approval.
 	Seal string `json:"seal,omitempty"`
+	// Scope is the channel's hint of a session narrower than the chat (nil:
+	// none); channels.Manager.Admit turns it into SessionKey, so it never
+	// crosses into Temporal.
+	Scope *Scope `json:"-"`
 }
+
+// Scope is what a channel knows of a message's conversation inside its
+// chat — a thread, a topic, a group member — or that the chat keeps a
+// session of its own even under unifiedSession: nanobot's session
+// override, as data. The constructors below give nanobot's key shapes.
+type Scope struct {
+	// In is the chat the scope lies in when it is not the route's (a
+	// Discord thread is a channel of its own, named by its parent).
+	In string
+	// Kind is the word nanobot's key puts before ID ("thread", "topic"),
+	// or none.
+	Kind string
+	// ID is the thread, topic or member; "" is the chat itself.
+	ID string
+}
+
+// OwnChat keeps the chat's own session under unifiedSession too (a
+// Feishu group without topicIsolation, an API session): channel:chat.
+func OwnChat() *Scope { return &Scope{} }
+
+// Within is a conversation keyed by its bare id (Slack threads, Feishu
+// topics, DingTalk group members): channel:chat:id.
+func Within(id string) *Scope { return &Scope{ID: id} }
+
+// Thread is a thread of chat ("" = the route's chat; Discord names the
+// parent channel, Matrix the room): channel:chat:thread:id.
+func Thread(chat, id string) *Scope { return &Scope{In: chat, Kind: "thread", ID: id} }
+
+// Topic is a Telegram topic: channel:chat:topic:id.
+func Topic(id string) *Scope { return &Scope{Kind: "topic", ID: id} }

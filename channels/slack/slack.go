@@ -33,7 +33,6 @@ type Channel struct {
 	cfg       config.Slack
 	policy    policy
 	toolHints bool
-	unified   bool
 	workspace string
 	api       *slack.Client
 	sock      *socketmode.Client
@@ -84,7 +83,6 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 		cfg:         s,
 		policy:      policy{cfg: s},
 		toolHints:   cfg.Channels.SendToolHints,
-		unified:     cfg.Agents.Defaults.UnifiedSession,
 		workspace:   deps.Workspace,
 		api:         api,
 		log:         log,
