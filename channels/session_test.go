@@ -128,3 +128,10 @@ func (n named) Name() string                                  { return string(n)
 func (n named) Start(context.Context, channels.Publish) error { return nil }
 func (n named) Stop(context.Context) error                    { return nil }
 func (n named) Send(context.Context, channels.Reply) error    { return nil }
+
+// TestBusRefusesAMessageWithoutASession: the bus names no session; a
+// raw publish without one fails before Temporal is touched.
+func TestBusRefusesAMessageWithoutASession(t *testing.T) {
+	_, err := (&channels.Bus{}).Publish(context.Background(), protocol.Inbound{ID: "m1", Route: protocol.Route{Channel: "cli", ChatID: "x"}})
+	require.ErrorIs(t, err, channels.ErrNoSession)
+}
