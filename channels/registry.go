@@ -105,6 +105,19 @@ func Lookup(name string) (Spec, bool) {
 	return s, ok
 }
 
+// StampReach writes on r whether anyone can take a reply on it, from this
+// build's registry: nobody without a channel or on a per-process channel
+// without its process queue; someone otherwise (a channel this build lacks
+// included: its gateway may run elsewhere).
+func StampReach(r *protocol.Route) {
+	s, known := Lookup(r.Channel)
+	if r.Channel == "" || (known && s.PerProcess && r.Queue == "") {
+		r.Reach = protocol.ReachNobody
+		return
+	}
+	r.Reach = protocol.ReachSomeone
+}
+
 // Known are the channels this build has; a message tool send to any other
 // name fails at once instead of waiting for a gateway that cannot exist.
 func Known() []string {

@@ -27,7 +27,7 @@ func TestDMIsPublished(t *testing.T) {
 	require.Equal(t, protocol.Route{Channel: Name, ChatID: dm, SenderID: alice.ID, ReplyTo: id}, got.Route)
 	require.Equal(t, "hello there", got.Content)
 	require.False(t, got.Group)
-	require.Empty(t, got.SessionKey, "a DM uses the channel's session (the manager names it)")
+	require.Nil(t, got.Scope, "a DM has the chat's session (the manager names it)")
 	require.Equal(t, id, got.Metadata[channels.MetaMessageID])
 	require.Contains(t, h.ch.Describe(), "@"+discordpeer.BotName)
 }
@@ -99,7 +99,7 @@ func TestThreadHasItsOwnSession(t *testing.T) {
 		Content: "<@" + discordpeer.BotID + "> in a thread", Mentions: []discordpeer.User{discordpeer.Bot}})
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, thread, got.Route.ChatID, "the answer goes to the thread")
-	require.Equal(t, "discord:"+general+":thread:"+thread, got.SessionKey)
+	require.Equal(t, protocol.Thread(general, thread), got.Scope, "the session is the thread's, named by its parent")
 	require.Equal(t, general, got.Metadata["parent_channel_id"])
 
 	// A thread the gateway never announced is looked up once over REST.
@@ -110,7 +110,7 @@ func TestThreadHasItsOwnSession(t *testing.T) {
 			Content: "<@" + discordpeer.BotID + "> later", Mentions: []discordpeer.User{discordpeer.Bot}})
 	}
 	all := h.WaitPublished(3)
-	require.Equal(t, "discord:"+general+":thread:"+late, all[2].SessionKey)
+	require.Equal(t, protocol.Thread(general, late), all[2].Scope)
 	require.Equal(t, 1, h.peer.CallsTo("GET", "/channels/"+late))
 }
 

@@ -76,7 +76,8 @@ func TestMentionBecomesThreadedInbound(t *testing.T) {
 	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "1700000000.000100", SenderID: "U1"}, got.Route)
 	require.Equal(t, "what is 2 < 3?", got.Content)
 	require.True(t, got.Group)
-	require.Empty(t, got.SessionKey, "a top-level mention uses the channel's session (the manager names it)")
+	require.Equal(t, protocol.Within("1700000000.000100"), got.Scope, "a top-level mention opens a thread, a session of its own (nanobot)")
+	require.Empty(t, got.SessionKey, "the manager names the session")
 	require.Equal(t, messageID("C1", "1700000000.000100"), got.ID)
 	require.Contains(t, h.peer.Reactions(), slackpeer.Reaction{Op: "add", Name: "eyes", Channel: "C1", TS: "1700000000.000100"})
 }
@@ -107,7 +108,8 @@ func TestThreadMessageGetsThreadSessionAndContext(t *testing.T) {
 	)
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "100.000009", "100.000001", "<@"+peerBot+"> why?"))
 	got := h.WaitPublished(1)[0]
-	require.Equal(t, "slack:C1:100.000001", got.SessionKey)
+	require.Equal(t, protocol.Within("100.000001"), got.Scope, "the thread's session")
+	require.Empty(t, got.SessionKey, "the manager names the session")
 	require.Equal(t, "100.000001", got.Route.ThreadID)
 	require.Equal(t, "Slack thread context before this mention:\n"+
 		"- <@U2>: the build is red & nobody knows why\n"+
@@ -118,11 +120,25 @@ func TestThreadMessageGetsThreadSessionAndContext(t *testing.T) {
 	require.Equal(t, "and now?", h.WaitPublished(2)[1].Content, "the thread's context is given once")
 }
 
+// TestManagerNamesThreadSessions: behind the real gate with
+// unifiedSession on, a thread keeps its own session (nanobot: the
+// channel's override wins) and a top-level DM joins the unified one.
+func TestManagerNamesThreadSessions(t *testing.T) {
+	h := startHarness(t, nil)
+	b := behindManager(t, h, true, "U1")
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "100.000009", "100.000001", "<@"+peerBot+"> why?"))
+	h.peer.Push("env-2", "Ev2", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
+	require.Eventually(t, func() bool { return len(b.Admitted()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, "slack:C1:100.000001", b.Admitted()[0].SessionKey)
+	require.Equal(t, channels.UnifiedSessionKey, b.Admitted()[1].SessionKey)
+}
+
 func TestDirectMessages(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "D1", SenderID: "U1"}, got.Route, "a top-level DM is answered at top level")
+	require.Nil(t, got.Scope, "a top-level DM has the chat's session (or the unified one)")
 	require.False(t, got.Group)
 	require.Equal(t, "hello there", got.Content)
 }

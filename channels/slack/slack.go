@@ -32,7 +32,6 @@ const MaxMessageLen = 39_000
 type Channel struct {
 	cfg       config.Slack
 	policy    policy
-	unified   bool
 	workspace string
 	api       *slack.Client
 	sock      *socketmode.Client
@@ -81,7 +80,6 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg:         s,
 		policy:      policy{cfg: s},
-		unified:     cfg.Agents.Defaults.UnifiedSession,
 		workspace:   deps.Workspace,
 		api:         api,
 		log:         log,
