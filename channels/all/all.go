@@ -10,6 +10,7 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/email"
 	_ "github.com/nanobot-durable/nanobot/channels/feishu"
 	_ "github.com/nanobot-durable/nanobot/channels/matrix"
+	_ "github.com/nanobot-durable/nanobot/channels/mattermost"
 	_ "github.com/nanobot-durable/nanobot/channels/qq"
 	_ "github.com/nanobot-durable/nanobot/channels/slack"
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"

@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,7 @@ type Peer struct {
 
 	mu        sync.Mutex
 	channels  map[string]string // channel id → type
+	users     map[string]User
 	posts     []*Post
 	byID      map[string]*Post
 	files     map[string]file
@@ -82,7 +84,7 @@ type Peer struct {
 // New starts the peer on 127.0.0.1; it stops when the test ends.
 func New(t testing.TB) *Peer {
 	t.Helper()
-	p := &Peer{t: t, channels: map[string]string{}, byID: map[string]*Post{}, files: map[string]file{},
+	p := &Peer{t: t, channels: map[string]string{}, users: map[string]User{BotID: Bot}, byID: map[string]*Post{}, files: map[string]file{},
 		reactions: map[string][]string{}, release: make(chan struct{})}
 	p.ws.sessions = map[string]*session{}
 	mux := http.NewServeMux()
@@ -91,6 +93,9 @@ func New(t testing.TB) *Peer {
 	mux.HandleFunc("POST /api/v4/posts", p.authed(p.createPost))
 	mux.HandleFunc("PUT /api/v4/posts/{id}/patch", p.authed(p.patchPost))
 	mux.HandleFunc("GET /api/v4/posts/{id}", p.authed(p.getPost))
+	mux.HandleFunc("GET /api/v4/posts/{id}/thread", p.authed(p.thread))
+	mux.HandleFunc("GET /api/v4/channels/{id}", p.authed(p.channel))
+	mux.HandleFunc("GET /api/v4/users/{id}", p.authed(p.user))
 	mux.HandleFunc("POST /api/v4/files", p.authed(p.upload))
 	mux.HandleFunc("GET /api/v4/files/{id}/info", p.authed(p.fileInfo))
 	mux.HandleFunc("GET /api/v4/files/{id}", p.authed(p.download))
@@ -221,6 +226,7 @@ func (p *Peer) me(w http.ResponseWriter, _ *http.Request, _ []byte) {
 // Say posts a user's message and sends its "posted" event; it returns the post id.
 func (p *Peer) Say(from User, channelID, rootID, message string, fileIDs ...string) string {
 	p.mu.Lock()
+	p.users[from.ID] = from
 	post := &Post{ID: p.idLocked("post"), ChannelID: channelID, UserID: from.ID, RootID: rootID, Message: message, FileIDs: fileIDs}
 	p.addLocked(post)
 	p.mu.Unlock()
@@ -246,6 +252,9 @@ func (p *Peer) addLocked(post *Post) {
 	p.byID[post.ID] = post
 }
 
+// mention is how Mattermost finds the bot's @-mention: a word of its own.
+var mention = regexp.MustCompile(`(^|[^\w@.-])@` + regexp.QuoteMeta(BotName) + `(\.?$|\.?[^\w.-])`)
+
 // broadcastPosted sends the "posted" event: its data carries the post as a
 // JSON string, the channel's type and the mentioned user ids (also a JSON string).
 func (p *Peer) broadcastPosted(post *Post, sender string) {
@@ -257,7 +266,7 @@ func (p *Peer) broadcastPosted(post *Post, sender string) {
 	if kind != TypeDirect && kind != TypeGroup {
 		data["team_id"] = TeamID
 	}
-	if strings.Contains(post.Message, "@"+BotName) {
+	if mention.MatchString(post.Message) {
 		data["mentions"] = `["` + BotID + `"]`
 	}
 	p.broadcast("posted", data, post.ChannelID)
@@ -356,6 +365,52 @@ func (p *Peer) getPost(w http.ResponseWriter, r *http.Request, _ []byte) {
 		return
 	}
 	writeJSON(w, http.StatusOK, p.postJSONLocked(post))
+}
+
+// thread is GET /api/v4/posts/{id}/thread: the root and its replies, newest first in order.
+func (p *Peer) thread(w http.ResponseWriter, r *http.Request, _ []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	root := r.PathValue("id")
+	if p.byID[root] == nil {
+		apiError(w, http.StatusNotFound, "app.post.get.app_error", "Unable to get the post.")
+		return
+	}
+	order, posts := []string{}, map[string]any{}
+	for i := len(p.posts) - 1; i >= 0; i-- {
+		if q := p.posts[i]; q.ID == root || q.RootID == root {
+			order = append(order, q.ID)
+			posts[q.ID] = p.postJSONLocked(q)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"order": order, "posts": posts, "next_post_id": "", "prev_post_id": ""})
+}
+
+func (p *Peer) channel(w http.ResponseWriter, r *http.Request, _ []byte) {
+	p.mu.Lock()
+	kind, ok := p.channels[r.PathValue("id")]
+	p.mu.Unlock()
+	if !ok {
+		apiError(w, http.StatusNotFound, "app.channel.get.existing.app_error", "Unable to find the existing channel.")
+		return
+	}
+	team := TeamID
+	if kind == TypeDirect || kind == TypeGroup {
+		team = ""
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "type": kind, "team_id": team, "name": "peer-channel"})
+}
+
+// user is GET /api/v4/users/{id}: a user's username and email (username@example.com).
+func (p *Peer) user(w http.ResponseWriter, r *http.Request, _ []byte) {
+	p.mu.Lock()
+	u, ok := p.users[r.PathValue("id")]
+	p.mu.Unlock()
+	if !ok {
+		apiError(w, http.StatusNotFound, "app.user.missing_account.const", "Unable to find the user.")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": u.ID, "username": u.Username, "email": u.Username + "@example.com"})
 }
 
 // upload is POST /api/v4/files: multipart with channel_id and files.

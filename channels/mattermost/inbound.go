@@ -1,0 +1,173 @@
+package mattermost
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// posted is a "posted" event's data: the post as a JSON string, the
+// channel's type (D: a DM), the team, who sent it, the mentioned user ids.
+type posted struct {
+	ChannelType string `json:"channel_type"`
+	Post        string `json:"post"`
+	TeamID      string `json:"team_id"`
+	SenderName  string `json:"sender_name"`
+	Mentions    string `json:"mentions"`
+}
+
+// Mattermost ids are 26 lower-case letters and digits.
+var idPattern = regexp.MustCompile(`^[a-z0-9]{26}$`)
+
+func validID(id string) bool { return idPattern.MatchString(id) }
+
+// handlePosted takes one "posted" event in: checked, filtered by nanobot's
+// rules, de-duplicated, turned into an inbound message and published.
+func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
+	var ev posted
+	var p post
+	if json.Unmarshal(data, &ev) != nil || json.Unmarshal([]byte(ev.Post), &p) != nil {
+		c.log.Warn("mattermost posted event dropped: not one Mattermost sends", "data", preview(data))
+		return
+	}
+	if !validID(p.ID) || !validID(p.ChannelID) || !validID(p.UserID) || (p.RootID != "" && !validID(p.RootID)) {
+		c.log.Warn("mattermost post dropped: an id is missing or malformed", "post_id", p.ID, "channel_id", p.ChannelID)
+		return
+	}
+	bot := c.bot()
+	if why := c.skipReason(ev, p, bot); why != "" {
+		c.log.Debug("mattermost post skipped", "why", why, "post_id", p.ID, "channel_id", p.ChannelID, "user", p.UserID)
+		return
+	}
+	dm := ev.ChannelType == "D"
+	thread := p.RootID
+	if thread == "" && c.cfg.ReplyInThread && !dm {
+		thread = p.ID // nanobot: a channel post is answered in a thread under it
+	}
+	content := strings.TrimSpace(mentionPattern(bot.Username).ReplaceAllString(p.Message, "$1$2"))
+	msg := protocol.Inbound{
+		ID:      Name + ":" + p.ID,
+		Route:   protocol.Route{Channel: Name, ChatID: p.ChannelID, ThreadID: thread, SenderID: c.sender(ctx, p.UserID, strings.TrimPrefix(ev.SenderName, "@")), ReplyTo: p.ID},
+		Content: content, Group: !dm, SentAt: time.UnixMilli(p.CreateAt),
+		Metadata: map[string]string{channels.MetaMessageID: p.ID, "root_id": p.RootID, "channel_type": ev.ChannelType},
+	}
+	if thread != "" {
+		msg.Scope = protocol.Within(thread) // nanobot: mattermost:<channel>:<thread>
+	}
+	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
+		var notes []string
+		for _, id := range p.FileIDs {
+			if path, note := c.download(ctx, id); path != "" {
+				msg.Media = append(msg.Media, path)
+			} else {
+				notes = append(notes, note)
+			}
+		}
+		if p.RootID != "" && c.cfg.IncludeThreadContext && !strings.HasPrefix(content, "/") {
+			msg.Content = c.withThreadContext(ctx, p, msg.Content, bot.ID)
+		}
+		msg.Content = strings.TrimSpace(strings.Join(append([]string{msg.Content}, notes...), "\n"))
+		if msg.Content == "" && len(msg.Media) == 0 {
+			msg.Content = "[empty message]"
+		}
+		return nil
+	}
+	c.takeIn(ctx, "post:"+p.ID, msg, admitted)
+}
+
+// skipReason tells why a post is left alone, "" to take it. Who may talk
+// (allowFrom, pairing) is the manager's check, after this one.
+func (c *Channel) skipReason(ev posted, p post, bot user) string {
+	switch {
+	case p.UserID == bot.ID:
+		return "the bot's own post"
+	case strings.HasPrefix(p.Type, "system_"):
+		return "a system message"
+	case ev.ChannelType == "D":
+		if !c.cfg.DM.Enabled {
+			return "direct messages are off (channels.mattermost.dm.enabled)"
+		}
+		return ""
+	case c.cfg.TeamID != "" && ev.TeamID != c.cfg.TeamID:
+		return "another team than channels.mattermost.teamId"
+	}
+	switch c.cfg.policyFor(p.RootID != "") {
+	case "open":
+		return ""
+	case "allowlist":
+		if slices.Contains(c.cfg.GroupAllowFrom, p.ChannelID) {
+			return ""
+		}
+		return "channel not in channels.mattermost.groupAllowFrom"
+	}
+	if bot.ID == "" || (!strings.Contains(ev.Mentions, bot.ID) && !mentionPattern(bot.Username).MatchString(p.Message)) {
+		return "not addressed to the bot (groupPolicy mention)"
+	}
+	return ""
+}
+
+// mentionPattern matches @username as a word of its own (a sentence's full stop may follow).
+func mentionPattern(username string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^\w@.-])@` + regexp.QuoteMeta(username) + `(\.?$|\.?[^\w.-])`)
+}
+
+// sender is the sender's id as allowFrom is matched: the user id, with the
+// username or email after a "|" when allowFromMatchMode asks for it.
+func (c *Channel) sender(ctx context.Context, userID, username string) string {
+	switch mode := c.cfg.AllowFromMatchMode; {
+	case mode == "id":
+		return userID
+	case mode == "username" && username != "":
+		return userID + "|" + username
+	}
+	var u struct {
+		Username string `json:"username"`
+		Email    string `json:"email"`
+	}
+	if err := c.api.call(ctx, http.MethodGet, "/users/"+userID, nil, &u); err != nil {
+		c.log.Warn("mattermost user not found; matching allowFrom by id", "user", userID, "error", err)
+		return userID
+	}
+	if c.cfg.AllowFromMatchMode == "email" {
+		return userID + "|" + strings.ToLower(u.Email)
+	}
+	return userID + "|" + u.Username
+}
+
+// maxDownload bounds a file taken into the workspace (nanobot's 20 MB).
+const maxDownload = 20 << 20
+
+// download saves a posted file into <workspace>/media; on failure it
+// returns the note the model reads instead.
+func (c *Channel) download(ctx context.Context, fileID string) (path, note string) {
+	var info struct {
+		Name string `json:"name"`
+		Size int64  `json:"size"`
+	}
+	err := c.api.call(ctx, http.MethodGet, "/files/"+fileID+"/info", nil, &info)
+	if err == nil && info.Size > maxDownload {
+		return "", "[attachment: " + info.Name + " - too large]"
+	}
+	if err == nil {
+		var rc io.ReadCloser
+		if rc, err = c.api.open(ctx, http.MethodGet, "/files/"+fileID, nil, ""); err == nil {
+			name := "mattermost-" + fileID + "-" + filepath.Base(strings.ReplaceAll(info.Name, `\`, "/")) // cannot leave media/
+			path, err = channels.SaveMedia(c.workspace, name, rc, maxDownload)
+			rc.Close()
+		}
+	}
+	if err != nil {
+		c.log.Warn("mattermost file not downloaded", "file_id", fileID, "error", err)
+		return "", "[attachment: " + info.Name + " - download failed]"
+	}
+	return path, ""
+}

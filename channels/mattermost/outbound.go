@@ -1,0 +1,153 @@
+package mattermost
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// Limits of Mattermost's defaults: a post's message, an upload.
+const (
+	maxMessageRunes = 16383
+	maxUpload       = 50 << 20
+)
+
+// streamInterval spaces the edits of a post being drawn.
+const streamInterval = time.Second
+
+// Send implements channels.Channel: the manager's part-by-part delivery.
+func (c *Channel) Send(ctx context.Context, r channels.Reply) error { return channels.SendParts(ctx, c, r) }
+
+// MaxLength implements channels.PartSender.
+func (c *Channel) MaxLength() int { return maxMessageRunes }
+
+// SendPart implements channels.PartSender: a file uploaded and posted (a
+// URL posted as a link), a piece of text posted, in the reply's thread.
+// An approval request's last piece asks for a reaction (see approval.go).
+func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
+	out := post{ChannelID: r.Route.ChatID, RootID: r.Route.ThreadID, Message: p.Text}
+	if p.Media != "" {
+		return c.postMedia(ctx, out, p.Media)
+	}
+	buttons := r.Buttons()
+	if p.Last && len(buttons) > 0 {
+		out.Message, out.Props = askByReaction(out.Message, buttons)
+	}
+	id, err := c.api.createPost(ctx, out)
+	if err == nil && out.Props != nil {
+		c.offerReactions(ctx, id, buttons)
+	}
+	return id, err
+}
+
+// EditMessage implements channels.Editor: the streamed post is patched.
+func (c *Channel) EditMessage(ctx context.Context, _ protocol.Route, messageID, text string) error {
+	return sendError(c.api.call(ctx, http.MethodPut, "/posts/"+messageID+"/patch", map[string]string{"message": text}, nil))
+}
+
+// StreamEvery implements channels.Editor: channels.mattermost.streaming.
+func (c *Channel) StreamEvery() time.Duration {
+	if c.cfg.Streaming {
+		return streamInterval
+	}
+	return 0
+}
+
+// postMedia uploads a workspace file and posts it; a URL is posted as a
+// link. A file that is missing or too large becomes a line saying so, as in
+// nanobot, rather than failing the reply again and again.
+func (c *Channel) postMedia(ctx context.Context, out post, ref string) (string, error) {
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+		out.Message = ref
+		return c.api.createPost(ctx, out)
+	}
+	path, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
+	if why == "" {
+		var fileID string
+		if fileID, err = c.upload(ctx, out.ChannelID, path); err == nil {
+			out.FileIDs = []string{fileID}
+			return c.api.createPost(ctx, out)
+		}
+		if se := sendError(err); !isPermanent(se) {
+			return "", se
+		}
+		why = "refused by Mattermost"
+	}
+	c.log.Warn("mattermost attachment not sent", "file", path, "why", why, "error", err)
+	out.Message = "[attachment: " + filepath.Base(path) + " - send failed]"
+	return c.api.createPost(ctx, out)
+}
+
+// upload is POST /files (multipart: channel_id, files); it returns the file's id.
+func (c *Channel) upload(ctx context.Context, channelID, path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("channel_id", channelID)
+	fw, err := mw.CreateFormFile("files", filepath.Base(path))
+	if err == nil {
+		_, err = io.Copy(fw, bytes.NewReader(data))
+	}
+	if err != nil || mw.Close() != nil {
+		return "", fmt.Errorf("mattermost upload %s: %w", path, err)
+	}
+	rc, err := c.api.open(ctx, http.MethodPost, "/files", &body, mw.FormDataContentType())
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	var out struct {
+		FileInfos []struct{ ID string } `json:"file_infos"`
+	}
+	if err := decodeJSON(rc, &out); err != nil || len(out.FileInfos) == 0 {
+		return "", fmt.Errorf("mattermost upload %s: no file_infos in the answer (%v)", path, err)
+	}
+	return out.FileInfos[0].ID, nil
+}
+
+// SendTyping implements channels.Typer (POST /users/{bot}/typing).
+func (c *Channel) SendTyping(ctx context.Context, route protocol.Route) error {
+	return c.api.call(ctx, http.MethodPost, "/users/"+c.bot().ID+"/typing",
+		map[string]string{"channel_id": route.ChatID, "parent_id": route.ThreadID}, nil)
+}
+
+// AckEmoji implements channels.Reactor: nanobot's reactEmoji.
+func (c *Channel) AckEmoji() string { return c.cfg.ReactEmoji }
+
+// React implements channels.Reactor.
+func (c *Channel) React(ctx context.Context, _ protocol.Route, postID, emoji string) error {
+	return c.api.call(ctx, http.MethodPost, "/reactions", map[string]string{"user_id": c.bot().ID, "post_id": postID, "emoji_name": emoji}, nil)
+}
+
+// Unreact implements channels.Reactor.
+func (c *Channel) Unreact(ctx context.Context, _ protocol.Route, postID, emoji string) error {
+	return c.api.call(ctx, http.MethodDelete, "/users/"+c.bot().ID+"/posts/"+postID+"/reactions/"+emoji, nil, nil)
+}
+
+// ReplyShown implements channels.Finisher: doneEmoji goes on the messages a
+// turn's answer answers, as in nanobot.
+func (c *Channel) ReplyShown(ctx context.Context, r channels.Reply) {
+	if c.cfg.DoneEmoji == "" || r.Kind == protocol.ReplyMessage || r.Kind == protocol.ReplyApproval {
+		return
+	}
+	for _, id := range r.MessageIDs {
+		if postID, ok := strings.CutPrefix(id, Name+":"); ok {
+			if err := c.React(ctx, r.Route, postID, c.cfg.DoneEmoji); err != nil {
+				c.log.Debug("mattermost done reaction not added", "post_id", postID, "error", err)
+			}
+		}
+	}
+}
