@@ -75,7 +75,9 @@ func (c Config) Allowed() channels.AllowFrom {
 	return list
 }
 
-func (c Config) Lacking() []string { return channels.Blank(Name, "serverUrl", c.ServerURL, "token", c.Token) }
+func (c Config) Lacking() []string {
+	return channels.Blank(Name, "serverUrl", c.ServerURL, "token", c.Token)
+}
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {

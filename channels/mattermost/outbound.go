@@ -26,7 +26,9 @@ const (
 const streamInterval = time.Second
 
 // Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error { return channels.SendParts(ctx, c, r) }
+func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
+	return channels.SendParts(ctx, c, r)
+}
 
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxMessageRunes }

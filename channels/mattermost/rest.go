@@ -85,7 +85,9 @@ func (c *client) call(ctx context.Context, method, path string, in, out any) err
 	return nil
 }
 
-func decodeJSON(r io.Reader, out any) error { return json.NewDecoder(io.LimitReader(r, 8<<20)).Decode(out) }
+func decodeJSON(r io.Reader, out any) error {
+	return json.NewDecoder(io.LimitReader(r, 8<<20)).Decode(out)
+}
 
 // isPermanent: delivery would meet the same refusal again.
 func isPermanent(err error) bool {
