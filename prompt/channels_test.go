@@ -14,7 +14,7 @@ import (
 // has, and a channel it lacks gets none.
 func TestEveryChannelOfThisBuildGetsItsFormatHint(t *testing.T) {
 	ws := t.TempDir()
-	require.Len(t, channels.Known(), 14)
+	require.Len(t, channels.Known(), 15)
 	for _, name := range channels.Known() {
 		hint := channels.FormatHint(name)
 		require.NotEmpty(t, hint, "%s declares no format hint", name)
@@ -22,7 +22,7 @@ func TestEveryChannelOfThisBuildGetsItsFormatHint(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, got, "\n## Output format\n"+hint+"\n", name)
 	}
-	got, err := Builder{Workspace: ws}.SystemPrompt(Request{Channel: "mattermost", SessionKey: "mattermost:1"})
+	got, err := Builder{Workspace: ws}.SystemPrompt(Request{Channel: "mochat", SessionKey: "mochat:1"})
 	require.NoError(t, err)
 	require.NotContains(t, got, "## Output format", "no hint for a channel this build lacks")
 }

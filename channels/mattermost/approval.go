@@ -41,7 +41,7 @@ func askByReaction(text string, buttons []channels.ApprovalButton) (string, map[
 func (c *Channel) offerReactions(ctx context.Context, postID string, buttons []channels.ApprovalButton) {
 	for _, b := range buttons {
 		if err := c.React(ctx, protocol.Route{}, postID, verdictEmoji[b.Verdict]); err != nil {
-			c.log.Warn("mattermost could not offer an approval reaction", "post_id", postID, "error", err)
+			c.Log.Warn("mattermost could not offer an approval reaction", "post_id", postID, "error", err)
 		}
 	}
 }
@@ -62,7 +62,7 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 	}
 	var r reaction
 	if json.Unmarshal(data, &ev) != nil || json.Unmarshal([]byte(ev.Reaction), &r) != nil || !validID(r.UserID) || !validID(r.PostID) {
-		c.log.Warn("mattermost reaction_added dropped: not one Mattermost sends", "data", preview(data))
+		c.Log.Warn("mattermost reaction_added dropped: not one Mattermost sends", "data", preview(data))
 		return
 	}
 	bot := c.bot()
@@ -82,7 +82,7 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 		Type string `json:"type"`
 	}
 	if err := c.api.call(ctx, http.MethodGet, "/channels/"+req.ChannelID, nil, &ch); err != nil {
-		c.log.Warn("mattermost approval reaction not taken: channel unknown", "post_id", r.PostID, "error", err)
+		c.Log.Warn("mattermost approval reaction not taken: channel unknown", "post_id", r.PostID, "error", err)
 		return
 	}
 	msg := protocol.Inbound{
@@ -94,11 +94,12 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 	if req.RootID != "" {
 		msg.Scope = protocol.Within(req.RootID)
 	}
-	if c.takeIn(ctx, msg.ID, msg, nil) {
+	admitted := false // a refused sender's reaction leaves the request open
+	if c.TakeIn(ctx, msg.ID, msg, func(context.Context, *protocol.Inbound) error { admitted = true; return nil }) == nil && admitted {
 		text, _, _ := strings.Cut(req.Message, answerLegend)
 		patch := map[string]any{"message": text + "\n\n_Answered._", "props": map[string]any{}}
 		if err := c.api.call(ctx, http.MethodPut, "/posts/"+r.PostID+"/patch", patch, nil); err != nil {
-			c.log.Warn("mattermost could not mark an answered request", "post_id", r.PostID, "error", err)
+			c.Log.Warn("mattermost could not mark an answered request", "post_id", r.PostID, "error", err)
 		}
 	}
 }

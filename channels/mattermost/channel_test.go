@@ -2,8 +2,6 @@ package mattermost
 
 import (
 	"context"
-	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,8 +13,6 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/mattermost/mattermostpeer"
-	"github.com/nanobot-durable/nanobot/config"
-	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -27,56 +23,28 @@ const (
 	private = "private0000000000000000000"
 )
 
-var alice = mattermostpeer.User{ID: "alice000000000000000000000", Username: "alice"}
+var (
+	alice = mattermostpeer.User{ID: "alice000000000000000000000", Username: "alice"}
+	bob   = mattermostpeer.User{ID: "bob00000000000000000000000", Username: "bob"}
+)
 
 type harness struct {
-	t         *testing.T
-	peer      *mattermostpeer.Peer
-	ch        *Channel
-	logs      *testenv.SyncBuffer
-	workspace string
-	*channeltest.Publisher
+	t    *testing.T
+	peer *mattermostpeer.Peer
+	*channeltest.Run[*Channel]
 }
 
-// depsFor are a channel's deps: block over the peer's serverUrl and token.
-func depsFor(t *testing.T, peer *mattermostpeer.Peer, block map[string]any) channels.Deps {
-	b := map[string]any{"enabled": true, "serverUrl": peer.URL(), "token": mattermostpeer.Token, "allowFrom": []string{"*"}}
-	for k, v := range block {
-		b[k] = v
-	}
-	raw, err := json.Marshal(b)
-	require.NoError(t, err)
-	cfg := config.Default()
-	cfg.Channels.Other = map[string]json.RawMessage{"mattermost": raw}
-	return channels.Deps{Config: cfg, Workspace: t.TempDir()}
-}
-
-// startHarness connects a channel to a new peer with a DM, an open and a private channel.
+// startHarness connects a channel with block (over the peer's serverUrl and
+// token) to a new peer with a DM, an open and a private channel.
 func startHarness(t *testing.T, block map[string]any) *harness {
 	t.Helper()
 	peer := mattermostpeer.New(t)
 	peer.Channel(dm, mattermostpeer.TypeDirect)
 	peer.Channel(town, mattermostpeer.TypeOpen)
 	peer.Channel(private, mattermostpeer.TypePrivate)
-	deps := depsFor(t, peer, block)
-	logs := &testenv.SyncBuffer{}
-	deps.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ch, err := New(deps)
-	require.NoError(t, err)
-	h := &harness{t: t, peer: peer, ch: ch, logs: logs, workspace: deps.Workspace, Publisher: channeltest.NewPublisher(t)}
-	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, ch.Start(ctx, h.Publish))
-	t.Cleanup(func() {
-		stopCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
-		defer done()
-		require.NoError(t, ch.Stop(stopCtx))
-		cancel()
-		if t.Failed() {
-			t.Logf("channel log:\n%s", logs.String())
-		}
-	})
-	require.Eventually(t, ch.Connected, 10*time.Second, 10*time.Millisecond, "the bot never connected")
-	return h
+	env := channeltest.NewEnv(t, Name, channeltest.Merge(map[string]any{"enabled": true, "serverUrl": peer.URL(),
+		"token": mattermostpeer.Token, "allowFrom": []string{"*"}}, block))
+	return &harness{t: t, peer: peer, Run: channeltest.Start(t, env, New)}
 }
 
 // sync sends a DM and waits for it: events are handled in order, so every
@@ -99,7 +67,7 @@ func TestDirectMessageIsTakenIn(t *testing.T) {
 	require.False(t, got.Group)
 	require.Nil(t, got.Scope, "a top-level DM is the chat's own session")
 	require.Equal(t, id, got.Metadata[channels.MetaMessageID])
-	require.Equal(t, "@"+mattermostpeer.BotName+" ("+mattermostpeer.BotID+"), groupPolicy mention", h.ch.Describe())
+	require.Equal(t, "@"+mattermostpeer.BotName+" ("+mattermostpeer.BotID+"), groupPolicy mention", h.Ch.Describe())
 }
 
 // groupPolicy mention: chatter is left alone; a mention is taken in,
@@ -115,7 +83,7 @@ func TestChannelPostsNeedAMention(t *testing.T) {
 	require.Equal(t, protocol.Within(id), got.Scope)
 	h.sync()
 	require.Len(t, h.Published(), 2, "the chatter was not taken in")
-	require.Contains(t, h.logs.String(), "not addressed to the bot")
+	require.Contains(t, h.Logs.String(), "not addressed to the bot")
 }
 
 // In a thread groupPolicyInThread decides (open here), and the model gets
@@ -143,7 +111,7 @@ func TestAllowlistAndTeamAndDMSwitches(t *testing.T) {
 	h2.peer.Say(alice, town, "", "@"+mattermostpeer.BotName+" not allowed here")
 	id := h2.peer.Say(alice, private, "", "no mention needed")
 	require.Equal(t, "mattermost:"+id, h2.WaitPublished(1)[0].ID)
-	require.Eventually(t, func() bool { return strings.Contains(h2.logs.String(), "direct messages are off") }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(h2.Logs.String(), "direct messages are off") }, 5*time.Second, 10*time.Millisecond)
 	require.Len(t, h2.Published(), 1)
 }
 
@@ -151,13 +119,13 @@ func TestAllowlistAndTeamAndDMSwitches(t *testing.T) {
 // whose ids are malformed is logged with its id and dropped.
 func TestOwnPostsAndBadPayloadsAreDropped(t *testing.T) {
 	h := startHarness(t, map[string]any{"groupPolicy": "open"})
-	_, err := h.ch.SendPart(context.Background(), channels.Reply{Route: protocol.Route{ChatID: town}}, channels.Part{Text: "I said this"})
+	_, err := h.Ch.SendPart(context.Background(), channels.Reply{Route: protocol.Route{ChatID: town}}, channels.Part{Text: "I said this"})
 	require.NoError(t, err)
 	h.peer.Say(mattermostpeer.User{ID: "short", Username: "mallory"}, town, "", "bad id")
 	h.sync()
 	require.Len(t, h.Published(), 1)
-	require.Contains(t, h.logs.String(), "the bot's own post")
-	require.Contains(t, h.logs.String(), "an id is missing or malformed")
+	require.Contains(t, h.Logs.String(), "the bot's own post")
+	require.Contains(t, h.Logs.String(), "an id is missing or malformed")
 }
 
 func TestFilesComeInAndGoOut(t *testing.T) {
@@ -169,11 +137,11 @@ func TestFilesComeInAndGoOut(t *testing.T) {
 	data, err := os.ReadFile(got.Media[0])
 	require.NoError(t, err)
 	require.Equal(t, "remember the milk", string(data))
-	require.Equal(t, filepath.Join(h.workspace, "media"), filepath.Dir(got.Media[0]))
+	require.Equal(t, filepath.Join(h.Workspace, "media"), filepath.Dir(got.Media[0]))
 
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "chart.png"), []byte("PNG"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "chart.png"), []byte("PNG"), 0o644))
 	r := channels.Reply{ID: "t1#a", Route: protocol.Route{Channel: Name, ChatID: dm}, Turn: "t1", Text: "Here.", Media: []string{"chart.png", "missing.pdf"}, Kind: protocol.ReplyAnswer}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	posts := h.peer.Posts(dm)
 	require.Len(t, posts, 3)
 	name, data, ok := h.peer.File(posts[0].FileIDs[0])
@@ -190,22 +158,22 @@ func TestRepliesThreadsEditsAndReactions(t *testing.T) {
 	h := startHarness(t, nil)
 	ctx := context.Background()
 	route := protocol.Route{Channel: Name, ChatID: town, ThreadID: "root0000000000000000000000"}
-	id, err := h.ch.SendPart(ctx, channels.Reply{Route: route}, channels.Part{Text: "drawing…", Last: true})
+	id, err := h.Ch.SendPart(ctx, channels.Reply{Route: route}, channels.Part{Text: "drawing…", Last: true})
 	require.NoError(t, err)
-	require.NoError(t, h.ch.EditMessage(ctx, route, id, "drawn."))
+	require.NoError(t, h.Ch.EditMessage(ctx, route, id, "drawn."))
 	posts := h.peer.Posts(town)
 	require.Equal(t, []string{"drawing…", "drawn."}, posts[0].Drawn)
 	require.Equal(t, route.ThreadID, posts[0].RootID)
 
 	user := h.peer.Say(alice, dm, "", "hi")
-	require.NoError(t, h.ch.React(ctx, route, user, h.ch.AckEmoji()))
-	require.NoError(t, h.ch.Unreact(ctx, route, user, "eyes"))
-	h.ch.ReplyShown(ctx, channels.Reply{Route: route, MessageIDs: []string{"mattermost:" + user}, Kind: protocol.ReplyAnswer})
+	require.NoError(t, h.Ch.React(ctx, route, user, h.Ch.AckEmoji()))
+	require.NoError(t, h.Ch.Unreact(ctx, route, user, "eyes"))
+	h.Ch.ReplyShown(ctx, channels.Reply{Route: route, MessageIDs: []string{"mattermost:" + user}, Kind: protocol.ReplyAnswer})
 	require.Equal(t, []string{"+eyes", "-eyes", "+white_check_mark"}, h.peer.Reactions(user))
-	require.NoError(t, h.ch.SendTyping(ctx, route))
+	require.NoError(t, h.Ch.SendTyping(ctx, route))
 	require.Equal(t, 1, h.peer.CallsTo("POST", "/api/v4/users/"+mattermostpeer.BotID+"/typing"))
 
-	err = h.ch.EditMessage(ctx, route, "gone000000000000000000000x", "x")
+	err = h.Ch.EditMessage(ctx, route, "gone000000000000000000000x", "x")
 	var se *channels.SendError
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "a post that is gone is not retried")
@@ -220,12 +188,16 @@ func TestApprovalIsAnsweredByReaction(t *testing.T) {
 	route := protocol.Route{Channel: Name, ChatID: town, ThreadID: "root0000000000000000000000"}
 	req := &protocol.ApprovalRequest{ID: "1a2b", Tool: "exec"}
 	r := channels.Reply{ID: "t#q", Route: route, Turn: "t", Text: "Approval needed [1a2b]", Kind: protocol.ReplyApproval, Approval: req}
-	require.NoError(t, h.ch.Send(ctx, r))
+	require.NoError(t, h.Ch.Send(ctx, r))
 	asked := h.peer.Posts(town)[0]
 	require.Contains(t, asked.Message, "React to answer: :white_check_mark: Approve · :x: Deny")
 	require.Equal(t, []string{"+white_check_mark", "+x", "+repeat"}, h.peer.Reactions(asked.ID), "the answers are one click away")
 
-	h.peer.React(alice, h.peer.Say(alice, dm, "", "unrelated"), "white_check_mark")
+	h.peer.React(alice, h.peer.Say(alice, town, "", "unrelated"), "white_check_mark")
+	h.Refuse(bob.ID)
+	h.peer.React(bob, asked.ID, "white_check_mark")
+	h.sync()
+	require.Contains(t, h.peer.Posts(town)[0].Message, "React to answer", "a refused sender's reaction leaves the request open")
 	h.peer.React(alice, asked.ID, "white_check_mark")
 	h.peer.React(alice, asked.ID, "white_check_mark")
 	got := h.WaitPublished(2)
@@ -252,35 +224,33 @@ func TestDroppedSocketResumesWithNothingLostOrTwice(t *testing.T) {
 	h.peer.Redeliver(before.Route.ReplyTo)
 	h.sync()
 	require.Len(t, h.Published(), 3, "nothing was taken twice")
-	require.Contains(t, h.logs.String(), "mattermost event stream resumed")
+	require.Contains(t, h.Logs.String(), "mattermost event stream resumed")
 
 	h.peer.Forget()
 	h.peer.Drop()
 	require.Eventually(t, func() bool { all, _ := h.peer.Connections(); return all == 3 }, 20*time.Second, 10*time.Millisecond)
 	h.sync()
-	require.Contains(t, h.logs.String(), "did not resume the event stream")
+	require.Contains(t, h.Logs.String(), "did not resume the event stream")
 }
 
-// A publish the agent did not take releases the post: its redelivery is taken in.
+// A post the agent did not take (Temporal down) is released: its
+// redelivery is taken in, once.
 func TestAPostNotTakenIsTakenInOnRedelivery(t *testing.T) {
 	h := startHarness(t, nil)
-	fail := true
-	h.ch.publish = func(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
-		if fail {
-			fail = false
-			return context.DeadlineExceeded
-		}
-		return h.Publish(ctx, msg, admitted)
-	}
+	h.Down.Store(true)
 	id := h.peer.Say(alice, dm, "", "first try fails")
-	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "could not be handed to the agent") }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "could not be handed to the agent") }, 5*time.Second, 10*time.Millisecond)
+	h.Down.Store(false)
 	h.peer.Redeliver(id)
 	require.Equal(t, "mattermost:"+id, h.WaitPublished(1)[0].ID)
+	h.peer.Redeliver(id)
+	h.sync()
+	require.Len(t, h.Published(), 2, "taken in once")
 }
 
 func TestABadTokenFailsTheStart(t *testing.T) {
 	peer := mattermostpeer.New(t)
-	ch, err := New(depsFor(t, peer, map[string]any{"token": "wrong"}))
+	ch, err := New(channeltest.NewEnv(t, Name, map[string]any{"enabled": true, "serverUrl": peer.URL(), "token": "wrong"}).Deps)
 	require.NoError(t, err)
 	err = ch.Start(context.Background(), channeltest.NewPublisher(t).Publish)
 	require.ErrorContains(t, err, "mattermost refused channels.mattermost.token")

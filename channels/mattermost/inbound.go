@@ -36,16 +36,16 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 	var ev posted
 	var p post
 	if json.Unmarshal(data, &ev) != nil || json.Unmarshal([]byte(ev.Post), &p) != nil {
-		c.log.Warn("mattermost posted event dropped: not one Mattermost sends", "data", preview(data))
+		c.Log.Warn("mattermost posted event dropped: not one Mattermost sends", "data", preview(data))
 		return
 	}
 	if !validID(p.ID) || !validID(p.ChannelID) || !validID(p.UserID) || (p.RootID != "" && !validID(p.RootID)) {
-		c.log.Warn("mattermost post dropped: an id is missing or malformed", "post_id", p.ID, "channel_id", p.ChannelID)
+		c.Log.Warn("mattermost post dropped: an id is missing or malformed", "post_id", p.ID, "channel_id", p.ChannelID)
 		return
 	}
 	bot := c.bot()
 	if why := c.skipReason(ev, p, bot); why != "" {
-		c.log.Debug("mattermost post skipped", "why", why, "post_id", p.ID, "channel_id", p.ChannelID, "user", p.UserID)
+		c.Log.Debug("mattermost post skipped", "why", why, "post_id", p.ID, "channel_id", p.ChannelID, "user", p.UserID)
 		return
 	}
 	dm := ev.ChannelType == "D"
@@ -81,7 +81,7 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 		}
 		return nil
 	}
-	c.takeIn(ctx, "post:"+p.ID, msg, admitted)
+	_ = c.TakeIn(ctx, "post:"+p.ID, msg, admitted)
 }
 
 // skipReason tells why a post is left alone, "" to take it. Who may talk
@@ -134,7 +134,7 @@ func (c *Channel) sender(ctx context.Context, userID, username string) string {
 		Email    string `json:"email"`
 	}
 	if err := c.api.call(ctx, http.MethodGet, "/users/"+userID, nil, &u); err != nil {
-		c.log.Warn("mattermost user not found; matching allowFrom by id", "user", userID, "error", err)
+		c.Log.Warn("mattermost user not found; matching allowFrom by id", "user", userID, "error", err)
 		return userID
 	}
 	if c.cfg.AllowFromMatchMode == "email" {
@@ -166,7 +166,7 @@ func (c *Channel) download(ctx context.Context, fileID string) (path, note strin
 		}
 	}
 	if err != nil {
-		c.log.Warn("mattermost file not downloaded", "file_id", fileID, "error", err)
+		c.Log.Warn("mattermost file not downloaded", "file_id", fileID, "error", err)
 		return "", "[attachment: " + info.Name + " - download failed]"
 	}
 	return path, ""

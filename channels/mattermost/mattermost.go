@@ -7,17 +7,13 @@ package mattermost
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // Name is the channel's name in config, routes and session keys.
@@ -34,19 +30,16 @@ type user struct {
 
 // Channel is one Mattermost bot connection.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	workspace string
-	log       *slog.Logger
 	api       *client
-	seen      channels.SeenKeys // post ids and reactions taken in
-	up        atomic.Bool       // the event stream is open
+	loop      channels.Loop
+	resume    resumePoint // touched by the stream's goroutine only
 
 	mu      sync.Mutex
 	me      user
-	publish channels.Publish
-	cancel  context.CancelFunc
 	threads map[string]bool // threads whose context the model was given
-	wg      sync.WaitGroup
 }
 
 // New builds the channel from config; it connects in Start.
@@ -58,23 +51,11 @@ func New(deps channels.Deps) (*Channel, error) {
 	if keys := cfg.Lacking(); len(keys) > 0 {
 		return nil, fmt.Errorf("%s is not set", strings.Join(keys, " and "))
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Channel{
-		cfg: cfg, workspace: deps.Workspace, log: log.With("channel", Name),
-		api:     &client{base: strings.TrimRight(cfg.ServerURL, "/"), token: cfg.Token, hc: &http.Client{Timeout: 2 * callTimeout}},
-		seen:    deps.SeenSet("mattermost-events", 4096, ""),
-		threads: map[string]bool{},
-	}, nil
+	c := &Channel{cfg: cfg, workspace: deps.Workspace, threads: map[string]bool{},
+		api: &client{base: strings.TrimRight(cfg.ServerURL, "/"), token: cfg.Token, hc: &http.Client{Timeout: 2 * callTimeout}}}
+	c.Init(Name, deps.Log, deps.SeenSet("mattermost-events", 4096, deps.StateFile("mattermost-seen.json")))
+	return c, nil
 }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
-// Connected implements channels.Connector.
-func (c *Channel) Connected() bool { return c.up.Load() }
 
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
@@ -89,19 +70,19 @@ func (c *Channel) Describe() string {
 // the background. A refused token fails the start; a network error only
 // delays the stream, which asks again.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	runCtx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	c.publish, c.cancel = publish, cancel
-	c.mu.Unlock()
+	c.Attach(publish)
 	if err := c.identify(ctx); isPermanent(sendError(err)) {
-		cancel()
 		return fmt.Errorf("mattermost refused channels.mattermost.token (users/me): %w", err)
 	} else if err != nil {
-		c.log.Warn("mattermost users/me failed; asking again when the stream connects", "error", err)
+		c.Log.Warn("mattermost users/me failed; asking again when the stream connects", "error", err)
 	}
-	c.wg.Add(1)
-	go func() { defer c.wg.Done(); c.listen(runCtx) }()
+	c.loop.Go(ctx, func(ctx context.Context) { c.Reconnect(ctx, channels.Backoff{}, c.connect) })
 	return nil
+}
+
+// Stop implements channels.Channel: the stream closes, the handlers end.
+func (c *Channel) Stop(ctx context.Context) error {
+	return c.loop.Stop(ctx, 10*time.Second, "mattermost event stream")
 }
 
 // identify asks who the bot is (GET /users/me).
@@ -115,54 +96,14 @@ func (c *Channel) identify(ctx context.Context) error {
 	c.mu.Lock()
 	c.me = me
 	c.mu.Unlock()
-	c.log.Info("mattermost bot identified", "bot", "@"+me.Username, "id", me.ID)
+	c.Log.Info("mattermost bot identified", "bot", "@"+me.Username, "id", me.ID)
 	return nil
-}
-
-// Stop implements channels.Channel: the stream closes, the handlers end.
-func (c *Channel) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	cancel := c.cancel
-	c.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	done := make(chan struct{})
-	go func() { c.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("mattermost channel did not stop in time: %w", ctx.Err())
-	}
 }
 
 func (c *Channel) bot() user {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.me
-}
-
-// takeIn hands a message to the manager once: its key is claimed first,
-// recorded when the message was taken (or refused), and released when it
-// was not, so a redelivery is taken in again.
-func (c *Channel) takeIn(ctx context.Context, key string, msg protocol.Inbound, admitted channels.Admitted) bool {
-	if !c.seen.Claim(key) {
-		c.log.Info("mattermost event redelivered; already taken in", "key", key)
-		return false
-	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err := publish(ctx, msg, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		c.seen.Done(key)
-		return err == nil
-	}
-	c.seen.Forget(key)
-	c.log.Error("mattermost message could not be handed to the agent", "id", msg.ID, "chat", msg.Route.ChatID, "error", err)
-	return false
 }
 
 // preview is the start of a payload, for the log.

@@ -85,7 +85,7 @@ func (c *Channel) postMedia(ctx context.Context, out post, ref string) (string, 
 		}
 		why = "refused by Mattermost"
 	}
-	c.log.Warn("mattermost attachment not sent", "file", path, "why", why, "error", err)
+	c.Log.Warn("mattermost attachment not sent", "file", path, "why", why, "error", err)
 	out.Message = "[attachment: " + filepath.Base(path) + " - send failed]"
 	return c.api.createPost(ctx, out)
 }
@@ -148,7 +148,7 @@ func (c *Channel) ReplyShown(ctx context.Context, r channels.Reply) {
 	for _, id := range r.MessageIDs {
 		if postID, ok := strings.CutPrefix(id, Name+":"); ok {
 			if err := c.React(ctx, r.Route, postID, c.cfg.DoneEmoji); err != nil {
-				c.log.Debug("mattermost done reaction not added", "post_id", postID, "error", err)
+				c.Log.Debug("mattermost done reaction not added", "post_id", postID, "error", err)
 			}
 		}
 	}

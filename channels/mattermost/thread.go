@@ -26,7 +26,7 @@ func (c *Channel) withThreadContext(ctx context.Context, p post, text, botID str
 	}
 	path := fmt.Sprintf("/posts/%s/thread?perPage=%d", p.RootID, max(1, c.cfg.ThreadContextLimit))
 	if err := c.api.call(ctx, http.MethodGet, path, nil, &thread); err != nil {
-		c.log.Warn("mattermost thread context unavailable", "root_id", p.RootID, "error", err)
+		c.Log.Warn("mattermost thread context unavailable", "root_id", p.RootID, "error", err)
 		return text
 	}
 	var lines []string

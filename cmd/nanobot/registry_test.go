@@ -58,6 +58,9 @@ var channelRows = map[string]func(cfg *config.Config){
 		block(cfg, "matrix", map[string]any{"enabled": true, "homeserver": "http://127.0.0.1:8008",
 			"userId": "@bot:example.org", "accessToken": "syt_test", "allowFrom": []string{"@owner:example.org"}})
 	},
+	"mattermost": func(cfg *config.Config) {
+		block(cfg, "mattermost", map[string]any{"enabled": true, "serverUrl": "http://127.0.0.1:8065", "token": "mm-token", "allowFrom": []string{"owner"}})
+	},
 	"wecom": func(cfg *config.Config) {
 		block(cfg, "wecom", map[string]any{"enabled": true, "botId": "aib-1", "secret": "s", "allowFrom": []string{"owner"}})
 	},

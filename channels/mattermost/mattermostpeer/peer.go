@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 	"time"
 )
 
@@ -52,9 +54,6 @@ type Post struct {
 	Drawn []string
 }
 
-// Call is one REST request the bot made.
-type Call struct{ Method, Path, Body string }
-
 type file struct {
 	name string
 	data []byte
@@ -72,7 +71,7 @@ type Peer struct {
 	byID      map[string]*Post
 	files     map[string]file
 	reactions map[string][]string // post id → "+emoji" / "-emoji" by the bot, in order
-	calls     []Call
+	rec       peerkit.Recorder
 	nextID    int
 	holdAt    int // the POST /posts to hold (1-based), 0: none
 	postsSeen int
@@ -102,13 +101,13 @@ func New(t testing.TB) *Peer {
 	mux.HandleFunc("POST /api/v4/reactions", p.authed(p.react))
 	mux.HandleFunc("DELETE /api/v4/users/{uid}/posts/{pid}/reactions/{emoji}", p.authed(p.unreact))
 	mux.HandleFunc("POST /api/v4/users/{uid}/typing", p.authed(func(w http.ResponseWriter, _ *http.Request, _ []byte) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "OK"})
+		peerkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "OK"})
 	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("mattermostpeer: the bot called %s %s, which the peer does not serve", r.Method, r.URL)
 		apiError(w, http.StatusNotFound, "api.context.404.app_error", "Sorry, we could not find the page.")
 	})
-	p.srv = httptest.NewServer(mux)
+	p.srv = httptest.NewServer(p.rec.Wrap(mux))
 	t.Cleanup(func() {
 		p.Release()
 		p.Drop()
@@ -185,17 +184,7 @@ func (p *Peer) Reactions(postID string) []string {
 }
 
 // CallsTo counts the bot's requests of a method to a path starting with prefix.
-func (p *Peer) CallsTo(method, prefix string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, c := range p.calls {
-		if c.Method == method && strings.HasPrefix(c.Path, prefix) {
-			n++
-		}
-	}
-	return n
-}
+func (p *Peer) CallsTo(method, prefix string) int { return p.rec.CallsTo(method, prefix) }
 
 func (p *Peer) idLocked(kind string) string {
 	p.nextID++
@@ -203,8 +192,7 @@ func (p *Peer) idLocked(kind string) string {
 	return id + strings.Repeat("x", 26-len(id)) // Mattermost ids are 26 characters
 }
 
-// authed checks the bearer token as Mattermost does, records the call and
-// hands on its body.
+// authed checks the bearer token as Mattermost does and hands on the body.
 func (p *Peer) authed(h func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -212,15 +200,12 @@ func (p *Peer) authed(h func(http.ResponseWriter, *http.Request, []byte)) http.H
 			apiError(w, http.StatusUnauthorized, "api.context.session_expired.app_error", "Invalid or expired session, please login again.")
 			return
 		}
-		p.mu.Lock()
-		p.calls = append(p.calls, Call{Method: r.Method, Path: r.URL.Path, Body: string(body)})
-		p.mu.Unlock()
 		h(w, r, body)
 	}
 }
 
 func (p *Peer) me(w http.ResponseWriter, _ *http.Request, _ []byte) {
-	writeJSON(w, http.StatusOK, map[string]any{"id": BotID, "username": BotName, "is_bot": true, "roles": "system_user"})
+	peerkit.WriteJSON(w, http.StatusOK, map[string]any{"id": BotID, "username": BotName, "is_bot": true, "roles": "system_user"})
 }
 
 // Say posts a user's message and sends its "posted" event; it returns the post id.
@@ -329,7 +314,7 @@ func (p *Peer) createPost(w http.ResponseWriter, r *http.Request, body []byte) {
 	p.addLocked(post)
 	out := p.postJSONLocked(post)
 	p.mu.Unlock()
-	writeJSON(w, http.StatusCreated, out)
+	peerkit.WriteJSON(w, http.StatusCreated, out)
 	p.broadcastPosted(post, BotName)
 }
 
@@ -352,7 +337,7 @@ func (p *Peer) patchPost(w http.ResponseWriter, r *http.Request, body []byte) {
 			post.Message = *in.Message
 			post.Drawn = append(post.Drawn, post.Message)
 		}
-		writeJSON(w, http.StatusOK, p.postJSONLocked(post))
+		peerkit.WriteJSON(w, http.StatusOK, p.postJSONLocked(post))
 	}
 }
 
@@ -364,7 +349,7 @@ func (p *Peer) getPost(w http.ResponseWriter, r *http.Request, _ []byte) {
 		apiError(w, http.StatusNotFound, "app.post.get.app_error", "Unable to get the post.")
 		return
 	}
-	writeJSON(w, http.StatusOK, p.postJSONLocked(post))
+	peerkit.WriteJSON(w, http.StatusOK, p.postJSONLocked(post))
 }
 
 // thread is GET /api/v4/posts/{id}/thread: the root and its replies, newest first in order.
@@ -383,7 +368,7 @@ func (p *Peer) thread(w http.ResponseWriter, r *http.Request, _ []byte) {
 			posts[q.ID] = p.postJSONLocked(q)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"order": order, "posts": posts, "next_post_id": "", "prev_post_id": ""})
+	peerkit.WriteJSON(w, http.StatusOK, map[string]any{"order": order, "posts": posts, "next_post_id": "", "prev_post_id": ""})
 }
 
 func (p *Peer) channel(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -398,7 +383,7 @@ func (p *Peer) channel(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if kind == TypeDirect || kind == TypeGroup {
 		team = ""
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "type": kind, "team_id": team, "name": "peer-channel"})
+	peerkit.WriteJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "type": kind, "team_id": team, "name": "peer-channel"})
 }
 
 // user is GET /api/v4/users/{id}: a user's username and email (username@example.com).
@@ -410,7 +395,7 @@ func (p *Peer) user(w http.ResponseWriter, r *http.Request, _ []byte) {
 		apiError(w, http.StatusNotFound, "app.user.missing_account.const", "Unable to find the user.")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": u.ID, "username": u.Username, "email": u.Username + "@example.com"})
+	peerkit.WriteJSON(w, http.StatusOK, map[string]any{"id": u.ID, "username": u.Username, "email": u.Username + "@example.com"})
 }
 
 // upload is POST /api/v4/files: multipart with channel_id and files.
@@ -434,7 +419,7 @@ func (p *Peer) upload(w http.ResponseWriter, r *http.Request, body []byte) {
 		p.mu.Unlock()
 		infos = append(infos, map[string]any{"id": id, "name": fh.Filename, "size": len(data)})
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"file_infos": infos, "client_ids": []string{}})
+	peerkit.WriteJSON(w, http.StatusCreated, map[string]any{"file_infos": infos, "client_ids": []string{}})
 }
 
 func (p *Peer) fileInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -443,7 +428,7 @@ func (p *Peer) fileInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
 		apiError(w, http.StatusNotFound, "app.file_info.get.app_error", "Unable to get the file info.")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "name": name, "size": len(data)})
+	peerkit.WriteJSON(w, http.StatusOK, map[string]any{"id": r.PathValue("id"), "name": name, "size": len(data)})
 }
 
 func (p *Peer) download(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -469,7 +454,7 @@ func (p *Peer) react(w http.ResponseWriter, _ *http.Request, body []byte) {
 		return
 	}
 	p.reactions[in.PostID] = append(p.reactions[in.PostID], "+"+in.EmojiName)
-	writeJSON(w, http.StatusOK, in)
+	peerkit.WriteJSON(w, http.StatusOK, in)
 }
 
 func (p *Peer) unreact(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -477,16 +462,10 @@ func (p *Peer) unreact(w http.ResponseWriter, r *http.Request, _ []byte) {
 	defer p.mu.Unlock()
 	pid := r.PathValue("pid")
 	p.reactions[pid] = append(p.reactions[pid], "-"+r.PathValue("emoji"))
-	writeJSON(w, http.StatusOK, map[string]string{"status": "OK"})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	peerkit.WriteJSON(w, http.StatusOK, map[string]string{"status": "OK"})
 }
 
 // apiError is Mattermost's error body.
 func apiError(w http.ResponseWriter, status int, id, message string) {
-	writeJSON(w, status, map[string]any{"id": id, "message": message, "detailed_error": "", "request_id": "peer", "status_code": status})
+	peerkit.WriteJSON(w, status, map[string]any{"id": id, "message": message, "detailed_error": "", "request_id": "peer", "status_code": status})
 }

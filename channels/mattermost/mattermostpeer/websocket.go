@@ -5,16 +5,15 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
-	"github.com/gorilla/websocket"
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // wsState is the event stream: the open connection, and each connection
 // id's numbered events, kept after a drop so a reconnect can resume.
 type wsState struct {
 	wmu         sync.Mutex // one writer at a time, seq in write order
-	conn        *websocket.Conn
+	conn        *peerkit.Socket
 	current     *session
 	sessions    map[string]*session
 	connections int
@@ -26,19 +25,17 @@ type session struct {
 	events [][]byte // by seq
 }
 
-var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-
 // websocket is GET /api/v4/websocket: authenticated by the Authorization
 // header or, after the upgrade, an authentication_challenge; then the
 // connection named by connection_id is resumed from sequence_number, or a
 // new one begins with hello.
 func (p *Peer) websocket(w http.ResponseWriter, r *http.Request) {
-	conn, err := upgrader.Upgrade(w, r, nil)
+	conn, err := peerkit.Upgrade(w, r)
 	if err != nil {
 		return
 	}
 	if r.Header.Get("Authorization") != "Bearer "+Token && !p.challenge(conn) {
-		_ = conn.Close()
+		conn.Close(1008, "not authenticated")
 		return
 	}
 	from, _ := strconv.Atoi(r.URL.Query().Get("sequence_number"))
@@ -54,14 +51,14 @@ func (p *Peer) websocket(w http.ResponseWriter, r *http.Request) {
 		p.ws.resumes++
 	}
 	if p.ws.conn != nil {
-		_ = p.ws.conn.Close()
+		p.ws.conn.Close(1000, "")
 	}
 	p.ws.conn, p.ws.current = conn, sess
 	p.ws.connections++
 	missed := append([][]byte(nil), sess.events[from:]...)
 	p.mu.Unlock()
 	for _, ev := range missed {
-		_ = conn.WriteMessage(websocket.TextMessage, ev)
+		_ = conn.Send(json.RawMessage(ev))
 	}
 	p.ws.wmu.Unlock()
 	p.broadcast("hello", map[string]any{"connection_id": sess.id, "server_version": "10.5.0.peer"}, "")
@@ -69,34 +66,32 @@ func (p *Peer) websocket(w http.ResponseWriter, r *http.Request) {
 }
 
 // challenge waits for {"seq":1,"action":"authentication_challenge","data":{"token":…}}.
-func (p *Peer) challenge(conn *websocket.Conn) bool {
+func (p *Peer) challenge(conn *peerkit.Socket) bool {
 	var msg struct {
 		Seq    int               `json:"seq"`
 		Action string            `json:"action"`
 		Data   map[string]string `json:"data"`
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if err := conn.ReadJSON(&msg); err != nil {
 		return false
 	}
-	_ = conn.SetReadDeadline(time.Time{})
 	if msg.Action != "authentication_challenge" || msg.Data["token"] != Token {
-		_ = conn.WriteJSON(map[string]any{"status": "FAIL", "seq_reply": msg.Seq,
+		_ = conn.Send(map[string]any{"status": "FAIL", "seq_reply": msg.Seq,
 			"error": map[string]any{"id": "api.web_socket_router.not_authenticated.app_error", "message": "Not authenticated."}})
 		return false
 	}
-	return conn.WriteJSON(map[string]any{"status": "OK", "seq_reply": msg.Seq}) == nil
+	return conn.Send(map[string]any{"status": "OK", "seq_reply": msg.Seq}) == nil
 }
 
 // readLoop answers the client's actions (ping) until the connection ends.
-func (p *Peer) readLoop(conn *websocket.Conn) {
+func (p *Peer) readLoop(conn *peerkit.Socket) {
 	defer func() {
 		p.mu.Lock()
 		if p.ws.conn == conn {
 			p.ws.conn = nil
 		}
 		p.mu.Unlock()
-		_ = conn.Close()
+		conn.Close(0, "")
 	}()
 	for {
 		var msg struct {
@@ -110,10 +105,7 @@ func (p *Peer) readLoop(conn *websocket.Conn) {
 		if msg.Action == "ping" {
 			reply["data"] = map[string]any{"text": "pong", "version": "10.5.0.peer"}
 		}
-		p.ws.wmu.Lock()
-		err := conn.WriteJSON(reply)
-		p.ws.wmu.Unlock()
-		if err != nil {
+		if conn.Send(reply) != nil {
 			return
 		}
 	}
@@ -135,7 +127,7 @@ func (p *Peer) broadcast(event string, data map[string]any, channelID string) {
 	sess.events = append(sess.events, raw)
 	p.mu.Unlock()
 	if conn != nil {
-		_ = conn.WriteMessage(websocket.TextMessage, raw)
+		_ = conn.Send(json.RawMessage(raw))
 	}
 }
 
@@ -147,7 +139,7 @@ func (p *Peer) Drop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ws.conn != nil {
-		_ = p.ws.conn.UnderlyingConn().Close()
+		p.ws.conn.Close(0, "")
 		p.ws.conn = nil
 	}
 }
