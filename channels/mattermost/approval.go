@@ -62,7 +62,7 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 	}
 	var r reaction
 	if json.Unmarshal(data, &ev) != nil || json.Unmarshal([]byte(ev.Reaction), &r) != nil || !validID(r.UserID) || !validID(r.PostID) {
-		c.Log.Warn("mattermost reaction_added dropped: not one Mattermost sends", "data", preview(data))
+		c.Log.Warn("mattermost reaction_added dropped: not one Mattermost sends", "bytes", len(data))
 		return
 	}
 	bot := c.bot()
@@ -87,7 +87,7 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 	}
 	msg := protocol.Inbound{
 		ID:      "mattermost-press:" + r.PostID + ":" + r.UserID + ":" + r.EmojiName,
-		Route:   protocol.Route{Channel: Name, ChatID: req.ChannelID, ThreadID: req.RootID, SenderID: c.sender(ctx, r.UserID, "")},
+		Route:   protocol.Route{Channel: Name, ChatID: req.ChannelID, ThreadID: req.RootID, SenderID: c.sender(ctx, r.UserID)},
 		Content: command, Group: ch.Type != "D", SentAt: time.Now(),
 		Metadata: map[string]string{"request_post_id": r.PostID, "button": "approval"}, // no message_id: nothing of theirs to react to
 	}

@@ -248,10 +248,19 @@ func TestAPostNotTakenIsTakenInOnRedelivery(t *testing.T) {
 	require.Len(t, h.Published(), 2, "taken in once")
 }
 
-func TestABadTokenFailsTheStart(t *testing.T) {
+// A refused token fails the start, naming the key; refused on the socket
+// it stops the channel, said once, instead of retrying forever.
+func TestARefusedTokenStopsTheChannel(t *testing.T) {
 	peer := mattermostpeer.New(t)
 	ch, err := New(channeltest.NewEnv(t, Name, map[string]any{"enabled": true, "serverUrl": peer.URL(), "token": "wrong"}).Deps)
 	require.NoError(t, err)
-	err = ch.Start(context.Background(), channeltest.NewPublisher(t).Publish)
-	require.ErrorContains(t, err, "mattermost refused channels.mattermost.token")
+	require.ErrorContains(t, ch.Start(context.Background(), channeltest.NewPublisher(t).Publish), "mattermost refused channels.mattermost.token")
+
+	h := startHarness(t, nil)
+	h.peer.RefuseSocket()
+	h.peer.Drop()
+	require.Eventually(t, func() bool {
+		return strings.Contains(h.Logs.String(), "mattermost stopped: the platform refused the bot")
+	}, 10*time.Second, 10*time.Millisecond)
+	require.False(t, h.Ch.Connected())
 }

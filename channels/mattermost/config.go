@@ -3,39 +3,33 @@ package mattermost
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // Config is nanobot's channels.mattermost block, key for key.
 type Config struct {
-	Enabled bool `json:"enabled"`
-	// ServerURL is the Mattermost server (https://chat.example.com).
+	Enabled   bool   `json:"enabled"`
 	ServerURL string `json:"serverUrl"`
-	// Token is the bot account's access token.
-	Token string `json:"token"`
-	// TeamID keeps the bot to one team's channels ("" = every team); DMs always come in.
-	TeamID string `json:"teamId"`
-	// AllowFrom are user ids (or usernames or emails, per allowFromMatchMode) or "*".
+	Token     string `json:"token"` // the bot account's access token
+	TeamID    string `json:"teamId"`
+	// AllowFrom are user ids, or usernames or emails as allowFromMatchMode says, or "*".
 	AllowFrom          []string `json:"allowFrom"`
 	AllowFromMatchMode string   `json:"allowFromMatchMode"`
-	// GroupPolicy is "mention", "open" or "allowlist" (groupAllowFrom channel
-	// ids); GroupPolicyInThread the same for replies in a thread ("" = groupPolicy).
-	GroupPolicy         string   `json:"groupPolicy"`
-	GroupPolicyInThread string   `json:"groupPolicyInThread"`
-	GroupAllowFrom      []string `json:"groupAllowFrom"`
-	// ReplyInThread answers a channel post in a thread under it, the thread's own session.
-	ReplyInThread bool `json:"replyInThread"`
-	// IncludeThreadContext gives the model the thread's last threadContextLimit posts once.
-	IncludeThreadContext bool   `json:"includeThreadContext"`
-	ThreadContextLimit   int    `json:"threadContextLimit"`
-	Streaming            bool   `json:"streaming"`
-	StreamingMaxChars    int    `json:"streamingMaxChars" unused:"a streamed post is cut at Mattermost's 16383 characters"`
-	ReactEmoji           string `json:"reactEmoji"`
-	DoneEmoji            string `json:"doneEmoji"`
-	SendProgress         bool   `json:"sendProgress" unused:"channels.sendProgress applies to every channel"`
-	SendToolHints        bool   `json:"sendToolHints" unused:"channels.sendToolHints applies to every channel"`
+	// GroupPolicy is "mention", "open" or "allowlist" (groupAllowFrom's
+	// channel ids); GroupPolicyInThread the same in a thread ("": groupPolicy).
+	GroupPolicy          string   `json:"groupPolicy"`
+	GroupPolicyInThread  string   `json:"groupPolicyInThread"`
+	GroupAllowFrom       []string `json:"groupAllowFrom"`
+	ReplyInThread        bool     `json:"replyInThread"`
+	IncludeThreadContext bool     `json:"includeThreadContext"`
+	ThreadContextLimit   int      `json:"threadContextLimit"`
+	Streaming            bool     `json:"streaming"`
+	StreamingMaxChars    int      `json:"streamingMaxChars" unused:"a streamed post is cut at Mattermost's 16383 characters"`
+	ReactEmoji           string   `json:"reactEmoji"`
+	DoneEmoji            string   `json:"doneEmoji"`
+	SendProgress         bool     `json:"sendProgress" unused:"channels.sendProgress applies to every channel"`
+	SendToolHints        bool     `json:"sendToolHints" unused:"channels.sendToolHints applies to every channel"`
 	DM                   struct {
 		Enabled   bool     `json:"enabled"`
 		Policy    string   `json:"policy"` // "open" | "allowlist"
@@ -43,15 +37,13 @@ type Config struct {
 	} `json:"dm"`
 }
 
-// format is how Mattermost shows a reply: it renders the model's Markdown as written.
-var format = channels.Format{Hint: channels.ChatAppHint}
-
-// The Mattermost channel: channels.mattermost in config.json.
+// The Mattermost channel: channels.mattermost in config.json. Mattermost
+// renders the model's Markdown as written.
 func init() {
 	channels.Register(channels.BlockSpec(channels.Spec{
 		Name:   Name,
 		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: format,
+		Format: channels.Format{Hint: channels.ChatAppHint},
 	}, defaults))
 }
 
@@ -68,11 +60,10 @@ func (c Config) On() bool { return c.Enabled }
 
 // Allowed is allowFrom, plus dm.allowFrom when DMs are on an allowlist.
 func (c Config) Allowed() channels.AllowFrom {
-	list := append(channels.AllowFrom{}, c.AllowFrom...)
 	if c.DM.Policy == "allowlist" {
-		list = append(list, c.DM.AllowFrom...)
+		return slices.Concat(c.AllowFrom, c.DM.AllowFrom)
 	}
-	return list
+	return c.AllowFrom
 }
 
 func (c Config) Lacking() []string {
@@ -81,20 +72,17 @@ func (c Config) Lacking() []string {
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {
-	policies := []string{"mention", "open", "allowlist"}
-	for key, v := range map[string]string{"groupPolicy": c.GroupPolicy, "groupPolicyInThread": c.GroupPolicyInThread} {
-		if v != "" && !slices.Contains(policies, v) {
-			return fmt.Errorf("channels.mattermost.%s %q is not one of %s%s", key, v, strings.Join(policies, ", "), where)
+	for key, v := range map[string]string{"groupPolicy": c.GroupPolicy, "groupPolicyInThread": c.GroupPolicyInThread,
+		"allowFromMatchMode": c.AllowFromMatchMode, "dm.policy": c.DM.Policy} {
+		if allowed := validValues[key]; !slices.Contains(allowed, v) {
+			return fmt.Errorf("channels.mattermost.%s %q is not one of %q%s", key, v, allowed, where)
 		}
-	}
-	if !slices.Contains([]string{"id", "username", "email"}, c.AllowFromMatchMode) {
-		return fmt.Errorf("channels.mattermost.allowFromMatchMode %q is not id, username or email%s", c.AllowFromMatchMode, where)
-	}
-	if c.DM.Policy != "open" && c.DM.Policy != "allowlist" {
-		return fmt.Errorf("channels.mattermost.dm.policy %q is not open or allowlist%s", c.DM.Policy, where)
 	}
 	return channels.CheckURL(Name, "serverUrl", c.ServerURL, where, "http", "https")
 }
+
+var validValues = map[string][]string{"groupPolicy": {"mention", "open", "allowlist"}, "groupPolicyInThread": {"", "mention", "open", "allowlist"},
+	"allowFromMatchMode": {"id", "username", "email"}, "dm.policy": {"open", "allowlist"}}
 
 // policyFor is the group policy of a post: groupPolicyInThread in a thread.
 func (c Config) policyFor(inThread bool) string {

@@ -16,12 +16,11 @@ import (
 )
 
 // posted is a "posted" event's data: the post as a JSON string, the
-// channel's type (D: a DM), the team, who sent it, the mentioned user ids.
+// channel's type (D: a DM), the team, the mentioned user ids.
 type posted struct {
 	ChannelType string `json:"channel_type"`
 	Post        string `json:"post"`
 	TeamID      string `json:"team_id"`
-	SenderName  string `json:"sender_name"`
 	Mentions    string `json:"mentions"`
 }
 
@@ -36,7 +35,7 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 	var ev posted
 	var p post
 	if json.Unmarshal(data, &ev) != nil || json.Unmarshal([]byte(ev.Post), &p) != nil {
-		c.Log.Warn("mattermost posted event dropped: not one Mattermost sends", "data", preview(data))
+		c.Log.Warn("mattermost posted event dropped: not one Mattermost sends", "bytes", len(data))
 		return
 	}
 	if !validID(p.ID) || !validID(p.ChannelID) || !validID(p.UserID) || (p.RootID != "" && !validID(p.RootID)) {
@@ -56,7 +55,7 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 	content := strings.TrimSpace(mentionPattern(bot.Username).ReplaceAllString(p.Message, "$1$2"))
 	msg := protocol.Inbound{
 		ID:      Name + ":" + p.ID,
-		Route:   protocol.Route{Channel: Name, ChatID: p.ChannelID, ThreadID: thread, SenderID: c.sender(ctx, p.UserID, strings.TrimPrefix(ev.SenderName, "@")), ReplyTo: p.ID},
+		Route:   protocol.Route{Channel: Name, ChatID: p.ChannelID, ThreadID: thread, SenderID: c.sender(ctx, p.UserID), ReplyTo: p.ID},
 		Content: content, Group: !dm, SentAt: time.UnixMilli(p.CreateAt),
 		Metadata: map[string]string{channels.MetaMessageID: p.ID, "root_id": p.RootID, "channel_type": ev.ChannelType},
 	}
@@ -120,24 +119,16 @@ func mentionPattern(username string) *regexp.Regexp {
 	return regexp.MustCompile(`(^|[^\w@.-])@` + regexp.QuoteMeta(username) + `(\.?$|\.?[^\w.-])`)
 }
 
-// sender is the sender's id as allowFrom is matched: the user id, with the
-// username or email after a "|" when allowFromMatchMode asks for it.
-func (c *Channel) sender(ctx context.Context, userID, username string) string {
-	switch mode := c.cfg.AllowFromMatchMode; {
-	case mode == "id":
+// sender is the sender's id as allowFrom is matched: the user id, with
+// the username or email after a "|" when allowFromMatchMode asks for it.
+func (c *Channel) sender(ctx context.Context, userID string) string {
+	var u struct{ Username, Email string }
+	if c.cfg.AllowFromMatchMode == "id" {
 		return userID
-	case mode == "username" && username != "":
-		return userID + "|" + username
-	}
-	var u struct {
-		Username string `json:"username"`
-		Email    string `json:"email"`
-	}
-	if err := c.api.call(ctx, http.MethodGet, "/users/"+userID, nil, &u); err != nil {
+	} else if err := c.api.call(ctx, http.MethodGet, "/users/"+userID, nil, &u); err != nil {
 		c.Log.Warn("mattermost user not found; matching allowFrom by id", "user", userID, "error", err)
 		return userID
-	}
-	if c.cfg.AllowFromMatchMode == "email" {
+	} else if c.cfg.AllowFromMatchMode == "email" {
 		return userID + "|" + strings.ToLower(u.Email)
 	}
 	return userID + "|" + u.Username

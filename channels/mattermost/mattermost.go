@@ -61,18 +61,17 @@ func New(deps channels.Deps) (*Channel, error) {
 func (c *Channel) Describe() string {
 	me := c.bot()
 	if me.ID == "" {
-		return "bot identity unknown (users/me failed; connecting)"
+		return "connecting"
 	}
 	return fmt.Sprintf("@%s (%s), groupPolicy %s", me.Username, me.ID, c.cfg.GroupPolicy)
 }
 
-// Start checks the token (users/me), then listens to the event stream in
-// the background. A refused token fails the start; a network error only
-// delays the stream, which asks again.
+// Start asks who the bot is, for the banner (a refused token fails the
+// start; the network only delays it), then listens to the event stream.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	c.Attach(publish)
-	if err := c.identify(ctx); isPermanent(sendError(err)) {
-		return fmt.Errorf("mattermost refused channels.mattermost.token (users/me): %w", err)
+	if err := c.identify(ctx); isPermanent(err) {
+		return err
 	} else if err != nil {
 		c.Log.Warn("mattermost users/me failed; asking again when the stream connects", "error", err)
 	}
@@ -85,12 +84,14 @@ func (c *Channel) Stop(ctx context.Context) error {
 	return c.loop.Stop(ctx, 10*time.Second, "mattermost event stream")
 }
 
-// identify asks who the bot is (GET /users/me).
+// identify asks who the bot is (GET /users/me); a refused token stops the channel.
 func (c *Channel) identify(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	var me user
-	if err := c.api.call(cctx, http.MethodGet, "/users/me", nil, &me); err != nil {
+	if err := c.api.call(cctx, http.MethodGet, "/users/me", nil, &me); isPermanent(err) {
+		return channels.Fatal(fmt.Errorf("mattermost refused channels.mattermost.token: %w", err))
+	} else if err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -104,12 +105,4 @@ func (c *Channel) bot() user {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.me
-}
-
-// preview is the start of a payload, for the log.
-func preview(raw []byte) string {
-	if len(raw) > 200 {
-		return string(raw[:200]) + "…"
-	}
-	return string(raw)
 }

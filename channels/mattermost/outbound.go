@@ -1,12 +1,9 @@
 package mattermost
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
-	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +51,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 
 // EditMessage implements channels.Editor: the streamed post is patched.
 func (c *Channel) EditMessage(ctx context.Context, _ protocol.Route, messageID, text string) error {
-	return sendError(c.api.call(ctx, http.MethodPut, "/posts/"+messageID+"/patch", map[string]string{"message": text}, nil))
+	return c.api.call(ctx, http.MethodPut, "/posts/"+messageID+"/patch", map[string]string{"message": text}, nil)
 }
 
 // StreamEvery implements channels.Editor: channels.mattermost.streaming.
@@ -66,8 +63,8 @@ func (c *Channel) StreamEvery() time.Duration {
 }
 
 // postMedia uploads a workspace file and posts it; a URL is posted as a
-// link. A file that is missing or too large becomes a line saying so, as in
-// nanobot, rather than failing the reply again and again.
+// link. A file that is missing, too large or refused becomes a line saying
+// so, as in nanobot, rather than failing the reply again and again.
 func (c *Channel) postMedia(ctx context.Context, out post, ref string) (string, error) {
 	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
 		out.Message = ref
@@ -75,49 +72,27 @@ func (c *Channel) postMedia(ctx context.Context, out post, ref string) (string, 
 	}
 	path, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
 	if why == "" {
-		var fileID string
-		if fileID, err = c.upload(ctx, out.ChannelID, path); err == nil {
-			out.FileIDs = []string{fileID}
-			return c.api.createPost(ctx, out)
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			var up struct {
+				FileInfos []struct{ ID string } `json:"file_infos"`
+			}
+			query := url.Values{"channel_id": {out.ChannelID}, "filename": {filepath.Base(path)}}.Encode()
+			err = c.api.send(ctx, http.MethodPost, "/files?"+query, f, "application/octet-stream", &up)
+			f.Close()
+			if err == nil && len(up.FileInfos) == 1 {
+				out.FileIDs = []string{up.FileInfos[0].ID}
+				return c.api.createPost(ctx, out)
+			}
 		}
-		if se := sendError(err); !isPermanent(se) {
-			return "", se
+		if err != nil && !isPermanent(err) {
+			return "", err
 		}
 		why = "refused by Mattermost"
 	}
 	c.Log.Warn("mattermost attachment not sent", "file", path, "why", why, "error", err)
 	out.Message = "[attachment: " + filepath.Base(path) + " - send failed]"
 	return c.api.createPost(ctx, out)
-}
-
-// upload is POST /files (multipart: channel_id, files); it returns the file's id.
-func (c *Channel) upload(ctx context.Context, channelID, path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("channel_id", channelID)
-	fw, err := mw.CreateFormFile("files", filepath.Base(path))
-	if err == nil {
-		_, err = io.Copy(fw, bytes.NewReader(data))
-	}
-	if err != nil || mw.Close() != nil {
-		return "", fmt.Errorf("mattermost upload %s: %w", path, err)
-	}
-	rc, err := c.api.open(ctx, http.MethodPost, "/files", &body, mw.FormDataContentType())
-	if err != nil {
-		return "", err
-	}
-	defer rc.Close()
-	var out struct {
-		FileInfos []struct{ ID string } `json:"file_infos"`
-	}
-	if err := decodeJSON(rc, &out); err != nil || len(out.FileInfos) == 0 {
-		return "", fmt.Errorf("mattermost upload %s: no file_infos in the answer (%v)", path, err)
-	}
-	return out.FileInfos[0].ID, nil
 }
 
 // SendTyping implements channels.Typer (POST /users/{bot}/typing).

@@ -16,31 +16,20 @@ import (
 
 // client calls Mattermost's REST API v4 with the bot's token.
 type client struct {
-	base  string // serverUrl without a trailing slash
-	token string
-	hc    *http.Client
+	base, token string // base: serverUrl without a trailing slash
+	hc          *http.Client
 }
 
-// apiError is Mattermost's error answer ({"id", "message", "status_code"}).
-type apiError struct {
-	Status     int    `json:"status_code"`
-	ID         string `json:"id"`
-	Message    string `json:"message"`
-	retryAfter time.Duration
-}
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.ID, e.Message) }
-
-// open makes a request and hands back the answer's body on a 2xx.
+// open makes a request and hands back the answer's body on a 2xx. A
+// refusal the same request meets again (4xx) is a permanent SendError, a
+// 429 one that waits as Mattermost asks; 5xx and the network are retried.
 func (c *client) open(ctx context.Context, method, path string, body io.Reader, contentType string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api/v4"+path, body)
 	if err != nil {
 		return nil, fmt.Errorf("mattermost %s %s: %w", method, path, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
+	req.Header.Set("Content-Type", contentType)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("mattermost %s %s: %w", method, path, err)
@@ -49,29 +38,35 @@ func (c *client) open(ctx context.Context, method, path string, body io.Reader, 
 		return resp.Body, nil
 	}
 	defer resp.Body.Close()
-	e := &apiError{}
-	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(e)
-	e.Status = resp.StatusCode
-	for _, h := range []string{"Retry-After", "X-Ratelimit-Reset"} {
-		if s, err := strconv.Atoi(resp.Header.Get(h)); err == nil && e.retryAfter == 0 {
-			e.retryAfter = time.Duration(max(s, 1)) * time.Second
-		}
+	var answer struct{ ID, Message string } // Mattermost's error body
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&answer)
+	err = fmt.Errorf("mattermost %s %s: %d %s: %s", method, path, resp.StatusCode, answer.ID, answer.Message)
+	switch s := resp.StatusCode; {
+	case s == http.StatusTooManyRequests:
+		wait, _ := strconv.Atoi(resp.Header.Get("X-Ratelimit-Reset")) // seconds
+		return nil, &channels.SendError{Err: err, RetryAfter: time.Duration(max(wait, 1)) * time.Second}
+	case s >= 400 && s < 500 && s != http.StatusRequestTimeout:
+		return nil, &channels.SendError{Err: err, Permanent: true}
 	}
-	return nil, fmt.Errorf("mattermost %s %s: %w", method, path, e)
+	return nil, err
 }
 
 // call sends in as JSON (nil: no body) and decodes the answer into out (nil: dropped).
 func (c *client) call(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
-	ctype := ""
 	if in != nil {
 		raw, err := json.Marshal(in)
 		if err != nil {
 			return err
 		}
-		body, ctype = bytes.NewReader(raw), "application/json"
+		body = bytes.NewReader(raw)
 	}
-	rc, err := c.open(ctx, method, path, body, ctype)
+	return c.send(ctx, method, path, body, "application/json", out)
+}
+
+// send sends body and decodes the answer into out (nil: dropped).
+func (c *client) send(ctx context.Context, method, path string, body io.Reader, contentType string, out any) error {
+	rc, err := c.open(ctx, method, path, body, contentType)
 	if err != nil {
 		return err
 	}
@@ -79,14 +74,10 @@ func (c *client) call(ctx context.Context, method, path string, in, out any) err
 	if out == nil {
 		return nil
 	}
-	if err := decodeJSON(rc, out); err != nil {
+	if err := json.NewDecoder(io.LimitReader(rc, 8<<20)).Decode(out); err != nil {
 		return fmt.Errorf("mattermost %s %s: the answer is not JSON: %w", method, path, err)
 	}
 	return nil
-}
-
-func decodeJSON(r io.Reader, out any) error {
-	return json.NewDecoder(io.LimitReader(r, 8<<20)).Decode(out)
 }
 
 // isPermanent: delivery would meet the same refusal again.
@@ -95,24 +86,7 @@ func isPermanent(err error) bool {
 	return errors.As(err, &se) && se.Permanent
 }
 
-// sendError tells delivery how to treat a failed call: a 429 waits as
-// Mattermost asks; a refusal the same request meets again (a bad token, no
-// permission, a deleted channel, a bad request) is permanent; 5xx and the
-// network are retried.
-func sendError(err error) error {
-	var e *apiError
-	switch {
-	case err == nil || !errors.As(err, &e):
-		return err
-	case e.Status == http.StatusTooManyRequests:
-		return &channels.SendError{Err: err, RetryAfter: max(e.retryAfter, time.Second)}
-	case e.Status >= 400 && e.Status < 500 && e.Status != http.StatusRequestTimeout:
-		return &channels.SendError{Err: err, Permanent: true}
-	}
-	return err
-}
-
-// post is the part of a Mattermost post the channel reads.
+// post is the part of a Mattermost post the channel reads and writes.
 type post struct {
 	ID        string         `json:"id,omitempty"`
 	UserID    string         `json:"user_id,omitempty"`
@@ -127,9 +101,6 @@ type post struct {
 
 // createPost is POST /posts; it returns the new post's id.
 func (c *client) createPost(ctx context.Context, p post) (string, error) {
-	var out post
-	if err := c.call(ctx, http.MethodPost, "/posts", p, &out); err != nil {
-		return "", sendError(err)
-	}
-	return out.ID, nil
+	err := c.call(ctx, http.MethodPost, "/posts", p, &p)
+	return p.ID, err
 }

@@ -45,7 +45,7 @@ func (c *Channel) connect(ctx context.Context) error {
 			}
 			switch err := json.Unmarshal(raw, &m); {
 			case err != nil:
-				c.Log.Warn("mattermost websocket frame dropped: not JSON", "frame", preview(raw))
+				c.Log.Warn("mattermost websocket frame dropped: not JSON", "bytes", len(raw))
 			case m.Event == "" && m.SeqReply == 1 && m.Status != "OK":
 				return channels.Fatal(errors.New("mattermost refused channels.mattermost.token (authentication_challenge)"))
 			case m.Event != "":

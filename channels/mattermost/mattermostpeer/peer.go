@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nanobot-durable/nanobot/channels/peerkit"
@@ -78,6 +79,7 @@ type Peer struct {
 	held      chan struct{}
 	release   chan struct{}
 	ws        wsState
+	refuse    atomic.Bool // the socket refuses the token
 }
 
 // New starts the peer on 127.0.0.1; it stops when the test ends.
@@ -398,28 +400,20 @@ func (p *Peer) user(w http.ResponseWriter, r *http.Request, _ []byte) {
 	peerkit.WriteJSON(w, http.StatusOK, map[string]any{"id": u.ID, "username": u.Username, "email": u.Username + "@example.com"})
 }
 
-// upload is POST /api/v4/files: multipart with channel_id and files.
+// upload is POST /api/v4/files, the documented form with channel_id and
+// filename in the query and the file's bytes as the body.
 func (p *Peer) upload(w http.ResponseWriter, r *http.Request, body []byte) {
-	r.Body = io.NopCloser(strings.NewReader(string(body)))
-	if err := r.ParseMultipartForm(32 << 20); err != nil || r.FormValue("channel_id") == "" {
+	q := r.URL.Query()
+	if q.Get("channel_id") == "" || q.Get("filename") == "" {
 		apiError(w, http.StatusBadRequest, "api.file.upload_file.incorrect_number_of_files.app_error", "Unable to upload files.")
 		return
 	}
-	var infos []map[string]any
-	for _, fh := range r.MultipartForm.File["files"] {
-		f, err := fh.Open()
-		if err != nil {
-			continue
-		}
-		data, _ := io.ReadAll(f)
-		_ = f.Close()
-		p.mu.Lock()
-		id := p.idLocked("file")
-		p.files[id] = file{name: fh.Filename, data: data}
-		p.mu.Unlock()
-		infos = append(infos, map[string]any{"id": id, "name": fh.Filename, "size": len(data)})
-	}
-	peerkit.WriteJSON(w, http.StatusCreated, map[string]any{"file_infos": infos, "client_ids": []string{}})
+	p.mu.Lock()
+	id := p.idLocked("file")
+	p.files[id] = file{name: q.Get("filename"), data: body}
+	p.mu.Unlock()
+	info := map[string]any{"id": id, "name": q.Get("filename"), "size": len(body)}
+	peerkit.WriteJSON(w, http.StatusCreated, map[string]any{"file_infos": []any{info}, "client_ids": []string{}})
 }
 
 func (p *Peer) fileInfo(w http.ResponseWriter, r *http.Request, _ []byte) {

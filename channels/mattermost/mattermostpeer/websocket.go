@@ -34,7 +34,7 @@ func (p *Peer) websocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	if r.Header.Get("Authorization") != "Bearer "+Token && !p.challenge(conn) {
+	if (r.Header.Get("Authorization") != "Bearer "+Token || p.refuse.Load()) && !p.challenge(conn) {
 		conn.Close(1008, "not authenticated")
 		return
 	}
@@ -75,7 +75,7 @@ func (p *Peer) challenge(conn *peerkit.Socket) bool {
 	if err := conn.ReadJSON(&msg); err != nil {
 		return false
 	}
-	if msg.Action != "authentication_challenge" || msg.Data["token"] != Token {
+	if msg.Action != "authentication_challenge" || msg.Data["token"] != Token || p.refuse.Load() {
 		_ = conn.Send(map[string]any{"status": "FAIL", "seq_reply": msg.Seq,
 			"error": map[string]any{"id": "api.web_socket_router.not_authenticated.app_error", "message": "Not authenticated."}})
 		return false
@@ -151,6 +151,9 @@ func (p *Peer) Forget() {
 	defer p.mu.Unlock()
 	p.ws.sessions = map[string]*session{}
 }
+
+// RefuseSocket makes the socket refuse the token from now on (a revoked bot token).
+func (p *Peer) RefuseSocket() { p.refuse.Store(true) }
 
 // Connected tells whether a connection is open and authenticated.
 func (p *Peer) Connected() bool {
