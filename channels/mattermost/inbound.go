@@ -16,12 +16,11 @@ import (
 )
 
 // posted is a "posted" event's data: the post as a JSON string, the
-// channel's type (D: a DM), the team, the mentioned user ids.
+// channel's type (D: a DM) and its team.
 type posted struct {
 	ChannelType string `json:"channel_type"`
 	Post        string `json:"post"`
 	TeamID      string `json:"team_id"`
-	Mentions    string `json:"mentions"`
 }
 
 // Mattermost ids are 26 lower-case letters and digits.
@@ -108,7 +107,7 @@ func (c *Channel) skipReason(ev posted, p post, bot user) string {
 		}
 		return "channel not in channels.mattermost.groupAllowFrom"
 	}
-	if bot.ID == "" || (!strings.Contains(ev.Mentions, bot.ID) && !mentionPattern(bot.Username).MatchString(p.Message)) {
+	if bot.ID == "" || !mentionPattern(bot.Username).MatchString(p.Message) {
 		return "not addressed to the bot (groupPolicy mention)"
 	}
 	return ""
