@@ -75,6 +75,7 @@ func TestDirectMessageIsTakenIn(t *testing.T) {
 func TestChannelPostsNeedAMention(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Say(alice, town, "", "just chatting about @"+mattermostpeer.BotName+"s")
+	h.peer.Say(alice, town, "", "mail ops@"+mattermostpeer.BotName+" about it")
 	id := h.peer.Say(alice, town, "", "@"+mattermostpeer.BotName+" what time is it?")
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, "what time is it?", got.Content)

@@ -259,7 +259,7 @@ func (p *Peer) broadcastPosted(post *Post, sender string) {
 	p.broadcast("posted", data, post.ChannelID)
 }
 
-// React sends a user's reaction_added event.
+// React sends a reaction_added event of a user's reaction.
 func (p *Peer) React(from User, postID, emoji string) {
 	p.mu.Lock()
 	channelID := p.byID[postID].ChannelID
@@ -442,13 +442,15 @@ func (p *Peer) react(w http.ResponseWriter, _ *http.Request, body []byte) {
 	}
 	_ = json.Unmarshal(body, &in)
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if in.UserID != BotID || p.byID[in.PostID] == nil || in.EmojiName == "" {
+		p.mu.Unlock()
 		apiError(w, http.StatusBadRequest, "api.context.invalid_body_param.app_error", "Invalid or missing reaction in request body.")
 		return
 	}
 	p.reactions[in.PostID] = append(p.reactions[in.PostID], "+"+in.EmojiName)
+	p.mu.Unlock()
 	peerkit.WriteJSON(w, http.StatusOK, in)
+	p.React(Bot, in.PostID, in.EmojiName) // Mattermost tells every member, the bot too
 }
 
 func (p *Peer) unreact(w http.ResponseWriter, r *http.Request, _ []byte) {
