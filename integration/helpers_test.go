@@ -87,6 +87,24 @@ func answering(replies map[string]string) *modeltest.Server {
 	})
 }
 
+// noteTaker is the model of the channel conversation tests: a message with
+// "hi from <channel>" is answered with hello; "save a note" writes note.txt
+// holding "from <channel>", then says so.
+func noteTaker(channel, hello string) *modeltest.Server {
+	return modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == "tool":
+			return modeltest.Text("Saved it to note.txt.")
+		case strings.Contains(last.Content, "save a note"):
+			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from ` + channel + `"}`})
+		case strings.Contains(last.Content, "hi from "+channel):
+			return modeltest.Text(hello)
+		}
+		return modeltest.Text("Hello again.")
+	})
+}
+
 // embeddedEnv is a newcomer's environment for home: no TEMPORAL_ADDRESS, so nanobot starts
 // temporal-dev itself (found on PATH), on free ports; it returns the env and the Web UI port.
 func embeddedEnv(t *testing.T, home *testenv.Home, extra ...string) ([]string, int) {

@@ -69,18 +69,7 @@ func mmPosted(t *testing.T, peer *mattermostpeer.Peer, channel, root, text strin
 // post without a mention is left alone; a mention gets a tool round trip
 // and its answer in a thread under it, the thread's own session.
 func TestMattermostGatewayConversation(t *testing.T) {
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "tool":
-			return modeltest.Text("Saved it to note.txt.")
-		case strings.Contains(last.Content, "save a note"):
-			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from mattermost"}`})
-		case strings.Contains(last.Content, "hi from mattermost"):
-			return modeltest.Text("Hello, **Mattermost**.")
-		}
-		return modeltest.Text("Hello again.")
-	})
+	model := noteTaker("mattermost", "Hello, **Mattermost**.")
 	defer model.Close()
 	peer, home, env, logs := startMattermost(t, model, nil, nil)
 	require.Contains(t, logs.String(), "  mattermost: @"+mattermostpeer.BotName)

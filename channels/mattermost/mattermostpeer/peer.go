@@ -5,7 +5,7 @@
 // event stream — the authentication_challenge, hello with its
 // connection_id, events numbered by seq, and a reconnect naming
 // connection_id and sequence_number replaying what the client missed. It
-// records what the bot did and can drop the socket or hold a post.
+// records what the bot did and can drop the socket.
 package mattermostpeer
 
 import (
@@ -74,10 +74,6 @@ type Peer struct {
 	reactions map[string][]string // post id → "+emoji" / "-emoji" by the bot, in order
 	rec       peerkit.Recorder
 	nextID    int
-	holdAt    int // the POST /posts to hold (1-based), 0: none
-	postsSeen int
-	held      chan struct{}
-	release   chan struct{}
 	ws        wsState
 	refuse    atomic.Bool // the socket refuses the token
 }
@@ -86,7 +82,7 @@ type Peer struct {
 func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, channels: map[string]string{}, users: map[string]User{BotID: Bot}, byID: map[string]*Post{}, files: map[string]file{},
-		reactions: map[string][]string{}, release: make(chan struct{})}
+		reactions: map[string][]string{}}
 	p.ws.sessions = map[string]*session{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v4/websocket", p.websocket)
@@ -111,7 +107,6 @@ func New(t testing.TB) *Peer {
 	})
 	p.srv = httptest.NewServer(p.rec.Wrap(mux))
 	t.Cleanup(func() {
-		p.Release()
 		p.Drop()
 		p.srv.Close()
 	})
@@ -143,26 +138,6 @@ func (p *Peer) File(id string) (name string, data []byte, ok bool) {
 	defer p.mu.Unlock()
 	f, ok := p.files[id]
 	return f.name, f.data, ok
-}
-
-// HoldPost keeps the n-th POST /posts (from 1) unanswered until Release;
-// the returned channel closes when it arrives.
-func (p *Peer) HoldPost(n int) <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.holdAt, p.held = n, make(chan struct{})
-	return p.held
-}
-
-// Release answers the held post.
-func (p *Peer) Release() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case <-p.release:
-	default:
-		close(p.release)
-	}
 }
 
 // Posts are the bot's posts in a channel, in order.
@@ -281,7 +256,7 @@ func (p *Peer) postJSONLocked(post *Post) map[string]any {
 
 // createPost is POST /api/v4/posts: the bot's post, sent back to it as a
 // "posted" event as Mattermost does.
-func (p *Peer) createPost(w http.ResponseWriter, r *http.Request, body []byte) {
+func (p *Peer) createPost(w http.ResponseWriter, _ *http.Request, body []byte) {
 	var in struct {
 		ChannelID string         `json:"channel_id"`
 		Message   string         `json:"message"`
@@ -294,24 +269,11 @@ func (p *Peer) createPost(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	p.mu.Lock()
-	_, known := p.channels[in.ChannelID]
-	p.postsSeen++
-	hold := p.postsSeen == p.holdAt
-	held, release := p.held, p.release
-	p.mu.Unlock()
-	if !known {
+	if _, known := p.channels[in.ChannelID]; !known {
+		p.mu.Unlock()
 		apiError(w, http.StatusForbidden, "api.context.permissions.app_error", "You do not have the appropriate permissions.")
 		return
 	}
-	if hold {
-		close(held)
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return // the client went away: the post was never made
-		}
-	}
-	p.mu.Lock()
 	post := &Post{ID: p.idLocked("post"), ChannelID: in.ChannelID, UserID: BotID, RootID: in.RootID, Message: in.Message, FileIDs: in.FileIDs, Props: in.Props}
 	p.addLocked(post)
 	out := p.postJSONLocked(post)
