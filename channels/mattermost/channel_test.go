@@ -265,3 +265,12 @@ func TestARefusedTokenStopsTheChannel(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	require.False(t, h.Ch.Connected())
 }
+
+// allowFromMatchMode username: the sender is "id|username", which allowFrom
+// matches by either part.
+func TestAllowFromMatchModeUsername(t *testing.T) {
+	h := startHarness(t, map[string]any{"allowFromMatchMode": "username"})
+	h.peer.Say(alice, dm, "", "who am I?")
+	require.Equal(t, alice.ID+"|alice", h.WaitPublished(1)[0].Route.SenderID)
+	require.True(t, channels.AllowFrom{"alice"}.Allows(h.Published()[0].Route.SenderID))
+}

@@ -39,7 +39,7 @@ type Channel struct {
 
 	mu      sync.Mutex
 	me      user
-	threads map[string]bool // threads whose context the model was given
+	threads *channels.RecentKeys // threads whose context the model was given
 }
 
 // New builds the channel from config; it connects in Start.
@@ -51,7 +51,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if keys := cfg.Lacking(); len(keys) > 0 {
 		return nil, fmt.Errorf("%s is not set", strings.Join(keys, " and "))
 	}
-	c := &Channel{cfg: cfg, workspace: deps.Workspace, threads: map[string]bool{},
+	c := &Channel{cfg: cfg, workspace: deps.Workspace, threads: channels.NewRecentKeys(1024),
 		api: &client{base: strings.TrimRight(cfg.ServerURL, "/"), token: cfg.Token, hc: &http.Client{Timeout: 2 * callTimeout}}}
 	c.Init(Name, deps.Log, deps.SeenSet("mattermost-events", 4096, deps.StateFile("mattermost-seen.json")))
 	return c, nil

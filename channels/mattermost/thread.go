@@ -12,13 +12,8 @@ import (
 // withThreadContext gives the model, the first time the bot is addressed
 // in a thread, the thread's last posts before this one, as nanobot does.
 func (c *Channel) withThreadContext(ctx context.Context, p post, text, botID string) string {
-	key := p.ChannelID + ":" + p.RootID
-	c.mu.Lock()
-	given := c.threads[key]
-	c.threads[key] = true
-	c.mu.Unlock()
-	if given {
-		return text
+	if c.threads.Add(p.ChannelID + ":" + p.RootID) {
+		return text // given before
 	}
 	var thread struct {
 		Order []string        `json:"order"`
