@@ -215,3 +215,14 @@ func Serve(ctx context.Context, addr string, o Options, open func(*Conn) error, 
 		}
 	}
 }
+
+// SetReadTimeout changes the read deadline from now on (0: none), for a
+// protocol whose handshake is bounded and whose heartbeat then tells a dead link.
+func (c *Conn) SetReadTimeout(d time.Duration) {
+	c.opts.ReadTimeout = d
+	if d == 0 {
+		_ = c.ws.SetReadDeadline(time.Time{})
+		return
+	}
+	c.alive()
+}
