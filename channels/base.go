@@ -26,7 +26,7 @@ type Base struct {
 	publish Publish
 
 	connected atomic.Bool
-	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 while down
+	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 once Reconnect read it
 	lastEvent atomic.Int64 // unix nanoseconds
 }
 
@@ -61,17 +61,15 @@ func (b *Base) Up() {
 }
 
 // Down records that the connection was lost (or closed).
-func (b *Base) Down() {
-	b.connected.Store(false)
-	b.upSince.Store(0)
-}
+func (b *Base) Down() { b.connected.Store(false) }
 
 // Connected implements Connector.
 func (b *Base) Connected() bool { return b.connected.Load() }
 
-// upFor is how long the connection has been up (0 while down).
+// upFor is how long the last connection was up, if one was since the
+// last call (0: none); Reconnect asks it once per connection.
 func (b *Base) upFor() time.Duration {
-	since := b.upSince.Load()
+	since := b.upSince.Swap(0)
 	if since == 0 {
 		return 0
 	}
