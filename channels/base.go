@@ -110,13 +110,7 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 		b.Log.Info(b.name+" message redelivered; already taken in", "key", key, "chat", msg.Route.ChatID)
 		return ErrDuplicate
 	}
-	b.mu.Lock()
-	publish := b.publish
-	b.mu.Unlock()
-	err := errors.New("the channel is not started")
-	if publish != nil {
-		err = publish(ctx, msg, admitted)
-	}
+	err := b.Publish(ctx, msg, admitted)
 	if err == nil || errors.Is(err, ErrRefused) || errors.Is(err, ErrHandled) {
 		if key != "" && b.seen != nil {
 			b.seen.Done(key)
@@ -129,6 +123,19 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 	b.Log.Error(b.name+" message could not be handed to the agent; it is taken in again when it comes back",
 		"key", key, "chat", msg.Route.ChatID, "sender", msg.Route.SenderID, "error", err)
 	return fmt.Errorf("%s message %s: %w", b.name, key, err)
+}
+
+// Publish hands msg to the manager as it is, outside the loss rule: for
+// an event the channel answers on the platform itself (a button press
+// told it was refused), which tells ErrRefused from success.
+func (b *Base) Publish(ctx context.Context, msg protocol.Inbound, admitted Admitted) error {
+	b.mu.Lock()
+	publish := b.publish
+	b.mu.Unlock()
+	if publish == nil {
+		return errors.New("the channel is not started")
+	}
+	return publish(ctx, msg, admitted)
 }
 
 // Handed reports whether TakeIn is done with the event (taken, refused,
