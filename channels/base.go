@@ -26,7 +26,7 @@ type Base struct {
 	publish Publish
 
 	connected atomic.Bool
-	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 while down
+	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 once Reconnect read it
 	lastEvent atomic.Int64 // unix nanoseconds
 }
 
@@ -61,17 +61,15 @@ func (b *Base) Up() {
 }
 
 // Down records that the connection was lost (or closed).
-func (b *Base) Down() {
-	b.connected.Store(false)
-	b.upSince.Store(0)
-}
+func (b *Base) Down() { b.connected.Store(false) }
 
 // Connected implements Connector.
 func (b *Base) Connected() bool { return b.connected.Load() }
 
-// upFor is how long the connection has been up (0 while down).
+// upFor is how long the last connection was up, if one was since the
+// last call (0: none); Reconnect asks it once per connection.
 func (b *Base) upFor() time.Duration {
-	since := b.upSince.Load()
+	since := b.upSince.Swap(0)
 	if since == 0 {
 		return 0
 	}
@@ -112,13 +110,7 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 		b.Log.Info(b.name+" message redelivered; already taken in", "key", key, "chat", msg.Route.ChatID)
 		return ErrDuplicate
 	}
-	b.mu.Lock()
-	publish := b.publish
-	b.mu.Unlock()
-	err := errors.New("the channel is not started")
-	if publish != nil {
-		err = publish(ctx, msg, admitted)
-	}
+	err := b.Publish(ctx, msg, admitted)
 	if err == nil || errors.Is(err, ErrRefused) || errors.Is(err, ErrHandled) {
 		if key != "" && b.seen != nil {
 			b.seen.Done(key)
@@ -131,6 +123,19 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 	b.Log.Error(b.name+" message could not be handed to the agent; it is taken in again when it comes back",
 		"key", key, "chat", msg.Route.ChatID, "sender", msg.Route.SenderID, "error", err)
 	return fmt.Errorf("%s message %s: %w", b.name, key, err)
+}
+
+// Publish hands msg to the manager as it is, outside the loss rule: for
+// an event the channel answers on the platform itself (a button press
+// told it was refused), which tells ErrRefused from success.
+func (b *Base) Publish(ctx context.Context, msg protocol.Inbound, admitted Admitted) error {
+	b.mu.Lock()
+	publish := b.publish
+	b.mu.Unlock()
+	if publish == nil {
+		return errors.New("the channel is not started")
+	}
+	return publish(ctx, msg, admitted)
 }
 
 // Handed reports whether TakeIn is done with the event (taken, refused,

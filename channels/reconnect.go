@@ -69,8 +69,8 @@ func (b *Base) Reconnect(ctx context.Context, bo Backoff, connect func(ctx conte
 	delay := bo.Min
 	for ctx.Err() == nil {
 		err := connect(ctx)
-		upFor := b.upFor()
 		b.Down()
+		upFor := b.upFor()
 		if ctx.Err() != nil {
 			return
 		}

@@ -21,7 +21,7 @@ import (
 
 // Env is what a channel is built with in a test: its deps over a config
 // holding its block, a home and a workspace of their own, and a debug log
-// kept in Logs (printed when the test fails).
+// kept in Logs (printed when the test fails) that masks Secrets.
 type Env struct {
 	channels.Deps
 	Logs *testenv.SyncBuffer
@@ -35,8 +35,9 @@ func NewEnv(t testing.TB, channel string, block map[string]any) Env {
 	require.NoError(t, err)
 	logs := &testenv.SyncBuffer{}
 	cfg := ConfigWith(t, channel, string(raw))
-	return Env{Logs: logs, Deps: channels.Deps{Config: cfg, Workspace: t.TempDir(), Home: t.TempDir(),
-		Secrets: &secrets.Set{}, Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}}
+	mask := secrets.FromConfig(nil, nil)
+	log := slog.New(secrets.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}), mask))
+	return Env{Logs: logs, Deps: channels.Deps{Config: cfg, Workspace: t.TempDir(), Home: t.TempDir(), Secrets: mask, Log: log}}
 }
 
 // Merge is block with over's keys put over it (a test's settings over the

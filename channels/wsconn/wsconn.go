@@ -35,6 +35,17 @@ type Options struct {
 	Proxy func(*http.Request) (*url.URL, error)
 }
 
+// DialError is a handshake the server answered with a refusal; its
+// headers may say why (Feishu's Handshake-Status).
+type DialError struct {
+	Status int
+	Header http.Header
+	Err    error
+}
+
+func (e *DialError) Error() string { return fmt.Sprintf("websocket dial: HTTP %d: %v", e.Status, e.Err) }
+func (e *DialError) Unwrap() error { return e.Err }
+
 // Conn is one open socket. Reads are the caller's loop; writes, pings and
 // heartbeats may come from any goroutine.
 type Conn struct {
@@ -65,7 +76,7 @@ func Dial(ctx context.Context, addr string, o Options) (*Conn, error) {
 	}
 	if err != nil {
 		if resp != nil {
-			return nil, fmt.Errorf("websocket dial: HTTP %d: %w", resp.StatusCode, err)
+			return nil, &DialError{Status: resp.StatusCode, Header: resp.Header, Err: err}
 		}
 		return nil, fmt.Errorf("websocket dial: %w", err)
 	}
@@ -214,4 +225,15 @@ func Serve(ctx context.Context, addr string, o Options, open func(*Conn) error, 
 			return err
 		}
 	}
+}
+
+// SetReadTimeout changes the read deadline from now on (0: none), for a
+// protocol whose handshake is bounded and whose heartbeat then tells a dead link.
+func (c *Conn) SetReadTimeout(d time.Duration) {
+	c.opts.ReadTimeout = d
+	if d == 0 {
+		_ = c.ws.SetReadDeadline(time.Time{})
+		return
+	}
+	c.alive()
 }
