@@ -11,6 +11,7 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/feishu"
 	_ "github.com/nanobot-durable/nanobot/channels/matrix"
 	_ "github.com/nanobot-durable/nanobot/channels/qq"
+	_ "github.com/nanobot-durable/nanobot/channels/signal"
 	_ "github.com/nanobot-durable/nanobot/channels/slack"
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"
 	_ "github.com/nanobot-durable/nanobot/channels/web"

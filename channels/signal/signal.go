@@ -1,0 +1,137 @@
+// Package signal is the Signal channel, through signal-cli's HTTP daemon
+// as nanobot has it: received messages from the daemon's Server-Sent
+// Events stream (GET /api/v1/events, resumed by Last-Event-ID), replies,
+// files and typing through its JSON-RPC endpoint (POST /api/v1/rpc).
+// Direct messages and groups follow nanobot's dm and group policies.
+package signal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "signal"
+
+// callTimeout bounds one JSON-RPC call.
+const callTimeout = 60 * time.Second
+
+// Channel is one signal-cli account, served by its daemon.
+type Channel struct {
+	cfg       Config
+	workspace string
+	log       *slog.Logger
+	rpc       *rpcClient
+	events    *http.Client // the stream: no overall timeout, a read watchdog instead
+	seen      channels.SeenKeys
+	groups    *groupBuffers
+	self      *accountIDs
+
+	up atomic.Bool
+
+	mu         sync.Mutex
+	lastID     string // the last event handed over
+	lastIDFile string
+	publish    channels.Publish
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+}
+
+// New builds the channel from config; it connects in Start.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := readConfig(deps.Config)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.PhoneNumber == "" {
+		return nil, errors.New("channels.signal.phoneNumber is not set")
+	}
+	if cfg.AttachmentsDir == "" {
+		home, _ := os.UserHomeDir()
+		cfg.AttachmentsDir = filepath.Join(home, ".local", "share", "signal-cli", "attachments")
+	}
+	lastIDFile := deps.StateFile("signal-last-event")
+	if lastIDFile != "" {
+		if err := os.MkdirAll(filepath.Dir(lastIDFile), 0o700); err != nil {
+			return nil, fmt.Errorf("signal state: %w", err)
+		}
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Channel{
+		cfg: cfg, workspace: deps.Workspace, log: log.With("channel", Name),
+		rpc:        &rpcClient{base: cfg.daemonURL(), http: &http.Client{Timeout: callTimeout}},
+		events:     &http.Client{},
+		seen:       deps.SeenSet("signal-messages", 4096, deps.StateFile("signal-seen.json")),
+		groups:     newGroupBuffers(cfg.GroupMessageBufferSize),
+		self:       newAccountIDs(cfg.PhoneNumber),
+		lastIDFile: lastIDFile,
+	}, nil
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return Name }
+
+// Connected implements channels.Connector: the event stream is open.
+func (c *Channel) Connected() bool { return c.up.Load() }
+
+// Describe tells the gateway banner which account this is.
+func (c *Channel) Describe() string {
+	groups := "off"
+	if c.cfg.Group.Enabled {
+		groups = c.cfg.Group.Policy
+	}
+	dms := "off"
+	if c.cfg.DM.Enabled {
+		dms = c.cfg.DM.Policy
+	}
+	return fmt.Sprintf("%s via signal-cli at %s (dm: %s, groups: %s)", c.cfg.PhoneNumber, c.cfg.daemonURL(), dms, groups)
+}
+
+// Start subscribes to the daemon's events in the background; a daemon not
+// running yet is retried, as in nanobot.
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.publish, c.cancel = publish, cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.receive(runCtx) }()
+	return nil
+}
+
+// Stop implements channels.Channel: the stream closes, the handler ends.
+func (c *Channel) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	cancel := c.cancel
+	c.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("signal channel did not stop in time: %w", ctx.Err())
+	}
+}
+
+// callCtx bounds a call the channel makes on its own behalf.
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, callTimeout)
+}
