@@ -184,8 +184,8 @@ func TestAllowFromVariants(t *testing.T) {
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
 	for block, want := range map[string]string{
-		`{"enabled":true,"phoneNumber":"+1","dm":{"policy":"pairing"}}`: `channels.signal.dm.policy "pairing"`,
-		`{"enabled":true,"phoneNumber":"+1","daemonPort":0}`:            "channels.signal.daemonPort 0",
+		`{"enabled":true,"phoneNumber":"+1","dm":{"policy":"pairing"}}`:  `channels.signal.dm.policy "pairing"`,
+		`{"enabled":true,"phoneNumber":"+1","daemonPort":0}`:             "channels.signal.daemonPort 0",
 		`{"enabled":true,"phoneNumber":"+1","groupMessageBufferSize":0}`: "channels.signal.groupMessageBufferSize 0",
 	} {
 		cfg := channeltest.ConfigWith(t, Name, block)

@@ -1,10 +1,13 @@
 package signal
 
-import "github.com/nanobot-durable/nanobot/channels"
+import (
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
+)
 
-// format is how Signal shows a reply: plain text with text styles
-// (markdown.Signal, rendered by SendPart since styles travel beside the text).
-var format = channels.Format{Hint: channels.ChatAppHint}
+// format is how Signal shows a reply: plain text, with text styles that
+// SendPart sends beside it (markdown.Signal).
+var format = channels.Format{Markdown: func(md string) string { text, _ := markdown.Signal(md); return text }, Hint: channels.ChatAppHint}
 
 // The Signal channel: channels.signal in config.json.
 func init() {
