@@ -2,10 +2,8 @@ package signal
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,78 +18,85 @@ import (
 var alice, bob = signalpeer.Alice, signalpeer.Bob
 
 func TestDirectMessageInReplyOut(t *testing.T) {
-	h := start(t, signalpeer.New(t), nil, nil)
-	ts := h.peer.DM(alice, "hello bot")
+	peer := signalpeer.New(t)
+	h := start(t, peer, nil)
+	ts := peer.DM(alice, "hello bot")
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, "hello bot", got.Content)
 	require.False(t, got.Group)
+	require.Nil(t, got.Scope, "the chat's own session, as in nanobot")
 	require.Equal(t, alice.Number, got.Route.ChatID, "a direct chat is named by the number")
 	require.Equal(t, alice.Number+"|"+alice.UUID, got.Route.SenderID, "nanobot's number|uuid")
 	require.Equal(t, time.UnixMilli(ts), got.SentAt)
 
-	require.NoError(t, h.ch.Send(context.Background(), channels.Reply{Route: got.Route, Text: "Hi **Alice**, see `x`.", Kind: protocol.ReplyAnswer}))
-	sent := h.peer.Sent(alice.Number)
+	require.NoError(t, h.Ch.Send(context.Background(), channels.Reply{Route: got.Route, Text: "Hi **Alice**, see `x`.", Kind: protocol.ReplyAnswer}))
+	sent := peer.Sent(alice.Number)
 	require.Len(t, sent, 1)
 	require.Equal(t, "Hi Alice, see x.", sent[0].Message)
 	require.Equal(t, []string{"3:5:BOLD", "14:1:MONOSPACE"}, sent[0].TextStyle)
 
-	require.NoError(t, h.ch.SendTyping(context.Background(), got.Route))
-	require.Contains(t, h.peer.Typing(), signalpeer.Typing{Recipient: alice.Number})
-	require.Contains(t, h.peer.Methods(), "updateConfiguration", "typing indicators are turned on, as in nanobot")
+	require.NoError(t, h.Ch.SendTyping(context.Background(), got.Route))
+	require.Contains(t, peer.Typing(), signalpeer.Typing{Recipient: alice.Number})
+	require.Contains(t, peer.Methods(), "updateConfiguration", "typing indicators are turned on, as in nanobot")
 }
 
 func TestGroupPolicy(t *testing.T) {
-	h := start(t, signalpeer.New(t), nil, nil)
-	h.peer.Group(bob, "just chatting", false)
-	h.peer.Group(alice, "what did Bob say?", true)
+	peer := signalpeer.New(t)
+	h := start(t, peer, nil)
+	peer.Group(bob, "just chatting", false)
+	peer.Group(alice, "what did Bob say?", true)
 	got := h.WaitPublished(1)
 	require.Len(t, got, 1, "the message without a mention is not answered")
 	require.True(t, got[0].Group)
 	require.Equal(t, signalpeer.GroupID, got[0].Route.ChatID)
+	require.Nil(t, got[0].Scope, "one session per group, as in nanobot")
 	require.Equal(t, "[Recent group messages for context:]\nBob: just chatting\n---\n[Alice]: what did Bob say?", got[0].Content,
 		"the mention is taken out; the group's chatter comes along")
 
-	h.peer.Group(bob, "/status", false)
+	peer.Group(bob, "/status", false)
 	require.Equal(t, "[Recent group messages for context:]\nBob: just chatting\nAlice: \uFFFC what did Bob say?\n---\n[Bob]: /status",
 		h.WaitPublished(2)[1].Content, "a command needs no mention")
 
-	require.NoError(t, h.ch.Send(context.Background(), channels.Reply{Route: got[0].Route, Text: "He chatted."}))
-	require.Equal(t, []string{"He chatted."}, h.peer.Messages(signalpeer.GroupID), "sent with groupId")
-	require.NoError(t, h.ch.SendTyping(context.Background(), got[0].Route))
-	require.Contains(t, h.peer.Typing(), signalpeer.Typing{GroupID: signalpeer.GroupID})
+	require.NoError(t, h.Ch.Send(context.Background(), channels.Reply{Route: got[0].Route, Text: "He chatted."}))
+	require.Equal(t, []string{"He chatted."}, peer.Messages(signalpeer.GroupID), "sent with groupId")
+	require.NoError(t, h.Ch.SendTyping(context.Background(), got[0].Route))
+	require.Contains(t, peer.Typing(), signalpeer.Typing{GroupID: signalpeer.GroupID})
 }
 
 func TestGroupsOffAndDMsOff(t *testing.T) {
-	h := start(t, signalpeer.New(t), map[string]any{"dm": map[string]any{"enabled": false},
-		"group": map[string]any{"enabled": false}}, nil)
-	h.peer.DM(alice, "anyone there?")
-	h.peer.Group(alice, "hello group", true)
+	peer := signalpeer.New(t)
+	h := start(t, peer, map[string]any{"dm": map[string]any{"enabled": false},
+		"group": map[string]any{"enabled": false}})
+	peer.DM(alice, "anyone there?")
+	peer.Group(alice, "hello group", true)
 	require.Eventually(t, func() bool {
-		return strings.Contains(h.logs.String(), "groups are off") && strings.Contains(h.logs.String(), "dm.enabled is false")
+		return strings.Contains(h.Logs.String(), "groups are off") && strings.Contains(h.Logs.String(), "dm.enabled is false")
 	}, 10*time.Second, 10*time.Millisecond)
 	require.Empty(t, h.Published())
 }
 
 func TestAttachmentIn(t *testing.T) {
-	h := start(t, signalpeer.New(t), nil, nil)
-	h.peer.File(alice, "look", "cat.png", "image/png", []byte("png bytes"))
+	peer := signalpeer.New(t)
+	h := start(t, peer, nil)
+	peer.File(alice, "look", "cat.png", "image/png", []byte("png bytes"))
 	got := h.WaitPublished(1)[0]
 	require.Len(t, got.Media, 1)
 	data, err := os.ReadFile(got.Media[0])
 	require.NoError(t, err)
 	require.Equal(t, "png bytes", string(data))
 	require.Equal(t, "look\n[image: "+got.Media[0]+"]", got.Content)
-	require.Contains(t, got.Media[0], h.workspace)
+	require.Contains(t, got.Media[0], h.Workspace)
 }
 
 func TestFileOut(t *testing.T) {
-	h := start(t, signalpeer.New(t), nil, nil)
-	require.NoError(t, os.WriteFile(h.workspace+"/report.txt", []byte("report"), 0o644))
+	peer := signalpeer.New(t)
+	h := start(t, peer, nil)
+	require.NoError(t, os.WriteFile(h.Workspace+"/report.txt", []byte("report"), 0o644))
 	route := protocol.Route{Channel: Name, ChatID: alice.Number}
-	require.NoError(t, h.ch.Send(context.Background(), channels.Reply{Route: route, Text: "Here.", Media: []string{"report.txt", "missing.txt"}}))
-	sent := h.peer.Sent(alice.Number)
+	require.NoError(t, h.Ch.Send(context.Background(), channels.Reply{Route: route, Text: "Here.", Media: []string{"report.txt", "missing.txt"}}))
+	sent := peer.Sent(alice.Number)
 	require.Len(t, sent, 3)
-	require.Equal(t, []byte("report"), h.peer.Attached(sent[0].Attachments[0]))
+	require.Equal(t, []byte("report"), peer.Attached(sent[0].Attachments[0]))
 	require.Equal(t, "[attachment: missing.txt - send failed]", sent[1].Message)
 	require.Equal(t, "Here.", sent[2].Message)
 }
@@ -99,24 +104,25 @@ func TestFileOut(t *testing.T) {
 // A dropped stream is reopened after the last event taken; what came in
 // meanwhile arrives once, and a replay of everything is taken in once.
 func TestDroppedStreamResumes(t *testing.T) {
-	h := start(t, signalpeer.New(t), nil, nil)
-	h.peer.DM(alice, "before")
+	peer := signalpeer.New(t)
+	h := start(t, peer, nil)
+	peer.DM(alice, "before")
 	h.WaitPublished(1)
-	h.peer.Drop()
-	require.Eventually(t, func() bool { return !h.ch.Connected() }, 10*time.Second, 10*time.Millisecond)
-	h.peer.DM(alice, "during")
+	peer.Drop()
+	require.Eventually(t, func() bool { return !h.Ch.Connected() }, 10*time.Second, 10*time.Millisecond)
+	peer.DM(alice, "during")
 	h.WaitPublished(2)
-	n, lastIDs := h.peer.Connections()
+	n, lastIDs := peer.Connections()
 	require.Equal(t, 2, n)
 	require.Equal(t, "", lastIDs[0])
 	require.NotEmpty(t, lastIDs[1], "resumed after the last event")
 
-	h.peer.ForgetIDs()
-	h.peer.Drop()
-	require.Eventually(t, func() bool { n, _ := h.peer.Connections(); return n == 3 && h.ch.Connected() }, 10*time.Second, 10*time.Millisecond)
-	h.peer.DM(alice, "after")
+	peer.ForgetIDs()
+	peer.Drop()
+	require.Eventually(t, func() bool { n, _ := peer.Connections(); return n == 3 && h.Ch.Connected() }, 10*time.Second, 10*time.Millisecond)
+	peer.DM(alice, "after")
 	got := h.WaitPublished(3)
-	require.Eventually(t, func() bool { return strings.Count(h.logs.String(), "already taken in") == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Count(h.Logs.String(), "already taken in") == 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Len(t, h.Published(), 3)
 	require.Equal(t, []string{"before", "during", "after"}, []string{got[0].Content, got[1].Content, got[2].Content})
 }
@@ -125,49 +131,52 @@ func TestDroppedStreamResumes(t *testing.T) {
 // until it is taken; nothing after it is read meanwhile.
 func TestRefusedPublishIsTakenAgain(t *testing.T) {
 	peer := signalpeer.New(t)
-	pub := channeltest.NewPublisher(t)
-	var failed atomic.Bool
-	publish := func(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
-		if failed.CompareAndSwap(false, true) {
-			return errors.New("temporal unreachable")
-		}
-		return pub.Publish(ctx, msg, admitted)
-	}
-	h := start(t, peer, nil, publish)
+	h := start(t, peer, nil)
+	h.Down.Store(true)
 	peer.DM(alice, "take me")
 	peer.DM(alice, "and me")
-	got := pub.WaitPublished(2)
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "could not be handed to the agent") },
+		10*time.Second, 10*time.Millisecond)
+	h.Down.Store(false)
+	got := h.WaitPublished(2)
 	require.Equal(t, []string{"take me", "and me"}, []string{got[0].Content, got[1].Content}, "in order")
-	require.Contains(t, h.logs.String(), "could not be handed to the agent")
 }
 
 // A restarted channel resumes after the last event it handed over: what
-// came while it was down arrives, what it took before does not again.
+// came while it was down arrives, what it took before does not again; one
+// the agent did not take before the restart is taken after it.
 func TestRestartResumesAfterTheLastEvent(t *testing.T) {
-	peer, home := signalpeer.New(t), t.TempDir()
-	first := startIn(t, home, peer, nil, nil)
+	peer := signalpeer.New(t)
+	env := channeltest.NewEnv(t, Name, block(peer))
+	first := channeltest.Start(t, env, New)
 	peer.DM(alice, "one")
 	first.WaitPublished(1)
-	first.stop(t)
+	first.Down.Store(true)
 	peer.DM(alice, "two")
-	second := startIn(t, home, peer, nil, nil)
-	require.Equal(t, "two", second.WaitPublished(1)[0].Content)
+	require.Eventually(t, func() bool { return strings.Contains(env.Logs.String(), "could not be handed to the agent") },
+		10*time.Second, 10*time.Millisecond)
+	first.Stop()
+	peer.DM(alice, "three")
+	second := channeltest.Start(t, env, New)
+	got := second.WaitPublished(2)
+	require.Equal(t, []string{"two", "three"}, []string{got[0].Content, got[1].Content})
 	_, lastIDs := peer.Connections()
 	require.NotEmpty(t, lastIDs[1])
-	peer.DM(alice, "three")
-	second.WaitPublished(2)
-	require.Len(t, second.Published(), 2)
+	peer.DM(alice, "four")
+	second.WaitPublished(3)
+	require.Len(t, second.Published(), 3, "one was not taken again")
 }
 
 func TestBadPayloadDropped(t *testing.T) {
-	h := start(t, signalpeer.New(t), nil, nil)
-	h.peer.Raw("{not json")
-	h.peer.Raw(`{"envelope":{"sourceNumber":"+1555","dataMessage":{"message":"no timestamp"}}}`)
-	h.peer.DM(alice, "still here")
+	peer := signalpeer.New(t)
+	h := start(t, peer, nil)
+	peer.Raw("{not json")
+	peer.Raw(`{"envelope":{"sourceNumber":"+1555","dataMessage":{"message":"no timestamp"}}}`)
+	peer.DM(alice, "still here")
 	require.Equal(t, "still here", h.WaitPublished(1)[0].Content)
 	require.Len(t, h.Published(), 1)
-	require.Contains(t, h.logs.String(), "signal event dropped: not JSON")
-	require.Contains(t, h.logs.String(), "no sender or timestamp")
+	require.Contains(t, h.Logs.String(), "signal event dropped: not JSON")
+	require.Contains(t, h.Logs.String(), "no sender or timestamp")
 }
 
 func TestAllowFromVariants(t *testing.T) {

@@ -11,48 +11,17 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/atomicfile"
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
-// Timing of the event stream.
-const (
-	// silenceLimit: the daemon sends a keep-alive every 15 s; a stream
-	// silent for longer is dead, and is reopened.
-	silenceLimit = 45 * time.Second
-	// healthyFor resets the reconnect backoff: the stream stayed up this long.
-	healthyFor = time.Minute
-	// maxBackoff caps the wait between attempts, as in nanobot.
-	maxBackoff = 30 * time.Second
-)
+// silenceLimit: the daemon sends a keep-alive every 15 s; a stream silent
+// for longer is dead, and is reopened.
+const silenceLimit = 45 * time.Second
 
-// receive keeps the event stream open until ctx ends, reopening it after
-// the last event handed over, so the daemon sends again what came in
-// meanwhile (it keeps its last 1000 events).
-func (c *Channel) receive(ctx context.Context) {
-	delay := time.Second
-	for {
-		opened := time.Now()
-		err := c.stream(ctx)
-		c.up.Store(false)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(opened) > healthyFor {
-			delay = time.Second
-		}
-		c.log.Warn("signal-cli event stream lost; reconnecting (is `signal-cli -a "+c.cfg.PhoneNumber+" daemon --http` running?)",
-			"daemon", c.cfg.daemonURL(), "error", err, "in", delay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, maxBackoff)
-	}
-}
-
-// stream reads GET /api/v1/events until it ends. An event's id counts as
-// read once its message is handed over, and is kept in the state file: a
-// restarted gateway resumes after it.
+// stream is one connection to GET /api/v1/events, read until it ends. It
+// asks for what came after the last event handed over (the daemon keeps
+// its last 1000 events); that id is kept in the state file, so a restarted
+// gateway resumes after it.
 func (c *Channel) stream(ctx context.Context) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -67,14 +36,15 @@ func (c *Channel) stream(ctx context.Context) error {
 	}
 	resp, err := c.events.Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("signal-cli daemon not reachable (is `signal-cli -a %s daemon --http %s:%d` running?): %w",
+			c.cfg.PhoneNumber, c.cfg.DaemonHost, c.cfg.DaemonPort, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET /api/v1/events: HTTP %s", resp.Status)
 	}
-	c.up.Store(true)
-	c.log.Info("signal-cli event stream open", "daemon", c.cfg.daemonURL(), "after", last)
+	c.Up()
+	c.Log.Info("signal-cli event stream open", "daemon", c.cfg.daemonURL(), "after", last)
 	c.enableTyping(ctx)
 	watchdog := time.AfterFunc(silenceLimit, cancel)
 	defer watchdog.Stop()
@@ -84,6 +54,7 @@ func (c *Channel) stream(ctx context.Context) error {
 	var data []string
 	for sc.Scan() {
 		watchdog.Reset(silenceLimit)
+		c.Touch()
 		line := sc.Text()
 		if line == "" { // the end of an event
 			if len(data) > 0 {
@@ -115,21 +86,17 @@ func (c *Channel) stream(ctx context.Context) error {
 }
 
 // handOver hands one event's message over, again and again while the
-// agent does not take it (Temporal unreachable), until ctx ends.
+// agent does not take it (Temporal unreachable), until ctx ends: the
+// stream has no redelivery of its own before a first id is known.
 func (c *Channel) handOver(ctx context.Context, id, data string) error {
 	delay := time.Second
-	for {
-		err := c.handle(ctx, id, data)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
+	for !channels.Handed(c.handle(ctx, id, data)) {
+		if !channels.Sleep(ctx, delay) {
 			return ctx.Err()
-		case <-time.After(delay):
 		}
-		delay = min(delay*2, maxBackoff)
+		delay = min(delay*2, 30*time.Second)
 	}
+	return nil
 }
 
 // enableTyping turns the account's typing indicators on, as nanobot does
@@ -138,7 +105,7 @@ func (c *Channel) enableTyping(ctx context.Context) {
 	cctx, cancel := callCtx(ctx)
 	defer cancel()
 	if err := c.rpc.call(cctx, "updateConfiguration", map[string]any{"typingIndicators": true}, nil); err != nil {
-		c.log.Warn("signal typing indicators not enabled", "error", err)
+		c.Log.Warn("signal typing indicators not enabled", "error", err)
 	}
 }
 
@@ -163,6 +130,6 @@ func (c *Channel) setLastEventID(id string) {
 		return
 	}
 	if err := atomicfile.WriteUnsynced(c.lastIDFile, []byte(id+"\n"), 0o600); err != nil {
-		c.log.Warn("signal last event id not saved; a restart resumes from new events only", "file", c.lastIDFile, "error", err)
+		c.Log.Warn("signal last event id not saved; a restart resumes from new events only", "file", c.lastIDFile, "error", err)
 	}
 }

@@ -25,7 +25,7 @@ func (c *Channel) takeFiles(atts []attachment, msg *protocol.Inbound) {
 		name := strings.Trim(unsafeName.ReplaceAllString(a.Filename, "_"), "._")
 		id := strings.Trim(unsafeName.ReplaceAllString(a.ID, "_"), "._")
 		if id == "" || id != a.ID {
-			c.log.Warn("signal attachment dropped: bad id", "message", msg.Route.ReplyTo, "id", a.ID)
+			c.Log.Warn("signal attachment dropped: bad id", "message", msg.Route.ReplyTo, "id", a.ID)
 			continue
 		}
 		shown := name
@@ -34,7 +34,7 @@ func (c *Channel) takeFiles(atts []attachment, msg *protocol.Inbound) {
 		}
 		path, err := c.copyFile(id, "signal-"+id+"-"+name)
 		if err != nil {
-			c.log.Warn("signal attachment not taken", "message", msg.Route.ReplyTo, "id", id, "error", err)
+			c.Log.Warn("signal attachment not taken", "message", msg.Route.ReplyTo, "id", id, "error", err)
 			lines = append(lines, "[attachment: "+shown+" - not found]")
 			continue
 		}

@@ -3,7 +3,6 @@ package signal
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,7 +77,7 @@ func (c *Channel) handle(ctx context.Context, eventID, data string) error {
 		} `json:"params"` // the JSON-RPC notification form of older daemons
 	}
 	if err := json.Unmarshal([]byte(data), &ev); err != nil {
-		c.log.Warn("signal event dropped: not JSON", "event_id", eventID, "error", err)
+		c.Log.Warn("signal event dropped: not JSON", "event_id", eventID, "error", err)
 		return nil
 	}
 	env := ev.Envelope
@@ -91,7 +90,7 @@ func (c *Channel) handle(ctx context.Context, eventID, data string) error {
 	ids := env.senderIDs()
 	switch {
 	case len(ids) == 0 || env.Timestamp <= 0:
-		c.log.Warn("signal message dropped: no sender or timestamp", "event_id", eventID)
+		c.Log.Warn("signal message dropped: no sender or timestamp", "event_id", eventID)
 		return nil
 	case c.self.any(ids):
 		c.self.learn(ids) // the account itself: its uuid, for mentions
@@ -99,24 +98,19 @@ func (c *Channel) handle(ctx context.Context, eventID, data string) error {
 	case env.DataMessage.Message == "" && len(env.DataMessage.Attachments) == 0:
 		return nil
 	}
-	// A message is named by its sender and timestamp; the daemon sends it
-	// again after an unknown Last-Event-ID, and it is taken in once.
+	// A message is named by its sender and timestamp: the daemon sends all
+	// it kept after an unknown Last-Event-ID, and it is taken in once.
 	key := ids[0] + ":" + strconv.FormatInt(env.Timestamp, 10)
-	if !c.seen.Claim(key) {
-		c.log.Info("signal message sent again; already taken in", "event_id", eventID, "message", key)
+	if c.Seen().Has(key) {
+		c.Log.Info("signal message sent again; already taken in", "event_id", eventID, "key", key)
 		return nil
 	}
-	if err := c.take(ctx, env, ids); err != nil {
-		c.seen.Forget(key)
-		return err
-	}
-	c.seen.Done(key)
-	return nil
+	return c.take(ctx, env, ids, key)
 }
 
 // take applies nanobot's dm and group policies and hands the message to
-// the manager, which checks allowFrom and pairing.
-func (c *Channel) take(ctx context.Context, env *envelope, ids []string) error {
+// the manager (TakeIn), which checks allowFrom and pairing.
+func (c *Channel) take(ctx context.Context, env *envelope, ids []string, key string) error {
 	dm := env.DataMessage
 	number := primaryID(ids)
 	ts := strconv.FormatInt(env.Timestamp, 10)
@@ -130,12 +124,12 @@ func (c *Channel) take(ctx context.Context, env *envelope, ids []string) error {
 	if group != "" {
 		chat = group
 		if why := c.groupSkip(group, name, text, dm.Mentions); why != "" {
-			c.log.Debug("signal group message not answered", "group", group, "why", why, "message", ts)
+			c.Log.Debug("signal group message not answered", "group", group, "why", why, "message", ts)
 			return nil
 		}
 		text = c.groups.context(group) + "[" + name + "]: " + c.self.stripMentions(text, dm.Mentions)
 	} else if !c.cfg.DM.Enabled {
-		c.log.Debug("signal direct message not answered: channels.signal.dm.enabled is false", "sender", number)
+		c.Log.Debug("signal direct message not answered: channels.signal.dm.enabled is false", "sender", number)
 		return nil
 	}
 	msg := protocol.Inbound{
@@ -154,15 +148,7 @@ func (c *Channel) take(ctx context.Context, env *envelope, ids []string) error {
 		}
 		return nil
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err := publish(ctx, msg, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		return nil
-	}
-	c.log.Error("signal message could not be handed to the agent; trying again", "message", ts, "chat", chat, "error", err)
-	return err
+	return c.TakeIn(ctx, key, msg, admitted)
 }
 
 // groupSkip is nanobot's group policy: why a group message is left alone,

@@ -32,7 +32,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	case p.Media != "":
 		path, why, err := channels.LocalMedia(c.workspace, p.Media, maxFile)
 		if why != "" {
-			c.log.Warn("signal attachment not sent", "file", path, "why", why, "error", err)
+			c.Log.Warn("signal attachment not sent", "file", path, "why", why, "error", err)
 			params["message"] = "[attachment: " + p.Media + " - send failed]"
 			break
 		}

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -28,23 +27,18 @@ const callTimeout = 60 * time.Second
 
 // Channel is one signal-cli account, served by its daemon.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	workspace string
-	log       *slog.Logger
 	rpc       *rpcClient
 	events    *http.Client // the stream: no overall timeout, a read watchdog instead
-	seen      channels.SeenKeys
 	groups    *groupBuffers
 	self      *accountIDs
-
-	up atomic.Bool
+	loop      channels.Loop
 
 	mu         sync.Mutex
 	lastID     string // the last event handed over
 	lastIDFile string
-	publish    channels.Publish
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
 }
 
 // New builds the channel from config; it connects in Start.
@@ -66,26 +60,20 @@ func New(deps channels.Deps) (*Channel, error) {
 			return nil, fmt.Errorf("signal state: %w", err)
 		}
 	}
+	c := &Channel{
+		cfg: cfg, workspace: deps.Workspace, lastIDFile: lastIDFile,
+		rpc:    &rpcClient{base: cfg.daemonURL(), http: &http.Client{Timeout: callTimeout}},
+		events: &http.Client{},
+		groups: newGroupBuffers(cfg.GroupMessageBufferSize),
+		self:   newAccountIDs(cfg.PhoneNumber),
+	}
 	log := deps.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Channel{
-		cfg: cfg, workspace: deps.Workspace, log: log.With("channel", Name),
-		rpc:        &rpcClient{base: cfg.daemonURL(), http: &http.Client{Timeout: callTimeout}},
-		events:     &http.Client{},
-		seen:       deps.SeenSet("signal-messages", 4096, deps.StateFile("signal-seen.json")),
-		groups:     newGroupBuffers(cfg.GroupMessageBufferSize),
-		self:       newAccountIDs(cfg.PhoneNumber),
-		lastIDFile: lastIDFile,
-	}, nil
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("signal-messages", 4096, deps.StateFile("signal-seen.json")))
+	return c, nil
 }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
-// Connected implements channels.Connector: the event stream is open.
-func (c *Channel) Connected() bool { return c.up.Load() }
 
 // Describe tells the gateway banner which account this is.
 func (c *Channel) Describe() string {
@@ -101,34 +89,16 @@ func (c *Channel) Describe() string {
 }
 
 // Start subscribes to the daemon's events in the background; a daemon not
-// running yet is retried, as in nanobot.
+// running yet is retried (1 s doubling to 30 s, as in nanobot).
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	runCtx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	c.publish, c.cancel = publish, cancel
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() { defer c.wg.Done(); c.receive(runCtx) }()
+	c.Attach(publish)
+	c.loop.Go(ctx, func(ctx context.Context) { c.Reconnect(ctx, channels.Backoff{Max: 30 * time.Second}, c.stream) })
 	return nil
 }
 
 // Stop implements channels.Channel: the stream closes, the handler ends.
 func (c *Channel) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	cancel := c.cancel
-	c.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	done := make(chan struct{})
-	go func() { c.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("signal channel did not stop in time: %w", ctx.Err())
-	}
+	return c.loop.Stop(ctx, 10*time.Second, "signal event stream")
 }
 
 // callCtx bounds a call the channel makes on its own behalf.

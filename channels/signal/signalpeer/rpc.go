@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 type request struct {
@@ -128,6 +130,5 @@ func answer(w http.ResponseWriter, id, result any, err *rpcError) {
 	} else {
 		body["result"] = result
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(body)
+	peerkit.WriteJSON(w, http.StatusOK, body)
 }
