@@ -46,18 +46,7 @@ func TestDiscordGatewayConversation(t *testing.T) {
 	peer := discordpeer.New(t)
 	peer.DM(discordDM)
 	peer.GuildChannel(discordGuild, discordGeneral)
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "tool":
-			return modeltest.Text("Saved it to note.txt.")
-		case strings.Contains(last.Content, "save a note"):
-			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from discord"}`})
-		case strings.Contains(last.Content, "hi from discord"):
-			return modeltest.Text("Hello, **Discord**.")
-		}
-		return modeltest.Text("Hello again.")
-	})
+	model := noteTaker("from discord", map[string]string{"hi from discord": "Hello, **Discord**."})
 	defer model.Close()
 	home := discordHome(t, peer, model.URL(), nil)
 	logs := startChannelGateway(t, home.Env(dev.Addr), "discord")

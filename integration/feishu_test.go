@@ -60,18 +60,7 @@ func feishuAnswered(t *testing.T, peer *feishupeer.Peer, chat string, n int, log
 // alone; a mention gets a tool round trip and its answer in the group, in
 // the topic's own session.
 func TestFeishuGatewayConversation(t *testing.T) {
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "tool":
-			return modeltest.Text("Saved it to note.txt.")
-		case strings.Contains(last.Content, "save a note"):
-			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from feishu"}`})
-		case strings.Contains(last.Content, "hi from feishu"):
-			return modeltest.Text("Hello, **Feishu**.")
-		}
-		return modeltest.Text("Hello again.")
-	})
+	model := noteTaker("from feishu", map[string]string{"hi from feishu": "Hello, **Feishu**."})
 	defer model.Close()
 	peer, home, env, logs := startFeishu(t, model, nil)
 	require.Contains(t, logs.String(), "  feishu: "+feishupeer.BotName+" ("+feishupeer.BotOpenID+")")

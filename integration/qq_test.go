@@ -62,18 +62,7 @@ func qqRepliesTo(peer *qqpeer.Peer, chat, id string) []string {
 // message that does not mention the bot is left alone; an @-mention gets a
 // tool round trip and its answer in the group, in the group's session.
 func TestQQGatewayConversation(t *testing.T) {
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "tool":
-			return modeltest.Text("Saved it to note.txt.")
-		case strings.Contains(last.Content, "save a note"):
-			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from qq"}`})
-		case strings.Contains(last.Content, "hi from qq"):
-			return modeltest.Text("Hello, **QQ**.")
-		}
-		return modeltest.Text("Hello again.")
-	})
+	model := noteTaker("from qq", map[string]string{"hi from qq": "Hello, **QQ**."})
 	defer model.Close()
 	peer, home, env, logs := startQQ(t, model)
 	require.Contains(t, logs.String(), "  qq: "+qqpeer.BotName)

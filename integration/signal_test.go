@@ -55,20 +55,7 @@ func signalSaid(t *testing.T, peer *signalpeer.Peer, chat, want string, logs out
 // group message without a mention is left alone and a mention gets a tool
 // round trip in the group's session; a file sent in reaches the model.
 func TestSignalGatewayConversation(t *testing.T) {
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "tool":
-			return modeltest.Text("Saved it to note.txt.")
-		case strings.Contains(last.Content, "save a note"):
-			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from signal"}`})
-		case strings.Contains(last.Content, "hi from signal"):
-			return modeltest.Text("Hello, **Signal**.")
-		case strings.Contains(last.Content, "[image: "):
-			return modeltest.Text("A cat.")
-		}
-		return modeltest.Text("Hello again.")
-	})
+	model := noteTaker("from signal", map[string]string{"hi from signal": "Hello, **Signal**.", "[image: ": "A cat."})
 	defer model.Close()
 	peer, home, env, logs := startSignal(t, model)
 	require.Contains(t, logs.String(), "  signal: "+signalpeer.Account)

@@ -3,7 +3,6 @@ package integration
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -54,18 +53,7 @@ func wecomAnswer(t *testing.T, peer *wecompeer.Peer, reqID string, logs outputs)
 // it (WeCom does not push it); a mention gets a tool round trip and its
 // answer in the group, in the group's own session.
 func TestWeComGatewayConversation(t *testing.T) {
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "tool":
-			return modeltest.Text("Saved it to note.txt.")
-		case strings.Contains(last.Content, "save a note"):
-			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from wecom"}`})
-		case strings.Contains(last.Content, "hi from wecom"):
-			return modeltest.Text("Hello, **WeCom** ~~world~~.")
-		}
-		return modeltest.Text("Hello again.")
-	})
+	model := noteTaker("from wecom", map[string]string{"hi from wecom": "Hello, **WeCom** ~~world~~."})
 	defer model.Close()
 	peer, home, env, logs := startWeCom(t, model)
 	require.Contains(t, logs.String(), "  wecom: AI bot "+wecompeer.BotID)
