@@ -102,7 +102,7 @@ func (c *Channel) handOver(ctx context.Context, id, data string) error {
 // enableTyping turns the account's typing indicators on, as nanobot does
 // on connecting (best effort: replies go out without).
 func (c *Channel) enableTyping(ctx context.Context) {
-	cctx, cancel := callCtx(ctx)
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := c.rpc.call(cctx, "updateConfiguration", map[string]any{"typingIndicators": true}, nil); err != nil {
 		c.Log.Warn("signal typing indicators not enabled", "error", err)

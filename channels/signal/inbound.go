@@ -72,18 +72,12 @@ func (d *dataMessage) group() string {
 func (c *Channel) handle(ctx context.Context, eventID, data string) error {
 	var ev struct {
 		Envelope *envelope `json:"envelope"`
-		Params   *struct {
-			Envelope *envelope `json:"envelope"`
-		} `json:"params"` // the JSON-RPC notification form of older daemons
 	}
 	if err := json.Unmarshal([]byte(data), &ev); err != nil {
 		c.Log.Warn("signal event dropped: not JSON", "event_id", eventID, "error", err)
 		return nil
 	}
 	env := ev.Envelope
-	if env == nil && ev.Params != nil {
-		env = ev.Params.Envelope
-	}
 	if env == nil || env.DataMessage == nil || env.DataMessage.Reaction != nil {
 		return nil // receipts, typing, sync and reactions: nothing to answer
 	}

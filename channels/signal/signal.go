@@ -100,8 +100,3 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 func (c *Channel) Stop(ctx context.Context) error {
 	return c.loop.Stop(ctx, 10*time.Second, "signal event stream")
 }
-
-// callCtx bounds a call the channel makes on its own behalf.
-func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, callTimeout)
-}
