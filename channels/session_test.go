@@ -57,6 +57,8 @@ var sessionTable = []sessionRow{
 	{"dingtalk", "group member (groupUserIsolation)", "group:cid1", protocol.Within("staff-a"), "dingtalk:group:cid1:staff-a", "dingtalk:group:cid1:staff-a"},
 	{"qq", "DM", "user-a", nil, "qq:user-a", u},
 	{"qq", "group", "group-g", nil, "qq:group-g", u},
+	{"signal", "DM", "+15550000002", nil, "signal:+15550000002", u},
+	{"signal", "group", "bmFub2JvdA==", nil, "signal:bmFub2JvdA==", u},
 	{"wecom", "DM", "zhangsan", nil, "wecom:zhangsan", u},
 	{"wecom", "group", "wr-g", nil, "wecom:wr-g", u},
 	{"weixin", "DM", "wxid@im.wechat", nil, "weixin:wxid@im.wechat", u},

@@ -46,7 +46,7 @@ func TestDiscordGatewayConversation(t *testing.T) {
 	peer := discordpeer.New(t)
 	peer.DM(discordDM)
 	peer.GuildChannel(discordGuild, discordGeneral)
-	model := noteTaker("discord", "Hello, **Discord**.")
+	model := noteTaker("from discord", map[string]string{"hi from discord": "Hello, **Discord**."})
 	defer model.Close()
 	home := discordHome(t, peer, model.URL(), nil)
 	logs := startChannelGateway(t, home.Env(dev.Addr), "discord")

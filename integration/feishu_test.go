@@ -60,7 +60,7 @@ func feishuAnswered(t *testing.T, peer *feishupeer.Peer, chat string, n int, log
 // alone; a mention gets a tool round trip and its answer in the group, in
 // the topic's own session.
 func TestFeishuGatewayConversation(t *testing.T) {
-	model := noteTaker("feishu", "Hello, **Feishu**.")
+	model := noteTaker("from feishu", map[string]string{"hi from feishu": "Hello, **Feishu**."})
 	defer model.Close()
 	peer, home, env, logs := startFeishu(t, model, nil)
 	require.Contains(t, logs.String(), "  feishu: "+feishupeer.BotName+" ("+feishupeer.BotOpenID+")")

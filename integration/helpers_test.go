@@ -87,19 +87,22 @@ func answering(replies map[string]string) *modeltest.Server {
 	})
 }
 
-// noteTaker is the model of the channel conversation tests: a message with
-// "hi from <channel>" is answered with hello; "save a note" writes note.txt
-// holding "from <channel>", then says so.
-func noteTaker(channel, hello string) *modeltest.Server {
+// noteTaker is the model of the channels' conversation tests: "save a
+// note" writes note.txt (content) with a tool call, whose result it
+// acknowledges; otherwise it answers as answering does.
+func noteTaker(content string, replies map[string]string) *modeltest.Server {
 	return modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
 		last := req.Messages[len(req.Messages)-1]
 		switch {
 		case last.Role == "tool":
 			return modeltest.Text("Saved it to note.txt.")
 		case strings.Contains(last.Content, "save a note"):
-			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"from ` + channel + `"}`})
-		case strings.Contains(last.Content, "hi from "+channel):
-			return modeltest.Text(hello)
+			return modeltest.ToolCalls(modeltest.Call{ID: "call_1", Name: "write_file", Args: `{"path":"note.txt","content":"` + content + `"}`})
+		}
+		for key, reply := range replies {
+			if strings.Contains(last.Content, key) {
+				return modeltest.Text(reply)
+			}
 		}
 		return modeltest.Text("Hello again.")
 	})

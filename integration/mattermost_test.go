@@ -69,7 +69,7 @@ func mmPosted(t *testing.T, peer *mattermostpeer.Peer, channel, root, text strin
 // post without a mention is left alone; a mention gets a tool round trip
 // and its answer in a thread under it, the thread's own session.
 func TestMattermostGatewayConversation(t *testing.T) {
-	model := noteTaker("mattermost", "Hello, **Mattermost**.")
+	model := noteTaker("from mattermost", map[string]string{"hi from mattermost": "Hello, **Mattermost**."})
 	defer model.Close()
 	peer, home, env, logs := startMattermost(t, model, nil, nil)
 	require.Contains(t, logs.String(), "  mattermost: @"+mattermostpeer.BotName)

@@ -62,7 +62,7 @@ func qqRepliesTo(peer *qqpeer.Peer, chat, id string) []string {
 // message that does not mention the bot is left alone; an @-mention gets a
 // tool round trip and its answer in the group, in the group's session.
 func TestQQGatewayConversation(t *testing.T) {
-	model := noteTaker("qq", "Hello, **QQ**.")
+	model := noteTaker("from qq", map[string]string{"hi from qq": "Hello, **QQ**."})
 	defer model.Close()
 	peer, home, env, logs := startQQ(t, model)
 	require.Contains(t, logs.String(), "  qq: "+qqpeer.BotName)

@@ -53,7 +53,7 @@ func wecomAnswer(t *testing.T, peer *wecompeer.Peer, reqID string, logs outputs)
 // it (WeCom does not push it); a mention gets a tool round trip and its
 // answer in the group, in the group's own session.
 func TestWeComGatewayConversation(t *testing.T) {
-	model := noteTaker("wecom", "Hello, **WeCom** ~~world~~.")
+	model := noteTaker("from wecom", map[string]string{"hi from wecom": "Hello, **WeCom** ~~world~~."})
 	defer model.Close()
 	peer, home, env, logs := startWeCom(t, model)
 	require.Contains(t, logs.String(), "  wecom: AI bot "+wecompeer.BotID)

@@ -12,6 +12,7 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/matrix"
 	_ "github.com/nanobot-durable/nanobot/channels/mattermost"
 	_ "github.com/nanobot-durable/nanobot/channels/qq"
+	_ "github.com/nanobot-durable/nanobot/channels/signal"
 	_ "github.com/nanobot-durable/nanobot/channels/slack"
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"
 	_ "github.com/nanobot-durable/nanobot/channels/web"

@@ -1,0 +1,124 @@
+package signal
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/config"
+)
+
+// Config is nanobot's channels.signal block, read unchanged.
+type Config struct {
+	Enabled bool `json:"enabled"`
+	// PhoneNumber is the bot's account on the daemon ("+15551234567").
+	PhoneNumber string `json:"phoneNumber"`
+	// DaemonHost and DaemonPort are signal-cli's HTTP daemon
+	// (signal-cli -a <number> daemon --http host:port).
+	DaemonHost string `json:"daemonHost"`
+	DaemonPort int    `json:"daemonPort"`
+	// GroupMessageBufferSize is how many recent group messages a mention
+	// carries along as context.
+	GroupMessageBufferSize int `json:"groupMessageBufferSize"`
+	// AttachmentsDir is where the daemon writes received attachments
+	// (default ~/.local/share/signal-cli/attachments).
+	AttachmentsDir string      `json:"attachmentsDir"`
+	DM             DMConfig    `json:"dm"`
+	Group          GroupConfig `json:"group"`
+}
+
+// DMConfig is nanobot's channels.signal.dm: direct messages.
+type DMConfig struct {
+	Enabled bool `json:"enabled"`
+	// Policy is "allowlist" (allowFrom, then pairing) or "open".
+	Policy string `json:"policy"`
+	// AllowFrom are phone numbers or UUIDs ("+" optional).
+	AllowFrom []string `json:"allowFrom"`
+}
+
+// GroupConfig is nanobot's channels.signal.group: group chats.
+type GroupConfig struct {
+	Enabled bool `json:"enabled"`
+	// Policy is "allowlist" (only the group ids in AllowFrom) or "open".
+	Policy    string   `json:"policy"`
+	AllowFrom []string `json:"allowFrom"`
+	// RequireMention: answer only when @-mentioned (commands always).
+	RequireMention bool `json:"requireMention"`
+}
+
+// Policies of dm.policy and group.policy.
+const (
+	policyOpen      = "open"
+	policyAllowlist = "allowlist"
+)
+
+// defaults are nanobot's SignalConfig defaults.
+func defaults() Config {
+	return Config{
+		DaemonHost: "localhost", DaemonPort: 8080, GroupMessageBufferSize: 20,
+		DM:    DMConfig{Policy: policyAllowlist},
+		Group: GroupConfig{Policy: policyAllowlist, RequireMention: true},
+	}
+}
+
+func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock(cfg, Name, defaults) }
+
+// Validate implements channels.Validator.
+func (c Config) Validate(where string) error {
+	for key, p := range map[string]string{"dm.policy": c.DM.Policy, "group.policy": c.Group.Policy} {
+		if p != policyOpen && p != policyAllowlist {
+			return fmt.Errorf("channels.signal.%s %q is not \"open\" or \"allowlist\"%s", key, p, where)
+		}
+	}
+	if c.DaemonPort < 1 || c.DaemonPort > 65535 {
+		return fmt.Errorf("channels.signal.daemonPort %d is not a TCP port%s", c.DaemonPort, where)
+	}
+	if c.GroupMessageBufferSize <= 0 {
+		return fmt.Errorf("channels.signal.groupMessageBufferSize %d must be > 0%s", c.GroupMessageBufferSize, where)
+	}
+	return nil
+}
+
+// daemonURL is the base of the daemon's endpoints.
+func (c Config) daemonURL() string {
+	return "http://" + net.JoinHostPort(c.DaemonHost, strconv.Itoa(c.DaemonPort))
+}
+
+func (c Config) On() bool { return c.Enabled }
+
+func (c Config) Lacking() []string { return channels.Blank(Name, "phoneNumber", c.PhoneNumber) }
+
+// Allowed is who may talk through Signal: everyone with dm.policy "open",
+// else dm.allowFrom, each number with and without its "+" (nanobot
+// matches both). Anyone else comes in through pairing.
+func (c Config) Allowed() channels.AllowFrom {
+	if c.DM.Policy == policyOpen {
+		return channels.AllowFrom{"*"}
+	}
+	var out channels.AllowFrom
+	for _, e := range c.DM.AllowFrom {
+		out = append(out, idVariants(e)...)
+	}
+	return out
+}
+
+// idVariants are the spellings of a Signal id nanobot takes as the same:
+// as given, lower-cased (UUIDs), and a number with and without its "+".
+func idVariants(id string) []string {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return nil
+	}
+	out := []string{id}
+	if l := strings.ToLower(id); l != id {
+		out = append(out, l)
+	}
+	if n, ok := strings.CutPrefix(id, "+"); ok && n != "" {
+		out = append(out, n)
+	} else if strings.Trim(id, "0123456789") == "" {
+		out = append(out, "+"+id)
+	}
+	return out
+}

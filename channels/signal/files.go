@@ -1,0 +1,65 @@
+package signal
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// maxFile bounds a received attachment copied into the workspace, and a
+// file sent (Signal's limit is 100 MiB).
+const maxFile = 100 << 20
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// takeFiles copies the message's attachments from the daemon's
+// attachments folder into <workspace>/media and names them in the text,
+// as nanobot does ("[image: path]"); one that cannot be had says so.
+func (c *Channel) takeFiles(atts []attachment, msg *protocol.Inbound) {
+	var lines []string
+	for _, a := range atts {
+		name := strings.Trim(unsafeName.ReplaceAllString(a.Filename, "_"), "._")
+		id := strings.Trim(unsafeName.ReplaceAllString(a.ID, "_"), "._")
+		if id == "" || id != a.ID {
+			c.Log.Warn("signal attachment dropped: bad id", "message", msg.Route.ReplyTo, "id", a.ID)
+			continue
+		}
+		shown := name
+		if shown == "" {
+			shown = "attachment_" + id
+		}
+		path, err := c.copyFile(id, "signal-"+id+"-"+name)
+		if err != nil {
+			c.Log.Warn("signal attachment not taken", "message", msg.Route.ReplyTo, "id", id, "error", err)
+			lines = append(lines, "[attachment: "+shown+" - not found]")
+			continue
+		}
+		msg.Media = append(msg.Media, path)
+		lines = append(lines, "["+kind(a.ContentType)+": "+path+"]")
+	}
+	if len(lines) > 0 {
+		msg.Content = strings.TrimSpace(msg.Content + "\n" + strings.Join(lines, "\n"))
+	}
+}
+
+func (c *Channel) copyFile(id, name string) (string, error) {
+	f, err := os.Open(filepath.Join(c.cfg.AttachmentsDir, id))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return channels.SaveMedia(c.workspace, strings.TrimSuffix(name, "-"), f, maxFile)
+}
+
+// kind is nanobot's word for a file in the text: image, audio, video or file.
+func kind(contentType string) string {
+	switch k, _, _ := strings.Cut(contentType, "/"); k {
+	case "image", "audio", "video":
+		return k
+	}
+	return "file"
+}

@@ -1,0 +1,102 @@
+// Package signal is the Signal channel, through signal-cli's HTTP daemon
+// as nanobot has it: received messages from the daemon's Server-Sent
+// Events stream (GET /api/v1/events, resumed by Last-Event-ID), replies,
+// files and typing through its JSON-RPC endpoint (POST /api/v1/rpc).
+// Direct messages and groups follow nanobot's dm and group policies.
+package signal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// Name is the channel's name in config, routes and session keys.
+const Name = "signal"
+
+// callTimeout bounds one JSON-RPC call.
+const callTimeout = 60 * time.Second
+
+// Channel is one signal-cli account, served by its daemon.
+type Channel struct {
+	channels.Base
+	cfg       Config
+	workspace string
+	rpc       *rpcClient
+	events    *http.Client // the stream: no overall timeout, a read watchdog instead
+	groups    *groupBuffers
+	self      *accountIDs
+	loop      channels.Loop
+
+	mu         sync.Mutex
+	lastID     string // the last event handed over
+	lastIDFile string
+}
+
+// New builds the channel from config; it connects in Start.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := readConfig(deps.Config)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.PhoneNumber == "" {
+		return nil, errors.New("channels.signal.phoneNumber is not set")
+	}
+	if cfg.AttachmentsDir == "" {
+		home, _ := os.UserHomeDir()
+		cfg.AttachmentsDir = filepath.Join(home, ".local", "share", "signal-cli", "attachments")
+	}
+	lastIDFile := deps.StateFile("signal-last-event")
+	if lastIDFile != "" {
+		if err := os.MkdirAll(filepath.Dir(lastIDFile), 0o700); err != nil {
+			return nil, fmt.Errorf("signal state: %w", err)
+		}
+	}
+	c := &Channel{
+		cfg: cfg, workspace: deps.Workspace, lastIDFile: lastIDFile,
+		rpc:    &rpcClient{base: cfg.daemonURL(), http: &http.Client{Timeout: callTimeout}},
+		events: &http.Client{},
+		groups: newGroupBuffers(cfg.GroupMessageBufferSize),
+		self:   newAccountIDs(cfg.PhoneNumber),
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("signal-messages", 4096, deps.StateFile("signal-seen.json")))
+	return c, nil
+}
+
+// Describe tells the gateway banner which account this is.
+func (c *Channel) Describe() string {
+	groups := "off"
+	if c.cfg.Group.Enabled {
+		groups = c.cfg.Group.Policy
+	}
+	dms := "off"
+	if c.cfg.DM.Enabled {
+		dms = c.cfg.DM.Policy
+	}
+	return fmt.Sprintf("%s via signal-cli at %s (dm: %s, groups: %s)", c.cfg.PhoneNumber, c.cfg.daemonURL(), dms, groups)
+}
+
+// Start subscribes to the daemon's events in the background; a daemon not
+// running yet is retried (1 s doubling to 30 s, as in nanobot).
+func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	c.Attach(publish)
+	c.loop.Go(ctx, func(ctx context.Context) { c.Reconnect(ctx, channels.Backoff{Max: 30 * time.Second}, c.stream) })
+	return nil
+}
+
+// Stop implements channels.Channel: the stream closes, the handler ends.
+func (c *Channel) Stop(ctx context.Context) error {
+	return c.loop.Stop(ctx, 10*time.Second, "signal event stream")
+}
