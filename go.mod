@@ -42,6 +42,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/golang-jwt/jwt/v5 v5.3.1
+
 require (
 	dario.cat/mergo v1.0.0 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect

@@ -13,6 +13,7 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/qq"
 	_ "github.com/nanobot-durable/nanobot/channels/slack"
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"
+	_ "github.com/nanobot-durable/nanobot/channels/teams"
 	_ "github.com/nanobot-durable/nanobot/channels/web"
 	_ "github.com/nanobot-durable/nanobot/channels/wecom"
 	_ "github.com/nanobot-durable/nanobot/channels/weixin"

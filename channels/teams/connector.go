@@ -1,0 +1,146 @@
+package teams
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/secrets"
+)
+
+// botScope is what the bot's token is asked for: the Bot Connector API.
+const botScope = "https://api.botframework.com/.default"
+
+// tokenMargin is how long before its expiry a token is replaced.
+const tokenMargin = time.Minute
+
+// connector is the Bot Connector REST API, with the bot's AAD token
+// (client credentials), fetched on first use and again near its expiry or
+// when the connector refuses it.
+type connector struct {
+	cfg     Config
+	http    *http.Client
+	secrets *secrets.Set
+
+	mu      sync.Mutex
+	token   string
+	expires time.Time
+}
+
+// accessToken is a valid token, fetched if none is held.
+func (c *connector) accessToken(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token != "" && time.Now().Before(c.expires) {
+		return c.token, nil
+	}
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.cfg.AppID},
+		"client_secret": {c.cfg.AppPassword}, "scope": {botScope}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.tokenURL(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", fmt.Errorf("msteams token: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	var out struct {
+		AccessToken string `json:"access_token"`
+		ExpiresIn   int    `json:"expires_in"`
+	}
+	if _, err := c.do(req, &out); err != nil {
+		return "", fmt.Errorf("msteams token from %s: %w", c.cfg.tokenURL(), err)
+	}
+	if out.AccessToken == "" {
+		return "", errors.New("msteams token: the answer has no access_token")
+	}
+	if c.secrets != nil {
+		c.secrets.Add(out.AccessToken) // before any log line could carry it
+	}
+	if out.ExpiresIn <= 0 {
+		out.ExpiresIn = 3600
+	}
+	c.token, c.expires = out.AccessToken, time.Now().Add(time.Duration(out.ExpiresIn)*time.Second-tokenMargin)
+	return c.token, nil
+}
+
+// dropToken forgets a token the connector refused.
+func (c *connector) dropToken(token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token == token {
+		c.token = ""
+	}
+}
+
+// send posts an activity to a conversation (PUT over activityID when it
+// is set) and returns the activity's id.
+func (c *connector) send(ctx context.Context, serviceURL, conversation, activityID string, activity map[string]any) (string, error) {
+	body, err := json.Marshal(activity)
+	if err != nil {
+		return "", err
+	}
+	method, path := http.MethodPost, "/v3/conversations/"+url.PathEscape(conversation)+"/activities"
+	if activityID != "" {
+		method, path = http.MethodPut, path+"/"+url.PathEscape(activityID)
+	}
+	token, err := c.accessToken(ctx)
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(serviceURL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return "", &channels.SendError{Err: err, Permanent: true}
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	var out struct {
+		ID string `json:"id"`
+	}
+	status, err := c.do(req, &out)
+	var se *channels.SendError
+	if status == http.StatusUnauthorized && errors.As(err, &se) {
+		c.dropToken(token)
+		se.Permanent = false // the next attempt fetches a new token
+	}
+	if err != nil {
+		return "", fmt.Errorf("msteams %s %s: %w", method, path, err)
+	}
+	if out.ID == "" {
+		out.ID = activityID
+	}
+	return out.ID, nil
+}
+
+// do sends req and decodes a JSON answer into out. A 429 waits its
+// Retry-After; another 4xx is permanent; a 5xx or the network is retried.
+func (c *connector) do(req *http.Request, out any) (status int, err error) {
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode >= 300 {
+		err := fmt.Errorf("answered %s %s", resp.Status, strings.TrimSpace(string(data)))
+		switch {
+		case resp.StatusCode == http.StatusTooManyRequests:
+			wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+			return resp.StatusCode, &channels.SendError{Err: err, RetryAfter: time.Duration(max(wait, 1)) * time.Second}
+		case resp.StatusCode >= 400 && resp.StatusCode < 500:
+			return resp.StatusCode, &channels.SendError{Err: err, Permanent: true}
+		}
+		return resp.StatusCode, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return resp.StatusCode, nil
+	}
+	return resp.StatusCode, json.Unmarshal(data, out)
+}
