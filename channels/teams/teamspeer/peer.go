@@ -45,7 +45,9 @@ type Activity struct {
 	Conversation string
 	Type         string
 	Text         string
-	ReplyToID    string
+	// Posted is the text it was posted with, before any edit.
+	Posted    string
+	ReplyToID string
 	// Attachments are its attachments as JSON ("" when none).
 	Attachments string
 	// Edits counts the PUTs it got.
@@ -164,7 +166,7 @@ func (p *Peer) post(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.seq++
-	out := &Activity{ID: fmt.Sprintf("bot-%d", p.seq), Conversation: r.PathValue("conv"), Type: a.Type, Text: a.Text, ReplyToID: a.ReplyToID, Attachments: attachments(a)}
+	out := &Activity{ID: fmt.Sprintf("bot-%d", p.seq), Conversation: r.PathValue("conv"), Type: a.Type, Text: a.Text, Posted: a.Text, ReplyToID: a.ReplyToID, Attachments: attachments(a)}
 	p.sent = append(p.sent, out)
 	p.mu.Unlock()
 	writeJSON(w, map[string]string{"id": out.ID})
