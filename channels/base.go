@@ -1,0 +1,138 @@
+package channels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// Base is what every chat channel embeds: its name, its logger, whether it
+// holds its platform's connection, when the platform last sent something,
+// and the one way a platform event is taken in (TakeIn). The channel's own
+// code is then only its wire, its auth and its rendering.
+type Base struct {
+	name string
+	// Log is the channel's logger (never nil once Init ran).
+	Log  *slog.Logger
+	seen SeenKeys
+
+	mu      sync.Mutex
+	publish Publish
+
+	connected atomic.Bool
+	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 while down
+	lastEvent atomic.Int64 // unix nanoseconds
+}
+
+// Init names the channel, gives it its logger (nil: slog's default) and the
+// dedupe set its events are taken in through (nil: none, every event is new).
+func (b *Base) Init(name string, log *slog.Logger, seen SeenKeys) {
+	if log == nil {
+		log = slog.Default()
+	}
+	b.name, b.Log, b.seen = name, log, seen
+}
+
+// Name implements Channel.
+func (b *Base) Name() string { return b.name }
+
+// Seen is the channel's dedupe set (nil when it has none).
+func (b *Base) Seen() SeenKeys { return b.seen }
+
+// Attach keeps the manager's publish for TakeIn; a channel's Start calls it
+// before its receive loop begins.
+func (b *Base) Attach(publish Publish) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.publish = publish
+}
+
+// Up records that the channel holds its platform's connection now.
+func (b *Base) Up() {
+	b.upSince.Store(time.Now().UnixNano())
+	b.connected.Store(true)
+	b.Touch()
+}
+
+// Down records that the connection was lost (or closed).
+func (b *Base) Down() {
+	b.connected.Store(false)
+	b.upSince.Store(0)
+}
+
+// Connected implements Connector.
+func (b *Base) Connected() bool { return b.connected.Load() }
+
+// upFor is how long the connection has been up (0 while down).
+func (b *Base) upFor() time.Duration {
+	since := b.upSince.Load()
+	if since == 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, since))
+}
+
+// Touch records that the platform sent something (an event, a heartbeat's answer).
+func (b *Base) Touch() { b.lastEvent.Store(time.Now().UnixNano()) }
+
+// LastEvent is when the platform last sent something (zero: never).
+func (b *Base) LastEvent() time.Time {
+	n := b.lastEvent.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// ErrDuplicate is TakeIn's answer for an event taken in before (a
+// platform's redelivery, a replay after a resume, another gateway's claim).
+var ErrDuplicate = errors.New("event already taken in")
+
+// TakeIn hands one platform event to the agent, under the one loss rule of
+// every channel: key (the platform's event id; "" for none) is claimed
+// first, so of two deliveries (a redelivery, two gateways) one goes on; if
+// the manager took the message — published, refused, or answered by the
+// channel's hook — the key is recorded and the event is never answered
+// twice; if it did not (Temporal unreachable, ctx ended) the key is
+// released, so the platform's redelivery, a poll again or a replay after a
+// restart takes it in again.
+//
+// It returns nil when the event is done with (taken, refused or handled),
+// ErrDuplicate for an event taken in before, else the publish's error,
+// already logged, for a channel that must not acknowledge the event.
+func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, admitted Admitted) error {
+	b.Touch()
+	if key != "" && b.seen != nil && !b.seen.Claim(key) {
+		b.Log.Info(b.name+" message redelivered; already taken in", "key", key, "chat", msg.Route.ChatID)
+		return ErrDuplicate
+	}
+	b.mu.Lock()
+	publish := b.publish
+	b.mu.Unlock()
+	err := errors.New("the channel is not started")
+	if publish != nil {
+		err = publish(ctx, msg, admitted)
+	}
+	if err == nil || errors.Is(err, ErrRefused) || errors.Is(err, ErrHandled) {
+		if key != "" && b.seen != nil {
+			b.seen.Done(key)
+		}
+		return nil // a refused sender was logged by the manager
+	}
+	if key != "" && b.seen != nil {
+		b.seen.Forget(key)
+	}
+	b.Log.Error(b.name+" message could not be handed to the agent; it is taken in again when it comes back",
+		"key", key, "chat", msg.Route.ChatID, "sender", msg.Route.SenderID, "error", err)
+	return fmt.Errorf("%s message %s: %w", b.name, key, err)
+}
+
+// Handed reports whether TakeIn is done with the event (taken, refused,
+// handled or a duplicate): a platform that acknowledges events may ack it.
+func Handed(err error) bool { return err == nil || errors.Is(err, ErrDuplicate) }
