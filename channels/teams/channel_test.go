@@ -2,10 +2,8 @@ package teams
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,25 +17,22 @@ import (
 
 var alice = teamspeer.User{ID: "29:alice", AADObjectID: "aad-alice", Name: "Alice"}
 
-// start runs the channel against the peer with publish; extra is more of the block.
-func start(t *testing.T, peer *teamspeer.Peer, publish channels.Publish, extra string) *Channel {
+// start runs the channel against the peer; over are more of its block.
+func start(t *testing.T, peer *teamspeer.Peer, over map[string]any, opts ...channeltest.Option) *channeltest.Run[*Channel] {
 	t.Helper()
-	block := `{"enabled":true,"appId":"` + teamspeer.AppID + `","appPassword":"` + teamspeer.AppPassword + `","port":0,` +
-		`"openIdMetadata":"` + peer.OpenIDMetadata() + `","tokenEndpoint":"` + peer.TokenEndpoint() + `","trustedServiceUrlHosts":["127.0.0.1"]` + extra + `}`
-	c, err := New(channels.Deps{Config: channeltest.ConfigWith(t, Name, block)})
-	require.NoError(t, err)
-	require.NoError(t, c.Start(context.Background(), publish))
-	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	peer.SetEndpoint("http://" + c.srv.Addr() + "/api/messages")
-	return c
+	env := channeltest.NewEnv(t, Name, channeltest.Merge(map[string]any{"enabled": true, "appId": teamspeer.AppID,
+		"appPassword": teamspeer.AppPassword, "port": 0, "openIdMetadata": peer.OpenIDMetadata(), "tokenEndpoint": peer.TokenEndpoint(),
+		"trustedServiceUrlHosts": []string{"127.0.0.1"}}, over))
+	run := channeltest.Start(t, env, New, opts...)
+	peer.SetEndpoint("http://" + run.Ch.srv.Addr() + "/api/messages")
+	return run
 }
 
 // TestTokenIsChecked: only an activity whose JWT the connector's key
 // signed, for this app and not expired, gets in; the others are 401.
 func TestTokenIsChecked(t *testing.T) {
 	peer := teamspeer.New(t)
-	pub := channeltest.NewPublisher(t)
-	start(t, peer, pub.Publish, "")
+	pub := start(t, peer, nil)
 	for _, s := range []teamspeer.Signing{teamspeer.Forged, teamspeer.Expired, teamspeer.WrongAudience} {
 		status, _ := peer.Post(peer.Message(teamspeer.Personal, "a:dm", alice, "let me in", false), s)
 		require.Equal(t, http.StatusUnauthorized, status, "signing %d", s)
@@ -64,8 +59,7 @@ func TestTokenMustNameTheServiceURL(t *testing.T) {
 // TestGroupNeedsMention: in a channel only a mention is taken, without its <at>.
 func TestGroupNeedsMention(t *testing.T) {
 	peer := teamspeer.New(t)
-	pub := channeltest.NewPublisher(t)
-	start(t, peer, pub.Publish, "")
+	pub := start(t, peer, nil)
 	const thread = "19:general@thread.tacv2;messageid=1700"
 	status, _ := peer.Post(peer.Message(teamspeer.Channel, thread, alice, "just chatting", false), teamspeer.Valid)
 	require.Equal(t, http.StatusOK, status)
@@ -82,8 +76,7 @@ func TestGroupNeedsMention(t *testing.T) {
 // there, so the activity is not taken.
 func TestUntrustedServiceURLDropped(t *testing.T) {
 	peer := teamspeer.New(t)
-	pub := channeltest.NewPublisher(t)
-	start(t, peer, pub.Publish, `,"validateInboundAuth":false`)
+	pub := start(t, peer, map[string]any{"validateInboundAuth": false})
 	a := peer.Message(teamspeer.Personal, "a:dm", alice, "hello", false)
 	a["serviceUrl"] = "http://127.0.0.2:9/"
 	status, _ := peer.Post(a, teamspeer.Valid)
@@ -91,27 +84,25 @@ func TestUntrustedServiceURLDropped(t *testing.T) {
 	require.Empty(t, pub.Published())
 }
 
-// TestNotTakenIsTakenAgain: a message the agent did not take answers 500
-// and its redelivery gets in; one taken is never taken twice.
+// TestNotTakenIsTakenAgain: an activity Temporal did not take answers 500;
+// the connector's redelivery, to the restarted gateway, gets in once.
 func TestNotTakenIsTakenAgain(t *testing.T) {
 	peer := teamspeer.New(t)
-	pub := channeltest.NewPublisher(t)
-	var fail atomic.Bool
-	fail.Store(true)
-	start(t, peer, func(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
-		if fail.Swap(false) {
-			return errors.New("temporal is down")
-		}
-		return pub.Publish(ctx, msg, admitted)
-	}, "")
+	run := start(t, peer, nil)
+	run.Down.Store(true)
 	a := peer.Message(teamspeer.Personal, "a:dm", alice, "hello", false)
 	status, _ := peer.Post(a, teamspeer.Valid)
 	require.Equal(t, http.StatusInternalServerError, status)
+	run.Stop()
+
+	again := channeltest.Start(t, run.Env, New)
+	peer.SetEndpoint("http://" + again.Ch.srv.Addr() + "/api/messages")
 	for range 2 {
 		status, _ = peer.Post(a, teamspeer.Valid)
 		require.Equal(t, http.StatusOK, status)
 	}
-	require.Len(t, pub.Published(), 1)
+	require.Len(t, again.Published(), 1, "taken in once, the redelivery after it left alone")
+	require.Empty(t, run.Published())
 }
 
 // TestRepliesAndApprovalCard: replies go through the connector with one
@@ -119,8 +110,8 @@ func TestNotTakenIsTakenAgain(t *testing.T) {
 // back as the presser's command, and the card loses its buttons.
 func TestRepliesAndApprovalCard(t *testing.T) {
 	peer := teamspeer.New(t)
-	pub := channeltest.NewPublisher(t)
-	c := start(t, peer, pub.Publish, "")
+	pub := start(t, peer, nil)
+	c := pub.Ch
 	status, _ := peer.Post(peer.Message(teamspeer.Personal, "a:dm", alice, "hello", false), teamspeer.Valid)
 	require.Equal(t, http.StatusOK, status)
 	route := pub.WaitPublished(1)[0].Route
@@ -141,6 +132,13 @@ func TestRepliesAndApprovalCard(t *testing.T) {
 	require.Contains(t, sent[2].Attachments, `"Action.Submit"`)
 	require.Contains(t, sent[2].Attachments, `"nanobot":"/approve 1a2b"`)
 	require.Equal(t, 1, peer.TokensIssued(), "the AAD token is cached")
+	peer.RevokeTokens()
+	err = c.EditMessage(ctx, route, id, "refused")
+	var se *channels.SendError
+	require.ErrorAs(t, err, &se)
+	require.False(t, se.Permanent, "a refused token is fetched anew on the next attempt")
+	require.NoError(t, c.EditMessage(ctx, route, id, "final"))
+	require.Equal(t, 2, peer.TokensIssued())
 
 	status, _ = peer.Post(peer.Submit(teamspeer.Personal, "a:dm", alice, sent[2], map[string]any{"nanobot": "/approve 1a2b"}), teamspeer.Valid)
 	require.Equal(t, http.StatusOK, status)

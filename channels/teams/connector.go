@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -21,34 +20,28 @@ import (
 // botScope is what the bot's token is asked for: the Bot Connector API.
 const botScope = "https://api.botframework.com/.default"
 
-// tokenMargin is how long before its expiry a token is replaced.
-const tokenMargin = time.Minute
-
 // connector is the Bot Connector REST API, with the bot's AAD token
 // (client credentials), fetched on first use and again near its expiry or
 // when the connector refuses it.
 type connector struct {
-	cfg     Config
-	http    *http.Client
-	secrets *secrets.Set
-
-	mu      sync.Mutex
-	token   string
-	expires time.Time
+	cfg    Config
+	http   *http.Client
+	tokens channels.TokenCache
 }
 
-// accessToken is a valid token, fetched if none is held.
-func (c *connector) accessToken(ctx context.Context) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.token != "" && time.Now().Before(c.expires) {
-		return c.token, nil
-	}
+func newConnector(cfg Config, hc *http.Client, s *secrets.Set) *connector {
+	c := &connector{cfg: cfg, http: hc}
+	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: s}
+	return c
+}
+
+// fetchToken asks AAD for the bot's token (the client-credentials grant).
+func (c *connector) fetchToken(ctx context.Context) (channels.Token, error) {
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.cfg.AppID},
 		"client_secret": {c.cfg.AppPassword}, "scope": {botScope}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.tokenURL(), strings.NewReader(form.Encode()))
 	if err != nil {
-		return "", fmt.Errorf("msteams token: %w", err)
+		return channels.Token{}, fmt.Errorf("msteams token: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	var out struct {
@@ -56,28 +49,12 @@ func (c *connector) accessToken(ctx context.Context) (string, error) {
 		ExpiresIn   int    `json:"expires_in"`
 	}
 	if _, err := c.do(req, &out); err != nil {
-		return "", fmt.Errorf("msteams token from %s: %w", c.cfg.tokenURL(), err)
+		return channels.Token{}, fmt.Errorf("msteams token from %s: %w", c.cfg.tokenURL(), err)
 	}
 	if out.AccessToken == "" {
-		return "", errors.New("msteams token: the answer has no access_token")
+		return channels.Token{}, errors.New("msteams token: the answer has no access_token")
 	}
-	if c.secrets != nil {
-		c.secrets.Add(out.AccessToken) // before any log line could carry it
-	}
-	if out.ExpiresIn <= 0 {
-		out.ExpiresIn = 3600
-	}
-	c.token, c.expires = out.AccessToken, time.Now().Add(time.Duration(out.ExpiresIn)*time.Second-tokenMargin)
-	return c.token, nil
-}
-
-// dropToken forgets a token the connector refused.
-func (c *connector) dropToken(token string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.token == token {
-		c.token = ""
-	}
+	return channels.Token{Value: out.AccessToken, TTL: time.Duration(max(out.ExpiresIn, 60)) * time.Second}, nil
 }
 
 // send posts an activity to a conversation (PUT over activityID when it
@@ -91,7 +68,7 @@ func (c *connector) send(ctx context.Context, serviceURL, conversation, activity
 	if activityID != "" {
 		method, path = http.MethodPut, path+"/"+url.PathEscape(activityID)
 	}
-	token, err := c.accessToken(ctx)
+	token, err := c.tokens.Get(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -107,7 +84,7 @@ func (c *connector) send(ctx context.Context, serviceURL, conversation, activity
 	status, err := c.do(req, &out)
 	var se *channels.SendError
 	if status == http.StatusUnauthorized && errors.As(err, &se) {
-		c.dropToken(token)
+		c.tokens.Invalidate(token)
 		se.Permanent = false // the next attempt fetches a new token
 	}
 	if err != nil {

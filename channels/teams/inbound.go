@@ -98,10 +98,10 @@ var invokeAnswer = map[string]any{"statusCode": 200, "type": "application/vnd.mi
 func (c *Channel) take(ctx context.Context, a activity) (any, error) {
 	switch {
 	case a.ID == "" || a.Conversation.ID == "" || a.From.ID == "":
-		c.log.Warn("msteams activity dropped: no id, conversation or sender", "activity_id", a.ID, "type", a.Type)
+		c.Log.Warn("msteams activity dropped: no id, conversation or sender", "activity_id", a.ID, "type", a.Type)
 		return nil, nil
 	case !c.trusted(a.ServiceURL):
-		c.log.Warn("msteams activity dropped: its serviceUrl is not in channels.msteams.trustedServiceUrlHosts", "activity_id", a.ID, "service_url", a.ServiceURL)
+		c.Log.Warn("msteams activity dropped: its serviceUrl is not in channels.msteams.trustedServiceUrlHosts", "activity_id", a.ID, "service_url", a.ServiceURL)
 		return nil, nil
 	case a.From.ID == a.Recipient.ID:
 		return nil, nil // the bot's own
@@ -114,11 +114,11 @@ func (c *Channel) take(ctx context.Context, a activity) (any, error) {
 		return nil, err
 	}
 	if a.Type != "message" {
-		c.log.Debug("msteams activity ignored", "activity_id", a.ID, "type", a.Type, "name", a.Name)
+		c.Log.Debug("msteams activity ignored", "activity_id", a.ID, "type", a.Type, "name", a.Name)
 		return nil, nil
 	}
 	if a.group() && c.cfg.GroupPolicy == policyMention && !a.mentionsBot() {
-		c.log.Debug("msteams message not for the bot (groupPolicy mention)", "activity_id", a.ID, "conversation", a.Conversation.ID)
+		c.Log.Debug("msteams message not for the bot (groupPolicy mention)", "activity_id", a.ID, "conversation", a.Conversation.ID)
 		return nil, nil
 	}
 	text := plainText(a.Text)
@@ -130,9 +130,7 @@ func (c *Channel) take(ctx context.Context, a activity) (any, error) {
 	}
 	msg := c.inbound(a, text)
 	msg.Metadata = map[string]string{channels.MetaMessageID: a.ID, "from_name": a.From.Name}
-	return nil, c.publishOnce(ctx, a.Conversation.ID+"/"+a.ID, func(publish channels.Publish) error {
-		return publish(ctx, msg, nil)
-	})
+	return nil, c.TakeIn(ctx, a.Conversation.ID+"/"+a.ID, msg, nil)
 }
 
 // inbound is the message of an activity: the chat is the conversation (a
@@ -156,24 +154,20 @@ func (c *Channel) inbound(a activity, text string) protocol.Inbound {
 // once the answer went in.
 func (c *Channel) takePress(ctx context.Context, a activity, cmd string) error {
 	if !channels.IsApprovalPress(cmd) {
-		c.log.Warn("msteams card answer ignored: not an approval button", "activity_id", a.ID, "value", cmd)
+		c.Log.Warn("msteams card answer ignored: not an approval button", "activity_id", a.ID, "value", cmd)
 		return nil
 	}
 	msg := c.inbound(a, cmd)
 	msg.ID, msg.Route.ReplyTo = "msteams-press:"+a.ID, a.ReplyToID
 	msg.Metadata = map[string]string{"request_message_id": a.ReplyToID, "button": "approval"}
-	var answered bool
-	err := c.publishOnce(ctx, a.Conversation.ID+"/"+a.ID, func(publish channels.Publish) error {
-		err := publish(ctx, msg, nil)
-		answered = err == nil
-		return err
-	})
-	if answered && a.ReplyToID != "" {
+	admitted := false // the presser got through the manager's gate
+	err := c.TakeIn(ctx, a.Conversation.ID+"/"+a.ID, msg, func(context.Context, *protocol.Inbound) error { admitted = true; return nil })
+	if admitted && err == nil && a.ReplyToID != "" {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		defer cancel()
 		card := map[string]any{"type": "message", "id": a.ReplyToID, "text": "Answered by " + a.From.Name + ": " + cmd}
 		if _, err := c.api.send(cctx, a.ServiceURL, a.Conversation.ID, a.ReplyToID, card); err != nil {
-			c.log.Warn("msteams could not take the buttons off an answered request", "activity_id", a.ReplyToID, "error", err)
+			c.Log.Warn("msteams could not take the buttons off an answered request", "activity_id", a.ReplyToID, "error", err)
 		}
 	}
 	return err

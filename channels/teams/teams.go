@@ -9,7 +9,6 @@ package teams
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,18 +35,16 @@ const (
 
 // Channel is one Teams bot: its endpoint and its connector client.
 type Channel struct {
+	channels.Base
 	cfg   Config
 	addr  string
 	hosts channels.Hosts
-	log   *slog.Logger
 	auth  *verifier
 	api   *connector
-	seen  channels.SeenKeys // activity ids taken in
 	convs *conversations
 
-	mu      sync.Mutex
-	publish channels.Publish
-	srv     *channels.HTTPServer
+	mu  sync.Mutex
+	srv *channels.HTTPServer
 }
 
 // New builds the channel from channels.msteams; Start listens.
@@ -56,27 +53,24 @@ func New(deps channels.Deps) (*Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
 	if !cfg.ValidateInboundAuth && !hostcheck.Loopback(cfg.Host) {
 		return nil, channels.Unsafe(fmt.Errorf("channels.msteams.host %s reaches beyond this machine and channels.msteams.validateInboundAuth is false, so anyone who reaches it could drive the agent as any user: turn it on (or host 127.0.0.1) in %s", cfg.Host, deps.Config.Path))
 	}
 	hc := &http.Client{Timeout: callTimeout}
-	return &Channel{
+	c := &Channel{
 		cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)),
 		hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.msteams.allowedHosts"},
-		log:   log.With("channel", Name),
 		auth:  &verifier{metadata: cfg.OpenIDMetadata, appID: cfg.AppID, http: hc},
-		api:   &connector{cfg: cfg, http: hc, secrets: deps.Secrets},
-		seen:  deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")),
-		convs: loadConversations(deps.StateFile("msteams-conversations.json"), log),
-	}, nil
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
+	c.api = newConnector(cfg, hc, deps.Secrets)
+	c.convs = loadConversations(deps.StateFile("msteams-conversations.json"), c.Log)
+	return c, nil
 }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
 
 // Describe tells the banner where the endpoint listens.
 func (c *Channel) Describe() string {
@@ -91,16 +85,17 @@ func (c *Channel) Describe() string {
 
 // Start implements channels.Channel: it listens, then serves in the background.
 func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
+	c.Attach(publish) // before the server's goroutine starts
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.publish = publish // set before the server's goroutine starts
-	srv, err := channels.ListenHTTP(c.addr, c, c.hosts, "msteams endpoint", c.log)
+	srv, err := channels.ListenHTTP(c.addr, c, c.hosts, "msteams endpoint", c.Log)
 	if err != nil {
 		return err
 	}
 	c.srv = srv
+	c.Up() // the platform reaches the bot from now on
 	if !c.cfg.ValidateInboundAuth {
-		c.log.Warn("channels.msteams.validateInboundAuth is false: any local process can post activities as any user")
+		c.Log.Warn("channels.msteams.validateInboundAuth is false: any local process can post activities as any user")
 	}
 	return nil
 }
@@ -110,6 +105,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	srv := c.srv
 	c.mu.Unlock()
+	c.Down()
 	if err := srv.Shutdown(ctx); err != nil {
 		return fmt.Errorf("stop the msteams endpoint: %w", err)
 	}
@@ -137,21 +133,20 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(body, &a)
 	}
 	if err != nil {
-		c.log.Warn("msteams activity dropped: not JSON", "error", err)
+		c.Log.Warn("msteams activity dropped: not JSON", "error", err)
 		http.Error(w, "not an activity", http.StatusBadRequest)
 		return
 	}
 	if c.cfg.ValidateInboundAuth {
 		if err := c.auth.check(r.Context(), r.Header.Get("Authorization"), a.ServiceURL); err != nil {
-			c.log.Warn("msteams activity refused: its token does not hold", "activity_id", a.ID, "error", err)
+			c.Log.Warn("msteams activity refused: its token does not hold", "activity_id", a.ID, "error", err)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
 	}
 	answer, err := c.take(r.Context(), a)
-	if err != nil {
-		c.log.Error("msteams activity could not be handed to the agent; the connector may send it again", "activity_id", a.ID, "conversation", a.Conversation.ID, "error", err)
-		http.Error(w, "not taken", http.StatusInternalServerError)
+	if !channels.Handed(err) {
+		http.Error(w, "not taken", http.StatusInternalServerError) // TakeIn logged why
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -159,23 +154,4 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer = struct{}{}
 	}
 	_ = json.NewEncoder(w).Encode(answer)
-}
-
-// publishOnce hands msg over at most once per key: a message the agent did
-// not take is released, so its redelivery is taken in.
-func (c *Channel) publishOnce(ctx context.Context, key string, do func(channels.Publish) error) error {
-	if !c.seen.Claim(key) {
-		c.log.Info("msteams activity redelivered; already taken in", "key", key)
-		return nil
-	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err := do(publish)
-	if err != nil && !errors.Is(err, channels.ErrRefused) && !errors.Is(err, channels.ErrHandled) {
-		c.seen.Forget(key)
-		return err
-	}
-	c.seen.Done(key)
-	return nil
 }

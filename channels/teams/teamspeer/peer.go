@@ -18,12 +18,13 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // The bot the peer knows.
@@ -61,19 +62,18 @@ type Peer struct {
 	key    *rsa.PrivateKey
 	forger *rsa.PrivateKey
 
+	tokens *peerkit.Tokens // the AAD tokens issued
+
 	mu       sync.Mutex
 	endpoint string
-	tokens   map[string]bool // access tokens issued
-	issued   int
 	sent     []*Activity
 	seq      int
-	refused  int // connector calls without a valid bearer
 }
 
 // New starts the fake on 127.0.0.1; it stops with the test.
 func New(t testing.TB) *Peer {
 	t.Helper()
-	p := &Peer{t: t, tokens: map[string]bool{}, key: newKey(t), forger: newKey(t)}
+	p := &Peer{t: t, tokens: peerkit.NewTokens("aad-token", time.Hour), key: newKey(t), forger: newKey(t)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /openid", p.openID)
 	mux.HandleFunc("GET /keys", p.keys)
@@ -126,27 +126,17 @@ func (p *Peer) keys(w http.ResponseWriter, _ *http.Request) {
 func (p *Peer) token(w http.ResponseWriter, r *http.Request) {
 	if r.ParseForm() != nil || r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("client_id") != AppID ||
 		r.PostForm.Get("client_secret") != AppPassword || r.PostForm.Get("scope") != "https://api.botframework.com/.default" {
-		w.WriteHeader(http.StatusUnauthorized)
-		writeJSON(w, map[string]string{"error": "invalid_client"})
+		peerkit.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return
 	}
-	p.mu.Lock()
-	p.issued++
-	tok := fmt.Sprintf("aad-token-%d", p.issued)
-	p.tokens[tok] = true
-	p.mu.Unlock()
-	writeJSON(w, map[string]any{"token_type": "Bearer", "expires_in": 3600, "access_token": tok})
+	tok, ttl := p.tokens.Issue()
+	writeJSON(w, map[string]any{"token_type": "Bearer", "expires_in": int(ttl.Seconds()), "access_token": tok})
 }
 
 // authorized: the call carries a token the peer issued.
 func (p *Peer) authorized(w http.ResponseWriter, r *http.Request) bool {
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.tokens[tok] {
-		p.refused++
-		w.WriteHeader(http.StatusUnauthorized)
-		writeJSON(w, map[string]any{"error": map[string]string{"code": "Unauthorized"}})
+	if !p.tokens.ValidBearer(r.Header.Get("Authorization"), "Bearer") {
+		peerkit.WriteJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]string{"code": "Unauthorized"}})
 		return false
 	}
 	return true
@@ -187,8 +177,7 @@ func (p *Peer) put(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	w.WriteHeader(http.StatusNotFound)
-	writeJSON(w, map[string]any{"error": map[string]string{"code": "ActivityNotFound"}})
+	peerkit.WriteJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "ActivityNotFound"}})
 }
 
 func attachments(a sentActivity) string {
@@ -226,11 +215,10 @@ func (p *Peer) Typing(conversation string) int {
 }
 
 // TokensIssued counts the AAD tokens the bot fetched.
-func (p *Peer) TokensIssued() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.issued
-}
+func (p *Peer) TokensIssued() int { return len(p.tokens.Issued()) }
+
+// RevokeTokens ends the AAD tokens issued so far: the connector refuses them.
+func (p *Peer) RevokeTokens() { p.tokens.Revoke() }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
@@ -240,10 +228,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, v any) { peerkit.WriteJSON(w, http.StatusOK, v) }
 
 // Signing is how an inbound activity's token is made.
 type Signing int
