@@ -36,6 +36,12 @@ type Config struct {
 	GroupPolicy string `json:"groupPolicy"`
 	// Streaming draws the reply by editing one message as it is generated.
 	Streaming bool `json:"streaming"`
+	// nanobot's pruning of its conversation references: read, not used
+	// (a conversation's serviceUrl is kept until it writes from another).
+	RefTTLDays           int  `json:"refTtlDays"`
+	PruneWebChatRefs     bool `json:"pruneWebChatRefs"`
+	PruneNonPersonalRefs bool `json:"pruneNonPersonalRefs"`
+	RefTouchIntervalS    int  `json:"refTouchIntervalS"`
 	// OpenIDMetadata is the Bot Connector's OpenID configuration (its jwks_uri signs the tokens).
 	OpenIDMetadata string `json:"openIdMetadata"`
 	// TokenEndpoint issues the bot's AAD token ("": from tenantId).

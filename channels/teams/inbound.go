@@ -18,7 +18,6 @@ import (
 type activity struct {
 	Type         string  `json:"type"`
 	ID           string  `json:"id"`
-	Name         string  `json:"name"` // an invoke's
 	Timestamp    string  `json:"timestamp"`
 	ServiceURL   string  `json:"serviceUrl"`
 	From         account `json:"from"`
@@ -65,20 +64,16 @@ func (a activity) mentionsBot() bool {
 	return false
 }
 
-// press is the approval command a card's Action.Submit sends back ("": none).
+// press is the approval command a card's Action.Submit sends back as the
+// message's value ("": none).
 func (a activity) press() string {
 	var v struct {
 		Command string `json:"nanobot"`
-		Action  struct {
-			Data struct {
-				Command string `json:"nanobot"`
-			} `json:"data"`
-		} `json:"action"` // Action.Execute's invoke
 	}
 	if len(a.Value) == 0 || json.Unmarshal(a.Value, &v) != nil {
 		return ""
 	}
-	return v.Command + v.Action.Data.Command
+	return v.Command
 }
 
 // atMention is Teams' markup of a mention in the text.
@@ -90,47 +85,34 @@ func plainText(text string) string {
 	return strings.TrimSpace(strings.ReplaceAll(html.UnescapeString(text), "\u00a0", " "))
 }
 
-// invokeAnswer is the body an adaptiveCard/action invoke is answered with.
-var invokeAnswer = map[string]any{"statusCode": 200, "type": "application/vnd.microsoft.activity.message", "value": "Answer received."}
-
-// take handles one activity whose token held; the answer is the HTTP
-// body (nil: {}), the error says the agent did not take it.
-func (c *Channel) take(ctx context.Context, a activity) (any, error) {
+// take handles one activity whose token held; the error says the agent did not take it.
+func (c *Channel) take(ctx context.Context, a activity) error {
 	switch {
 	case a.ID == "" || a.Conversation.ID == "" || a.From.ID == "":
 		c.Log.Warn("msteams activity dropped: no id, conversation or sender", "activity_id", a.ID, "type", a.Type)
-		return nil, nil
+		return nil
 	case !c.trusted(a.ServiceURL):
 		c.Log.Warn("msteams activity dropped: its serviceUrl is not in channels.msteams.trustedServiceUrlHosts", "activity_id", a.ID, "service_url", a.ServiceURL)
-		return nil, nil
-	case a.From.ID == a.Recipient.ID:
-		return nil, nil // the bot's own
-	}
-	if cmd := a.press(); cmd != "" && (a.Type == "message" || (a.Type == "invoke" && a.Name == "adaptiveCard/action")) {
-		err := c.takePress(ctx, a, cmd)
-		if a.Type == "invoke" {
-			return invokeAnswer, err
-		}
-		return nil, err
-	}
-	if a.Type != "message" {
-		c.Log.Debug("msteams activity ignored", "activity_id", a.ID, "type", a.Type, "name", a.Name)
-		return nil, nil
-	}
-	if a.group() && c.cfg.GroupPolicy == policyMention && !a.mentionsBot() {
+		return nil
+	case a.Type != "message" || a.From.ID == a.Recipient.ID:
+		c.Log.Debug("msteams activity ignored: not a message to the bot", "activity_id", a.ID, "type", a.Type)
+		return nil
+	case a.press() != "":
+		return c.takePress(ctx, a, a.press())
+	case a.group() && c.cfg.GroupPolicy == policyMention && !a.mentionsBot():
 		c.Log.Debug("msteams message not for the bot (groupPolicy mention)", "activity_id", a.ID, "conversation", a.Conversation.ID)
-		return nil, nil
+		return nil
 	}
 	text := plainText(a.Text)
 	if text == "" {
-		text = strings.TrimSpace(c.cfg.MentionOnlyResponse)
+		text = strings.TrimSpace(c.cfg.MentionOnlyResponse) // a bare mention, as nanobot
 	}
 	if text == "" {
-		return nil, nil
+		return nil
 	}
 	msg := c.inbound(a, text)
 	msg.Metadata = map[string]string{channels.MetaMessageID: a.ID, "from_name": a.From.Name}
-	return nil, c.TakeIn(ctx, a.Conversation.ID+"/"+a.ID, msg, nil)
+	return c.TakeIn(ctx, a.Conversation.ID+"/"+a.ID, msg, nil)
 }
 
 // inbound is the message of an activity: the chat is the conversation (a

@@ -144,14 +144,10 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	answer, err := c.take(r.Context(), a)
-	if !channels.Handed(err) {
+	if !channels.Handed(c.take(r.Context(), a)) {
 		http.Error(w, "not taken", http.StatusInternalServerError) // TakeIn logged why
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if answer == nil {
-		answer = struct{}{}
-	}
-	_ = json.NewEncoder(w).Encode(answer)
+	_, _ = w.Write([]byte("{}"))
 }
