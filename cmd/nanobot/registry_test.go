@@ -70,6 +70,9 @@ var channelRows = map[string]func(cfg *config.Config){
 	"whatsapp": func(cfg *config.Config) {
 		block(cfg, "whatsapp", map[string]any{"enabled": true, "allowFrom": []string{"owner"}})
 	},
+	"msteams": func(cfg *config.Config) {
+		block(cfg, "msteams", map[string]any{"enabled": true, "appId": "app-1", "appPassword": "pw", "allowFrom": []string{"owner"}})
+	},
 }
 
 // TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of
