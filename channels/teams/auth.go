@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/rsa"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"strings"
@@ -25,7 +23,6 @@ const (
 	keysFor     = 24 * time.Hour  // keys are fetched again after this
 	keysAtMost  = time.Minute     // an unknown kid fetches them again at most this often
 	clockLeeway = 5 * time.Minute // the skew the Bot Framework allows
-	maxAuthBody = 1 << 20         // the OpenID documents are small
 )
 
 // verifier checks the bearer token of an inbound activity: RS256, signed
@@ -130,18 +127,10 @@ func (v *verifier) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error)
 // getJSON reads a small JSON document.
 func getJSON(ctx context.Context, hc *http.Client, url string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err == nil {
+		_, err = call(hc, req, out)
+	}
 	if err != nil {
-		return err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAuthBody)).Decode(out); err != nil {
 		return fmt.Errorf("GET %s: %w", url, err)
 	}
 	return nil

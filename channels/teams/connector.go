@@ -48,7 +48,7 @@ func (c *connector) fetchToken(ctx context.Context) (channels.Token, error) {
 		AccessToken string `json:"access_token"`
 		ExpiresIn   int    `json:"expires_in"`
 	}
-	if _, err := c.do(req, &out); err != nil {
+	if _, err := call(c.http, req, &out); err != nil {
 		return channels.Token{}, fmt.Errorf("msteams token from %s: %w", c.cfg.tokenURL(), err)
 	}
 	if out.AccessToken == "" {
@@ -81,7 +81,7 @@ func (c *connector) send(ctx context.Context, serviceURL, conversation, activity
 	var out struct {
 		ID string `json:"id"`
 	}
-	status, err := c.do(req, &out)
+	status, err := call(c.http, req, &out)
 	var se *channels.SendError
 	if status == http.StatusUnauthorized && errors.As(err, &se) {
 		c.tokens.Invalidate(token)
@@ -96,10 +96,10 @@ func (c *connector) send(ctx context.Context, serviceURL, conversation, activity
 	return out.ID, nil
 }
 
-// do sends req and decodes a JSON answer into out. A 429 waits its
+// call sends req and decodes a JSON answer into out. A 429 waits its
 // Retry-After; another 4xx is permanent; a 5xx or the network is retried.
-func (c *connector) do(req *http.Request, out any) (status int, err error) {
-	resp, err := c.http.Do(req)
+func call(hc *http.Client, req *http.Request, out any) (status int, err error) {
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err
 	}
