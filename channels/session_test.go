@@ -66,6 +66,10 @@ var sessionTable = []sessionRow{
 	{"whatsapp", "group", "1203@g.us", nil, "whatsapp:1203@g.us", u},
 	{"email", "DM", "alice@example.org", nil, "email:alice@example.org", u},
 	{"web", "DM", "abc-1", nil, "web:abc-1", u},
+	{"msteams", "DM", "a:1-alice", nil, "msteams:a:1-alice", u},
+	{"msteams", "group chat", "19:g@thread.v2", nil, "msteams:19:g@thread.v2", u},
+	{"msteams", "channel thread (ours: nanobot's Teams is DM-only)", "19:c@thread.tacv2;messageid=17", protocol.Thread("19:c@thread.tacv2", "17"),
+		"msteams:19:c@thread.tacv2:thread:17", "msteams:19:c@thread.tacv2:thread:17"},
 	{"api", "DM (session_id)", "ada", protocol.OwnChat(), "api:ada", "api:ada"},
 }
 

@@ -14,6 +14,7 @@ import (
 	_ "github.com/nanobot-durable/nanobot/channels/qq"
 	_ "github.com/nanobot-durable/nanobot/channels/signal"
 	_ "github.com/nanobot-durable/nanobot/channels/slack"
+	_ "github.com/nanobot-durable/nanobot/channels/teams"
 	_ "github.com/nanobot-durable/nanobot/channels/telegram"
 	_ "github.com/nanobot-durable/nanobot/channels/web"
 	_ "github.com/nanobot-durable/nanobot/channels/wecom"

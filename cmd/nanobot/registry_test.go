@@ -73,6 +73,12 @@ var channelRows = map[string]func(cfg *config.Config){
 	"whatsapp": func(cfg *config.Config) {
 		block(cfg, "whatsapp", map[string]any{"enabled": true, "allowFrom": []string{"owner"}})
 	},
+	"signal": func(cfg *config.Config) {
+		block(cfg, "signal", map[string]any{"enabled": true, "phoneNumber": "+15551234567", "dm": map[string]any{"enabled": true, "policy": "allowlist", "allowFrom": []string{"+15557654321"}}})
+	},
+	"msteams": func(cfg *config.Config) {
+		block(cfg, "msteams", map[string]any{"enabled": true, "appId": "app-1", "appPassword": "pw", "allowFrom": []string{"owner"}})
+	},
 }
 
 // TestEveryRegisteredChannelIsBuiltQueuedAndGated: for every channel of

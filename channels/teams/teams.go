@@ -1,0 +1,153 @@
+// Package teams is the Microsoft Teams channel (nanobot's msteams): the
+// Bot Framework's activities POSTed to an endpoint the gateway serves, each
+// carrying a JWT the Bot Connector signed, and replies through the
+// connector's REST API with the bot's AAD token. Personal chats, and
+// channels and group chats when the bot is @-mentioned; replies streamed
+// by editing one message; approvals as an Adaptive Card.
+package teams
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/internal/hostcheck"
+)
+
+// Name is the channel's name in config, routes and session keys (nanobot's).
+const Name = "msteams"
+
+// Limits of the endpoint and the platform.
+const (
+	maxActivity  = 1 << 20 // bytes of one inbound activity
+	callTimeout  = 30 * time.Second
+	maxTextRunes = 20_000 // Teams refuses messages past about 28 KB
+	streamEvery  = 1500 * time.Millisecond
+)
+
+// Channel is one Teams bot: its endpoint and its connector client.
+type Channel struct {
+	channels.Base
+	cfg   Config
+	addr  string
+	hosts channels.Hosts
+	auth  *verifier
+	api   *connector
+	convs *conversations
+
+	mu  sync.Mutex
+	srv *channels.HTTPServer
+}
+
+// New builds the channel from channels.msteams; Start listens.
+func New(deps channels.Deps) (*Channel, error) {
+	cfg, err := channels.ValidBlock(deps.Config, Name, defaults)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.ValidateInboundAuth && !hostcheck.Loopback(cfg.Host) {
+		return nil, channels.Unsafe(fmt.Errorf("channels.msteams.host %s reaches beyond this machine and channels.msteams.validateInboundAuth is false, so anyone who reaches it could drive the agent as any user: turn it on (or host 127.0.0.1) in %s", cfg.Host, deps.Config.Path))
+	}
+	hc := &http.Client{Timeout: callTimeout}
+	c := &Channel{
+		cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)),
+		hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.msteams.allowedHosts"},
+		auth:  &verifier{metadata: cfg.OpenIDMetadata, appID: cfg.AppID, http: hc},
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
+	c.api = newConnector(cfg, hc, deps.Secrets)
+	c.convs = loadConversations(deps.StateFile("msteams-conversations.json"), c.Log)
+	return c, nil
+}
+
+// Describe tells the banner where the endpoint listens.
+func (c *Channel) Describe() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	addr := c.addr
+	if c.srv != nil {
+		addr = c.srv.Addr()
+	}
+	return fmt.Sprintf("http://%s%s for app %s, groupPolicy %s", addr, c.cfg.Path, c.cfg.AppID, c.cfg.GroupPolicy)
+}
+
+// Start implements channels.Channel: it listens, then serves in the background.
+func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
+	c.Attach(publish) // before the server's goroutine starts
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	srv, err := channels.ListenHTTP(c.addr, c, c.hosts, "msteams endpoint", c.Log)
+	if err != nil {
+		return err
+	}
+	c.srv = srv
+	c.Up() // the platform reaches the bot from now on
+	if !c.cfg.ValidateInboundAuth {
+		c.Log.Warn("channels.msteams.validateInboundAuth is false: any local process can post activities as any user")
+	}
+	return nil
+}
+
+// Stop implements channels.Channel: open requests finish, then the endpoint closes.
+func (c *Channel) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	srv := c.srv
+	c.mu.Unlock()
+	c.Down()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("stop the msteams endpoint: %w", err)
+	}
+	return nil
+}
+
+// ServeHTTP takes one activity in: from the connector (its JWT checked),
+// never from a browser. It answers once the agent took the message, or
+// 500 when it did not, so the connector's retry is taken in.
+func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path != c.cfg.Path:
+		http.NotFound(w, r)
+		return
+	case r.Method != http.MethodPost:
+		http.Error(w, "POST activities here", http.StatusMethodNotAllowed)
+		return
+	case r.Header.Get("Origin") != "":
+		http.Error(w, "the Bot Connector sends no Origin: browsers may not post here", http.StatusForbidden)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxActivity))
+	var a activity
+	if err == nil {
+		err = json.Unmarshal(body, &a)
+	}
+	if err != nil {
+		c.Log.Warn("msteams activity dropped: not JSON", "error", err)
+		http.Error(w, "not an activity", http.StatusBadRequest)
+		return
+	}
+	if c.cfg.ValidateInboundAuth {
+		if err := c.auth.check(r.Context(), r.Header.Get("Authorization"), a.ServiceURL); err != nil {
+			c.Log.Warn("msteams activity refused: its token does not hold", "activity_id", a.ID, "error", err)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+	}
+	if !channels.Handed(c.take(r.Context(), a)) {
+		http.Error(w, "not taken", http.StatusInternalServerError) // TakeIn logged why
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte("{}"))
+}
