@@ -22,7 +22,7 @@ func block(cfg *config.Config, name string, v map[string]any) {
 }
 
 // owners are the allowed sender of a row where "owner" is not an id the platform has.
-var owners = map[string]string{"email": "owner@example.com", "matrix": "@owner:example.org"}
+var owners = map[string]string{"email": "owner@example.com", "matrix": "@owner:example.org", "signal": "+15557654321"}
 
 // channelRows turn each registered channel on, with "owner" as its only
 // allowed sender. A channel registered without a row fails the test below:
