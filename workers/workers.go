@@ -204,6 +204,10 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if opts.Identity == "" {
 		opts.Identity = ProcessIdentity()
 	}
+	if opts.BuildID != "" {
+		// Without it the SDK's first worker start hashes the whole executable (~130 ms for 80 MB) to name the build.
+		worker.SetBinaryChecksum(opts.BuildID)
+	}
 	inst := opts.Config.Instance()
 	set.identity = opts.Identity
 	add := func(queue string, o worker.Options, kind queueKind) {
