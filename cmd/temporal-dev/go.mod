@@ -6,6 +6,7 @@ require (
 	github.com/labstack/echo/v4 v4.15.4
 	github.com/temporalio/ui-server/v2 v2.55.0
 	go.temporal.io/api v1.63.5
+	go.temporal.io/sdk v1.44.0
 	go.temporal.io/server v1.32.1
 	go.uber.org/zap v1.27.1
 	google.golang.org/grpc v1.83.2
@@ -181,7 +182,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.10.0 // indirect
 	go.temporal.io/auto-scaled-workers v0.2.0-1.32.0.158.0 // indirect
-	go.temporal.io/sdk v1.44.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/dig v1.19.0 // indirect
 	go.uber.org/fx v1.24.0 // indirect

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/headers"
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/membership/static"
 	"go.temporal.io/server/common/metrics"
@@ -449,6 +451,8 @@ func newTemporalServer(o *options, ep *endpoints, frontendTLS *frontendTLS, logg
 			httpURL = "https://" + addr
 		}
 	}
+	// Else the server's own workers hash this whole binary (~150 MB: a third of the start) to name their build.
+	worker.SetBinaryChecksum("temporal-dev@" + headers.ServerVersion)
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(serverConfig(o, ep, persistence, frontendTLS)),
 		temporal.ForServices(temporal.DefaultServices),
