@@ -74,8 +74,6 @@ func (a *Heartbeat) HeartbeatDecide(ctx context.Context, in protocol.HeartbeatDe
 			{Role: chat.RoleUser, Content: "## Original task\n" + in.Tasks + "\n\n## Agent response\n" + reply.Content},
 		},
 	}
-	stop := startHeartbeats(ctx, in.Settings.LLMHeartbeat)
-	defer stop()
 	resp, err := model.Provider.Chat(ctx, req, nil)
 	var pe *providers.Error
 	if err != nil && errors.As(err, &pe) && pe.Status == 400 {

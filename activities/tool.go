@@ -46,7 +46,7 @@ func (a *ToolCalls) ToolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 		countToolCall(m, in.Name, res, err)
 	}
 	res.Preview = a.redact(res.Preview)
-	return res, a.redactError(err)
+	return res, paced(ctx, a.redactError(err))
 }
 
 func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
@@ -103,9 +103,7 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 			a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
 				Iteration: in.Iteration, ToolHint: hint})
 		}
-		stop := startHeartbeats(ctx, in.Heartbeat)
-		result = reg.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
-		stop()
+		result = reg.Execute(ctx, env, call.Function.Name, call.Function.Arguments) // Liveness beats while it runs
 		if ctx.Err() != nil {
 			// Stopped (/stop, or the worker is going away): a cut-short result is no
 			// result. A retry reruns a read-only tool and reports a side effect as unknown.

@@ -191,7 +191,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 		errs := make([]error, len(last.ToolCalls))
 		for i, c := range last.ToolCalls {
 			in := protocol.ToolCallInput{SessionKey: key, Turn: step.Turn, Iteration: it, CallID: c.ID, Name: c.Name,
-				Heartbeat: settings.LLMHeartbeat, LLMEntry: last.EntryID, Route: step.Message.Route}
+				LLMEntry: last.EntryID, Route: step.Message.Route}
 			wg.Add(1)
 			go func() { // concurrency-safe calls run together, as the workflow runs them
 				defer wg.Done()

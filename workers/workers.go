@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/nanobot-durable/nanobot/activities"
@@ -22,6 +23,7 @@ import (
 	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -212,6 +214,11 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	set.identity = opts.Identity
 	add := func(queue string, o worker.Options, kind queueKind) {
 		o.Identity, o.OnFatalError, o.BuildID = opts.Identity, set.fatal.set, opts.BuildID
+		o.Interceptors = []interceptor.WorkerInterceptor{&activities.Liveness{}}
+		// Each beat reaches the server: the SDK would otherwise hold them back to 80 % of the timeout.
+		o.MaxHeartbeatThrottleInterval = activities.BeatInterval(protocol.HeartbeatTimeout)
+		// A task left on the sticky queue of a worker that vanished moves to the shared queue this soon (SDK: 5 s).
+		o.StickyScheduleToStartTimeout = protocol.HeartbeatTimeout
 		w := worker.New(c, queue, o)
 		set.polled = append(set.polled, PolledQueue{Name: queue, Type: register(w, features, kind, opts.Workspace)})
 		set.workers = append(set.workers, w)
