@@ -63,7 +63,10 @@ func defaultDynamicConfig(httpURL string, httpHosts []string) map[string]any {
 		"history.timerProcessorMaxTimeShift": 100 * time.Millisecond,
 		// Otherwise a continued-as-new or re-started workflow ID waits 1 s.
 		"history.workflowIdReuseMinimalInterval": time.Duration(0),
-		"system.enableActivityEagerExecution":    true,
+		// A workflow task held by a worker that vanished is retried elsewhere this soon, not after
+		// 10 s: nanobot's heartbeat timeout (protocol.HeartbeatTimeout), which its activities use.
+		"history.defaultWorkflowTaskTimeout":  2500 * time.Millisecond,
+		"system.enableActivityEagerExecution": true,
 		// Search attributes added at startup must be usable right away.
 		"system.forceSearchAttributesCacheRefreshOnRead": true,
 	}
