@@ -119,7 +119,7 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	// The SDK's and the workers' log lines go to a file, not into the conversation.
 	log, closeLog := agentLogger(config.ConfigDir(cfg.Path), a.log)
 	defer closeLog()
-	log = slog.New(secrets.Handler(log.Handler(), secrets.FromEnv(cfg)))
+	log = slog.New(secrets.Handler(log.Handler(), a.secrets)) // loadConfig collected them
 	conn, err := connectTemporal(ctx, config.ConfigDir(cfg.Path), log)
 	if err != nil {
 		return err
