@@ -80,7 +80,7 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 		tools = append(tools, NewCronTool(opts.Cron, opts.CronTimezone))
 	}
 	for i, t := range tools {
-		if err := r.TryRegister(t); err != nil {
+		if err := r.add(t, builtinSchema(t)); err != nil {
 			for _, done := range tools[:i] {
 				r.Unregister(done.Name())
 			}
