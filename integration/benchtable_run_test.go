@@ -66,6 +66,9 @@ func TestBenchTable(t *testing.T) {
 	b := newBenchEnv(t)
 	ctx := context.Background()
 	var rows []benchRow
+	if want("S1") || want("S2") { // first: the gateway's start on a machine the other rows have not loaded
+		rows = append(rows, b.startupRows(t)...)
+	}
 	env := b.home.Env(b.dev.Addr)
 
 	// B5 without a gateway: the CLI runs the turn's workers itself.
@@ -207,7 +210,7 @@ func appendIf(ok bool, rows []benchRow, more ...benchRow) []benchRow {
 
 func b5Rows(cliThin, cliAlone, base time.Duration) []benchRow {
 	return []benchRow{
-		{"B5", "`nanobot agent -m` wall time, gateway running (thin client)", ms(cliThin), ms(base), ratio(cliThin.Seconds(), base.Seconds()), "≤ 1 s", yes(cliThin <= time.Second)},
+		{"B5", "`nanobot agent -m` wall time, gateway running (thin client)", ms(cliThin), ms(base), ratio(cliThin.Seconds(), base.Seconds()), "≤ 200 ms", yes(cliThin <= 200*time.Millisecond)},
 		{"B5", "… gateway not running (the CLI runs the workers)", ms(cliAlone), ms(base), ratio(cliAlone.Seconds(), base.Seconds()), "≤ 1 s", yes(cliAlone <= time.Second)},
 	}
 }
