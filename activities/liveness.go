@@ -45,7 +45,7 @@ func (i *livenessInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 	if info.Attempt > 1 {
 		unstick(ctx, info)
 	}
-	b := &beater{ctx: ctx, every: BeatInterval(timeout), last: time.Now(), done: make(chan struct{})}
+	b := newBeater(ctx, BeatInterval(timeout), func(details ...any) { activity.RecordHeartbeat(ctx, details...) })
 	go b.run()
 	defer close(b.done)
 	return i.Next.ExecuteActivity(context.WithValue(ctx, beaterKey{}, b), in)
@@ -83,13 +83,19 @@ type beaterKey struct{}
 
 // beater records an activity's heartbeats; details, once set, go with each.
 type beater struct {
-	ctx   context.Context
-	every time.Duration
-	done  chan struct{}
+	ctx    context.Context
+	every  time.Duration
+	record func(details ...any)
+	now    func() time.Time
+	done   chan struct{}
 
 	mu      sync.Mutex
 	last    time.Time
 	details []any
+}
+
+func newBeater(ctx context.Context, every time.Duration, record func(details ...any)) *beater {
+	return &beater{ctx: ctx, every: every, record: record, now: time.Now, last: time.Now(), done: make(chan struct{})}
 }
 
 func (b *beater) run() {
@@ -111,11 +117,11 @@ func (b *beater) run() {
 func (b *beater) beat(force bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !force && time.Since(b.last) < b.every {
+	if !force && b.now().Sub(b.last) < b.every {
 		return
 	}
-	b.last = time.Now()
-	activity.RecordHeartbeat(b.ctx, b.details...)
+	b.last = b.now()
+	b.record(b.details...)
 }
 
 func beaterOf(ctx context.Context) *beater {
@@ -148,7 +154,14 @@ func paced(ctx context.Context, err error) error {
 	if err == nil || !activity.IsActivity(ctx) || ctx.Err() != nil { // stopped: the next worker retries at once
 		return err
 	}
-	delay := protocol.ErrorBackoff(activity.GetInfo(ctx).Attempt)
+	return pacedAt(activity.GetInfo(ctx).Attempt, err)
+}
+
+func pacedAt(attempt int32, err error) error {
+	if err == nil {
+		return nil
+	}
+	delay := protocol.ErrorBackoff(attempt)
 	switch e := err.(type) { // the SDK converts only the top-level error's type
 	case *temporal.ApplicationError:
 		if e.NonRetryable() || e.NextRetryDelay() > 0 {

@@ -50,6 +50,7 @@ type toolAttempt struct {
 	started            *historypb.HistoryEvent
 	completed          *historypb.HistoryEvent
 	heartbeatScheduled time.Duration
+	stickyTimeouts     int // workflow tasks that waited out a sticky queue nobody polled
 }
 
 func lastToolAttempt(t *testing.T, dev *testenv.DevServer, id string) toolAttempt {
@@ -69,6 +70,9 @@ func lastToolAttempt(t *testing.T, dev *testenv.DevServer, id string) toolAttemp
 		}
 		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
 			got.completed = ev
+		}
+		if a := ev.GetWorkflowTaskTimedOutEventAttributes(); a != nil && a.GetTimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+			got.stickyTimeouts++
 		}
 	}
 	require.NotNil(t, got.started, "no tool call in the history of %s", id)
@@ -148,6 +152,8 @@ func TestHostLossResumesWithinTheHeartbeatTimeout(t *testing.T) {
 	gap := got.started.GetEventTime().AsTime().Sub(lastSeen)
 	t.Logf("the next attempt started %s after the dead one's last beat", gap.Round(time.Millisecond))
 	require.LessOrEqual(t, gap, protocol.HeartbeatTimeout+hostLossSlack, "server times: last beat %s, next attempt %s", lastSeen, got.started.GetEventTime().AsTime())
+
+	require.Zero(t, got.stickyTimeouts, "the retried call sent the next workflow task past the dead worker's sticky queue")
 
 	rows := toolRows(t, home, "cli:lost")
 	require.Len(t, rows, 1)
