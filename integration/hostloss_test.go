@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,6 +29,8 @@ import (
 // worker that polls. The 1 s first retry the calls had before was not.
 const hostLossSlack = 900 * time.Millisecond
 
+var runSession = regexp.MustCompile(`run (\w+)`)
+
 // execModel asks for one exec of command (%s: the session), then says done.
 func execModel(command string) *modeltest.Server {
 	return modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
@@ -42,6 +45,23 @@ func execModel(command string) *modeltest.Server {
 		return modeltest.ToolCalls(modeltest.Call{ID: "exec-" + session, Name: "exec",
 			Args: fmt.Sprintf(`{"command":%q}`, fmt.Sprintf(command, session))})
 	})
+}
+
+// execHome is a temporal-dev and a home whose model asks for one exec of
+// command (%s: the session).
+func execHome(t *testing.T, command string) (*testenv.DevServer, *testenv.Home) {
+	dev := testenv.StartDevServer(t)
+	model := execModel(command)
+	t.Cleanup(model.Close)
+	return dev, testenv.NewHome(t, model.URL(), nil)
+}
+
+// runTurn sends "run <session>" to cli:<session>, on the product's settings.
+func runTurn(ctx context.Context, t *testing.T, dev *testenv.DevServer, session string) string {
+	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: session, Route: protocol.Route{Channel: "cli", ChatID: session}, Content: "run " + session, SentAt: time.Now()})
+	require.NoError(t, err)
+	return protocol.TurnWorkflowID("cli:" + session)
 }
 
 // toolAttempt is the history of a turn's one tool call: its last attempt's
@@ -104,17 +124,12 @@ func runsOf(t *testing.T, h *testenv.Home, session string) int {
 // dead attempt's last beat, and reports the command's outcome as unknown:
 // it ran once.
 func TestHostLossResumesWithinTheHeartbeatTimeout(t *testing.T) {
-	dev := testenv.StartDevServer(t)
-	model := execModel("echo run >> %[1]s.runs; touch %[1]s.started; sleep 60")
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), nil)
+	dev, home := execHome(t, "echo run >> %[1]s.runs; touch %[1]s.started; sleep 60")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	gw, out, _ := startGateway(t, dev, home.Env(dev.Addr, workers.WorkerHostEnv+"=host-a"))
-	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "lost", Route: protocol.Route{Channel: "cli", ChatID: "lost"}, Content: "run lost", SentAt: time.Now()})
-	require.NoError(t, err)
+	id := runTurn(ctx, t, dev, "lost")
 	marker := filepath.Join(home.Workspace, "lost.started")
 	require.Eventually(t, func() bool { _, err := os.Stat(marker); return err == nil }, time.Minute, 20*time.Millisecond,
 		"the exec never started:\n%s", out)
@@ -122,7 +137,6 @@ func TestHostLossResumesWithinTheHeartbeatTimeout(t *testing.T) {
 	_, _ = gw.Process.Wait()
 
 	// The dead attempt's last sign of life, as the server saw it.
-	id := protocol.TurnWorkflowID("cli:lost")
 	desc, err := dev.Client.DescribeWorkflowExecution(ctx, id, "")
 	require.NoError(t, err)
 	var lastSeen time.Time
@@ -165,18 +179,12 @@ func TestHostLossResumesWithinTheHeartbeatTimeout(t *testing.T) {
 // heartbeat timeouts and more finishes in its first attempt: the worker
 // beats while it runs.
 func TestLongExecOnAHealthyWorkerIsNotRetried(t *testing.T) {
-	dev := testenv.StartDevServer(t)
-	model := execModel("echo run >> %s.runs; sleep 10; echo finished")
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), nil)
+	dev, home := execHome(t, "echo run >> %s.runs; sleep 10; echo finished")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	startGateway(t, dev, home.Env(dev.Addr))
-	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "long", Route: protocol.Route{Channel: "cli", ChatID: "long"}, Content: "run long", SentAt: time.Now()})
-	require.NoError(t, err)
-	id := protocol.TurnWorkflowID("cli:long")
+	id := runTurn(ctx, t, dev, "long")
 	var res protocol.TurnResult
 	require.NoError(t, dev.Client.GetWorkflow(ctx, id, "").Get(ctx, &res))
 	require.Equal(t, protocol.StopCompleted, res.StopReason)
