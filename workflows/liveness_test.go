@@ -24,7 +24,10 @@ func TestCallsCarryTheHeartbeatTimeout(t *testing.T) {
 	env := newEnv(t)
 	sendAtStart(env, inbound("m1", "list the files"))
 	seen := map[string]time.Duration{}
-	record := func(ctx context.Context) { info := activity.GetInfo(ctx); seen[info.ActivityType.Name] = info.HeartbeatTimeout }
+	record := func(ctx context.Context) {
+		info := activity.GetInfo(ctx)
+		seen[info.ActivityType.Name] = info.HeartbeatTimeout
+	}
 	replies := []protocol.LLMCallResult{
 		{EntryID: "llm-1", FinishReason: "tool_calls", ToolCalls: []protocol.ToolCallRef{{ID: "c1", Name: "exec", Signature: "exec:ls"}}},
 		{EntryID: "llm-2", ContentPreview: "done", ContentChars: 4, FinishReason: "stop"},
