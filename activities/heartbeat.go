@@ -105,7 +105,9 @@ func (a *Heartbeat) heartbeatTarget() (*protocol.Route, error) {
 		if err != nil || !slices.Contains(enabled, channel) {
 			continue
 		}
-		return &protocol.Route{Channel: channel, ChatID: chatID}, nil
+		r := protocol.Route{Channel: channel, ChatID: chatID}
+		channels.StampReach(&r)
+		return &r, nil
 	}
 	return nil, nil
 }

@@ -66,7 +66,7 @@ func TestHeartbeatDecisionIsOneForcedCallAtTemperatureZero(t *testing.T) {
 	d := decide(t, env)
 	require.True(t, d.Notify)
 	require.Equal(t, "the build broke", d.Reason)
-	require.Equal(t, &protocol.Route{Channel: "telegram", ChatID: "new"}, d.Route, "the most recently active chat on an enabled channel")
+	require.Equal(t, &protocol.Route{Channel: "telegram", ChatID: "new", Reach: protocol.ReachSomeone}, d.Route, "the most recently active chat on an enabled channel, stamped")
 	require.Equal(t, "llm-1", d.EntryID)
 	require.Equal(t, "The build is red.", d.Text)
 

@@ -63,12 +63,19 @@ func (b *Bus) settings() protocol.Settings {
 	return b.Settings
 }
 
-// Publish delivers one inbound message. A /stop for a running turn cancels
-// it here and returns the reply to show; otherwise the reply is "".
+// ErrNoSession refuses a message without a session key: Manager.Admit
+// names a channel's, the CLI its own, a cron job or an announcement theirs.
+var ErrNoSession = errors.New("message without a session key")
+
+// Publish delivers one inbound message, its route stamped with whether
+// anyone can take its reply (every inbound route enters Temporal here). A
+// /stop for a running turn cancels it here and returns the reply to show;
+// otherwise the reply is "".
 func (b *Bus) Publish(ctx context.Context, msg protocol.Inbound) (string, error) {
 	if msg.SessionKey == "" {
-		msg.SessionKey = protocol.SessionKey(msg.Route.Channel, msg.Route.ChatID)
+		return "", fmt.Errorf("publish %s from %s: %w", msg.ID, msg.Route, ErrNoSession)
 	}
+	StampReach(&msg.Route)
 	if isStop(msg.Content) {
 		stopped, err := b.Stop(ctx, msg.SessionKey)
 		if err != nil {

@@ -21,6 +21,9 @@ type Part struct {
 	Media string
 	// Last marks the reply's final part.
 	Last bool
+	// Hint marks a tool hint the manager draws while a turn runs, for a
+	// platform with a quieter way to show one (Telegram's collapsed quote).
+	Hint bool
 }
 
 // PartSender is a channel that sends a reply a part at a time. The manager
@@ -32,6 +35,13 @@ type PartSender interface {
 	MaxLength() int
 	// SendPart shows one part and returns the platform's message id ("" if none).
 	SendPart(ctx context.Context, r Reply, p Part) (messageID string, err error)
+}
+
+// Finisher is a PartSender with work to do once a reply is all shown,
+// whether its last part was sent or took a streamed message over (Slack
+// swaps its reaction for doneEmoji). It runs again on a retried delivery.
+type Finisher interface {
+	ReplyShown(ctx context.Context, r Reply)
 }
 
 // Typer is a channel that can show "typing…". The manager shows it from

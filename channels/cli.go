@@ -46,7 +46,10 @@ const CLIName = "cli"
 
 // The terminal is its user's own: no allow list, and replies go only to
 // the process that runs it.
-func init() { Register(Spec{Name: CLIName, PerProcess: true}) }
+func init() {
+	Register(Spec{Name: CLIName, PerProcess: true,
+		Format: Format{Hint: "Your reply is shown in a terminal: plain text or light Markdown."}})
+}
 
 // NewCLI returns a CLI channel writing to out.
 func NewCLI(out io.Writer) *CLI { return &CLI{Out: out, replies: make(chan Reply, 16)} }

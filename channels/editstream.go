@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -14,11 +15,13 @@ import (
 // Editor is a channel whose replies the manager streams by editing one
 // message in place: the first text of a model call is posted with
 // SendPart, later text edits it, and the turn's answer takes the message
-// over instead of posting a second one. A channel with a Streamer of its
-// own draws its streams itself.
+// over instead of posting a second one. A tool hint is posted as a Part
+// with Hint set. A channel with a Streamer of its own draws its streams
+// itself.
 type Editor interface {
 	PartSender
-	// EditMessage makes a message it sent show text (Markdown).
+	// EditMessage makes a message it sent show text (Markdown). A
+	// SendError with RetryAfter (a rate limit) holds the painter that long.
 	EditMessage(ctx context.Context, route protocol.Route, messageID, text string) error
 	// StreamEvery is how often a streamed message may be edited; 0 turns
 	// streaming off (the channel's `streaming` key).
@@ -53,6 +56,7 @@ type drawing struct {
 	idle     chan struct{} // closed when the painter stops
 	wake     chan struct{} // a new event for a painter waiting out the interval
 	last     time.Time
+	hold     time.Time // the platform asked to wait until then (a rate limit)
 }
 
 // segment is one message drawn while a turn runs: a model call's text or a tool hint.
@@ -61,6 +65,7 @@ type segment struct {
 	turn   string
 	iter   int
 	hint   bool
+	hidden bool // a tool hint with sendToolHints off: not drawn, but the answer comes below it
 	text   string
 	ended  bool   // the model call finished: drawn at once, not paced
 	id     string // "" until posted
@@ -88,14 +93,14 @@ func (e *editStreams) event(ctx context.Context, c Editor, ev StreamEvent) {
 	d.keepTurn(ev.Turn)
 	switch {
 	case ev.ToolHint != "":
-		if !e.hints {
-			return
-		}
 		text := "↳ " + ev.ToolHint
 		if h, ok := c.(HintDrawer); ok {
 			text = h.DrawHint(ev.ToolHint)
 		}
-		d.segs = append(d.segs, &segment{route: ev.Route, turn: ev.Turn, iter: ev.Iteration, hint: true, text: text})
+		d.segs = append(d.segs, &segment{route: ev.Route, turn: ev.Turn, iter: ev.Iteration, hint: true, hidden: !e.hints, text: text})
+		if !e.hints {
+			return
+		}
 	case ev.Reset:
 		if s := d.find(ev.Turn, ev.Iteration); s != nil {
 			s.text, s.ended = "", false // the retried call draws over the same message
@@ -170,7 +175,7 @@ func (d *drawing) keepTurn(turn string) {
 // want is what a segment should show now, cut to the platform's limit.
 func (d *drawing) want(s *segment) (string, bool) {
 	text := strings.TrimSpace(s.text)
-	if s.failed || text == "" {
+	if s.failed || s.hidden || text == "" {
 		return "", false
 	}
 	if limit := d.c.MaxLength(); limit > 1 && utf8.RuneCountInString(text) > limit {
@@ -198,9 +203,9 @@ func (e *editStreams) paint(ctx context.Context, d *drawing) {
 			e.mu.Unlock()
 			return
 		}
-		id, wait := seg.id, time.Duration(0)
+		id, wait := seg.id, time.Until(d.hold)
 		if id != "" && !seg.ended {
-			wait = d.c.StreamEvery() - time.Since(d.last)
+			wait = max(wait, d.c.StreamEvery()-time.Since(d.last))
 		}
 		route, index := seg.route, d.posted(seg)
 		if seg.hint {
@@ -217,17 +222,21 @@ func (e *editStreams) paint(ctx context.Context, d *drawing) {
 		cctx, cancel := context.WithTimeout(ctx, platformCall)
 		var err error
 		if id == "" {
-			id, err = d.c.SendPart(cctx, Reply{Route: route, Turn: seg.turn, Kind: protocol.ReplyMessage}, Part{Index: index, Text: text, Last: true})
+			id, err = d.c.SendPart(cctx, Reply{Route: route, Turn: seg.turn, Kind: protocol.ReplyMessage}, Part{Index: index, Text: text, Last: true, Hint: seg.hint})
 		} else {
 			err = d.c.EditMessage(cctx, route, id, text)
 		}
 		cancel()
 		e.mu.Lock()
 		d.last = time.Now()
-		if err != nil {
+		var limited *SendError
+		switch {
+		case errors.As(err, &limited) && limited.RetryAfter > 0:
+			d.hold = d.last.Add(limited.RetryAfter) // drawn again once the platform allows
+		case err != nil:
 			seg.failed = true
 			e.log.Warn("could not draw the reply as it streams; the answer will be sent whole", "channel", d.c.Name(), "chat", route.ChatID, "error", err)
-		} else {
+		default:
 			seg.id, seg.shown = id, text
 		}
 		e.mu.Unlock()

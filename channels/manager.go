@@ -26,7 +26,8 @@ type Manager struct {
 	Config *config.Config
 	// Pairing lets unknown senders in by an approved code; nil = allowFrom only.
 	Pairing *pairing.Store
-	// Unified maps every channel to one session (agents.defaults.unifiedSession).
+	// Unified maps every chat without a channel's scope to one session
+	// (agents.defaults.unifiedSession; see sessionKey).
 	Unified bool
 	// Owner seals every admitted message: only a sealed message answers an
 	// approval (the zero key seals nothing).
@@ -47,9 +48,6 @@ type Manager struct {
 type Intake interface {
 	Publish(ctx context.Context, msg protocol.Inbound) (string, error)
 }
-
-// UnifiedSessionKey is the one session of unifiedSession mode.
-const UnifiedSessionKey = "unified:default"
 
 // NewManager returns a manager with no channels.
 func NewManager() *Manager { return &Manager{channels: map[string]Channel{}} }
@@ -205,13 +203,8 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, ad
 			return err
 		}
 	}
-	if msg.SessionKey == "" {
-		msg.SessionKey = protocol.SessionKey(msg.Route.Channel, msg.Route.ChatID)
-		if m.Unified {
-			msg.SessionKey = UnifiedSessionKey
-		}
-	}
-	m.Owner.Seal(&msg, owner.ByChat) // this channel let this sender into this chat
+	msg.SessionKey = sessionKey(msg, m.Unified) // decided here only; the seal covers it
+	m.Owner.Seal(&msg, owner.ByChat)            // this channel let this sender into this chat
 	// Indicators start before the message is handed over, so even a reply
 	// that comes back at once (a command) finds them to stop.
 	waits := !isStop(msg.Content)

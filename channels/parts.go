@@ -38,6 +38,9 @@ func sendParts(ctx context.Context, c PartSender, r Reply, streamed func() (id, 
 			slog.Warn("delivery progress not recorded", "channel", c.Name(), "chat", r.Route.ChatID, "part", i+1, "error", err)
 		}
 	}
+	if f, ok := c.(Finisher); ok && len(parts) > 0 {
+		f.ReplyShown(ctx, r)
+	}
 	return nil
 }
 

@@ -140,8 +140,29 @@ func TestRegistryDerivesAccessAndQueues(t *testing.T) {
 	require.Equal(t, AllowFrom{"*"}, AllowFromFor(config.Default(), "cli"), "the terminal's user is its owner")
 	require.Equal(t, AllowFrom{"owner"}, AllowFromFor(config.Default(), "gated"))
 	require.Nil(t, AllowFromFor(config.Default(), "no-such-channel"))
-	require.False(t, protocol.Route{Channel: "cli", ChatID: "x"}.Deliverable(), "a per-process channel needs its process queue")
+	require.False(t, protocol.Route{Channel: "cli", ChatID: "x"}.Deliverable(), "an unstamped route: the per-process map decides")
 	require.Panics(t, func() { Register(Spec{Name: "cli"}) })
+}
+
+// TestStampReach: a route says whether anyone can take its reply, from the
+// registry, so the workflow that reads it needs no registry of its own.
+func TestStampReach(t *testing.T) {
+	for _, tc := range []struct {
+		route protocol.Route
+		want  protocol.Reach
+	}{
+		{protocol.Route{Channel: "cli", ChatID: "x"}, protocol.ReachNobody},
+		{protocol.Route{Channel: "cli", ChatID: "x", Queue: "nanobot-cli-1"}, protocol.ReachSomeone},
+		{protocol.Route{Channel: "gated", ChatID: "x"}, protocol.ReachSomeone},
+		{protocol.Route{Channel: "no-such-channel", ChatID: "x"}, protocol.ReachSomeone},
+		{protocol.Route{ChatID: "x"}, protocol.ReachNobody},
+		{protocol.Route{Channel: "cli", ChatID: "x", Reach: protocol.ReachSomeone}, protocol.ReachNobody},
+	} {
+		r := tc.route
+		StampReach(&r)
+		require.Equal(t, tc.want, r.Reach, "%+v", tc.route)
+		require.Equal(t, tc.want == protocol.ReachSomeone, r.Deliverable())
+	}
 }
 
 // editing is a channel the manager streams to by editing one message.
@@ -170,14 +191,25 @@ func (c *editing) seen() ([]string, []string) {
 // startEditing starts a manager over one editing channel "gated" with cfg.
 func startEditing(t *testing.T, cfg *config.Config) (*Manager, *editing, *StreamHub) {
 	t.Helper()
+	ch := newEditing()
+	m, hub := startManaging(t, cfg, ch)
+	return m, ch, hub
+}
+
+func newEditing() *editing {
+	return &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
+}
+
+// startManaging starts a manager over one channel.
+func startManaging(t *testing.T, cfg *config.Config, ch Channel) (*Manager, *StreamHub) {
+	t.Helper()
 	m := NewManager()
 	m.Bus, m.Config = &recordingIntake{}, cfg
-	ch := &editing{capable: capable{fakeChannel: fakeChannel{name: "gated"}, limit: 100, failAt: -1}}
 	m.Add(ch)
 	hub := NewStreamHub()
 	require.Empty(t, m.Start(context.Background(), hub))
 	t.Cleanup(func() { m.Stop(context.Background()) })
-	return m, ch, hub
+	return m, hub
 }
 
 func TestManagerStreamsByEditingAndTheAnswerTakesTheMessageOver(t *testing.T) {

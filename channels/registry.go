@@ -38,6 +38,29 @@ type Spec struct {
 	// Login is the channel's interactive login (`nanobot channels login`);
 	// nil for channels whose config holds all they need.
 	Login func(ctx context.Context, l LoginDeps) error
+	// Format is how the channel shows the model's reply.
+	Format Format
+}
+
+// Format is how a channel shows the model's Markdown: the flavour it
+// renders with and the line the system prompt tells the model about it.
+type Format struct {
+	// Markdown renders the model's Markdown as the platform shows it (a
+	// flavour of channels/markdown); nil: the text goes as written.
+	Markdown func(md string) string
+	// Hint is the system prompt's "Output format" line for this channel.
+	Hint string
+}
+
+// ChatAppHint is the format hint of chat apps that render Markdown
+// converted to their own.
+const ChatAppHint = "Your reply is shown in a chat app: keep it short; Markdown is converted."
+
+// FormatHint is the system prompt's format line for a channel of this
+// build ("" for none, or a channel this build lacks).
+func FormatHint(channel string) string {
+	s, _ := Lookup(channel)
+	return s.Format.Hint
 }
 
 var registry struct {
@@ -80,6 +103,19 @@ func Lookup(name string) (Spec, bool) {
 	defer registry.mu.RUnlock()
 	s, ok := registry.specs[name]
 	return s, ok
+}
+
+// StampReach writes on r whether anyone can take a reply on it, from this
+// build's registry: nobody without a channel or on a per-process channel
+// without its process queue; someone otherwise (a channel this build lacks
+// included: its gateway may run elsewhere).
+func StampReach(r *protocol.Route) {
+	s, known := Lookup(r.Channel)
+	if r.Channel == "" || (known && s.PerProcess && r.Queue == "") {
+		r.Reach = protocol.ReachNobody
+		return
+	}
+	r.Reach = protocol.ReachSomeone
 }
 
 // Known are the channels this build has; a message tool send to any other

@@ -288,7 +288,7 @@ func TestWebChatApprovalButton(t *testing.T) {
 // TestSlackApprovalButton: through the real gateway and slackpeer, a
 // request asked in the reply thread of a channel mention carries block
 // buttons; a click on Approve (a block_actions envelope over Socket Mode)
-// reaches the channel's session that asked, runs the call once, and the
+// reaches the thread's session that asked, runs the call once, and the
 // answer arrives in the thread while the buttons give way to who answered.
 func TestSlackApprovalButton(t *testing.T) {
 	peer := slackpeer.New(t)
@@ -318,7 +318,7 @@ func TestSlackApprovalButton(t *testing.T) {
 	requireNotRun(t, home, model)
 
 	peer.PushClick("env-2", slackpeer.Click{User: alice, Channel: channel, Message: req, ActionID: "nanobot_approval_approve",
-		BlockID: "nanobot_approval|slack:" + channel, Value: "/approve " + id})
+		BlockID: "nanobot_approval", Value: "/approve " + id})
 	require.Eventually(t, func() bool {
 		for _, p := range slackThreadPosts(peer, channel, first) {
 			if shown, _ := peer.Shown(channel, p.TS); shown == "Cleaned the build." {

@@ -111,7 +111,7 @@ func TestApprovalWaitSurvivesKillingTheWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	route := protocol.Route{Channel: "cli", ChatID: "approve", SenderID: "owner"}
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Route: route, Content: "clean the build", SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: "clean the build", SentAt: time.Now()})
 	require.NoError(t, err)
 	req := waitingRequest(t, dev, "cli:approve", logs.String)
 	require.Equal(t, "exec", req.Tool)
@@ -124,7 +124,7 @@ func TestApprovalWaitSurvivesKillingTheWorker(t *testing.T) {
 	_, logs = startWorker(t, env)
 	require.Equal(t, req.ID, waitingRequest(t, dev, "cli:approve", logs.String).ID, "the new worker waits on the same request")
 
-	_, err = bus.Publish(ctx, ownerSealed(t, home, protocol.Inbound{ID: "m2", Route: route, Content: "/approve " + req.ID, SentAt: time.Now()}))
+	_, err = bus.Publish(ctx, ownerSealed(t, home, protocol.Inbound{ID: "m2", SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: "/approve " + req.ID, SentAt: time.Now()}))
 	require.NoError(t, err)
 	var res protocol.TurnResult
 	require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:approve"), "").Get(ctx, &res), "worker log:\n%s", logs)
@@ -152,17 +152,17 @@ func TestDenialAndTimeoutReachTheModel(t *testing.T) {
 
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
 	deny := protocol.Route{Channel: "cli", ChatID: "deny", SenderID: "owner"}
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "d1", Route: deny, Content: "clean the build", SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "d1", SessionKey: protocol.SessionKey(deny.Channel, deny.ChatID), Route: deny, Content: "clean the build", SentAt: time.Now()})
 	require.NoError(t, err)
 	req := waitingRequest(t, dev, "cli:deny", logs.String)
-	_, err = bus.Publish(ctx, ownerSealed(t, home, protocol.Inbound{ID: "d2", Route: deny, Content: "/deny " + req.ID + " not on a Friday", SentAt: time.Now()}))
+	_, err = bus.Publish(ctx, ownerSealed(t, home, protocol.Inbound{ID: "d2", SessionKey: protocol.SessionKey(deny.Channel, deny.ChatID), Route: deny, Content: "/deny " + req.ID + " not on a Friday", SentAt: time.Now()}))
 	require.NoError(t, err)
 	var res protocol.TurnResult
 	require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:deny"), "").Get(ctx, &res))
 	require.Contains(t, res.ReplyPreview, "The user denied this: not on a Friday.")
 
 	timed := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", ApprovalTimeout: 2 * time.Second})}
-	_, err = timed.Publish(ctx, protocol.Inbound{ID: "t1", Route: protocol.Route{Channel: "cli", ChatID: "timeout"}, Content: "clean the build", SentAt: time.Now()})
+	_, err = timed.Publish(ctx, protocol.Inbound{ID: "t1", SessionKey: "cli:timeout", Route: protocol.Route{Channel: "cli", ChatID: "timeout"}, Content: "clean the build", SentAt: time.Now()})
 	require.NoError(t, err)
 	require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:timeout"), "").Get(ctx, &res), "worker log:\n%s", logs)
 	require.Contains(t, res.ReplyPreview, "Nobody approved this call within 2s, so it was not run.")
@@ -185,7 +185,7 @@ func TestRepeatedToolCallsAreStopped(t *testing.T) {
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "r1", Route: protocol.Route{Channel: "cli", ChatID: "loop"}, Content: "look around", SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "r1", SessionKey: "cli:loop", Route: protocol.Route{Channel: "cli", ChatID: "loop"}, Content: "look around", SentAt: time.Now()})
 	require.NoError(t, err)
 	var res protocol.TurnResult
 	require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:loop"), "").Get(ctx, &res), "worker log:\n%s", logs)
@@ -259,7 +259,7 @@ func TestSubagentAsksInItsOriginChat(t *testing.T) {
 	}, time.Minute, 100*time.Millisecond, "the subagent's request never reached its origin session\n%s", logs)
 	require.Equal(t, 0, ranCount(t, home))
 
-	publishMessage(t, dev, ownerSealed(t, home, protocol.Inbound{ID: "s2", Route: protocol.Route{Channel: "cli", ChatID: "sub"}, Content: "/approve " + id}))
+	publishMessage(t, dev, ownerSealed(t, home, protocol.Inbound{ID: "s2", SessionKey: "cli:sub", Route: protocol.Route{Channel: "cli", ChatID: "sub"}, Content: "/approve " + id}))
 	require.Eventually(t, func() bool { _, sub := m.counts(); return sub == 2 }, time.Minute, 100*time.Millisecond, "the subagent never went on\n%s", logs)
 	require.Equal(t, 1, ranCount(t, home))
 	require.Eventually(t, func() bool {

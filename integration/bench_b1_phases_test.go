@@ -87,7 +87,7 @@ func (b *benchEnv) b1PhaseRows(ctx context.Context) []benchRow {
 	var turn, floor phaseTimes
 	for i := 0; i < 31; i++ {
 		chatID := fmt.Sprintf("b1p-%d", i%4)
-		msg := protocol.Inbound{ID: b.id("m"), Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: benchMessage(nil, false, 0), SentAt: time.Now()}
+		msg := protocol.Inbound{ID: b.id("m"), SessionKey: "cli:" + chatID, Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: benchMessage(nil, false, 0), SentAt: time.Now()}
 		start := time.Now()
 		_, err := bus.Publish(ctx, msg)
 		require.NoError(t, err)

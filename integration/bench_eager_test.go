@@ -24,7 +24,7 @@ func (b *benchEnv) eagerRows(ctx context.Context) (rows func(baselineP50 time.Du
 	eager := &channels.Bus{Client: b.dev.Client, Settings: b.set, LocalWorker: true}
 	signalled := &channels.Bus{Client: b.dev.Client, Settings: b.set}
 	turn := func(bus *channels.Bus, chatID string) time.Duration {
-		msg := protocol.Inbound{ID: b.id("m"), Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: benchMessage(nil, false, 0), SentAt: time.Now()}
+		msg := protocol.Inbound{ID: b.id("m"), SessionKey: "cli:" + chatID, Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: benchMessage(nil, false, 0), SentAt: time.Now()}
 		start := time.Now()
 		_, err := bus.Publish(ctx, msg)
 		require.NoError(t, err)

@@ -38,7 +38,7 @@ func benchTurns(b *testing.B, reply func(i int) []modeltest.Step) {
 	run := func(i int) {
 		model.Script(reply(i)...)
 		key := fmt.Sprintf("bench%d", i%4)
-		if _, err := bus.Publish(ctx, protocol.Inbound{ID: fmt.Sprint(i), Route: protocol.Route{Channel: "cli", ChatID: key}, Content: "hi", SentAt: time.Now()}); err != nil {
+		if _, err := bus.Publish(ctx, protocol.Inbound{ID: fmt.Sprint(i), SessionKey: "cli:" + key, Route: protocol.Route{Channel: "cli", ChatID: key}, Content: "hi", SentAt: time.Now()}); err != nil {
 			b.Fatal(err)
 		}
 		if err := dev.Client.GetWorkflow(ctx, "turn/cli:"+key, "").Get(ctx, nil); err != nil {

@@ -132,7 +132,7 @@ func TestChaosRepeatedKills(t *testing.T) {
 		route := protocol.Route{Channel: "cli", ChatID: session, Queue: queue}
 		id := fmt.Sprintf("t%d", i)
 		messages = append(messages, id)
-		_, err := bus.Publish(ctx, protocol.Inbound{ID: id, Route: route, Content: fmt.Sprintf("chaos-turn-%d: do the steps", i), SentAt: time.Now()})
+		_, err := bus.Publish(ctx, protocol.Inbound{ID: id, SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: fmt.Sprintf("chaos-turn-%d: do the steps", i), SentAt: time.Now()})
 		require.NoError(t, err)
 
 		// Kill at a random model call of the turn, a random moment after it.
@@ -156,7 +156,7 @@ func TestChaosRepeatedKills(t *testing.T) {
 		if rand.IntN(3) == 0 { // a message while no worker runs
 			pid := fmt.Sprintf("p%d", i)
 			messages = append(messages, pid)
-			_, err := bus.Publish(ctx, protocol.Inbound{ID: pid, Route: route, Content: fmt.Sprintf("chaos-ping-%d", i), SentAt: time.Now()})
+			_, err := bus.Publish(ctx, protocol.Inbound{ID: pid, SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: fmt.Sprintf("chaos-ping-%d", i), SentAt: time.Now()})
 			require.NoError(t, err)
 		}
 		if done {

@@ -55,7 +55,7 @@ func TestCrashMidTurnResumesWithoutRepeats(t *testing.T) {
 	bus := &channels.Bus{Client: dev.Client, Settings: settings}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Route: protocol.Route{Channel: "cli", ChatID: "crash"}, Content: "write the file", SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", SessionKey: "cli:crash", Route: protocol.Route{Channel: "cli", ChatID: "crash"}, Content: "write the file", SentAt: time.Now()})
 	require.NoError(t, err)
 
 	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 50*time.Millisecond,
@@ -113,7 +113,7 @@ func TestCrashDuringSideEffectNeverRunsItTwice(t *testing.T) {
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Route: protocol.Route{Channel: "cli", ChatID: "once"}, Content: "run it"})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", SessionKey: "cli:once", Route: protocol.Route{Channel: "cli", ChatID: "once"}, Content: "run it"})
 	require.NoError(t, err)
 	runs := filepath.Join(home.Workspace, "runs.txt")
 	require.Eventually(t, func() bool { _, err := os.Stat(runs); return err == nil }, time.Minute, 20*time.Millisecond,

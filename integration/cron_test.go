@@ -128,7 +128,7 @@ func (m *cronModel) handle(req *modeltest.RecordedRequest) modeltest.Step {
 func publishTo(t *testing.T, dev *testenv.DevServer, route protocol.Route, id, text string) {
 	t.Helper()
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
-	_, err := bus.Publish(context.Background(), protocol.Inbound{ID: id, Route: route, Content: text, SentAt: time.Now()})
+	_, err := bus.Publish(context.Background(), protocol.Inbound{ID: id, SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: text, SentAt: time.Now()})
 	require.NoError(t, err)
 }
 

@@ -64,7 +64,7 @@ func TestToolsAndMCPEndToEnd(t *testing.T) {
 		modeltest.Text("All done: notes.md is final."),
 	)
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
-	_, err = bus.Publish(context.Background(), protocol.Inbound{ID: "e2e", Route: protocol.Route{Channel: "cli", ChatID: "e2e"}, Content: "finish my notes"})
+	_, err = bus.Publish(context.Background(), protocol.Inbound{ID: "e2e", SessionKey: "cli:e2e", Route: protocol.Route{Channel: "cli", ChatID: "e2e"}, Content: "finish my notes"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -160,7 +160,7 @@ func TestConcurrentSendersEachMessageSeenByExactlyOneRun(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				id := fmt.Sprintf("s%d-m%d", s, i)
-				if _, err := bus.Publish(ctx, protocol.Inbound{ID: id, Route: route, Content: "<" + id + ">", SentAt: time.Now()}); err != nil {
+				if _, err := bus.Publish(ctx, protocol.Inbound{ID: id, SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: "<" + id + ">", SentAt: time.Now()}); err != nil {
 					errs <- fmt.Errorf("%s: %w", id, err)
 				}
 				time.Sleep(time.Duration(rand.IntN(15)) * time.Millisecond)
@@ -237,7 +237,7 @@ func TestMessageForATurnThatClosedMeanwhileStartsTheNext(t *testing.T) {
 	route := protocol.Route{Channel: "cli", ChatID: "meanwhile"}
 	id := protocol.TurnWorkflowID("cli:meanwhile")
 
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Route: route, Content: "first", SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: "first", SentAt: time.Now()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 10*time.Millisecond)
 	desc, err := dev.Client.DescribeWorkflowExecution(ctx, id, "")
@@ -251,7 +251,7 @@ func TestMessageForATurnThatClosedMeanwhileStartsTheNext(t *testing.T) {
 		require.NoError(t, dev.Client.GetWorkflow(ctx, id, first).Get(ctx, &res))
 		require.Equal(t, []string{"m1"}, res.MessageIDs)
 	}
-	_, err = bus.Publish(ctx, protocol.Inbound{ID: "m2", Route: route, Content: "second", SentAt: time.Now()})
+	_, err = bus.Publish(ctx, protocol.Inbound{ID: "m2", SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: "second", SentAt: time.Now()})
 	require.NoError(t, err)
 	require.EqualValues(t, 1, calls.signals.Load())
 	require.EqualValues(t, 1, calls.closed.Load(), "the signal found the run closed")

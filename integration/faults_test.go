@@ -55,7 +55,7 @@ func TestModelFaultsAtTheWire(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			chat := fmt.Sprintf("fault-%d", i)
-			_, err := bus.Publish(ctx, protocol.Inbound{ID: chat, Route: protocol.Route{Channel: "cli", ChatID: chat, Queue: queue}, Content: "hello", SentAt: time.Now()})
+			_, err := bus.Publish(ctx, protocol.Inbound{ID: chat, SessionKey: "cli:" + chat, Route: protocol.Route{Channel: "cli", ChatID: chat, Queue: queue}, Content: "hello", SentAt: time.Now()})
 			require.NoError(t, err)
 			var res protocol.TurnResult
 			require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:"+chat), "").Get(ctx, &res))

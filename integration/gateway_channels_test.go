@@ -122,7 +122,7 @@ func TestOneGatewayHoldsEveryChannel(t *testing.T) {
 		return len(msgs) == 1 && msgs[0].Content == "Hello, Discord." && msgs[0].ReplyTo == hi
 	}, 60*time.Second, 50*time.Millisecond, "discord reply to alice's message")
 	require.Equal(t, 6, model.Count(), "one model call per channel's message")
-	for _, key := range []string{"telegram:1001", "slack:C0E2E0001", "discord:" + discordDM, "api:default", "email:alice@example.org", "matrix:" + dm} {
+	for _, key := range []string{"telegram:1001", "slack:C0E2E0001:1700000000.000100", "discord:" + discordDM, "api:default", "email:alice@example.org", "matrix:" + dm} {
 		_, msgs := sessionLines(t, home, key)
 		require.Len(t, msgs, 2, "session %s: the message and its reply", key)
 	}

@@ -31,7 +31,7 @@ func TestGatewaySIGTERMResumesTheTurnOnNextStart(t *testing.T) {
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Route: protocol.Route{Channel: "cli", ChatID: "sigterm"}, Content: "go", SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", SessionKey: "cli:sigterm", Route: protocol.Route{Channel: "cli", ChatID: "sigterm"}, Content: "go", SentAt: time.Now()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 50*time.Millisecond)
 

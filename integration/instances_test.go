@@ -40,9 +40,9 @@ func TestTwoInstancesOnOneTemporalStayApart(t *testing.T) {
 	busA := &channels.Bus{Client: dev.Client, Settings: settings}
 	busB := &channels.Bus{Client: dev.Client, Settings: settings, Instance: "b"}
 	for i := 1; i <= 2; i++ {
-		_, err := busA.Publish(ctx, protocol.Inbound{ID: fmt.Sprintf("a%d", i), Route: protocol.Route{Channel: "cli", ChatID: "shared", Queue: "replies-a"}, Content: "who are you?", SentAt: time.Now()})
+		_, err := busA.Publish(ctx, protocol.Inbound{ID: fmt.Sprintf("a%d", i), SessionKey: "cli:shared", Route: protocol.Route{Channel: "cli", ChatID: "shared", Queue: "replies-a"}, Content: "who are you?", SentAt: time.Now()})
 		require.NoError(t, err)
-		_, err = busB.Publish(ctx, protocol.Inbound{ID: fmt.Sprintf("b%d", i), Route: protocol.Route{Channel: "cli", ChatID: "shared", Queue: "replies-b"}, Content: "who are you?", SentAt: time.Now()})
+		_, err = busB.Publish(ctx, protocol.Inbound{ID: fmt.Sprintf("b%d", i), SessionKey: "cli:shared", Route: protocol.Route{Channel: "cli", ChatID: "shared", Queue: "replies-b"}, Content: "who are you?", SentAt: time.Now()})
 		require.NoError(t, err)
 	}
 	require.Eventually(t, func() bool {

@@ -114,7 +114,7 @@ func newMemoryRig(t *testing.T, window, maxTokens int) *memoryRig {
 func (r *memoryRig) say(t *testing.T, chatID, text string) protocol.TurnResult {
 	t.Helper()
 	_, err := r.bus.Publish(context.Background(), protocol.Inbound{ID: fmt.Sprintf("%s-%d", chatID, time.Now().UnixNano()),
-		Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: text, SentAt: time.Now()})
+		SessionKey: "cli:" + chatID, Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: text, SentAt: time.Now()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

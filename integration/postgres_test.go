@@ -54,7 +54,7 @@ func killedMidExec(t *testing.T, h *splitHosts, runs string) (protocol.TurnResul
 	bus := &channels.Bus{Client: h.dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", Route: protocol.Route{Channel: "cli", ChatID: "hosts"}, Content: "run it"})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "m1", SessionKey: "cli:hosts", Route: protocol.Route{Channel: "cli", ChatID: "hosts"}, Content: "run it"})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := os.Stat(runs); return err == nil }, time.Minute, 20*time.Millisecond,
 		"the command never started on host A; its log:\n%s", logs)

@@ -36,7 +36,7 @@ func TestServerRestartMidTurn(t *testing.T) {
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", Stream: true})}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: "r1", Route: protocol.Route{Channel: "cli", ChatID: "restart"}, Content: "write it", SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: "r1", SessionKey: "cli:restart", Route: protocol.Route{Channel: "cli", ChatID: "restart"}, Content: "write it", SentAt: time.Now()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 20*time.Millisecond, "worker log:\n%s", logs)
 

@@ -28,7 +28,7 @@ func retriedToolCall(t *testing.T, dev *testenv.DevServer, home *testenv.Home, s
 	gw, out, _ := startGateway(t, dev, home.Env(dev.Addr))
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: heartbeat})}
 	marker := filepath.Join(home.Workspace, session+".started")
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: session, Route: protocol.Route{Channel: "cli", ChatID: session}, Content: "run " + session, SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: session, SessionKey: "cli:" + session, Route: protocol.Route{Channel: "cli", ChatID: session}, Content: "run " + session, SentAt: time.Now()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := os.Stat(marker); return err == nil }, time.Minute, 20*time.Millisecond,
 		"the tool call never started:\n%s", out)

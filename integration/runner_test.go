@@ -41,7 +41,7 @@ func newRig(t *testing.T, settings protocol.Settings) *rig {
 
 func (r *rig) send(t *testing.T, chatID, text string) {
 	t.Helper()
-	_, err := r.bus.Publish(context.Background(), protocol.Inbound{ID: fmt.Sprintf("%s-%d", chatID, time.Now().UnixNano()), Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: text, SentAt: time.Now()})
+	_, err := r.bus.Publish(context.Background(), protocol.Inbound{ID: fmt.Sprintf("%s-%d", chatID, time.Now().UnixNano()), SessionKey: "cli:" + chatID, Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: text, SentAt: time.Now()})
 	require.NoError(t, err)
 }
 
@@ -201,7 +201,7 @@ func TestStopDuringToolCall(t *testing.T) {
 	r.send(t, "stop", "run something long")
 	require.Eventually(t, func() bool { return len(testenv.ProcessesRunning(t, marker)) > 0 }, time.Minute, 20*time.Millisecond)
 
-	reply, err := r.bus.Publish(context.Background(), protocol.Inbound{ID: "stop-1", Route: protocol.Route{Channel: "cli", ChatID: "stop"}, Content: "/stop"})
+	reply, err := r.bus.Publish(context.Background(), protocol.Inbound{ID: "stop-1", SessionKey: "cli:stop", Route: protocol.Route{Channel: "cli", ChatID: "stop"}, Content: "/stop"})
 	require.NoError(t, err)
 	require.Equal(t, "Stopped 1 task(s).", reply)
 	require.Eventually(t, func() bool { return len(testenv.ProcessesRunning(t, marker)) == 0 }, 30*time.Second, 50*time.Millisecond,
@@ -214,7 +214,7 @@ func TestStopDuringToolCall(t *testing.T) {
 	require.Equal(t, activities.InterruptedTool, msgs[2].Content)
 	require.Equal(t, activities.InterruptedReply, msgs[3].Content)
 
-	reply, err = r.bus.Publish(context.Background(), protocol.Inbound{ID: "stop-2", Route: protocol.Route{Channel: "cli", ChatID: "stop"}, Content: "/stop"})
+	reply, err = r.bus.Publish(context.Background(), protocol.Inbound{ID: "stop-2", SessionKey: "cli:stop", Route: protocol.Route{Channel: "cli", ChatID: "stop"}, Content: "/stop"})
 	require.NoError(t, err)
 	require.Empty(t, reply, "nothing runs: the turn itself answers")
 	res := r.result(t, "stop")

@@ -116,7 +116,7 @@ func publishSessions(t *testing.T, ctx context.Context, bus *channels.Bus, queue
 		for m := 1; m <= perSession; m++ {
 			id := fmt.Sprintf("s%d-m%d", s, m)
 			ids = append(ids, id)
-			_, err := bus.Publish(ctx, protocol.Inbound{ID: id, Route: route, Content: "please " + id, SentAt: time.Now()})
+			_, err := bus.Publish(ctx, protocol.Inbound{ID: id, SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: "please " + id, SentAt: time.Now()})
 			require.NoError(t, err)
 		}
 	}

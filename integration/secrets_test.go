@@ -46,7 +46,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	var replies []string
 	for _, chat := range []string{"ok", "refused"} {
-		_, err := bus.Publish(ctx, protocol.Inbound{ID: chat, Route: protocol.Route{Channel: "cli", ChatID: chat, Queue: queue}, Content: "hi", SentAt: time.Now()})
+		_, err := bus.Publish(ctx, protocol.Inbound{ID: chat, SessionKey: "cli:" + chat, Route: protocol.Route{Channel: "cli", ChatID: chat, Queue: queue}, Content: "hi", SentAt: time.Now()})
 		require.NoError(t, err)
 		var res protocol.TurnResult
 		require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:"+chat), "").Get(ctx, &res))

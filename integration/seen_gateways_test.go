@@ -54,7 +54,9 @@ func startSlackGateways(t *testing.T, extra [2]map[string]any, flags [2][]string
 			cfg[k] = v
 		}
 		g.homes[i] = testenv.NewHome(t, g.model.URL(), cfg)
-		_, out, errOut := startNanobot(t, g.homes[i].Env(dev.Addr, "NANOBOT_LOG_LEVEL=info"), append([]string{"gateway"}, flags[i]...)...)
+		// Not streamed: a stream is drawn by the gateway that ran the model call, and a
+		// delivery the other one takes posts anew (each mention is a turn of its own now).
+		_, out, errOut := startNanobot(t, g.homes[i].Env(dev.Addr, "NANOBOT_LOG_LEVEL=info", "NANOBOT_STREAM=0"), append([]string{"gateway"}, flags[i]...)...)
 		g.logs[i] = outputs{out, errOut}
 		require.Eventually(t, func() bool { return g.peer.Connections() == i+1 }, 90*time.Second, 50*time.Millisecond,
 			"gateway %d never opened its Socket Mode connection:\n%s", i, g.logs[i])
@@ -136,11 +138,15 @@ func TestSlackRedeliveryToAnotherGatewayIsTakenInOnce(t *testing.T) {
 	db, err := pgstore.Open(ctx, url, nil)
 	require.NoError(t, err)
 	defer db.Close()
-	sess, err := db.Sessions().Load(ctx, "slack:"+seenChannel)
-	require.NoError(t, err)
-	require.Equal(t, 1, userTurns(sess.Messages, seenFirst), "the journal holds the first message once: %v", slackRoles(sess.Messages))
-	require.Equal(t, 1, userTurns(sess.Messages, seenSecond), "the journal holds the second message once: %v", slackRoles(sess.Messages))
+	for ts, text := range map[string]string{seenFirstTS: seenFirst, seenSecondTS: seenSecond} {
+		sess, err := db.Sessions().Load(ctx, seenSession(ts)) // each mention opens a thread, its own session
+		require.NoError(t, err)
+		require.Equal(t, 1, userTurns(sess.Messages, text), "the journal holds %q once: %v", text, slackRoles(sess.Messages))
+	}
 }
+
+// seenSession is the session of a top-level mention: the thread it opens.
+func seenSession(ts string) string { return "slack:" + seenChannel + ":" + ts }
 
 // TestSlackRedeliveryToSeparateHomesIsAnsweredTwice is the negative
 // control: the same deliveries to two gateways that keep their state in
@@ -160,8 +166,9 @@ func TestSlackRedeliveryToSeparateHomesIsAnsweredTwice(t *testing.T) {
 	require.False(t, g.dropped(0, "Ev0001") || g.dropped(1, "Ev0001") || g.dropped(0, "Ev0002"), "a gateway saw the other's keys")
 	require.Equal(t, 4, g.model.Count(), "each gateway asked the model about each event")
 	for i, h := range g.homes { // a reply is sent after its turn is journaled
-		_, msgs := sessionLines(t, h, "slack:"+seenChannel)
+		_, msgs := sessionLines(t, h, seenSession(seenFirstTS))
 		require.Equal(t, 1, userTurns(msgs, seenFirst), "gateway %d's journal: %v", i, slackRoles(msgs))
+		_, msgs = sessionLines(t, h, seenSession(seenSecondTS))
 		require.Equal(t, 1, userTurns(msgs, seenSecond), "gateway %d's journal: %v", i, slackRoles(msgs))
 	}
 	t.Logf("separate homes: each event answered %d and %d times, journaled once in each home",

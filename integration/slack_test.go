@@ -114,10 +114,11 @@ func TestSlackGatewayEndToEnd(t *testing.T) {
 	require.Empty(t, slackThreadPosts(peer, channel, chatter))
 	require.Equal(t, []string{"env-1", "env-1", "env-2", "env-3", "env-4"}, peer.Acks(), "every envelope acknowledged")
 
-	_, msgs := sessionLines(t, home, "slack:"+channel)
-	require.Equal(t, []string{"user: what is 2+2?", "assistant: **Four**, of course."}, slackRoles(msgs))
-	_, msgs = sessionLines(t, home, "slack:"+channel+":"+first)
+	// The mention opened a thread: its session holds both exchanges, the
+	// follow-up with the thread's context, as nanobot gives it.
+	_, msgs := sessionLines(t, home, "slack:"+channel+":"+first)
 	require.Equal(t, []string{
+		"user: what is 2+2?", "assistant: **Four**, of course.",
 		"user: Slack thread context before this mention:\n- <@" + alice + ">: what is 2+2?\n- bot: *Four*, of course.\n\nCurrent message:\nsure?",
 		"assistant: Yes, still four.",
 	}, slackRoles(msgs))

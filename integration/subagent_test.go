@@ -68,7 +68,7 @@ func subagentRun(t *testing.T, dev *testenv.DevServer) (string, enumspb.Workflow
 
 func publishSub(t *testing.T, dev *testenv.DevServer, id, text string) string {
 	t.Helper()
-	return publishMessage(t, dev, protocol.Inbound{ID: id, Route: protocol.Route{Channel: "cli", ChatID: "sub"}, Content: text})
+	return publishMessage(t, dev, protocol.Inbound{ID: id, SessionKey: "cli:sub", Route: protocol.Route{Channel: "cli", ChatID: "sub"}, Content: text})
 }
 
 // publishMessage publishes msg into its session (cli:sub's settings) as it is.

@@ -63,7 +63,7 @@ func TestTemporalOnPostgresSurvivesAKillMidTurn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	route := protocol.Route{Channel: "cli", ChatID: "pgkill", Queue: queue}
-	_, err = bus.Publish(ctx, protocol.Inbound{ID: "k1", Route: route, Content: "write it", SentAt: time.Now()})
+	_, err = bus.Publish(ctx, protocol.Inbound{ID: "k1", SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route, Content: "write it", SentAt: time.Now()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return model.Waiting() == 1 }, time.Minute, 20*time.Millisecond, "worker log:\n%s", logs)
 

@@ -54,7 +54,7 @@ func TestUpkeepSchedulesFireOnTheDevServer(t *testing.T) {
 		r.say(t, "busy", studyNote(i))
 	}
 	r.model.Script(modeltest.Block().Text("finally"))
-	_, err = r.bus.Publish(ctx, protocol.Inbound{ID: "busy-blocked", Route: protocol.Route{Channel: "cli", ChatID: "busy"}, Content: "a slow one", SentAt: time.Now()})
+	_, err = r.bus.Publish(ctx, protocol.Inbound{ID: "busy-blocked", SessionKey: "cli:busy", Route: protocol.Route{Channel: "cli", ChatID: "busy"}, Content: "a slow one", SentAt: time.Now()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return r.model.Waiting() == 1 }, 30*time.Second, 20*time.Millisecond)
 

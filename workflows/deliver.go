@@ -60,7 +60,7 @@ func (t *turn) deliver(ctx workflow.Context) {
 // addByRoute adds m to the delivery for its route, or starts one from
 // fresh: one delivery per route, naming every message it answers.
 func addByRoute(ins []protocol.DeliverInput, m protocol.Inbound, fresh protocol.DeliverInput) []protocol.DeliverInput {
-	if i := slices.IndexFunc(ins, func(in protocol.DeliverInput) bool { return in.Route == m.Route }); i >= 0 {
+	if i := slices.IndexFunc(ins, func(in protocol.DeliverInput) bool { return in.Route.Equal(m.Route) }); i >= 0 {
 		ins[i].MessageIDs = append(ins[i].MessageIDs, m.ID)
 		return ins
 	}

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/nanobot-durable/nanobot/internal/testenv"
@@ -75,24 +77,32 @@ func TestUnifiedSessionAnswersEachRouteOnce(t *testing.T) {
 	tg := protocol.Route{Channel: "telegram", ChatID: "42", ReplyTo: "7"}
 	sl := protocol.Route{Channel: "slack", ChatID: "C1"}
 	// The second and third messages arrive while the first is being answered: they are injected.
-	sendAtStart(env,
-		protocol.Inbound{ID: "m1", SessionKey: "unified:default", Route: tg, Content: "one"},
-		protocol.Inbound{ID: "m2", SessionKey: "unified:default", Route: sl, Content: "two"},
-		protocol.Inbound{ID: "m3", SessionKey: "unified:default", Route: tg, Content: "three"})
+	got := unifiedDeliveries(t, env, tg, sl, tg)
+	require.Len(t, got, 3)
+	require.Equal(t, "telegram:42=m1", got[0], "the first answer goes to m1's chat")
+	require.ElementsMatch(t, []string{"slack:C1=m2", "telegram:42=m3"}, got[1:],
+		"after the injection, the second answer reaches m2 and m3, each in its own chat")
+}
+
+// unifiedDeliveries runs a unified session's turn answering one message
+// per route (m1, m2, …; all but the first injected) and names each
+// delivery as route=message ids.
+func unifiedDeliveries(t *testing.T, env *testsuite.TestWorkflowEnvironment, routes ...protocol.Route) []string {
+	var msgs []protocol.Inbound
+	for i, r := range routes {
+		msgs = append(msgs, protocol.Inbound{ID: fmt.Sprintf("m%d", i+1), SessionKey: "unified:default", Route: r, Content: "hi"})
+	}
+	sendAtStart(env, msgs...)
 	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("ok"), nil)
 	var d deliveries
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
-
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "unified:default", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	var got []string
 	for _, in := range d.ins {
 		got = append(got, in.Route.String()+"="+join(in.MessageIDs))
 	}
-	require.Len(t, got, 3)
-	require.Equal(t, "telegram:42=m1", got[0], "the first answer goes to m1's chat")
-	require.ElementsMatch(t, []string{"slack:C1=m2", "telegram:42=m3"}, got[1:],
-		"after the injection, the second answer reaches m2 and m3, each in its own chat")
+	return got
 }
 
 func join(ids []string) string {
@@ -194,4 +204,20 @@ func TestMessageDuringDeliveryIsCarriedOver(t *testing.T) {
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.Len(t, next.Carry, 1)
 	require.Equal(t, "m2", next.Carry[0].ID)
+}
+
+// TestDeliveryFollowsTheStamp: the turn delivers as a route is stamped,
+// whatever the process-global map of per-process channels says (this
+// binary marks cli per-process): a cli route stamped someone is answered,
+// a telegram route stamped nobody is not; an unstamped route of a run in
+// flight and a stamped one of the same chat are one delivery.
+func TestDeliveryFollowsTheStamp(t *testing.T) {
+	require.False(t, protocol.Route{Channel: "cli", ChatID: "x"}.Deliverable(), "the map marks cli per-process")
+	cli := protocol.Route{Channel: "cli", ChatID: "x", Reach: protocol.ReachSomeone}
+	nobody := protocol.Route{Channel: "telegram", ChatID: "7", Reach: protocol.ReachNobody}
+	old := protocol.Route{Channel: "telegram", ChatID: "42"}
+	stamped := old
+	stamped.Reach = protocol.ReachSomeone
+	got := unifiedDeliveries(t, newEnv(t), cli, nobody, old, stamped)
+	require.ElementsMatch(t, []string{"cli:x=m1", "telegram:42=m3,m4"}, got, "m2's route has nobody to answer")
 }

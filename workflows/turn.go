@@ -300,7 +300,7 @@ func (t *turn) progress(ctx workflow.Context) {
 
 func hasRoute(ins []protocol.DeliverInput, r protocol.Route) bool {
 	for _, in := range ins {
-		if in.Route == r {
+		if in.Route.Equal(r) {
 			return true
 		}
 	}

@@ -145,7 +145,7 @@ func TestReplyAnswersItsRequest(t *testing.T) {
 	msg := p.nth(t, 1)
 	require.Equal(t, "hello", msg.Content)
 	require.Equal(t, protocol.Route{Channel: "api", ChatID: "default", SenderID: "api", Queue: testQueue}, msg.Route)
-	require.Empty(t, msg.SessionKey, "the manager computes the session key (api:default, or unified)")
+	require.Equal(t, protocol.OwnChat(), msg.Scope, "api:<session_id> even under unifiedSession, as in nanobot")
 	require.NoError(t, c.Send(context.Background(), channels.Reply{Route: msg.Route, MessageIDs: []string{msg.ID}, Text: "Hi there!"}))
 	require.Equal(t, "Hi there!", completionText(t, wait(t, res)))
 	require.Zero(t, c.waiters.count())

@@ -14,5 +14,6 @@ func init() {
 		Enabled:    func(cfg *config.Config) bool { return cfg.API.Enabled },
 		New:        func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
 		PerProcess: true,
+		Format:     channels.Format{Hint: "Your reply is returned by an API: plain Markdown."},
 	})
 }

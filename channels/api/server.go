@@ -126,6 +126,7 @@ func (c *Channel) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	msg := protocol.Inbound{
 		ID: msgID, Content: req.Text, Media: media, SentAt: time.Now(),
 		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID, Queue: c.queue},
+		Scope: protocol.OwnChat(), // nanobot: session_id picks api:<id>, unifiedSession or not
 	}
 	if err := c.publish(context.WithValue(r.Context(), publishingKey{}, wt), msg, nil); err != nil {
 		if r.Context().Err() != nil {

@@ -34,12 +34,13 @@ func (b *Bus) Admitted() []protocol.Inbound {
 }
 
 // BehindManager is a real manager's gate for channel c under cfg (its
-// allow lists) with a pairing store: the Publish to start c with, and
-// the bus that sees what got in.
+// allow lists, unifiedSession) with a pairing store: the Publish to start
+// c with, and the bus that sees what got in.
 func BehindManager(t testing.TB, cfg *config.Config, c channels.Channel) (channels.Publish, *Bus) {
 	b := &Bus{}
 	m := channels.NewManager()
 	m.Bus, m.Config, m.Pairing = b, cfg, pairing.NewStore(t.TempDir())
+	m.Unified = cfg.Agents.Defaults.UnifiedSession
 	m.Add(c)
 	return func(ctx context.Context, in protocol.Inbound, admitted channels.Admitted) error {
 		return m.Admit(ctx, c, in, admitted)

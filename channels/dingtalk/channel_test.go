@@ -27,7 +27,7 @@ func TestStreamRegistersAndAcksTheMessage(t *testing.T) {
 	require.Equal(t, protocol.Route{Channel: Name, ChatID: alice.StaffID, SenderID: alice.StaffID, ReplyTo: id}, got.Route)
 	require.Equal(t, "hello there", got.Content)
 	require.False(t, got.Group)
-	require.Empty(t, got.SessionKey, "a DM uses the chat's session (the manager names it)")
+	require.Nil(t, got.Scope, "a DM has the chat's session (the manager names it)")
 	require.Equal(t, "Alice", got.Metadata["sender_name"])
 	require.Equal(t, "1", got.Metadata["conversation_type"])
 
@@ -61,7 +61,7 @@ func TestGroupMessageNeedsAMention(t *testing.T) {
 	require.True(t, got.Group)
 	require.Equal(t, "group:"+team, got.Route.ChatID)
 	require.Equal(t, alice.StaffID, got.Route.SenderID)
-	require.Empty(t, got.SessionKey, "the group shares one session (dingtalk:group:…)")
+	require.Nil(t, got.Scope, "the group shares one session (dingtalk:group:…)")
 	require.Contains(t, h.logs.String(), skipNotMentioned)
 }
 
@@ -70,8 +70,8 @@ func TestGroupUserIsolation(t *testing.T) {
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Group: team, AtRobot: true, Text: "hi"})
 	h.peer.Say(dingtalkpeer.Incoming{From: bob, Group: team, AtRobot: true, Text: "hi"})
 	got := h.WaitPublished(2)
-	require.Equal(t, "dingtalk:group:"+team+":"+alice.StaffID, got[0].SessionKey)
-	require.Equal(t, "dingtalk:group:"+team+":"+bob.StaffID, got[1].SessionKey)
+	require.Equal(t, protocol.Within(alice.StaffID), got[0].Scope, "each member has a session of the group's")
+	require.Equal(t, protocol.Within(bob.StaffID), got[1].Scope)
 	require.Equal(t, "group:"+team, got[1].Route.ChatID)
 }
 

@@ -105,7 +105,7 @@ func (c *Channel) inbound(m robotMessage, content string) protocol.Inbound {
 		SentAt: sentAt(m.CreateAt), Metadata: meta,
 	}
 	if m.isGroup() && c.cfg.GroupUserIsolation {
-		msg.SessionKey = protocol.SessionKey(Name, m.chatID()+":"+m.sender())
+		msg.Scope = protocol.Within(m.sender())
 	}
 	return msg
 }

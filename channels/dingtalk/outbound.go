@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/channels/markdown"
 )
 
 // maxMessageRunes is the length of one Markdown message sent: DingTalk
@@ -69,7 +68,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 }
 
 // render turns the model's Markdown into what DingTalk shows.
-func render(md string) string { return markdown.DingTalk(md) }
+func render(md string) string { return format.Markdown(md) }
 
 // escapeName writes an untrusted display name as one bounded line that
 // cannot open Markdown of its own, as nanobot does.

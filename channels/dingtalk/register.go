@@ -1,12 +1,19 @@
 package dingtalk
 
-import "github.com/nanobot-durable/nanobot/channels"
+import (
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
+)
+
+// format is how DingTalk shows a reply: its markdown messages.
+var format = channels.Format{Markdown: markdown.DingTalk, Hint: channels.ChatAppHint}
 
 // The DingTalk channel: channels.dingtalk in config.json.
 func init() {
 	channels.Register(channels.BlockSpec(channels.Spec{
-		Name: Name,
-		New:  func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Name:   Name,
+		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Format: format,
 	}, defaults))
 }
 

@@ -102,8 +102,8 @@ func (c *Channel) handlePress(ctx context.Context, raw []byte) {
 	}
 	if in.GuildID != "" {
 		msg.Metadata["guild_id"] = in.GuildID
-		if parent := c.threadParent(in.ChannelID); parent != "" && !c.unified {
-			msg.SessionKey = protocol.SessionKey(Name, parent+":thread:"+in.ChannelID) // as a typed message in the thread
+		if parent := c.threadParent(in.ChannelID); parent != "" {
+			msg.Scope = protocol.Thread(parent, in.ChannelID) // as a typed message in the thread
 		}
 	}
 	c.mu.Lock()

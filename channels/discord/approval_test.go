@@ -17,8 +17,9 @@ import (
 var asked = protocol.ApprovalRequest{ID: "1a2b", Tool: "exec", Args: "rm -rf build", Key: "exec rm", Timeout: time.Hour}
 
 // behindManager makes the channel publish through a real manager that lets only allowFrom in.
-func behindManager(t *testing.T, h *harness, allowFrom ...string) *channeltest.Bus {
+func behindManager(t *testing.T, h *harness, unified bool, allowFrom ...string) *channeltest.Bus {
 	cfg := depsFor(t, h.peer, map[string]any{"allowFrom": allowFrom}).Config
+	cfg.Agents.Defaults.UnifiedSession = unified
 	publish, b := channeltest.BehindManager(t, cfg, h.ch)
 	h.ch.mu.Lock()
 	h.ch.publish = publish
@@ -66,11 +67,12 @@ func TestApprovalRequestHasButtons(t *testing.T) {
 
 // TestPressBecomesThePressersMessage: a press in a thread is the presser's
 // message with the command's text in that thread — the session a typed
-// message there has — once, however often it is delivered; the interaction
-// gets a deferred update and the buttons are taken off.
+// message there has, the thread's own even under unifiedSession — once,
+// however often it is delivered; the interaction gets a deferred update
+// and the buttons are taken off.
 func TestPressBecomesThePressersMessage(t *testing.T) {
 	h := startHarness(t, nil)
-	b := behindManager(t, h, alice.ID)
+	b := behindManager(t, h, true, alice.ID)
 	m := postRequest(t, h, thread)
 	h.peer.Say(discordpeer.Incoming{ChannelID: thread, GuildID: guild, Author: alice, Content: "<@" + discordpeer.BotID + "> /approve 1a2b",
 		Mentions: []discordpeer.User{discordpeer.Bot}})
@@ -86,6 +88,8 @@ func TestPressBecomesThePressersMessage(t *testing.T) {
 	require.Equal(t, alice.ID, pressed.Route.SenderID)
 	require.Equal(t, thread, pressed.Route.ChatID)
 	require.Equal(t, typed.SessionKey, pressed.SessionKey, "the thread's session, as for a typed answer")
+	require.Equal(t, "discord:"+general+":thread:"+thread, pressed.SessionKey, "a thread keeps its session (nanobot)")
+	require.Equal(t, channels.UnifiedSessionKey, b.Admitted()[2].SessionKey, "a DM joins the unified session")
 	require.True(t, pressed.Group)
 	require.Equal(t, 6, h.peer.Responses()[0].Type, "a deferred update")
 	require.Eventually(t, func() bool { return h.peer.Messages(thread)[0].Components == "[]" }, 10*time.Second, 10*time.Millisecond,
@@ -97,7 +101,7 @@ func TestPressBecomesThePressersMessage(t *testing.T) {
 // presser is told, and the buttons stay; a press of another button is not a message.
 func TestStrangersPressIsRefused(t *testing.T) {
 	h := startHarness(t, nil)
-	b := behindManager(t, h, alice.ID)
+	b := behindManager(t, h, false, alice.ID)
 	m := postRequest(t, h, general)
 	bob := discordpeer.User{ID: "800000000000000002", Username: "bob"}
 	h.peer.Press(discordpeer.Press{ChannelID: general, GuildID: guild, User: bob, MessageID: m.ID, CustomID: "/approve 1a2b"})

@@ -27,7 +27,7 @@ func TestDMIsPublished(t *testing.T) {
 	require.Equal(t, protocol.Route{Channel: Name, ChatID: dm, SenderID: alice.ID, ReplyTo: id}, got.Route)
 	require.Equal(t, "hello there", got.Content)
 	require.False(t, got.Group)
-	require.Empty(t, got.SessionKey, "a DM uses the channel's session (the manager names it)")
+	require.Nil(t, got.Scope, "a DM has the chat's session (the manager names it)")
 	require.Equal(t, id, got.Metadata[channels.MetaMessageID])
 	require.Contains(t, h.ch.Describe(), "@"+discordpeer.BotName)
 }
@@ -99,7 +99,7 @@ func TestThreadHasItsOwnSession(t *testing.T) {
 		Content: "<@" + discordpeer.BotID + "> in a thread", Mentions: []discordpeer.User{discordpeer.Bot}})
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, thread, got.Route.ChatID, "the answer goes to the thread")
-	require.Equal(t, "discord:"+general+":thread:"+thread, got.SessionKey)
+	require.Equal(t, protocol.Thread(general, thread), got.Scope, "the session is the thread's, named by its parent")
 	require.Equal(t, general, got.Metadata["parent_channel_id"])
 
 	// A thread the gateway never announced is looked up once over REST.
@@ -110,7 +110,7 @@ func TestThreadHasItsOwnSession(t *testing.T) {
 			Content: "<@" + discordpeer.BotID + "> later", Mentions: []discordpeer.User{discordpeer.Bot}})
 	}
 	all := h.WaitPublished(3)
-	require.Equal(t, "discord:"+general+":thread:"+late, all[2].SessionKey)
+	require.Equal(t, protocol.Thread(general, late), all[2].Scope)
 	require.Equal(t, 1, h.peer.CallsTo("GET", "/channels/"+late))
 }
 
@@ -135,6 +135,19 @@ func TestReplyReferencesTheUsersMessage(t *testing.T) {
 	require.Equal(t, "Hello, **Alice**.", msgs[0].Content)
 	require.Equal(t, id, msgs[0].ReplyTo)
 	require.Contains(t, h.peer.Calls()[len(h.peer.Calls())-1].Body, `"replied_user":false`)
+}
+
+// TestReplyIsDiscordsMarkdown: what reaches Discord is Discord's Markdown
+// (markdown.Discord): __ is underline there, so bold is **; a link whose
+// URL has parentheses is wrapped in <>; code keeps its backticks; a deep
+// heading is bold; a table is aligned text in a code block.
+func TestReplyIsDiscordsMarkdown(t *testing.T) {
+	h := startHarness(t, nil)
+	md := "__Bold__, [the docs](https://example.com/a_(b)), ``x`y``\n\n#### Deep\n\n| k | v |\n|---|---|\n| a | 1 |"
+	require.NoError(t, h.ch.Send(context.Background(), reply(dm, "", "t1", md)))
+	msgs := h.peer.Messages(dm)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "**Bold**, [the docs](<https://example.com/a_(b)>), ``x`y``\n\n**Deep**\n\n```\nk  v\n─  ─\na  1\n```", msgs[0].Content)
 }
 
 func TestLongReplyIsSplitInThree(t *testing.T) {

@@ -34,7 +34,6 @@ const (
 // Channel is one Discord bot connection.
 type Channel struct {
 	cfg       Config
-	unified   bool
 	workspace string
 	log       *slog.Logger
 	http      *http.Client
@@ -91,9 +90,6 @@ func New(deps channels.Deps) (*Channel, error) {
 		cfg: cfg, workspace: deps.Workspace, log: log, http: hc, api: api,
 		seen:   deps.SeenSet("discord-messages", 4096, ""),
 		events: make(chan gatewayEvent, 256),
-	}
-	if deps.Config != nil {
-		c.unified = deps.Config.Agents.Defaults.UnifiedSession
 	}
 	if cfg.Streaming {
 		c.streamEvery = streamInterval

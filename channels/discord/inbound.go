@@ -133,9 +133,7 @@ func (c *Channel) inbound(m message, botID, parent string) protocol.Inbound {
 	}
 	if parent != "" {
 		meta["parent_channel_id"], meta["thread_id"] = parent, m.ChannelID
-		if !c.unified {
-			msg.SessionKey = protocol.SessionKey(Name, parent+":thread:"+m.ChannelID)
-		}
+		msg.Scope = protocol.Thread(parent, m.ChannelID) // nanobot: a thread is a session of its own
 	}
 	return msg
 }

@@ -41,7 +41,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if p.Media != "" {
 		return c.sendMedia(ctx, r.Route, p.Media, ref)
 	}
-	m := &discordgo.MessageSend{Content: render(p.Text), Reference: ref}
+	m := &discordgo.MessageSend{Content: format.Markdown(p.Text), Reference: ref}
 	if p.Last {
 		m.Components = approvalRow(r) // the buttons go under the request's last piece
 	}
@@ -60,15 +60,11 @@ func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, message
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	return c.edit(cctx, route.ChatID, messageID, render(text))
+	return c.edit(cctx, route.ChatID, messageID, format.Markdown(text))
 }
 
 // StreamEvery implements channels.Editor: channels.discord.streaming.
 func (c *Channel) StreamEvery() time.Duration { return c.streamEvery }
-
-// render turns the model's Markdown into what Discord shows. Discord
-// renders Markdown itself; this is the one place to adapt it.
-func render(md string) string { return strings.TrimSpace(md) }
 
 // reference points the reply's first part at the user's message; a
 // deleted message does not fail the reply.

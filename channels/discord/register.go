@@ -1,12 +1,20 @@
 package discord
 
-import "github.com/nanobot-durable/nanobot/channels"
+import (
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
+)
+
+// format is how Discord shows a reply: its own Markdown (__ underlines,
+// no tables, headings to ###).
+var format = channels.Format{Markdown: markdown.Discord, Hint: channels.ChatAppHint}
 
 // The Discord channel: channels.discord in config.json.
 func init() {
 	channels.Register(channels.BlockSpec(channels.Spec{
-		Name: Name,
-		New:  func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Name:   Name,
+		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Format: format,
 	}, defaults))
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -19,25 +20,11 @@ func delta(chat, turn, text string) channels.StreamEvent {
 		Turn: turn, Iteration: 1, Delta: text}
 }
 
-// managed puts the started channel under a manager, which draws its
+// manage puts the started channel under a manager, which draws its
 // streams (channels.Editor) and delivers its answers, as a gateway does.
-type managed struct {
-	mgr *channels.Manager
-	hub *channels.StreamHub
+func manage(t *testing.T, h *harness) channeltest.Managed {
+	return channeltest.Manage(t, config.Default(), h.ch)
 }
-
-func manage(t *testing.T, h *harness) managed {
-	t.Helper()
-	m := managed{mgr: channels.NewManager(), hub: channels.NewStreamHub()}
-	m.mgr.Config = config.Default()
-	require.Empty(t, m.mgr.Start(context.Background(), m.hub)) // no channels yet: the harness started this one
-	m.mgr.Add(h.ch)
-	t.Cleanup(func() { m.mgr.Stop(context.Background()) })
-	return m
-}
-
-func (m managed) SendDelta(_ context.Context, ev channels.StreamEvent) { m.hub.Publish(ev) }
-func (m managed) Send(ctx context.Context, r channels.Reply) error     { return m.mgr.Send(ctx, r) }
 
 func end(chat, turn string) channels.StreamEvent {
 	ev := delta(chat, turn, "")

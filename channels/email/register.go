@@ -2,8 +2,12 @@ package email
 
 import (
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/config"
 )
+
+// format is how a reply is mailed: HTML (with markdown.EmailText beside it).
+var format = channels.Format{Markdown: markdown.EmailHTML, Hint: "Your reply is sent as an email: plain text, complete sentences."}
 
 // The Email channel: channels.email in config.json, IMAP in, SMTP out.
 func init() {
@@ -29,6 +33,7 @@ func init() {
 			}
 			return c.allowFrom()
 		},
-		New: func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Format: format,
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/feishu/feishupeer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 func TestConnectsWithDiscoveredEndpointAndPings(t *testing.T) {
@@ -44,7 +45,7 @@ func TestDMIsPublishedAndAcked(t *testing.T) {
 	require.Equal(t, id, got.Route.ReplyTo)
 	require.Equal(t, "hello there", got.Content)
 	require.False(t, got.Group)
-	require.Empty(t, got.SessionKey, "a p2p chat keeps the default session")
+	require.Nil(t, got.Scope, "a p2p chat has the chat's session (or the unified one)")
 	require.Equal(t, id, got.Metadata[channels.MetaMessageID])
 	require.Equal(t, "p2p", got.Metadata["chat_type"])
 	require.Eventually(t, func() bool { return h.peer.Acked("frame-" + id) }, 5*time.Second, 10*time.Millisecond)
@@ -70,7 +71,7 @@ func TestGroupNeedsAMentionByDefault(t *testing.T) {
 	require.Equal(t, group, m.Route.ChatID)
 	require.True(t, m.Group)
 	require.Equal(t, "what's up, cc @Bob (ou_bob_0002, user id: u_bob)", m.Content, "the leading bot mention is stripped")
-	require.Equal(t, "feishu:"+group+":"+id, m.SessionKey, "topicIsolation: a group message starts its own topic")
+	require.Equal(t, protocol.Within(id), m.Scope, "topicIsolation: a group message starts its own topic")
 	require.Equal(t, "sync", last.Content)
 }
 
@@ -79,14 +80,14 @@ func TestGroupPolicyOpenAndTopics(t *testing.T) {
 	h.peer.Say(feishupeer.Incoming{ChatID: group, Group: true, Sender: alice, Text: "in a topic", RootID: "om_root_1", ThreadID: "omt_1"})
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, "in a topic", got.Content)
-	require.Equal(t, "feishu:"+group+":om_root_1", got.SessionKey, "a topic's messages share its root's session")
+	require.Equal(t, protocol.Within("om_root_1"), got.Scope, "a topic's messages share its root's session")
 	require.Equal(t, "om_root_1", got.Route.ThreadID, "a topic is answered through its root message")
 	require.Equal(t, "omt_1", got.Metadata["thread_id"])
 	require.Equal(t, "om_root_1", got.Metadata["root_id"])
 
 	h2 := startHarness(t, map[string]any{"groupPolicy": "open", "topicIsolation": false})
 	h2.peer.Say(feishupeer.Incoming{ChatID: group, Group: true, Sender: alice, Text: "no isolation"})
-	require.Empty(t, h2.WaitPublished(1)[0].SessionKey, "without topicIsolation the group is one session")
+	require.Equal(t, protocol.OwnChat(), h2.WaitPublished(1)[0].Scope, "without topicIsolation the group is one session, unified or not")
 }
 
 func TestRefusedSenderIsNotDownloaded(t *testing.T) {

@@ -30,7 +30,6 @@ const callTimeout = 30 * time.Second
 // Channel is one Feishu app's bot connection.
 type Channel struct {
 	cfg       Config
-	unified   bool
 	workspace string
 	log       *slog.Logger
 	http      *http.Client
@@ -84,9 +83,6 @@ func New(deps channels.Deps) (*Channel, error) {
 	// Feishu delivers an event again until it is acked, after a reconnect
 	// too: the ids taken in are kept across restarts.
 	c.seen = deps.SeenSet("feishu-events", 4096, deps.StateFile("feishu-events.json"))
-	if deps.Config != nil {
-		c.unified = deps.Config.Agents.Defaults.UnifiedSession
-	}
 	if cfg.Streaming {
 		c.streamEvery = streamInterval
 	}

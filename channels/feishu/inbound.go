@@ -105,8 +105,7 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 }
 
 // inbound is the message the agent gets: a p2p chat is the sender's
-// open_id (as in nanobot), a group its chat_id; with topicIsolation each
-// group topic (root message) has a session of its own.
+// open_id (as in nanobot), a group its chat_id.
 func (c *Channel) inbound(m messageEvent, content string) protocol.Inbound {
 	msg := m.Message
 	sender := m.Sender.SenderID.OpenID
@@ -126,19 +125,28 @@ func (c *Channel) inbound(m messageEvent, content string) protocol.Inbound {
 	if thread != "" && msg.RootID != "" {
 		thread = msg.RootID
 	}
-	in := protocol.Inbound{
+	return protocol.Inbound{
 		ID:      "feishu:" + msg.MessageID,
 		Route:   protocol.Route{Channel: Name, ChatID: chat, SenderID: sender, ReplyTo: msg.MessageID, ThreadID: thread},
 		Content: content, Group: msg.ChatType == chatGroup, SentAt: sentAt(msg.CreateTime), Metadata: meta,
+		Scope: c.scope(m),
 	}
-	if msg.ChatType == chatGroup && c.cfg.TopicIsolation && !c.unified {
-		root := msg.RootID
-		if root == "" {
-			root = msg.MessageID
-		}
-		in.SessionKey = protocol.SessionKey(Name, msg.ChatID+":"+root)
+}
+
+// scope is nanobot's session override for Feishu: with topicIsolation each
+// group topic (its root, or a message starting one) is a session; without
+// it a group is one session, kept under unifiedSession too; p2p has none.
+func (c *Channel) scope(m messageEvent) *protocol.Scope {
+	msg := m.Message
+	switch {
+	case msg.ChatType != chatGroup:
+		return nil
+	case !c.cfg.TopicIsolation:
+		return protocol.OwnChat()
+	case msg.RootID != "":
+		return protocol.Within(msg.RootID)
 	}
-	return in
+	return protocol.Within(msg.MessageID)
 }
 
 // mentioned: @all, or a mention of the bot's open_id (without it,

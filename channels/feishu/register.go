@@ -8,6 +8,8 @@ func init() {
 		Name:  Name,
 		New:   func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
 		Login: login, // nanobot's scan-to-create QR onboarding
+		// replies are cards built from the Markdown's tree (markdown.FeishuCard)
+		Format: channels.Format{Hint: channels.ChatAppHint},
 	}, defaults))
 }
 

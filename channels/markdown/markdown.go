@@ -1,9 +1,9 @@
 // Package markdown reads the Markdown a model writes once, with goldmark
 // (CommonMark plus GitHub's tables, strikethrough, task lists and bare
 // links), and renders it for each platform nanobot talks to: Telegram's
-// HTML, Slack's mrkdwn, Matrix's HTML, Discord's Markdown, plain text and
-// email. Split cuts a long text into messages without breaking a code
-// block.
+// HTML, Slack's mrkdwn, Matrix's HTML, Discord's Markdown, Feishu's card
+// elements, plain text and email. Split cuts a long text into messages
+// without breaking a code block.
 package markdown
 
 import (

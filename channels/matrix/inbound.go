@@ -149,7 +149,7 @@ func (c *Channel) take(ctx context.Context, room string, ev rawEvent, m message)
 		SentAt:   time.UnixMilli(ev.TS),
 	}
 	if root := in.Route.ThreadID; root != "" {
-		in.SessionKey = protocol.SessionKey(Name, room+":thread:"+root) // nanobot's per-thread session
+		in.Scope = protocol.Thread("", root) // nanobot's per-thread session
 	}
 	var admitted channels.Admitted
 	if m.media {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -54,7 +53,7 @@ func (c *Channel) postText(ctx context.Context, route protocol.Route, key, text 
 		return c.post(ctx, route, key, map[string]any{"msg_type": msgTypeMarkdown,
 			"markdown": map[string]string{"content": strings.TrimSpace(text)}})
 	}
-	return c.post(ctx, route, key, map[string]any{"msg_type": msgTypeText, "content": markdown.PlainText(text)})
+	return c.post(ctx, route, key, map[string]any{"msg_type": msgTypeText, "content": format.Markdown(text)})
 }
 
 // maxSeqTries bounds the msg_seqs tried for one part: QQ takes only a

@@ -1,12 +1,21 @@
 package qq
 
-import "github.com/nanobot-durable/nanobot/channels"
+import (
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
+)
+
+// format is how QQ shows a reply: plain text (msgFormat "markdown" sends
+// the model's Markdown as written); nanobot's messaging-app hint.
+var format = channels.Format{Markdown: markdown.PlainText,
+	Hint: "Your reply is shown in a chat app: keep it short, no large headings or tables (use plain lists); Markdown is converted."}
 
 // The QQ channel: channels.qq in config.json.
 func init() {
 	channels.Register(channels.BlockSpec(channels.Spec{
-		Name: Name,
-		New:  func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Name:   Name,
+		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Format: format,
 	}, defaults))
 }
 

@@ -12,12 +12,10 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
-// Approval buttons: their action ids, and the block that holds them, whose
-// id names the session that asked (a reply thread under a channel message
-// belongs to the channel's session, not the thread's).
+// Approval buttons: their action ids, and the block that holds them.
 const (
 	approvalActionPrefix = "nanobot_approval_"
-	approvalBlockPrefix  = "nanobot_approval|"
+	approvalBlockID      = "nanobot_approval"
 	// maxSectionText is Slack's limit on a section block's text.
 	maxSectionText = 3000
 )
@@ -42,7 +40,7 @@ func approvalBlocks(r channels.Reply, text string) []slack.Block {
 	}
 	return []slack.Block{
 		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil),
-		slack.NewActionBlock(approvalBlockPrefix+r.SessionKey, elems...),
+		slack.NewActionBlock(approvalBlockID, elems...),
 	}
 }
 
@@ -80,6 +78,9 @@ func (c *Channel) press(ctx context.Context, envelopeID string, ic slack.Interac
 	if thread == "" {
 		thread = ic.Message.ThreadTimestamp
 	}
+	if thread == ts {
+		thread = "" // a top-level request someone replied to: still the chat's, not a thread's
+	}
 	if !channels.IsApprovalPress(a.Value) || ic.User.ID == "" || channel == "" || !validTS(ts) {
 		c.log.Warn("slack button press ignored: not an approval answer on a message", "value", a.Value, "user", ic.User.ID, "channel", channel)
 		return
@@ -98,7 +99,9 @@ func (c *Channel) press(ctx context.Context, envelopeID string, ic slack.Interac
 			"slack_ts": ts, "slack_thread_ts": thread, "slack_event": "block_actions", "button": "approval",
 		},
 	}
-	msg.SessionKey = c.pressSession(a.BlockID, channel, thread)
+	if thread != "" {
+		msg.Scope = protocol.Within(thread) // the thread's session asked, as a typed answer there
+	}
 	err := c.publishWithRetry(ctx, msg, nil)
 	switch {
 	case errors.Is(err, channels.ErrRefused):
@@ -108,23 +111,6 @@ func (c *Channel) press(ctx context.Context, envelopeID string, ic slack.Interac
 		return
 	}
 	c.answered(ctx, channel, ts, ic, a.Value)
-}
-
-// pressSession is the session a press answers: the one the block names
-// when it is this channel's (or one of its threads'), else the session a
-// typed message there has ("" lets the manager name it).
-func (c *Channel) pressSession(blockID, channel, thread string) string {
-	if c.unified {
-		return ""
-	}
-	own := protocol.SessionKey(Name, channel)
-	if key, ok := strings.CutPrefix(blockID, approvalBlockPrefix); ok && (key == own || strings.HasPrefix(key, own+":")) {
-		return key
-	}
-	if thread != "" {
-		return protocol.SessionKey(Name, channel+":"+thread)
-	}
-	return ""
 }
 
 // answered replaces a request's buttons with who answered how, best

@@ -18,11 +18,12 @@ import (
 var asked = protocol.ApprovalRequest{ID: "1a2b", Tool: "exec", Args: "rm -rf build", Key: "exec rm", Timeout: time.Hour}
 
 // behindManager makes the channel publish through a real manager that
-// lets only allowFrom in.
-func behindManager(t *testing.T, h *harness, allowFrom ...string) *channeltest.Bus {
+// lets only allowFrom in, with unifiedSession as given.
+func behindManager(t *testing.T, h *harness, unified bool, allowFrom ...string) *channeltest.Bus {
 	cfg := config.Default()
 	cfg.Channels.Slack = h.ch.cfg
 	cfg.Channels.Slack.AllowFrom = allowFrom
+	cfg.Agents.Defaults.UnifiedSession = unified
 	publish, b := channeltest.BehindManager(t, cfg, h.ch)
 	h.ch.mu.Lock()
 	h.ch.publish = publish
@@ -30,10 +31,10 @@ func behindManager(t *testing.T, h *harness, allowFrom ...string) *channeltest.B
 	return b
 }
 
-// postRequest has the channel show the request in a reply thread of a
-// channel message, the session being the channel's (replyInThread).
+// postRequest has the channel show the request in the reply thread of a
+// channel message, the thread's own session (replyInThread).
 func postRequest(t *testing.T, h *harness) slackpeer.Message {
-	r := channels.Reply{Route: protocol.Route{Channel: Name, ChatID: "C1", ThreadID: "100.000001"}, SessionKey: "slack:C1",
+	r := channels.Reply{Route: protocol.Route{Channel: Name, ChatID: "C1", ThreadID: "100.000001"}, SessionKey: "slack:C1:100.000001",
 		Turn: "t1", MessageIDs: []string{messageID("C1", "100.000001")}, Kind: protocol.ReplyApproval, Approval: &asked, Text: asked.Text()}
 	require.NoError(t, h.ch.Send(context.Background(), r))
 	posts := h.peer.Posts()
@@ -54,7 +55,7 @@ func TestApprovalRequestHasButtons(t *testing.T) {
 	require.Len(t, blocks, 2)
 	require.Equal(t, "section", blocks[0]["type"])
 	require.Equal(t, "actions", blocks[1]["type"])
-	require.Equal(t, "nanobot_approval|slack:C1", blocks[1]["block_id"])
+	require.Equal(t, "nanobot_approval", blocks[1]["block_id"])
 	var got [][3]string
 	for _, e := range blocks[1]["elements"].([]any) {
 		b := e.(map[string]any)
@@ -71,19 +72,19 @@ func TestApprovalRequestHasButtons(t *testing.T) {
 
 func click(posted slackpeer.Message, user, value string) slackpeer.Click {
 	return slackpeer.Click{User: user, Channel: posted.Channel, Message: posted, ActionID: "nanobot_approval_approve",
-		BlockID: "nanobot_approval|slack:C1", Value: value}
+		BlockID: "nanobot_approval", Value: value}
 }
 
 // TestClickBecomesTheClickersMessage: a click is acknowledged and becomes
 // the clicker's message with the command's text in the request's channel
 // and thread, in the session that asked — the one a typed message in the
-// channel has — once, however often Slack redelivers it; the buttons give
+// thread has — once, however often Slack redelivers it; the buttons give
 // way to who answered.
 func TestClickBecomesTheClickersMessage(t *testing.T) {
 	h := startHarness(t, nil)
-	b := behindManager(t, h, "U1")
+	b := behindManager(t, h, false, "U1")
 	posted := postRequest(t, h)
-	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "100.000009", "", "<@"+peerBot+"> /approve 1a2b"))
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "100.000009", "100.000001", "<@"+peerBot+"> /approve 1a2b"))
 	h.peer.PushClick("env-2", click(posted, "U1", "/approve 1a2b"))
 	h.peer.PushClick("env-2", click(posted, "U1", "/approve 1a2b")) // the same envelope again
 	require.Eventually(t, func() bool { return len(b.Admitted()) == 2 }, 10*time.Second, 10*time.Millisecond)
@@ -91,7 +92,7 @@ func TestClickBecomesTheClickersMessage(t *testing.T) {
 	require.Equal(t, "/approve 1a2b", pressed.Content)
 	require.Equal(t, protocol.Route{Channel: Name, ChatID: "C1", ThreadID: "100.000001", SenderID: "U1"}, pressed.Route)
 	require.Equal(t, typed.SessionKey, pressed.SessionKey, "the session that asked")
-	require.Equal(t, "slack:C1", pressed.SessionKey)
+	require.Equal(t, "slack:C1:100.000001", pressed.SessionKey)
 	require.True(t, pressed.Group)
 	require.Equal(t, []string{"env-1", "env-2", "env-2"}, h.peer.Acks())
 
@@ -108,7 +109,7 @@ func TestClickBecomesTheClickersMessage(t *testing.T) {
 // buttons stay; a button of another app is not a message at all.
 func TestStrangersClickIsRefused(t *testing.T) {
 	h := startHarness(t, nil)
-	b := behindManager(t, h, "U1")
+	b := behindManager(t, h, false, "U1")
 	posted := postRequest(t, h)
 	h.peer.PushClick("env-1", click(posted, "U9", "/approve 1a2b"))
 	h.peer.Push("env-2", "Ev2", 0, slackpeer.AppMention("C1", "U9", "100.000010", "", "<@"+peerBot+"> /approve 1a2b"))
@@ -120,4 +121,22 @@ func TestStrangersClickIsRefused(t *testing.T) {
 	require.Eventually(t, func() bool { return len(b.Admitted()) == 1 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, "done?", b.Admitted()[0].Content, "only the allowed user's typed message got in")
 	require.Empty(t, h.peer.Updates(), "the buttons stay for someone allowed")
+}
+
+// TestClickOnATopLevelRequestAnswersTheChat: a request posted at the top
+// of a DM belongs to the DM's session, even once someone replied to it in
+// a thread (Slack then gives the request a thread_ts of its own ts).
+func TestClickOnATopLevelRequestAnswersTheChat(t *testing.T) {
+	h := startHarness(t, nil)
+	b := behindManager(t, h, false, "U1")
+	r := channels.Reply{Route: protocol.Route{Channel: Name, ChatID: "D1"}, SessionKey: "slack:D1",
+		Turn: "t1", Kind: protocol.ReplyApproval, Approval: &asked, Text: asked.Text()}
+	require.NoError(t, h.ch.Send(context.Background(), r))
+	posted := h.peer.Posts()[0]
+	posted.ThreadTS = posted.TS
+	h.peer.PushClick("env-1", click(posted, "U1", "/approve 1a2b"))
+	require.Eventually(t, func() bool { return len(b.Admitted()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	pressed := b.Admitted()[0]
+	require.Equal(t, "slack:D1", pressed.SessionKey)
+	require.Empty(t, pressed.Route.ThreadID, "the answer goes where the request is")
 }

@@ -24,6 +24,7 @@ const peerBot = slackpeer.BotUserID
 // harness is the channel connected to a slackpeer, publishing into a list.
 type harness struct {
 	t    *testing.T
+	cfg  *config.Config
 	peer *slackpeer.Peer
 	ch   *Channel
 	logs *testenv.SyncBuffer
@@ -51,7 +52,7 @@ func startHarnessWith(t *testing.T, mod func(*config.Config), seen func(string, 
 	ch, err := New(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(), Seen: seen,
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
-	h := &harness{t: t, peer: peer, ch: ch, logs: logs, Publisher: channeltest.NewPublisher(t)}
+	h := &harness{t: t, cfg: cfg, peer: peer, ch: ch, logs: logs, Publisher: channeltest.NewPublisher(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ch.Start(ctx, h.Publish))
 	t.Cleanup(func() {
@@ -75,7 +76,8 @@ func TestMentionBecomesThreadedInbound(t *testing.T) {
 	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "1700000000.000100", SenderID: "U1"}, got.Route)
 	require.Equal(t, "what is 2 < 3?", got.Content)
 	require.True(t, got.Group)
-	require.Empty(t, got.SessionKey, "a top-level mention uses the channel's session (the manager names it)")
+	require.Equal(t, protocol.Within("1700000000.000100"), got.Scope, "a top-level mention opens a thread, a session of its own (nanobot)")
+	require.Empty(t, got.SessionKey, "the manager names the session")
 	require.Equal(t, messageID("C1", "1700000000.000100"), got.ID)
 	require.Contains(t, h.peer.Reactions(), slackpeer.Reaction{Op: "add", Name: "eyes", Channel: "C1", TS: "1700000000.000100"})
 }
@@ -106,7 +108,8 @@ func TestThreadMessageGetsThreadSessionAndContext(t *testing.T) {
 	)
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "100.000009", "100.000001", "<@"+peerBot+"> why?"))
 	got := h.WaitPublished(1)[0]
-	require.Equal(t, "slack:C1:100.000001", got.SessionKey)
+	require.Equal(t, protocol.Within("100.000001"), got.Scope, "the thread's session")
+	require.Empty(t, got.SessionKey, "the manager names the session")
 	require.Equal(t, "100.000001", got.Route.ThreadID)
 	require.Equal(t, "Slack thread context before this mention:\n"+
 		"- <@U2>: the build is red & nobody knows why\n"+
@@ -117,11 +120,25 @@ func TestThreadMessageGetsThreadSessionAndContext(t *testing.T) {
 	require.Equal(t, "and now?", h.WaitPublished(2)[1].Content, "the thread's context is given once")
 }
 
+// TestManagerNamesThreadSessions: behind the real gate with
+// unifiedSession on, a thread keeps its own session (nanobot: the
+// channel's override wins) and a top-level DM joins the unified one.
+func TestManagerNamesThreadSessions(t *testing.T) {
+	h := startHarness(t, nil)
+	b := behindManager(t, h, true, "U1")
+	h.peer.Push("env-1", "Ev1", 0, slackpeer.AppMention("C1", "U1", "100.000009", "100.000001", "<@"+peerBot+"> why?"))
+	h.peer.Push("env-2", "Ev2", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
+	require.Eventually(t, func() bool { return len(b.Admitted()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, "slack:C1:100.000001", b.Admitted()[0].SessionKey)
+	require.Equal(t, channels.UnifiedSessionKey, b.Admitted()[1].SessionKey)
+}
+
 func TestDirectMessages(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, protocol.Route{Channel: "slack", ChatID: "D1", SenderID: "U1"}, got.Route, "a top-level DM is answered at top level")
+	require.Nil(t, got.Scope, "a top-level DM has the chat's session (or the unified one)")
 	require.False(t, got.Group)
 	require.Equal(t, "hello there", got.Content)
 }
@@ -228,57 +245,64 @@ func TestSendUploadsMediaInTheThread(t *testing.T) {
 	require.Equal(t, "here it is", h.peer.Posts()[1].Text)
 }
 
-func streamEvents(h *harness, turn string, route protocol.Route, evs ...channels.StreamEvent) {
+// publish publishes events of one turn in one thread, as the model and
+// tool activities do, to a manager drawing the channel's streams.
+func publish(m channeltest.Managed, turn string, route protocol.Route, evs ...channels.StreamEvent) {
 	for _, ev := range evs {
-		ev.Turn, ev.Route = turn, route
-		h.ch.SendDelta(context.Background(), ev)
+		ev.SessionKey, ev.Turn, ev.Route = "slack:"+route.ChatID, turn, route
+		if ev.Iteration == 0 {
+			ev.Iteration = 1
+		}
+		m.SendDelta(context.Background(), ev)
 	}
 }
 
 func TestStreamPostsThenEditsAndTheFinalReplyEditsIt(t *testing.T) {
 	h := startHarness(t, nil)
+	m := channeltest.Manage(t, h.cfg, h.ch)
 	route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "800.000001"}
-	streamEvents(h, "turn-1", route, channels.StreamEvent{Delta: "Hello"})
+	publish(m, "turn-1", route, channels.StreamEvent{Delta: "Hello"})
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 1 }, 10*time.Second, 10*time.Millisecond)
 	first := h.peer.Posts()[0]
 	require.Equal(t, slackpeer.Message{Channel: "C1", TS: first.TS, ThreadTS: "800.000001", Text: "Hello"}, first)
-	streamEvents(h, "turn-1", route, channels.StreamEvent{Delta: " **world**"})
+	publish(m, "turn-1", route, channels.StreamEvent{Delta: " **world**"})
 	require.Eventually(t, func() bool {
 		shown, _ := h.peer.Shown("C1", first.TS)
 		return shown == "Hello *world*"
 	}, 10*time.Second, 10*time.Millisecond, "edited at most a second later")
-	streamEvents(h, "turn-1", route, channels.StreamEvent{End: true})
+	publish(m, "turn-1", route, channels.StreamEvent{End: true})
 
-	require.NoError(t, h.ch.Send(context.Background(), reply("turn-1", "C1", "800.000001", "Hello **world**!")))
+	r := reply("turn-1", "C1", "800.000001", "Hello **world**!", messageID("C1", "800.000001"))
+	require.NoError(t, m.Send(context.Background(), r))
 	shown, _ := h.peer.Shown("C1", first.TS)
 	require.Equal(t, "Hello *world*!", shown, "the final reply edits the streamed message")
-	require.NoError(t, h.ch.Send(context.Background(), reply("turn-2", "C1", "800.000001", "later")))
+	require.Contains(t, h.peer.Reactions(), slackpeer.Reaction{Op: "add", Name: "white_check_mark", Channel: "C1", TS: "800.000001"},
+		"an answer that took the streamed message over is done too")
+	require.NoError(t, m.Send(context.Background(), reply("turn-2", "C1", "800.000001", "later")))
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, "later", h.peer.Posts()[1].Text, "no second copy of the streamed reply was posted")
 }
 
 func TestStreamWithToolsPutsHintsAndTheAnswerInTheirOwnMessages(t *testing.T) {
 	h := startHarness(t, nil)
+	m := channeltest.Manage(t, h.cfg, h.ch)
 	route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "900.000001"}
-	streamEvents(h, "turn-1", route, channels.StreamEvent{Delta: "Let me look."}, channels.StreamEvent{End: true})
-	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 1 }, 10*time.Second, 10*time.Millisecond)
-	streamEvents(h, "turn-1", route, channels.StreamEvent{ToolHint: "read_file README.md"}, channels.StreamEvent{ToolHint: "exec ls"})
+	publish(m, "turn-1", route, channels.StreamEvent{Delta: "Let me look."}, channels.StreamEvent{End: true},
+		channels.StreamEvent{ToolHint: "read_file README.md"})
+	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, "↳ `read_file README.md`", h.peer.Posts()[1].Text)
+	publish(m, "turn-1", route, channels.StreamEvent{Iteration: 2, Delta: "It says hi."}, channels.StreamEvent{Iteration: 2, Reset: true},
+		channels.StreamEvent{Iteration: 2, Delta: "It says hello."})
 	require.Eventually(t, func() bool {
 		posts := h.peer.Posts()
-		if len(posts) < 2 {
+		if len(posts) != 3 {
 			return false
 		}
-		shown, _ := h.peer.Shown("C1", posts[1].TS)
-		return shown == "↳ `read_file README.md`\n↳ `exec ls`"
-	}, 10*time.Second, 10*time.Millisecond)
-	streamEvents(h, "turn-1", route, channels.StreamEvent{Delta: "It says hi."}, channels.StreamEvent{Reset: true},
-		channels.StreamEvent{Delta: "It says hello."})
-	require.Eventually(t, func() bool {
-		posts := h.peer.Posts()
-		return len(posts) == 3 && posts[2].Text == "It says hello."
+		shown, _ := h.peer.Shown("C1", posts[2].TS)
+		return shown == "It says hello."
 	}, 10*time.Second, 10*time.Millisecond, "the answer after the tools is a new message; the reset dropped the retried text")
 	answer := h.peer.Posts()[2]
-	require.NoError(t, h.ch.Send(context.Background(), reply("turn-1", "C1", "900.000001", "It says hello.")))
+	require.NoError(t, m.Send(context.Background(), reply("turn-1", "C1", "900.000001", "It says hello.")))
 	shown, _ := h.peer.Shown("C1", answer.TS)
 	require.Equal(t, "It says hello.", shown)
 	first, _ := h.peer.Shown("C1", h.peer.Posts()[0].TS)
@@ -286,15 +310,36 @@ func TestStreamWithToolsPutsHintsAndTheAnswerInTheirOwnMessages(t *testing.T) {
 	require.Len(t, h.peer.Posts(), 3)
 }
 
-func TestToolHintsOffDrawsNoHints(t *testing.T) {
-	h := startHarness(t, func(c *config.Config) { c.Channels.SendToolHints = false })
-	route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "950.000001"}
-	streamEvents(h, "turn-1", route, channels.StreamEvent{ToolHint: "exec ls"}, channels.StreamEvent{Delta: "Done."})
-	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 1 }, 10*time.Second, 10*time.Millisecond)
-	require.NoError(t, h.ch.Send(context.Background(), reply("turn-1", "C1", "950.000001", "Done.")))
-	require.NoError(t, h.ch.Send(context.Background(), reply("turn-2", "C1", "950.000001", "after")))
-	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
-	require.Equal(t, []string{"Done.", "after"}, []string{h.peer.Posts()[0].Text, h.peer.Posts()[1].Text})
+// TestWhatIsDrawnFollowsTheSettings: a turn says "Let me look.", runs a
+// tool, then answers. channels.sendProgress off draws none of the model's
+// text (the answer is posted once, never edited), sendToolHints off no hint.
+func TestWhatIsDrawnFollowsTheSettings(t *testing.T) {
+	for name, tc := range map[string]struct {
+		edit         func(*config.Config)
+		posts, edits []string
+	}{
+		"default":           {nil, []string{"Let me look.", "↳ `exec ls`", "Two files"}, []string{"Two files."}},
+		"sendProgress off":  {func(c *config.Config) { c.Channels.SendProgress = false }, []string{"↳ `exec ls`", "Two files."}, nil},
+		"sendToolHints off": {func(c *config.Config) { c.Channels.SendToolHints = false }, []string{"Let me look.", "Two files"}, []string{"Two files."}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := startHarness(t, tc.edit)
+			m := channeltest.Manage(t, h.cfg, h.ch)
+			route := protocol.Route{Channel: "slack", ChatID: "C1", ThreadID: "970.000001"}
+			publish(m, "turn-1", route, channels.StreamEvent{Delta: "Let me look."}, channels.StreamEvent{ToolHint: "exec ls"},
+				channels.StreamEvent{Iteration: 2, Delta: "Two files"})
+			require.NoError(t, m.Send(context.Background(), reply("turn-1", "C1", "970.000001", "Two files.")))
+			var posts, edits []string
+			for _, p := range h.peer.Posts() {
+				posts = append(posts, p.Text)
+			}
+			for _, u := range h.peer.Updates() {
+				edits = append(edits, u.Text)
+			}
+			require.Equal(t, tc.posts, posts)
+			require.Equal(t, tc.edits, edits)
+		})
+	}
 }
 
 func TestMessageToolTargetsByName(t *testing.T) {

@@ -208,7 +208,7 @@ func (c *Channel) handle(ctx context.Context, req request) {
 // inbound builds the message the agent gets. ok is false when nothing is left to say.
 func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.Inbound, bool) {
 	text := cleanText(e.Text, botID)
-	replyThread, sessionThread := c.policy.threadOf(e)
+	thread := c.policy.threadOf(e)
 	content := text
 	if !strings.HasPrefix(strings.TrimSpace(text), "/") {
 		content = c.withThreadContext(ctx, e, text, botID)
@@ -219,7 +219,7 @@ func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.
 	msg := protocol.Inbound{
 		ID: messageID(e.Channel, e.TS),
 		Route: protocol.Route{
-			Channel: Name, ChatID: e.Channel, ThreadID: replyThread, SenderID: e.User,
+			Channel: Name, ChatID: e.Channel, ThreadID: thread, SenderID: e.User,
 		},
 		Content: content,
 		Group:   !e.isDM(),
@@ -228,8 +228,8 @@ func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.
 			"slack_ts": e.TS, "slack_thread_ts": e.ThreadTS, "slack_channel_type": e.ChannelType, "slack_event": e.Type,
 		},
 	}
-	if sessionThread != "" && !c.unified {
-		msg.SessionKey = protocol.SessionKey(Name, e.Channel+":"+sessionThread)
+	if thread != "" {
+		msg.Scope = protocol.Within(thread) // nanobot: a thread is a session of its own
 	}
 	return msg, true
 }

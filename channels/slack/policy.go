@@ -136,17 +136,16 @@ func allowFrom(cfg config.Slack) channels.AllowFrom {
 	return list
 }
 
-// threadOf returns the thread a reply goes in and the thread that names
-// the session, as nanobot does: a message in a thread is answered there
-// and has the thread's own session; with replyInThread a top-level message
-// in a channel is answered in a new thread under it (its session stays
-// the channel's). Top-level DMs are answered at top level.
-func (p policy) threadOf(e event) (replyThread, sessionThread string) {
+// threadOf is the thread a message lives in, as nanobot has it: its own
+// thread, or with replyInThread the new thread under a top-level channel
+// message; "" for a top-level DM (or a channel without replyInThread).
+// The reply goes there, and the thread is the message's session scope.
+func (p policy) threadOf(e event) string {
 	if e.ThreadTS != "" {
-		return e.ThreadTS, e.ThreadTS
+		return e.ThreadTS
 	}
 	if p.cfg.ReplyInThread && !e.isDM() {
-		return e.TS, ""
+		return e.TS
 	}
-	return "", ""
+	return ""
 }

@@ -105,18 +105,13 @@ func TestPolicyThreads(t *testing.T) {
 	dm := event{Type: "message", ChannelType: "im", Channel: "D1", TS: "200.1"}
 	dmThread := event{Type: "message", ChannelType: "im", Channel: "D1", TS: "200.5", ThreadTS: "200.1"}
 
-	reply, sess := p.threadOf(top)
-	assert.Equal(t, []string{"100.1", ""}, []string{reply, sess}, "top-level mention: answered in a new thread, channel session")
-	reply, sess = p.threadOf(inThread)
-	assert.Equal(t, []string{"100.1", "100.1"}, []string{reply, sess}, "in a thread: answered there, thread session")
-	reply, sess = p.threadOf(dm)
-	assert.Equal(t, []string{"", ""}, []string{reply, sess}, "top-level DM: answered at top level")
-	reply, sess = p.threadOf(dmThread)
-	assert.Equal(t, []string{"200.1", "200.1"}, []string{reply, sess}, "a thread in a DM is honoured")
+	assert.Equal(t, "100.1", p.threadOf(top), "top-level mention: a new thread under it")
+	assert.Equal(t, "100.1", p.threadOf(inThread), "in a thread: that thread")
+	assert.Equal(t, "", p.threadOf(dm), "top-level DM: no thread")
+	assert.Equal(t, "200.1", p.threadOf(dmThread), "a thread in a DM is honoured")
 
 	flat := policy{cfg: slackCfg(func(c *config.Slack) { c.ReplyInThread = false })}
-	reply, sess = flat.threadOf(top)
-	assert.Equal(t, []string{"", ""}, []string{reply, sess}, "replyInThread false: answered in the channel")
+	assert.Equal(t, "", flat.threadOf(top), "replyInThread false: no thread")
 }
 
 func TestCleanText(t *testing.T) {

@@ -2,8 +2,12 @@ package slack
 
 import (
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/config"
 )
+
+// format is how Slack shows a reply: mrkdwn.
+var format = channels.Format{Markdown: markdown.SlackMrkdwn, Hint: channels.ChatAppHint}
 
 // The Slack channel: channels.slack in config.json, Socket Mode.
 func init() {
@@ -22,5 +26,6 @@ func init() {
 		},
 		AllowFrom: func(cfg *config.Config) channels.AllowFrom { return allowFrom(cfg.Channels.Slack) },
 		New:       func(deps channels.Deps) (channels.Channel, error) { return New(deps.Config, deps) },
+		Format:    format,
 	})
 }

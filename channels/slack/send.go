@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -24,9 +25,7 @@ func (c *Channel) MaxLength() int { return MaxMessageLen }
 
 // SendPart implements channels.PartSender: a file uploaded (a URL posted as
 // a link Slack unfurls), a piece of Markdown posted as mrkdwn in the
-// route's thread; the first piece of a turn's answer updates the message
-// streamed for it instead of posting a second one. After the last part the
-// reactEmoji on the messages it answers becomes doneEmoji.
+// route's thread.
 func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
 	route := r.Route
 	to, err := c.resolveTarget(ctx, route.ChatID)
@@ -36,37 +35,10 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if to != route.ChatID { // a chat named by the message tool: its thread cannot be there
 		route.ChatID, route.ThreadID = to, ""
 	}
-	var ts string
 	if p.Media != "" {
-		err = c.uploadMedia(ctx, route, p.Media)
-	} else {
-		ts, err = c.postPart(ctx, r, route, p)
+		return "", c.uploadMedia(ctx, route, p.Media)
 	}
-	if err != nil {
-		return "", err
-	}
-	if p.Last {
-		c.finishReactions(ctx, r)
-	}
-	return ts, nil
-}
-
-// postPart posts one piece, or for the first piece of a streamed answer
-// updates the streamed message with it.
-func (c *Channel) postPart(ctx context.Context, r channels.Reply, route protocol.Route, p channels.Part) (string, error) {
-	text := markdown.SlackMrkdwn(p.Text)
-	if p.Index == len(r.Media) && r.Answer() && r.Turn != "" {
-		if st := c.streams.finish(r.Turn, r.Route); st != nil && st.ts != "" && st.open {
-			err := c.update(ctx, route.ChatID, st.ts, text)
-			if err == nil {
-				return st.ts, nil
-			}
-			if !gone(err) {
-				return "", sendError("chat.update", err)
-			}
-			// The streamed message was deleted or can no longer be edited: post the reply instead.
-		}
-	}
+	text := format.Markdown(p.Text)
 	var blocks []slack.Block
 	if p.Last {
 		blocks = approvalBlocks(r, text) // the buttons go under the request's last piece
@@ -78,14 +50,21 @@ func (c *Channel) postPart(ctx context.Context, r channels.Reply, route protocol
 	return ts, nil
 }
 
-// gone tells an update that cannot succeed: the message is not there or
-// not editable any more.
-func gone(err error) bool {
-	switch errorCode(err) {
-	case "message_not_found", "cant_update_message", "edit_window_closed", "msg_too_long":
-		return true
-	}
-	return false
+// streamEvery spaces the chat.update calls of a streamed message (Slack's
+// chat.update allows about one a second).
+const streamEvery = time.Second
+
+// StreamEvery implements channels.Editor.
+func (c *Channel) StreamEvery() time.Duration { return streamEvery }
+
+// EditMessage implements channels.Editor: chat.update with the Markdown as mrkdwn.
+func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, ts, md string) error {
+	return sendError("chat.update", c.update(ctx, route.ChatID, ts, format.Markdown(md)))
+}
+
+// DrawHint implements channels.HintDrawer: the call as code after "↳".
+func (c *Channel) DrawHint(hint string) string {
+	return "↳ `" + strings.ReplaceAll(hint, "`", "'") + "`"
 }
 
 // post posts text (with blocks, the text is the notification's fallback).
@@ -165,9 +144,9 @@ func isPermanent(err error) bool {
 	return errors.As(err, &se) && se.Permanent
 }
 
-// finishReactions swaps reactEmoji for doneEmoji on the messages a final
-// reply answers, as nanobot does once it has replied.
-func (c *Channel) finishReactions(ctx context.Context, r channels.Reply) {
+// ReplyShown implements channels.Finisher: reactEmoji becomes doneEmoji on
+// the messages a final reply answers, as nanobot does once it has replied.
+func (c *Channel) ReplyShown(ctx context.Context, r channels.Reply) {
 	if r.Kind == protocol.ReplyMessage || r.Kind == protocol.ReplyApproval { // the turn goes on
 		return
 	}

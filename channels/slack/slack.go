@@ -1,6 +1,6 @@
 // Package slack is the Slack channel: Socket Mode in (DMs, app mentions,
 // channel messages as groupPolicy allows), the Web API out (replies in the
-// thread, mrkdwn, streaming by chat.update, the reactEmoji/doneEmoji
+// thread, mrkdwn, streamed by the manager through chat.update, the reactEmoji/doneEmoji
 // reactions), with nanobot's channels.slack config.
 package slack
 
@@ -32,8 +32,6 @@ const MaxMessageLen = 39_000
 type Channel struct {
 	cfg       config.Slack
 	policy    policy
-	toolHints bool
-	unified   bool
 	workspace string
 	api       *slack.Client
 	sock      *socketmode.Client
@@ -44,7 +42,6 @@ type Channel struct {
 	seen channels.SeenKeys
 	// threadsRead are threads whose earlier messages were already given to the model.
 	threadsRead *channels.RecentKeys
-	streams     *streams
 
 	mu      sync.Mutex
 	botID   string
@@ -83,8 +80,6 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg:         s,
 		policy:      policy{cfg: s},
-		toolHints:   cfg.Channels.SendToolHints,
-		unified:     cfg.Agents.Defaults.UnifiedSession,
 		workspace:   deps.Workspace,
 		api:         api,
 		log:         log,
@@ -93,7 +88,6 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 		queue:       make(chan request, 256),
 		targets:     map[string]string{},
 	}
-	c.streams = newStreams(c)
 	c.sock = socketmode.New(api, socketmode.OptionLog(slogWriter{log}))
 	return c, nil
 }
@@ -132,11 +126,10 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	c.mu.Lock()
 	c.publish, c.cancel = publish, stop
 	c.mu.Unlock()
-	c.wg.Add(4)
+	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.connect(runCtx) }()
 	go func() { defer c.wg.Done(); c.receive(runCtx) }()
 	go func() { defer c.wg.Done(); c.handleQueue(runCtx) }()
-	go func() { defer c.wg.Done(); c.streams.run(runCtx) }()
 	return nil
 }
 

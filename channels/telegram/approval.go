@@ -74,6 +74,7 @@ func (c *Channel) onPress(ctx context.Context, q *models.CallbackQuery) {
 	if m := q.Message.Message; m != nil && m.IsTopicMessage && m.MessageThreadID != 0 {
 		in.Route.ThreadID = strconv.Itoa(m.MessageThreadID)
 	}
+	in.Scope = topicScope(in.Route) // the topic's session asked, as a typed answer there
 	if c.cfg.ReplyToMessage {
 		in.Route.ReplyTo = strconv.Itoa(msgID)
 	}

@@ -123,3 +123,27 @@ func TestBadPressesAreAnsweredAndDropped(t *testing.T) {
 	require.Len(t, f.sent("answerCallbackQuery"), 5)
 	require.Empty(t, f.sent("editMessageReplyMarkup"))
 }
+
+// TestTopicHasItsOwnSession: a message in a forum topic, and a press on a
+// request shown there, land in the topic's session, as in nanobot.
+func TestTopicHasItsOwnSession(t *testing.T) {
+	f := newFakeAPI(t)
+	c := startChannel(t, f, func(cfg *config.Config) {
+		cfg.Channels.Telegram.AllowFrom = []string{"alice"}
+		cfg.Channels.Telegram.GroupPolicy = "open"
+	})
+	p := &capture{}
+	c.publish = p.via(t, c)
+	forum := models.Chat{ID: -100, Type: models.ChatTypeSupergroup, IsForum: true}
+	c.onUpdate(context.Background(), nil, &models.Update{ID: 1, Message: &models.Message{ID: 5, From: alice, Chat: forum, Text: "hi",
+		IsTopicMessage: true, MessageThreadID: 77}})
+	pressed := press(2, "cq-1", alice, forum, 101, "/approve 1a2b")
+	pressed.CallbackQuery.Message.Message.IsTopicMessage, pressed.CallbackQuery.Message.Message.MessageThreadID = true, 77
+	c.onUpdate(context.Background(), nil, pressed)
+	c.onUpdate(context.Background(), nil, &models.Update{ID: 3, Message: &models.Message{ID: 6, From: alice, Chat: forum, Text: "general"}})
+	got := p.got()
+	require.Len(t, got, 3)
+	require.Equal(t, "telegram:-100:topic:77", got[0].SessionKey)
+	require.Equal(t, "telegram:-100:topic:77", got[1].SessionKey, "the press answers the topic that asked")
+	require.Equal(t, "telegram:-100", got[2].SessionKey, "outside a topic: the chat's session")
+}

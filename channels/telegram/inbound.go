@@ -136,6 +136,7 @@ func (c *Channel) inbound(msg *models.Message) (protocol.Inbound, bool) {
 	return protocol.Inbound{
 		ID:      fmt.Sprintf("telegram-%d-%d", msg.Chat.ID, msg.ID),
 		Route:   route,
+		Scope:   topicScope(route),
 		Content: StripMention(text, username),
 		Group:   group,
 		SentAt:  sent,
@@ -145,6 +146,15 @@ func (c *Channel) inbound(msg *models.Message) (protocol.Inbound, bool) {
 			"first_name": msg.From.FirstName,
 		},
 	}, true
+}
+
+// topicScope is nanobot's per-topic session: a message in a topic (a
+// forum's, or a private chat's) is answered there and has its own session.
+func topicScope(route protocol.Route) *protocol.Scope {
+	if route.ThreadID == "" {
+		return nil
+	}
+	return protocol.Topic(route.ThreadID)
 }
 
 // SenderID is how nanobot names a Telegram sender: "id|username", or the

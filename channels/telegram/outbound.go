@@ -28,8 +28,7 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 func (c *Channel) MaxLength() int { return MaxMessageRunes }
 
 // SendPart implements channels.PartSender: a file as a photo or document, a
-// piece of Markdown as Telegram HTML. The first piece of a turn's answer
-// that was streamed here replaces the streamed message.
+// piece of Markdown as Telegram HTML, a tool hint as a collapsed quote.
 func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
 	if c.bot == nil {
 		return "", errors.New("telegram channel is not connected")
@@ -40,10 +39,9 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if p.Media != "" {
 		return "", sendError(c.sendMedia(ctx, r.Route, p.Media))
 	}
-	if p.Index == len(r.Media) && r.Turn != "" && r.Answer() {
-		if id, shown := c.takeStream(r.Route, r.Turn); id != 0 {
-			return strconv.Itoa(id), sendError(c.editChunk(ctx, r.Route, id, p.Text, shown))
-		}
+	if p.Hint {
+		id, err := c.sendText(ctx, r.Route, "<blockquote expandable>"+markdown.EscapeHTML(p.Text)+"</blockquote>", true, nil)
+		return strconv.Itoa(id), sendError(err)
 	}
 	var markup models.ReplyMarkup
 	if p.Last {
@@ -53,40 +51,45 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	return strconv.Itoa(id), sendError(err)
 }
 
+// StreamEvery implements channels.Editor: streamEditInterval, or 0 with
+// streaming off.
+func (c *Channel) StreamEvery() time.Duration {
+	if !c.cfg.Streaming {
+		return 0
+	}
+	return time.Duration(c.cfg.StreamEditInterval * float64(time.Second))
+}
+
+// EditMessage implements channels.Editor: the message shows the Markdown
+// as HTML (plain text when Telegram cannot parse it).
+func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, messageID, md string) error {
+	if c.bot == nil {
+		return errors.New("telegram channel is not connected")
+	}
+	id, err := strconv.Atoi(messageID)
+	if err != nil {
+		return &channels.SendError{Err: fmt.Errorf("telegram message id %q is not a number", messageID), Permanent: true}
+	}
+	err = c.editText(ctx, route, id, format.Markdown(md), true)
+	if err != nil && isParseError(err) {
+		c.log.Warn("telegram rejected the HTML; editing to plain text", "chat", route.ChatID, "error", err)
+		err = c.editText(ctx, route, id, md, false)
+	}
+	if isNotModified(err) {
+		return nil
+	}
+	return sendError(err)
+}
+
 // sendChunk sends one piece of Markdown as Telegram HTML, and as plain
 // text when Telegram cannot parse the HTML; markup (nil: none) goes under it.
 func (c *Channel) sendChunk(ctx context.Context, route protocol.Route, md string, markup models.ReplyMarkup) (int, error) {
-	id, err := c.sendText(ctx, route, markdown.TelegramHTML(md), true, markup)
+	id, err := c.sendText(ctx, route, format.Markdown(md), true, markup)
 	if err != nil && isParseError(err) {
 		c.log.Warn("telegram rejected the HTML; sending plain text", "chat", route.ChatID, "error", err)
 		return c.sendText(ctx, route, md, false, markup)
 	}
 	return id, err
-}
-
-// editChunk turns message id into the piece of Markdown, as HTML (plain
-// text when Telegram cannot parse it). A message that cannot be edited
-// (deleted meanwhile) is replaced by a new one.
-func (c *Channel) editChunk(ctx context.Context, route protocol.Route, id int, md, shown string) error {
-	html := markdown.TelegramHTML(md)
-	if html == shown {
-		return nil
-	}
-	err := c.editText(ctx, route, id, html, true)
-	if err != nil && isParseError(err) {
-		c.log.Warn("telegram rejected the HTML; editing to plain text", "chat", route.ChatID, "error", err)
-		err = c.editText(ctx, route, id, md, false)
-	}
-	switch {
-	case err == nil || isNotModified(err):
-		return nil
-	case errors.Is(err, bot.ErrorBadRequest):
-		c.log.Warn("telegram could not edit the streamed message; sending the reply anew", "chat", route.ChatID, "error", err)
-		_, err = c.sendChunk(ctx, route, md, nil)
-		return err
-	default:
-		return err
-	}
 }
 
 // sendText sends one message; html selects parse_mode HTML, markup is an

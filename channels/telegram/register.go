@@ -4,8 +4,12 @@ import (
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/config"
 )
+
+// format is how Telegram shows a reply: Telegram's HTML.
+var format = channels.Format{Markdown: markdown.TelegramHTML, Hint: channels.ChatAppHint}
 
 // The Telegram channel: channels.telegram in config.json.
 func init() {
@@ -21,5 +25,6 @@ func init() {
 		// nanobot's allowFrom: "*", an id, a username, or "id|username".
 		AllowFrom: func(cfg *config.Config) channels.AllowFrom { return cfg.Channels.Telegram.AllowFrom },
 		New:       func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Format:    format,
 	})
 }

@@ -1,6 +1,6 @@
 // Package telegram is the Telegram channel: long polling through the Bot API
 // (go-telegram/bot), access through the channel manager, replies rendered
-// from Markdown to Telegram HTML, streamed by editing one message.
+// from Markdown to Telegram HTML, streamed by the manager editing one message.
 package telegram
 
 import (
@@ -44,7 +44,6 @@ const (
 // Channel is a Telegram bot connection.
 type Channel struct {
 	cfg       config.Telegram
-	shared    config.Channels
 	workspace string
 	apiBase   string
 	log       *slog.Logger
@@ -56,10 +55,8 @@ type Channel struct {
 	runCtx  context.Context // the polling loop's: calls made on the channel's behalf end with it
 	loop    channels.Loop
 
-	seen    channels.SeenKeys // update ids handled
-	warned  sync.Map          // Bot API method → logged once
-	mu      sync.Mutex
-	streams map[string]*chatStream // by chat (and topic)
+	seen   channels.SeenKeys // update ids handled
+	warned sync.Map          // Bot API method → logged once
 }
 
 // Connected implements channels.Connector: the Bot API answered the last call.
@@ -100,9 +97,8 @@ func New(deps channels.Deps) (*Channel, error) {
 		log = slog.Default()
 	}
 	c := &Channel{
-		cfg: cfg, shared: deps.Config.Channels, workspace: deps.Workspace, apiBase: base,
+		cfg: cfg, workspace: deps.Workspace, apiBase: base,
 		log: log.With("channel", Name), http: &transport{client: hc, minPoll: minPoll},
-		streams: map[string]*chatStream{},
 	}
 	file := ""
 	if deps.Config.Path != "" {

@@ -101,7 +101,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if p.Media != "" {
 		return c.sendMedia(ctx, cn, reqID, r.Route.ChatID, p.Media)
 	}
-	text := markdown.WeCom(p.Text)
+	text := format.Markdown(p.Text)
 	if text == "" {
 		return "", nil
 	}

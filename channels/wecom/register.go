@@ -1,12 +1,19 @@
 package wecom
 
-import "github.com/nanobot-durable/nanobot/channels"
+import (
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
+)
+
+// format is how WeCom shows a reply: its AI bot's Markdown.
+var format = channels.Format{Markdown: markdown.WeCom, Hint: channels.ChatAppHint}
 
 // The WeCom channel: channels.wecom in config.json.
 func init() {
 	channels.Register(channels.BlockSpec(channels.Spec{
-		Name: Name,
-		New:  func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Name:   Name,
+		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Format: format,
 	}, defaults))
 }
 

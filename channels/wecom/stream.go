@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/channels/markdown"
 )
 
 // streamEvery spaces the updates of a stream being drawn.
@@ -100,7 +99,7 @@ func (d *drawing) want() string {
 	if d.hint != "" {
 		text = strings.TrimSpace(text + "\n\n" + d.hint)
 	}
-	text = markdown.WeCom(text)
+	text = format.Markdown(text)
 	if utf8.RuneCountInString(text) > maxRunes {
 		text = string([]rune(text)[:maxRunes-1]) + "…"
 	}

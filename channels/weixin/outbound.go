@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -90,7 +89,7 @@ func (c *Channel) partItem(ctx context.Context, r channels.Reply, p channels.Par
 }
 
 // render is the model's Markdown as WeChat shows it: plain text.
-func render(md string) string { return strings.TrimSpace(markdown.PlainText(md)) }
+func render(md string) string { return strings.TrimSpace(format.Markdown(md)) }
 
 func mediaLabel(media string) string {
 	if strings.HasPrefix(media, "http://") || strings.HasPrefix(media, "https://") {

@@ -2,8 +2,12 @@ package weixin
 
 import (
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/config"
 )
+
+// format is how WeChat shows a reply: plain text.
+var format = channels.Format{Markdown: markdown.PlainText, Hint: "Your reply is shown in WeChat as plain text: keep it short, no Markdown."}
 
 // The personal WeChat channel: channels.weixin in config.json.
 func init() {
@@ -23,5 +27,6 @@ func init() {
 		AllowFrom: func(cfg *config.Config) channels.AllowFrom { return block(cfg).AllowFrom },
 		New:       func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
 		Login:     login,
+		Format:    format,
 	})
 }

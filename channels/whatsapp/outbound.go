@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -55,7 +54,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if p.Media != "" {
 		msg = c.fileMessage(cctx, client, p.Media, ci)
 	} else {
-		msg = textMessage(markdown.WhatsApp(p.Text), ci)
+		msg = textMessage(format.Markdown(p.Text), ci)
 	}
 	id, err := client.Send(cctx, to, msg)
 	if err != nil {

@@ -50,7 +50,6 @@ const (
 // Channel is one WhatsApp linked device.
 type Channel struct {
 	cfg       Config
-	unified   bool
 	workspace string
 	storePath string
 	log       *slog.Logger
@@ -88,9 +87,6 @@ func New(deps channels.Deps) (*Channel, error) {
 		open: openWhatsmeow, quotes: newQuoteCache(1024), lids: newLIDMap(cfg.LIDMappings),
 	}
 	c.seen = deps.SeenSet("whatsapp-seen", 4096, deps.StateFile("whatsapp-seen.json"))
-	if deps.Config != nil {
-		c.unified = deps.Config.Agents.Defaults.UnifiedSession
-	}
 	return c, nil
 }
 

@@ -95,12 +95,14 @@ func TestEveryRegisteredChannelIsBuiltQueuedAndGated(t *testing.T) {
 			require.Empty(t, built.Warnings)
 			require.Len(t, built.Channels, 1)
 			require.Equal(t, spec.Name, built.Channels[0].Name())
+			stamped := protocol.Route{Channel: spec.Name, ChatID: "x"}
+			channels.StampReach(&stamped)
 			if spec.PerProcess {
 				require.Equal(t, []string{"nanobot-gateway-test"}, built.Queues)
-				require.False(t, protocol.Route{Channel: spec.Name, ChatID: "x"}.Deliverable(), "only its process can answer")
+				require.False(t, stamped.Deliverable(), "only its process can answer")
 			} else {
 				require.Contains(t, built.Queues, protocol.ChannelQueue(spec.Name))
-				require.True(t, protocol.Route{Channel: spec.Name, ChatID: "x"}.Deliverable())
+				require.True(t, stamped.Deliverable())
 			}
 			mgr := channels.NewManager()
 			mgr.Add(built.Channels[0])

@@ -1,0 +1,61 @@
+package channels
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// TestAnswerAfterToolsIsNewEvenWithoutHints: with sendToolHints off the
+// hint is not drawn, but the text drawn before the tools ran stays, and an
+// answer whose model call drew nothing comes as a new message below it.
+func TestAnswerAfterToolsIsNewEvenWithoutHints(t *testing.T) {
+	cfg := config.Default()
+	cfg.Channels.SendToolHints = false
+	m, ch, hub := startEditing(t, cfg)
+	route := protocol.Route{Channel: "gated", ChatID: "c"}
+	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, Delta: "Let me look."})
+	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, ToolHint: "read_file a.txt"})
+	require.NoError(t, m.Send(context.Background(), Reply{Route: route, Turn: "t1", Text: "The call failed.", Kind: protocol.ReplyAnswer}))
+	calls, edits := ch.seen()
+	require.Equal(t, []string{"Let me look.", "The call failed."}, calls, "no hint drawn; the answer is a message of its own")
+	require.Empty(t, edits, "the text drawn before the tools is not overwritten")
+}
+
+// limited refuses its first posts with a rate limit.
+type limited struct {
+	*editing
+	refusals int
+}
+
+func (c *limited) SendPart(ctx context.Context, r Reply, p Part) (string, error) {
+	c.mu.Lock()
+	refuse := c.refusals > 0
+	c.refusals--
+	c.mu.Unlock()
+	if refuse {
+		return "", &SendError{Err: errors.New("429"), RetryAfter: 20 * time.Millisecond}
+	}
+	return c.editing.SendPart(ctx, r, p)
+}
+
+// TestRateLimitedDrawingWaitsAndGoesOn: a platform's RetryAfter holds the
+// painter that long; the stream is drawn after it, not given up.
+func TestRateLimitedDrawingWaitsAndGoesOn(t *testing.T) {
+	ch := &limited{editing: newEditing(), refusals: 2}
+	m, hub := startManaging(t, config.Default(), ch)
+	route := protocol.Route{Channel: "gated", ChatID: "c"}
+	hub.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 1, Delta: "Hello"})
+	require.Eventually(t, func() bool { calls, _ := ch.seen(); return len(calls) == 1 }, 5*time.Second, 5*time.Millisecond,
+		"drawn once the rate limit passed")
+	require.NoError(t, m.Send(context.Background(), Reply{Route: route, Turn: "t1", Text: "Hello, world", Kind: protocol.ReplyAnswer}))
+	calls, edits := ch.seen()
+	require.Equal(t, []string{"Hello"}, calls)
+	require.Equal(t, []string{"m0=Hello, world"}, edits, "the answer took the drawn message over")
+}
