@@ -18,7 +18,7 @@ import (
 
 // Liveness makes every activity whose options carry a heartbeat timeout
 // beat from a goroutine for as long as it runs, every third of that timeout
-// (1 s at protocol.HeartbeatTimeout), so a worker that vanishes is noticed
+// (0.83 s at protocol.HeartbeatTimeout), so a worker that vanishes is noticed
 // within the timeout whatever the activity waits on: a model, a command, a
 // platform's API, a slot. Workers install it (workers.Start).
 type Liveness struct {
