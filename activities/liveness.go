@@ -46,8 +46,7 @@ func (i *livenessInbound) ExecuteActivity(ctx context.Context, in *interceptor.E
 		unstick(ctx, info)
 	}
 	b := newBeater(ctx, BeatInterval(timeout), func(details ...any) { activity.RecordHeartbeat(ctx, details...) })
-	go b.run()
-	defer close(b.done)
+	defer b.start()()
 	return i.Next.ExecuteActivity(context.WithValue(ctx, beaterKey{}, b), in)
 }
 
@@ -92,10 +91,29 @@ type beater struct {
 	mu      sync.Mutex
 	last    time.Time
 	details []any
+	stopped bool
 }
 
 func newBeater(ctx context.Context, every time.Duration, record func(details ...any)) *beater {
 	return &beater{ctx: ctx, every: every, record: record, now: time.Now, last: time.Now(), done: make(chan struct{})}
+}
+
+// start beats every b.every until the returned stop, which returns once the
+// ticker's goroutine has ended and no beat runs or can start: a beat after
+// the activity returned would reach the server after its completion.
+func (b *beater) start() (stop func()) {
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		b.run()
+	}()
+	return func() {
+		b.mu.Lock() // waits out a beat in flight
+		b.stopped = true
+		b.mu.Unlock()
+		close(b.done)
+		<-ended
+	}
 }
 
 func (b *beater) run() {
@@ -117,7 +135,7 @@ func (b *beater) run() {
 func (b *beater) beat(force bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !force && b.now().Sub(b.last) < b.every {
+	if b.stopped || !force && b.now().Sub(b.last) < b.every {
 		return
 	}
 	b.last = b.now()

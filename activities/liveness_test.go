@@ -3,6 +3,9 @@ package activities
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,4 +66,48 @@ func TestPacedErrorsKeepTheirBackoff(t *testing.T) {
 	require.Equal(t, time.Second, app.NextRetryDelay())
 	retryAfter := temporal.NewApplicationErrorWithOptions("429", protocol.ErrProviderRetryable, temporal.ApplicationErrorOptions{NextRetryDelay: 7 * time.Second})
 	require.Same(t, retryAfter, pacedAt(1, retryAfter), "the provider's Retry-After stands")
+}
+
+// TestBeaterStopsWithItsActivity: stop returns only once a beat in flight
+// has ended and the ticker's goroutine is gone, and nothing beats after it;
+// an activity's context ending (its start-to-close timeout) ends the
+// goroutine too.
+func TestBeaterStopsWithItsActivity(t *testing.T) {
+	var beats, finished atomic.Int32
+	release := make(chan struct{})
+	b := newBeater(context.Background(), time.Millisecond, func(...any) {
+		if beats.Add(1) == 1 {
+			<-release
+		}
+		finished.Add(1)
+	})
+	stop := b.start()
+	require.Eventually(t, func() bool { return beats.Load() == 1 }, 5*time.Second, time.Millisecond)
+	stopped := make(chan int32)
+	go func() {
+		stop()
+		stopped <- finished.Load()
+	}()
+	require.Never(t, func() bool { return len(stopped) > 0 }, 50*time.Millisecond, time.Millisecond, "stop returned during a beat")
+	close(release)
+	ended := <-stopped
+	require.Equal(t, beats.Load(), ended, "stop returned before the beat in flight ended")
+	require.False(t, beaterRunning(), "the ticker's goroutine outlived stop")
+	n := beats.Load()
+	b.beat(true)
+	beatOnProgress(context.WithValue(context.Background(), beaterKey{}, b))
+	require.Equal(t, n, beats.Load(), "a beat after stop")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	b = newBeater(ctx, time.Millisecond, func(...any) {})
+	stop = b.start()
+	cancel()
+	require.Eventually(t, func() bool { return !beaterRunning() }, 5*time.Second, time.Millisecond, "the ticker outlived its activity's context")
+	stop()
+}
+
+// beaterRunning: whether a beater's ticker goroutine is alive.
+func beaterRunning() bool {
+	buf := make([]byte, 1<<20)
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "activities.(*beater).run")
 }
