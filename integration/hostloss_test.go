@@ -59,7 +59,7 @@ func execHome(t *testing.T, command string) (*testenv.DevServer, *testenv.Home) 
 // runTurn sends "run <session>" to cli:<session>, on the product's settings.
 func runTurn(ctx context.Context, t *testing.T, dev *testenv.DevServer, session string) string {
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
-	_, err := bus.Publish(ctx, protocol.Inbound{ID: session, Route: protocol.Route{Channel: "cli", ChatID: session}, Content: "run " + session, SentAt: time.Now()})
+	_, err := bus.Publish(ctx, protocol.Inbound{ID: session, SessionKey: protocol.SessionKey("cli", session), Route: protocol.Route{Channel: "cli", ChatID: session}, Content: "run " + session, SentAt: time.Now()})
 	require.NoError(t, err)
 	return protocol.TurnWorkflowID("cli:" + session)
 }
