@@ -63,9 +63,9 @@ func defaultDynamicConfig(httpURL string, httpHosts []string) map[string]any {
 		"history.timerProcessorMaxTimeShift": 100 * time.Millisecond,
 		// Otherwise a continued-as-new or re-started workflow ID waits 1 s.
 		"history.workflowIdReuseMinimalInterval": time.Duration(0),
-		// A workflow task held by a worker that vanished is retried elsewhere this soon, not after
-		// 10 s: nanobot's heartbeat timeout (protocol.HeartbeatTimeout), which its activities use.
-		"history.defaultWorkflowTaskTimeout":  2500 * time.Millisecond,
+		// A workflow task held by a worker that vanished is retried elsewhere after 4 s, not 10 s:
+		// within the 5 s worst case, with room for a long replay on a loaded host (2.1 s measured).
+		"history.defaultWorkflowTaskTimeout":  4 * time.Second,
 		"system.enableActivityEagerExecution": true,
 		// Search attributes added at startup must be usable right away.
 		"system.forceSearchAttributesCacheRefreshOnRead": true,
