@@ -90,7 +90,8 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 	env.Approved = in.Approved
 	var result tools.Result
 	claimed := true
-	if known && tool.Flags().SideEffects {
+	// A retry-safe call (an exec session's start, write_stdin) skips the claim: its tool dedupes by the call.
+	if known && tool.Flags().SideEffects && !reg.RetrySafe(call.Function.Name, call.Function.Arguments) {
 		if claimed, err = a.store.Claim(ctx, in.SessionKey, in.Turn, entry); err != nil {
 			return protocol.ToolCallResult{}, fmt.Errorf("claim tool call %s: %w", in.CallID, err)
 		}
