@@ -19,7 +19,9 @@ const listExecSessionsDescription = "List active long-running exec sessions, inc
 type ListExecSessionsTool struct{ sessions *ExecSessions }
 
 // NewListExecSessions builds list_exec_sessions over the host's sessions.
-func NewListExecSessions(s *ExecSessions) ListExecSessionsTool { return ListExecSessionsTool{sessions: s} }
+func NewListExecSessions(s *ExecSessions) ListExecSessionsTool {
+	return ListExecSessionsTool{sessions: s}
+}
 
 func (ListExecSessionsTool) Name() string        { return "list_exec_sessions" }
 func (ListExecSessionsTool) Description() string { return listExecSessionsDescription }
