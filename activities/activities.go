@@ -129,7 +129,7 @@ func New(d Deps) *Set {
 	red := redactor{config: d.Config}
 	dream := &Dream{journal: j, workspace: d.Workspace, archive: d.Archive, config: d.Config, log: d.Log}
 	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace, private: d.Private,
-		maxResultChars: d.MaxToolResultChars, redactor: red}
+		maxResultChars: d.MaxToolResultChars, exec: d.ExecSessions, redactor: red}
 	return &Set{
 		Turn: &Turn{journal: j, prompts: prompts, tools: box, dream: dream, streams: d.Streams, media: d.Media, config: d.Config, log: d.Log},
 		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,

@@ -34,6 +34,7 @@ type ToolCalls struct {
 	restrict       bool     // tools.restrictToWorkspace
 	private        []string // out of every tool's reach
 	maxResultChars int
+	exec           *tools.ExecSessions // /stop ends the session's exec sessions
 	redactor
 }
 
@@ -114,6 +115,12 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 		}
 	}
 	return a.journalToolResult(ctx, in, call, result, unknown)
+}
+
+// EndExecSessions ends the exec sessions a stopped turn's session started
+// (/stop while a turn runs); it returns how many were running.
+func (a *ToolCalls) EndExecSessions(ctx context.Context, in protocol.StepInput) (int, error) {
+	return a.exec.EndOwned(ctx, in.SessionKey)
 }
 
 // ToolResult journals a result the workflow produced for a call (spawn).

@@ -32,6 +32,8 @@ const (
 	ActivityTool    = "ToolCall"
 	// ActivityToolResult journals a result the workflow produced for a call (spawn's, a failed call's).
 	ActivityToolResult = "ToolResult"
+	// ActivityEndExecSessions ends a stopped session's exec sessions, where the workspace is.
+	ActivityEndExecSessions = "EndExecSessions"
 	ActivityDeliver    = "Deliver"
 	ActivityInject     = "Inject"
 	// ActivityMarkUndelivered notes a reply whose process went away, for the next CLI.
