@@ -34,8 +34,8 @@ const (
 	ActivityToolResult = "ToolResult"
 	// ActivityEndExecSessions ends a stopped session's exec sessions, where the workspace is.
 	ActivityEndExecSessions = "EndExecSessions"
-	ActivityDeliver    = "Deliver"
-	ActivityInject     = "Inject"
+	ActivityDeliver         = "Deliver"
+	ActivityInject          = "Inject"
 	// ActivityMarkUndelivered notes a reply whose process went away, for the next CLI.
 	ActivityMarkUndelivered = "MarkUndelivered"
 
