@@ -120,10 +120,12 @@ func TestExecSessionOutputCaps(t *testing.T) {
 	// More than a ring holds between two polls: the oldest bytes count as truncated.
 	res = call(t, r, nextCall(env, "c5"), "write_stdin", map[string]any{"session_id": id, "yield_time_ms": 0})
 	require.Regexp(t, `^Process running`, res.Text, "what the first poll read is not read again")
-	big := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' b; read x", execsession.RingBytes+5000)
+	big := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' b; echo END; read x", execsession.RingBytes+5000)
 	id, _ = startSession(t, r, nextCall(env, "c6"), map[string]any{"command": big, "yield_time_ms": 0})
-	res = call(t, r, nextCall(env, "c7"), "write_stdin", map[string]any{"session_id": id, "yield_time_ms": 1000, "max_output_chars": 50000})
-	require.Contains(t, res.Text, fmt.Sprintf("(output truncated by %s chars)", thousands(execsession.RingBytes+5000-50_000)))
+	res = call(t, r, nextCall(env, "c7"), "write_stdin", map[string]any{"session_id": id, "wait_for": "END", "max_output_chars": 50000})
+	lost := execsession.RingBytes + 5000 + len("END\n") - execsession.RingBytes
+	want := fmt.Sprintf("(output truncated by %s chars)", thousands(lost+execsession.RingBytes-50_000))
+	require.True(t, strings.Contains(res.Text, want), "want %s in %s", want, res.Text[len(res.Text)-200:])
 }
 
 func TestExecSessionYield(t *testing.T) {
@@ -162,10 +164,12 @@ func TestExecSessionTerminateEndsTheGroup(t *testing.T) {
 
 func TestExecSessionTimeoutIsAnError(t *testing.T) {
 	env, r, _ := sessionEnv(t, 0)
-	id, _ := startSession(t, r, env, map[string]any{"command": "echo started; sleep 100", "yield_time_ms": 0, "timeout": 1})
-	res := call(t, r, nextCall(env, "c1"), "write_stdin", map[string]any{"session_id": id, "yield_time_ms": 30000})
+	id, _ := startSession(t, r, env, map[string]any{"command": "echo started; sleep 100", "yield_time_ms": 0, "timeout": 2})
+	res := call(t, r, nextCall(env, "c1"), "write_stdin", map[string]any{"session_id": id, "wait_for": "started"})
+	require.True(t, strings.HasPrefix(res.Text, "started\n\nProcess running"), res.Text)
+	res = call(t, r, nextCall(env, "c2"), "write_stdin", map[string]any{"session_id": id, "yield_time_ms": 30000})
 	require.True(t, res.IsError)
-	require.Regexp(t, `^started\n\nError: Command timed out; session was terminated\.\nExit code: -15\n`, res.Text)
+	require.Regexp(t, `^Error: Command timed out; session was terminated\.\nExit code: -15\n`, res.Text)
 }
 
 func TestExecSessionIdleEndIsTold(t *testing.T) {
@@ -231,4 +235,24 @@ func readPid(t *testing.T, path string) int {
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond)
 	return pid
+}
+
+// In the sandbox a session's command runs like any exec command, and the
+// supervisors' folder (in nanobot's home) is out of its sight.
+func TestExecSessionInTheSandbox(t *testing.T) {
+	requireBwrap(t)
+	env, r, nb := sandboxedExec(t, "")
+	ex, ok := r.Get("exec")
+	require.True(t, ok)
+	sessions := NewExecSessions(filepath.Join(nb, "exec-sessions"), 0)
+	ex.(*ExecTool).opts.Sessions = sessions
+	r.Register(NewWriteStdin(sessions))
+	t.Cleanup(func() { endAll(sessions.Root) })
+
+	id, _ := startSession(t, r, env, map[string]any{"command": "read line; echo got $line; ls " + sessions.Root + "; echo $HOME", "yield_time_ms": 0})
+	res := call(t, r, nextCall(env, "c2"), "write_stdin", map[string]any{"session_id": id, "chars": "hi\n", "yield_time_ms": 30000})
+	require.Contains(t, res.Text, "got hi\n")
+	require.Contains(t, res.Text, "No such file or directory", "the sandbox sees the sessions' folder: %s", res.Text)
+	require.Contains(t, res.Text, env.Workspace+"\n", "HOME is the workspace, as for every sandboxed command")
+	require.Contains(t, res.Text, "Exit code: 0")
 }

@@ -118,15 +118,19 @@ func (s *supervisor) start() error {
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
 		return err
 	}
-	outR, err := cmd.StdoutPipe()
+	// Our own pipes: exec's would be closed by Wait while a child the shell left still writes.
+	outR, outW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	errR, err := cmd.StderrPipe()
+	errR, errW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	_, _ = outW.Close(), errW.Close()
+	if err != nil {
 		return err
 	}
 	s.cmd = cmd
