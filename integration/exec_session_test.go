@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -23,7 +24,7 @@ import (
 )
 
 // TestExecSessionOutlivesTheWorker starts bc as an exec session (in the
-// sandbox, where bwrap runs), kills the worker with SIGKILL and starts
+// sandbox, where bwrap runs), kills the worker's process group with SIGKILL and starts
 // another: list_exec_sessions still shows bc running and write_stdin
 // "2+2\n" gets "4" from it. Then the worker is killed while a write_stdin
 // waits: the retried call reads the output again without writing again.
@@ -44,7 +45,7 @@ func TestExecSessionOutlivesTheWorker(t *testing.T) {
 		}
 	})
 	env := home.Env(dev.Addr, "NANOBOT_LLM_HEARTBEAT_TIMEOUT_S=2")
-	worker, logs := startWorker(t, env)
+	worker, logs := startWorkerGroup(t, env)
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model", LLMHeartbeat: 2 * time.Second})}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -55,11 +56,6 @@ func TestExecSessionOutlivesTheWorker(t *testing.T) {
 		var res protocol.TurnResult
 		require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:bc"), "").Get(ctx, &res), "worker log:\n%s", logs)
 		return res
-	}
-	kill := func(w *exec.Cmd) {
-		t.Helper()
-		require.NoError(t, w.Process.Signal(syscall.SIGKILL))
-		_, _ = w.Process.Wait()
 	}
 
 	require.Equal(t, "bc is running.", turn("m1", "start bc").ReplyPreview)
@@ -81,10 +77,10 @@ func TestExecSessionOutlivesTheWorker(t *testing.T) {
 		require.True(t, sandboxed, "bc runs in the sandbox: %v", testenv.ProcessesRunning(t, "bc -q"))
 	}
 
-	kill(worker)
+	killWorkerGroup(t, worker)
 	require.NotEmpty(t, testenv.ProcessesRunning(t, execsession.Marker+" "+filepath.Join(root, id)), "the supervisor died with the worker")
 	require.NotEmpty(t, testenv.ProcessesRunning(t, "bc -q"), "bc died with the worker")
-	worker, logs = startWorker(t, env)
+	worker, logs = startWorkerGroup(t, env)
 
 	model.Script(
 		modeltest.ToolCalls(modeltest.Call{ID: "list", Name: "list_exec_sessions", Args: `{}`}),
@@ -109,8 +105,8 @@ func TestExecSessionOutlivesTheWorker(t *testing.T) {
 		data, _ := os.ReadFile(ring)
 		return strings.Contains(string(data), "42")
 	}, time.Minute, 20*time.Millisecond, "bc never got 6*7; worker log:\n%s", logs)
-	kill(worker)
-	_, logs = startWorker(t, env)
+	killWorkerGroup(t, worker)
+	_, logs = startWorkerGroup(t, env)
 	var res protocol.TurnResult
 	require.NoError(t, dev.Client.GetWorkflow(ctx, protocol.TurnWorkflowID("cli:bc"), "").Get(ctx, &res), "worker log:\n%s", logs)
 	require.Equal(t, "6*7 is 42.", res.ReplyPreview)
@@ -139,4 +135,28 @@ func journaledToolResults(t *testing.T, home *testenv.Home, key string) []string
 		}
 	}
 	return out
+}
+
+// startWorkerGroup runs `nanobot worker` as the leader of a process group,
+// which killWorkerGroup ends as a terminal's Ctrl-C or a group kill would:
+// an exec session's supervisor is in a session of its own and lives on.
+func startWorkerGroup(t *testing.T, env []string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(testenv.NanobotBin(t), "worker")
+	cmd.Env = env
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_, _ = cmd.Process.Wait()
+	})
+	return cmd, &logs
+}
+
+func killWorkerGroup(t *testing.T, w *exec.Cmd) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(-w.Process.Pid, syscall.SIGKILL))
+	_, _ = w.Process.Wait()
 }

@@ -80,13 +80,14 @@ func TestExecSessionWriteStdin(t *testing.T) {
 // A retried write_stdin (same turn and call ID) reads again but does not write again.
 func TestExecSessionRetriedWriteWritesOnce(t *testing.T) {
 	env, r, _ := sessionEnv(t, 0)
-	id, _ := startSession(t, r, env, map[string]any{"command": "cat", "yield_time_ms": 0})
+	counter := `n=0; while read l; do n=$((n+1)); echo "$n $l"; done`
+	id, _ := startSession(t, r, env, map[string]any{"command": counter, "yield_time_ms": 0})
 	first := call(t, r, nextCall(env, "w1"), "write_stdin", map[string]any{"session_id": id, "chars": "once\n", "wait_for": "once"})
-	require.True(t, strings.HasPrefix(first.Text, "once\n"), first.Text)
+	require.True(t, strings.HasPrefix(first.Text, "1 once\n\nProcess running"), first.Text)
 	retry := call(t, r, nextCall(env, "w1"), "write_stdin", map[string]any{"session_id": id, "chars": "once\n", "yield_time_ms": 300})
-	require.True(t, strings.HasPrefix(retry.Text, "once\n\nProcess running"), "the retry sees the first attempt's output, once: %s", retry.Text)
-	res := call(t, r, nextCall(env, "w2"), "write_stdin", map[string]any{"session_id": id, "close_stdin": true, "yield_time_ms": 30000})
-	require.Regexp(t, `^Stdin closed\.\nExit code: 0`, res.Text, "nothing was echoed twice")
+	require.True(t, strings.HasPrefix(retry.Text, "1 once\n\nProcess running"), "the retry sees the first attempt's output, once: %s", retry.Text)
+	res := call(t, r, nextCall(env, "w2"), "write_stdin", map[string]any{"session_id": id, "chars": "next\n", "close_stdin": true, "yield_time_ms": 30000})
+	require.Regexp(t, `^2 next\n\nStdin closed\.\nExit code: 0`, res.Text, "the retry wrote nothing")
 
 	// A retried exec finds the session its first attempt started.
 	id2, _ := startSession(t, r, nextCall(env, "s2"), map[string]any{"command": "cat", "yield_time_ms": 0})
@@ -255,4 +256,34 @@ func TestExecSessionInTheSandbox(t *testing.T) {
 	require.Contains(t, res.Text, "No such file or directory", "the sandbox sees the sessions' folder: %s", res.Text)
 	require.Contains(t, res.Text, env.Workspace+"\n", "HOME is the workspace, as for every sandboxed command")
 	require.Contains(t, res.Text, "Exit code: 0")
+}
+
+// exec and write_stdin run alone in a batch (nanobot's exclusive), list_exec_sessions
+// with other read-only calls; the session tools exist only with sessions.
+func TestExecSessionToolsAreRegisteredWithTheirFlags(t *testing.T) {
+	opts := DefaultExecOptions()
+	opts.Sessions = NewExecSessions(t.TempDir(), 0)
+	r := NewRegistry()
+	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{ExecEnabled: true, Exec: opts}))
+	for name, safe := range map[string]bool{"exec": false, "write_stdin": false, "list_exec_sessions": true} {
+		tool, ok := r.Get(name)
+		require.True(t, ok, name)
+		require.Equal(t, safe, tool.Flags().ConcurrencySafe(), name)
+	}
+	ex, _ := r.Get("exec")
+	require.Contains(t, string(ex.Parameters()), `"yield_time_ms"`)
+	require.Contains(t, ex.Description(), "pass yield_time_ms")
+	require.True(t, r.RetrySafe("exec", `{"command":"bc","yield_time_ms":0}`), "a session's start is keyed by the call")
+	require.False(t, r.RetrySafe("exec", `{"command":"bc"}`), "a one-shot command is claimed")
+	require.True(t, r.RetrySafe("write_stdin", `{"session_id":"abc"}`))
+	require.False(t, r.RetrySafe("list_exec_sessions", `{}`))
+	require.Equal(t, "write_stdin 0123456789ab", Hint("write_stdin", `{"session_id":"0123456789ab","chars":"a secret"}`, 40),
+		"the hint names the session, not what is typed into it")
+
+	bare := NewRegistry()
+	require.NoError(t, RegisterBuiltins(bare, BuiltinOptions{ExecEnabled: true, Exec: DefaultExecOptions()}))
+	_, ok := bare.Get("write_stdin")
+	require.False(t, ok)
+	ex, _ = bare.Get("exec")
+	require.NotContains(t, string(ex.Parameters()), "yield_time_ms")
 }
