@@ -124,6 +124,37 @@ func TestExecSessionOutlivesTheWorker(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond, "/stop left %v", testenv.ProcessesRunning(t, "bc -q"))
 }
 
+// TestStopDuringATurnEndsExecSessions starts a session in one turn and
+// stops the next turn while its exec runs: /stop ends the session's process
+// too, through the workspace host.
+func TestStopDuringATurnEndsExecSessions(t *testing.T) {
+	r := newRig(t, protocol.Settings{})
+	root := filepath.Join(r.home.Dir, ".nanobot", "exec-sessions")
+	t.Cleanup(func() {
+		list, _ := execsession.List(context.Background(), root)
+		for _, s := range list {
+			_ = execsession.End(context.Background(), root, s.ID, "")
+		}
+	})
+	// Found by what they run: in the sandbox their pids are of its own namespace.
+	const background, long = "sleep 1000.0417", "sleep 60.0417"
+	res, _, _ := r.turn(t, "stopsess", "start it",
+		modeltest.ToolCalls(modeltest.Call{ID: "bg", Name: "exec", Args: `{"command":"` + background + `","yield_time_ms":0}`}),
+		modeltest.Text("started"))
+	require.Equal(t, "started", res.ReplyPreview)
+	require.NotEmpty(t, testenv.ProcessesRunning(t, background))
+
+	r.model.Script(modeltest.ToolCalls(modeltest.Call{ID: "long", Name: "exec", Args: `{"command":"` + long + `"}`}))
+	r.send(t, "stopsess", "run something long")
+	require.Eventually(t, func() bool { return len(testenv.ProcessesRunning(t, long)) > 0 }, time.Minute, 20*time.Millisecond)
+	reply, err := r.bus.Publish(context.Background(), protocol.Inbound{ID: "stop-sess", SessionKey: "cli:stopsess", Route: protocol.Route{Channel: "cli", ChatID: "stopsess"}, Content: "/stop"})
+	require.NoError(t, err)
+	require.Equal(t, "Stopped 1 task(s).", reply)
+	require.Eventually(t, func() bool {
+		return len(testenv.ProcessesRunning(t, background)) == 0 && len(testenv.ProcessesRunning(t, long)) == 0
+	}, time.Minute, 50*time.Millisecond, "/stop left %v", testenv.ProcessesRunning(t, "sleep "))
+}
+
 // journaledToolResults are the session's tool results, in order.
 func journaledToolResults(t *testing.T, home *testenv.Home, key string) []string {
 	t.Helper()
