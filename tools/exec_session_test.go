@@ -100,33 +100,31 @@ func TestExecSessionRetriedWriteWritesOnce(t *testing.T) {
 func TestExecSessionOutputCaps(t *testing.T) {
 	env, r, _ := sessionEnv(t, 0)
 	// 30 000 chars: over the default 10 000, under max_output_chars 50 000.
-	cmd := "head -c 30000 /dev/zero | tr '\\0' a; echo; read x"
-	id, res := startSession(t, r, env, map[string]any{"command": cmd, "yield_time_ms": 500})
-	require.Contains(t, res.Text, "chars truncated) ...", res.Text)
+	cmd := "head -c 30000 /dev/zero | tr '\\0' a; echo"
+	res := call(t, r, env, "exec", map[string]any{"command": cmd, "yield_time_ms": 30000})
+	require.True(t, strings.Contains(res.Text, "chars truncated) ..."), "no truncation marker")
 	require.Contains(t, res.Text, "(output truncated by 20,001 chars)")
 	require.LessOrEqual(t, len(strings.SplitN(res.Text, "\n(output truncated", 2)[0]), 10_000)
 
-	_, res = startSession(t, r, nextCall(env, "c2"), map[string]any{"command": cmd, "yield_time_ms": 500, "max_output_chars": 50000})
+	res = call(t, r, nextCall(env, "c2"), "exec", map[string]any{"command": cmd, "yield_time_ms": 30000, "max_output_chars": 50000})
 	require.NotContains(t, res.Text, "truncated")
 	require.Contains(t, res.Text, strings.Repeat("a", 30_000)+"\n")
 	require.NotContains(t, res.Text, strings.Repeat("a", 30_001))
 
-	_, res = startSession(t, r, nextCall(env, "c3"), map[string]any{"command": cmd, "yield_time_ms": 500, "max_output_tokens": 1000})
+	res = call(t, r, nextCall(env, "c3"), "exec", map[string]any{"command": cmd, "yield_time_ms": 30000, "max_output_tokens": 1000})
 	require.Contains(t, res.Text, "(output truncated by 29,001 chars)", "max_output_tokens is max_output_chars' alias")
 
-	res = call(t, r, nextCall(env, "c4"), "exec", map[string]any{"command": cmd, "yield_time_ms": 500, "max_output_chars": 50001})
+	res = call(t, r, nextCall(env, "c4"), "exec", map[string]any{"command": cmd, "yield_time_ms": 30000, "max_output_chars": 50001})
 	require.True(t, res.IsError)
 	require.Contains(t, res.Text, "Invalid parameters")
 
 	// More than a ring holds between two polls: the oldest bytes count as truncated.
-	res = call(t, r, nextCall(env, "c5"), "write_stdin", map[string]any{"session_id": id, "yield_time_ms": 0})
-	require.Regexp(t, `^Process running`, res.Text, "what the first poll read is not read again")
-	big := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' b; echo END; read x", execsession.RingBytes+5000)
-	id, _ = startSession(t, r, nextCall(env, "c6"), map[string]any{"command": big, "yield_time_ms": 0})
-	res = call(t, r, nextCall(env, "c7"), "write_stdin", map[string]any{"session_id": id, "wait_for": "END", "max_output_chars": 50000})
+	big := fmt.Sprintf("read go; head -c %d /dev/zero | tr '\\0' b; echo END; read x", execsession.RingBytes+5000)
+	id, _ := startSession(t, r, nextCall(env, "c6"), map[string]any{"command": big, "yield_time_ms": 0})
+	res = call(t, r, nextCall(env, "c7"), "write_stdin", map[string]any{"session_id": id, "chars": "go\n", "wait_for": "END", "max_output_chars": 50000})
 	lost := execsession.RingBytes + 5000 + len("END\n") - execsession.RingBytes
 	want := fmt.Sprintf("(output truncated by %s chars)", thousands(lost+execsession.RingBytes-50_000))
-	require.True(t, strings.Contains(res.Text, want), "want %s in %s", want, res.Text[len(res.Text)-200:])
+	require.True(t, strings.Contains(res.Text, want), "want %s in …%s", want, lastRunes(res.Text, 200))
 }
 
 func TestExecSessionYield(t *testing.T) {
@@ -136,7 +134,7 @@ func TestExecSessionYield(t *testing.T) {
 	require.Regexp(t, `^out\n\nSTDERR:\nerr\n\nExit code: 3\nElapsed: \d+\.\ds$`, res.Text)
 
 	// yield_time_ms 0 returns at once; the output waits for the next poll.
-	id, res := startSession(t, r, nextCall(env, "c2"), map[string]any{"command": "sleep 0.3; echo late; read x", "yield_time_ms": 0})
+	id, res := startSession(t, r, nextCall(env, "c2"), map[string]any{"command": "sleep 1; echo late; read x", "yield_time_ms": 0})
 	require.NotContains(t, res.Text, "late")
 	require.Eventually(t, func() bool {
 		res = call(t, r, nextCall(env, fmt.Sprintf("p%d", time.Now().UnixNano())), "write_stdin", map[string]any{"session_id": id, "yield_time_ms": 0})
@@ -165,12 +163,11 @@ func TestExecSessionTerminateEndsTheGroup(t *testing.T) {
 
 func TestExecSessionTimeoutIsAnError(t *testing.T) {
 	env, r, _ := sessionEnv(t, 0)
-	id, _ := startSession(t, r, env, map[string]any{"command": "echo started; sleep 100", "yield_time_ms": 0, "timeout": 2})
-	res := call(t, r, nextCall(env, "c1"), "write_stdin", map[string]any{"session_id": id, "wait_for": "started"})
-	require.True(t, strings.HasPrefix(res.Text, "started\n\nProcess running"), res.Text)
-	res = call(t, r, nextCall(env, "c2"), "write_stdin", map[string]any{"session_id": id, "yield_time_ms": 30000})
+	id, first := startSession(t, r, env, map[string]any{"command": "echo started; sleep 100", "yield_time_ms": 0, "timeout": 2})
+	res := call(t, r, nextCall(env, "c1"), "write_stdin", map[string]any{"session_id": id, "yield_time_ms": 30000})
 	require.True(t, res.IsError)
-	require.Regexp(t, `^Error: Command timed out; session was terminated\.\nExit code: -15\n`, res.Text)
+	require.Contains(t, first.Text+res.Text, "started\n", "what it printed before the timeout is kept")
+	require.Regexp(t, `(^|\n)Error: Command timed out; session was terminated\.\nExit code: -15\nElapsed: `, res.Text)
 }
 
 func TestExecSessionIdleEndIsTold(t *testing.T) {
