@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/tools/execsession"
 )
 
@@ -283,4 +284,25 @@ func TestExecSessionToolsAreRegisteredWithTheirFlags(t *testing.T) {
 	require.False(t, ok)
 	ex, _ = bare.Get("exec")
 	require.NotContains(t, string(ex.Parameters()), "yield_time_ms")
+}
+
+// A supervisor killed outright takes its command with it, and the model is told the session is lost.
+func TestExecSessionWhoseSupervisorDiedIsLost(t *testing.T) {
+	env, r, sessions := sessionEnv(t, 0)
+	id, _ := startSession(t, r, env, map[string]any{"command": "echo $$ > pid; exec sleep 1000", "yield_time_ms": 100})
+	pid := readPid(t, filepath.Join(env.Workspace, "pid"))
+	procs := testenv.ProcessesRunning(t, execsession.Marker+" "+filepath.Join(sessions.Root, id))
+	require.Len(t, procs, 1)
+	var supervisor int
+	_, err := fmt.Sscanf(procs[0], "%d:", &supervisor)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(supervisor, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 10*time.Second, 20*time.Millisecond,
+		"the command outlived its supervisor")
+
+	res := call(t, r, nextCall(env, "c1"), "list_exec_sessions", nil)
+	require.Regexp(t, `^`+id+` \| lost: its supervisor is gone \| cwd=`, res.Text)
+	require.Equal(t, "No active exec sessions.", call(t, r, nextCall(env, "c2"), "list_exec_sessions", nil).Text)
+	_, err = os.Stat(filepath.Join(sessions.Root, id))
+	require.ErrorIs(t, err, os.ErrNotExist)
 }

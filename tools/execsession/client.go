@@ -154,14 +154,16 @@ func List(ctx context.Context, root string) ([]Session, error) {
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case err != nil:
-			s.Lost = true
+		case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist):
+			s.Lost = true // nobody listens: the supervisor was killed
 			if data, rerr := os.ReadFile(filepath.Join(root, e.Name(), specFile)); rerr == nil {
 				var spec Spec
 				if json.Unmarshal(data, &spec) == nil {
 					s.Info = Info{ID: spec.ID, Owner: spec.Owner, Command: spec.Command, Cwd: spec.Cwd}
 				}
 			}
+		case err != nil:
+			continue // busy or slow: listed next time, never forgotten for it
 		default:
 			s.Info = rep.Info
 		}

@@ -113,8 +113,9 @@ func (s *supervisor) start() error {
 	}
 	cmd := exec.Command(s.spec.Argv[0], s.spec.Argv[1:]...)
 	cmd.Env, cmd.Dir = s.spec.Env, s.spec.Dir
-	// Its own process group, so terminate ends everything the shell started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so terminate ends everything the shell started;
+	// and it dies if the supervisor does, rather than run on out of reach.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
 		return err
 	}
