@@ -306,3 +306,49 @@ func TestExecSessionWhoseSupervisorDiedIsLost(t *testing.T) {
 	_, err = os.Stat(filepath.Join(sessions.Root, id))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// BenchmarkExecSessionWriteStdin is one write_stdin round trip: a line in,
+// its answer waited for and read back, through the supervisor's socket.
+func BenchmarkExecSessionWriteStdin(b *testing.B) {
+	opts := DefaultExecOptions()
+	sessions := NewExecSessions(filepath.Join(b.TempDir(), "exec-sessions"), 0)
+	opts.Sessions = sessions
+	ex, err := NewExec(opts)
+	require.NoError(b, err)
+	r := NewRegistry()
+	r.Register(ex)
+	r.Register(NewWriteStdin(sessions))
+	b.Cleanup(func() { endAll(sessions.Root) })
+	env := Env{Workspace: b.TempDir(), SessionKey: "cli:bench", Turn: "t", CallID: "start"}
+	res := r.Execute(context.Background(), env, "exec", `{"command":"while read l; do echo ok; done","yield_time_ms":0}`)
+	id := sessionIDPattern.FindStringSubmatch(res.Text)[1]
+	b.ResetTimer()
+	for i := range b.N {
+		env.CallID = fmt.Sprintf("w%d", i)
+		res = r.Execute(context.Background(), env, "write_stdin", `{"session_id":"`+id+`","chars":"x\n","wait_for":"ok"}`)
+		if !strings.HasPrefix(res.Text, "ok\n") {
+			b.Fatal(res.Text)
+		}
+	}
+}
+
+// BenchmarkExecSessionStart is exec with yield_time_ms for a command that
+// ends at once: a supervisor started, the command run, its end read.
+func BenchmarkExecSessionStart(b *testing.B) {
+	opts := DefaultExecOptions()
+	sessions := NewExecSessions(filepath.Join(b.TempDir(), "exec-sessions"), 0)
+	opts.Sessions = sessions
+	ex, err := NewExec(opts)
+	require.NoError(b, err)
+	r := NewRegistry()
+	r.Register(ex)
+	b.Cleanup(func() { endAll(sessions.Root) })
+	env := Env{Workspace: b.TempDir(), SessionKey: "cli:bench", Turn: "t"}
+	for i := range b.N {
+		env.CallID = fmt.Sprintf("s%d", i)
+		res := r.Execute(context.Background(), env, "exec", `{"command":"echo hi","yield_time_ms":30000}`)
+		if !strings.HasPrefix(res.Text, "hi\n\nExit code: 0") {
+			b.Fatal(res.Text)
+		}
+	}
+}
