@@ -54,7 +54,7 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 		}
 		tools = append(tools, ex)
 		if eo.Sessions != nil {
-			tools = append(tools, NewWriteStdin(eo.Sessions), NewListExecSessions(eo.Sessions))
+			tools = append(tools, NewWriteStdin(eo.Sessions, ex), NewListExecSessions(eo.Sessions))
 		}
 	}
 	if opts.WebEnabled {

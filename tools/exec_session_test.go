@@ -25,8 +25,8 @@ func sessionEnv(t *testing.T, idle time.Duration) (Env, *Registry, *ExecSessions
 	opts := DefaultExecOptions()
 	sessions := NewExecSessions(filepath.Join(t.TempDir(), "exec-sessions"), idle)
 	opts.Sessions = sessions
-	env, r, _ := execEnv(t, opts)
-	r.Register(NewWriteStdin(sessions))
+	env, r, ex := execEnv(t, opts)
+	r.Register(NewWriteStdin(sessions, ex))
 	r.Register(NewListExecSessions(sessions))
 	env.Turn, env.CallID = "turn-1", "start"
 	t.Cleanup(func() { endAll(sessions.Root) })
@@ -69,6 +69,9 @@ func TestExecSessionWriteStdin(t *testing.T) {
 	res = call(t, r, nextCall(env, "c3"), "list_exec_sessions", nil)
 	require.Regexp(t, `^`+id+` \| running \| elapsed=\d+\.\ds \| idle=\d+\.\ds \| remaining=\d+\.\ds \| cwd=`+regexp.QuoteMeta(env.Workspace)+` \| bc -q$`, res.Text)
 
+	res = call(t, r, nextCall(env, "c3b"), "write_stdin", map[string]any{"session_id": id, "chars": "rm -rf /\n"})
+	require.True(t, res.IsError)
+	require.True(t, strings.HasPrefix(res.Text, "Error: Input blocked by safety guard (dangerous pattern detected: recursive or forced rm)"), res.Text)
 	res = call(t, r, nextCall(env, "c4"), "write_stdin", map[string]any{"session_id": id, "chars": "3*3\n", "close_stdin": true, "yield_time_ms": 30000})
 	require.Regexp(t, `^9\n\nStdin closed\.\nExit code: 0\nElapsed: \d+\.\ds$`, res.Text)
 
@@ -245,7 +248,7 @@ func TestExecSessionInTheSandbox(t *testing.T) {
 	require.True(t, ok)
 	sessions := NewExecSessions(filepath.Join(nb, "exec-sessions"), 0)
 	ex.(*ExecTool).opts.Sessions = sessions
-	r.Register(NewWriteStdin(sessions))
+	r.Register(NewWriteStdin(sessions, ex.(*ExecTool)))
 	t.Cleanup(func() { endAll(sessions.Root) })
 
 	id, _ := startSession(t, r, env, map[string]any{"command": "read line; echo got $line; ls " + sessions.Root + "; echo $HOME", "yield_time_ms": 0})
@@ -317,7 +320,7 @@ func BenchmarkExecSessionWriteStdin(b *testing.B) {
 	require.NoError(b, err)
 	r := NewRegistry()
 	r.Register(ex)
-	r.Register(NewWriteStdin(sessions))
+	r.Register(NewWriteStdin(sessions, ex))
 	b.Cleanup(func() { endAll(sessions.Root) })
 	env := Env{Workspace: b.TempDir(), SessionKey: "cli:bench", Turn: "t", CallID: "start"}
 	res := r.Execute(context.Background(), env, "exec", `{"command":"while read l; do echo ok; done","yield_time_ms":0}`)

@@ -35,10 +35,20 @@ const writeStdinParameters = `{
 // WriteStdinTool is write_stdin: it writes to, polls or ends an exec
 // session. Each call's effect happens once per call ID: a retried attempt
 // reads the output again without writing again.
-type WriteStdinTool struct{ sessions *ExecSessions }
+type WriteStdinTool struct {
+	sessions *ExecSessions
+	guard    *commandGuard // exec's deny patterns, also for what is typed into a shell
+}
 
-// NewWriteStdin builds write_stdin over the host's sessions.
-func NewWriteStdin(s *ExecSessions) WriteStdinTool { return WriteStdinTool{sessions: s} }
+// NewWriteStdin builds write_stdin over the host's sessions; what it types
+// is held to ex's deny patterns (ex nil: none).
+func NewWriteStdin(s *ExecSessions, ex *ExecTool) WriteStdinTool {
+	t := WriteStdinTool{sessions: s}
+	if ex != nil {
+		t.guard = ex.guard
+	}
+	return t
+}
 
 func (WriteStdinTool) Name() string                { return "write_stdin" }
 func (WriteStdinTool) Description() string         { return writeStdinDescription }
@@ -50,6 +60,11 @@ func (WriteStdinTool) RetrySafe(map[string]any) bool { return true }
 
 func (t WriteStdinTool) Run(ctx context.Context, env Env, args map[string]any) Result {
 	id := StringArg(args, "session_id")
+	if chars := StringArg(args, "chars"); t.guard != nil && chars != "" && !env.Approved {
+		if reason := t.guard.dangerous(chars); reason != "" {
+			return ErrorResult("Error: Input blocked by safety guard (%s)", reason)
+		}
+	}
 	limit := outputLimit(args)
 	req := execsession.Request{
 		Op: execsession.OpPoll, Key: callKey(env), Owner: env.SessionKey,
