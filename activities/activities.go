@@ -66,6 +66,8 @@ type Deps struct {
 	// Private are the paths no tool may touch (tools.Env.Private): the config, its folder, nanobot's home.
 	Private            []string
 	MaxToolResultChars int
+	// ExecSessions are the host's exec sessions, which /stop and /new end (nil: no exec).
+	ExecSessions *tools.ExecSessions
 	// Config is the worker's current config (it may be reloaded).
 	Config func() *config.Config
 	Log    *slog.Logger
@@ -127,11 +129,11 @@ func New(d Deps) *Set {
 	red := redactor{config: d.Config}
 	dream := &Dream{journal: j, workspace: d.Workspace, archive: d.Archive, config: d.Config, log: d.Log}
 	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace, private: d.Private,
-		maxResultChars: d.MaxToolResultChars, redactor: red}
+		maxResultChars: d.MaxToolResultChars, exec: d.ExecSessions, redactor: red}
 	return &Set{
 		Turn: &Turn{journal: j, prompts: prompts, tools: box, dream: dream, streams: d.Streams, media: d.Media, config: d.Config, log: d.Log},
 		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,
-			usage: d.Usage, config: d.Config, client: d.Client, owner: d.Owner, log: d.Log},
+			usage: d.Usage, config: d.Config, client: d.Client, owner: d.Owner, exec: d.ExecSessions, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
 			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log, slots: newModelSlots(d.ModelCallSlots)},
 		Tools:     calls,

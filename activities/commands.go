@@ -69,6 +69,7 @@ type Commands struct {
 	config    func() *config.Config // /model, /pairing
 	client    client.Client         // /dream, the approval signal
 	owner     owner.Key             // who sent an approval command; the answer's proof
+	exec      *tools.ExecSessions   // /stop and /new end the session's exec sessions
 	log       *slog.Logger
 }
 
@@ -144,6 +145,7 @@ const ArchiveFailedReply = "Memory archival failed, session not cleared."
 // is still unarchived here (that failed, or an older run) is archived raw.
 // If even that fails, the session is kept.
 func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	c.endExecSessions(ctx, in.SessionKey)
 	failed := false
 	err := c.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		unarchived := archivable(s.Messages[min(s.LastConsolidated, len(s.Messages)):])
@@ -174,8 +176,22 @@ func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) 
 
 // cmdStopIdle answers /stop when no turn was running (a running turn is
 // cancelled by the channel before the message gets here).
-func cmdStopIdle(*Commands, context.Context, protocol.StepInput, string) (string, error) {
+// Exec sessions the session left running are its tasks too, as in nanobot.
+func cmdStopIdle(c *Commands, ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	if n := c.endExecSessions(ctx, in.SessionKey); n > 0 {
+		return fmt.Sprintf("Stopped %d task(s).", n), nil
+	}
 	return "No active task to stop.", nil
+}
+
+// endExecSessions ends the session's exec sessions; one that cannot be
+// reached is logged, and its idle end still comes.
+func (c *Commands) endExecSessions(ctx context.Context, sessionKey string) int {
+	n, err := c.exec.EndOwned(ctx, sessionKey)
+	if err != nil {
+		c.log.Warn("ending the session's exec sessions failed", "session", sessionKey, "error", err)
+	}
+	return n
 }
 
 func cmdHelp(*Commands, context.Context, protocol.StepInput, string) (string, error) {

@@ -34,6 +34,7 @@ type ToolCalls struct {
 	restrict       bool     // tools.restrictToWorkspace
 	private        []string // out of every tool's reach
 	maxResultChars int
+	exec           *tools.ExecSessions // /stop ends the session's exec sessions
 	redactor
 }
 
@@ -90,7 +91,8 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 	env.Approved = in.Approved
 	var result tools.Result
 	claimed := true
-	if known && tool.Flags().SideEffects {
+	// A retry-safe call (an exec session's start, write_stdin) skips the claim: its tool dedupes by the call.
+	if known && tool.Flags().SideEffects && !reg.RetrySafe(call.Function.Name, call.Function.Arguments) {
 		if claimed, err = a.store.Claim(ctx, in.SessionKey, in.Turn, entry); err != nil {
 			return protocol.ToolCallResult{}, fmt.Errorf("claim tool call %s: %w", in.CallID, err)
 		}
@@ -111,6 +113,12 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 		}
 	}
 	return a.journalToolResult(ctx, in, call, result, unknown)
+}
+
+// EndExecSessions ends the exec sessions a stopped turn's session started
+// (/stop while a turn runs); it returns how many were running.
+func (a *ToolCalls) EndExecSessions(ctx context.Context, in protocol.StepInput) (int, error) {
+	return a.exec.EndOwned(ctx, in.SessionKey)
 }
 
 // ToolResult journals a result the workflow produced for a call (spawn).

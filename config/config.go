@@ -216,6 +216,9 @@ func (c *Config) validate(src string) error {
 			return err
 		}
 	}
+	if n := c.Tools.Exec.SessionIdleMinutes; n < 1 {
+		return &Error{Source: src, Key: "tools.exec.sessionIdleMinutes", Msg: fmt.Sprintf("%d: want minutes ≥ 1 (default 30)", n)}
+	}
 	if err := c.Tools.Approval.check(src); err != nil {
 		return err
 	}

@@ -118,6 +118,7 @@ var readKeys = map[string]string{
 	"tools.exec.sandboxRoBinds":                       "workers/sandbox.go",
 	"tools.exec.sandboxRwBinds":                       "workers/sandbox.go",
 	"tools.exec.sandboxNetwork":                       "workers/sandbox.go",
+	"tools.exec.sessionIdleMinutes":                   "workers/tools.go → exec sessions' supervisors",
 	"tools.exec.sandboxAllowDomains":                  "workers/sandbox.go → the sandbox's proxy",
 	"tools.mcpServers.<name>.sandbox":                 "mcp: the pool wraps the command",
 	"database.url":                                    "stores.Open",

@@ -298,6 +298,8 @@ type ExecTool struct {
 	AllowedEnvKeys      []string `json:"allowedEnvKeys"`
 	AllowPatterns       []string `json:"allowPatterns"`
 	DenyPatterns        []string `json:"denyPatterns"`
+	// SessionIdleMinutes ends an exec session no call touched for that long (not in nanobot, whose idle end is a fixed 30).
+	SessionIdleMinutes int `json:"sessionIdleMinutes"`
 }
 
 // WebTools is tools.web.

@@ -32,8 +32,10 @@ const (
 	ActivityTool    = "ToolCall"
 	// ActivityToolResult journals a result the workflow produced for a call (spawn's, a failed call's).
 	ActivityToolResult = "ToolResult"
-	ActivityDeliver    = "Deliver"
-	ActivityInject     = "Inject"
+	// ActivityEndExecSessions ends a stopped session's exec sessions, where the workspace is.
+	ActivityEndExecSessions = "EndExecSessions"
+	ActivityDeliver         = "Deliver"
+	ActivityInject          = "Inject"
 	// ActivityMarkUndelivered notes a reply whose process went away, for the next CLI.
 	ActivityMarkUndelivered = "MarkUndelivered"
 

@@ -53,6 +53,9 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 			return err
 		}
 		tools = append(tools, ex)
+		if eo.Sessions != nil {
+			tools = append(tools, NewWriteStdin(eo.Sessions, ex), NewListExecSessions(eo.Sessions))
+		}
 	}
 	if opts.WebEnabled {
 		if _, err := ParseWebProxy(opts.Web.Proxy); err != nil {

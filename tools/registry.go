@@ -192,6 +192,23 @@ func (r *Registry) execute(ctx context.Context, env Env, name, argsJSON string) 
 	return e.tool.Run(ctx, env, args)
 }
 
+// RetrySafe reports whether a call of name with these arguments may run
+// again on a retry: its tool dedupes its own effect by the call (RetrySafe).
+func (r *Registry) RetrySafe(name, argsJSON string) bool {
+	r.mu.RLock()
+	e, ok := r.entries[name]
+	r.mu.RUnlock()
+	if !ok {
+		return false
+	}
+	rs, ok := e.tool.(RetrySafe)
+	if !ok {
+		return false
+	}
+	args, errRes := e.args(name, argsJSON)
+	return errRes == nil && rs.RetrySafe(args)
+}
+
 // args parses, coerces and validates a call's arguments against the tool's schema.
 func (e *entry) args(name, argsJSON string) (map[string]any, *Result) {
 	schema, err := e.schema()

@@ -69,6 +69,7 @@ func Features(a *activities.Set) []Feature {
 		{"tool call", []Entry{
 			ws(protocol.ActivityTool, a.Tools.ToolCall),
 			act(protocol.ActivityToolResult, a.Tools.ToolResult, turns),
+			ws(protocol.ActivityEndExecSessions, a.Tools.EndExecSessions),
 		}},
 		{"approval", []Entry{
 			act(protocol.ActivityApprovalAsk, a.Approvals.ApprovalAsk, turns),

@@ -130,7 +130,8 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
-	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs)
+	sessions := execSessions(cfg)
+	reg, err := newRegistry(cfg, sb, sessions, sender, activities.GoalStore{Store: store}, jobs)
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
@@ -147,7 +148,7 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 		Store: store, Tools: reg, Models: models,
 		Prompt: prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName,
 			DisabledSkills: func() []string { return models.Config().Agents.Defaults.DisabledSkills }},
-		Streams: hub, Channels: mgr, Workspace: workspace,
+		Streams: hub, Channels: mgr, Workspace: workspace, ExecSessions: sessions,
 		// As in nanobot, the sandbox confines the file tools too, where it is active.
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault() || sandboxActive(cfg, sb),
 		Private:             privatePaths(cfg),
