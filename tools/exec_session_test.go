@@ -180,8 +180,8 @@ func TestExecSessionIdleEndIsTold(t *testing.T) {
 	pid := readPid(t, filepath.Join(env.Workspace, "pid"))
 	require.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 10*time.Second, 20*time.Millisecond,
 		"the idle session's process still runs")
-	_, ended := execsession.ReadEnded(sessions.Root, id)
-	require.True(t, ended)
+	// The supervisor records the end after the kill: wait for the record, not the process.
+	require.Eventually(t, func() bool { _, ok := execsession.ReadEnded(sessions.Root, id); return ok }, 10*time.Second, 20*time.Millisecond)
 
 	res := call(t, r, nextCall(env, "c1"), "list_exec_sessions", nil)
 	require.Regexp(t, `^`+id+` \| ended: idle for 300ms \(tools.exec.sessionIdleMinutes\) \| cwd=`, res.Text)
