@@ -27,6 +27,9 @@ type BuiltinOptions struct {
 	Spawn bool
 	// Goals, when set, registers create_goal and update_goal.
 	Goals GoalStore
+	// Sessions, when set, registers list_sessions, read_session,
+	// search_sessions and send_session_message.
+	Sessions SessionBook
 	// Cron, when set, registers the cron tool; CronTimezone is its default zone.
 	Cron         CronJobs
 	CronTimezone string
@@ -78,6 +81,10 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 	}
 	if opts.Cron != nil {
 		tools = append(tools, NewCronTool(opts.Cron, opts.CronTimezone))
+	}
+	if opts.Sessions != nil {
+		tools = append(tools, NewListSessions(opts.Sessions), NewReadSession(opts.Sessions),
+			NewSearchSessions(opts.Sessions), NewSendSessionMessage(opts.Sessions))
 	}
 	for i, t := range tools {
 		if err := r.TryRegister(t); err != nil {

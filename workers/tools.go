@@ -37,13 +37,14 @@ func builtinOptions(t config.Tools, sb *tools.Sandbox, keys *secrets.Set) tools.
 
 // newRegistry builds the tool registry of a worker from its config; the
 // message tool comes with a sender.
-func newRegistry(cfg *config.Config, sb *tools.Sandbox, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs) (*tools.Registry, error) {
+func newRegistry(cfg *config.Config, sb *tools.Sandbox, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs, book tools.SessionBook) (*tools.Registry, error) {
 	reg := tools.NewRegistry()
 	opts := builtinOptions(cfg.Tools, sb, secrets.FromEnv(cfg))
 	opts.MessageSender = sender
 	opts.Spawn = sender != nil // subagents need Temporal, as messages do
 	opts.Goals = goals
 	opts.Cron, opts.CronTimezone = jobs, cfg.Agents.Defaults.Timezone
+	opts.Sessions = book
 	if err := tools.RegisterBuiltins(reg, opts); err != nil {
 		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
 	}

@@ -128,7 +128,12 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
-	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs)
+	models := newConfigModels(cfg, log)
+	var book tools.SessionBook
+	if c != nil {
+		book = activities.NewSessionBook(store, c, models.Config)
+	}
+	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs, book)
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
@@ -139,7 +144,6 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 			log.Warn("MCP server unavailable; its tools are left out of this turn", "error", err)
 		}
 	}
-	models := newConfigModels(cfg, log)
 	deps := activities.Deps{
 		RefreshTools: refresh, Config: models.Config,
 		Store: store, Tools: reg, Models: models,
