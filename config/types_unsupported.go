@@ -12,7 +12,6 @@ type CLIAppsTool struct {
 	CatalogTTLSeconds int  `json:"catalogTtlSeconds" unused:"there is no cli_apps tool in this build"`
 }
 
-
 // ImageGenerationTool is tools.imageGeneration.
 type ImageGenerationTool struct {
 	Enabled            bool   `json:"enabled" unused:"there is no image generation in this build"`

@@ -33,10 +33,12 @@ type SearchSessionsTool struct{ book SessionBook }
 // NewSearchSessions builds search_sessions over the session book.
 func NewSearchSessions(book SessionBook) SearchSessionsTool { return SearchSessionsTool{book: book} }
 
-func (SearchSessionsTool) Name() string                { return "search_sessions" }
-func (SearchSessionsTool) Description() string         { return searchSessionsDescription }
-func (SearchSessionsTool) Parameters() json.RawMessage { return json.RawMessage(searchSessionsParameters) }
-func (SearchSessionsTool) Flags() Flags                { return Flags{ReadOnly: true} }
+func (SearchSessionsTool) Name() string        { return "search_sessions" }
+func (SearchSessionsTool) Description() string { return searchSessionsDescription }
+func (SearchSessionsTool) Parameters() json.RawMessage {
+	return json.RawMessage(searchSessionsParameters)
+}
+func (SearchSessionsTool) Flags() Flags { return Flags{ReadOnly: true} }
 
 type sessionExcerpt struct {
 	MessageIndex int    `json:"message_index"`
