@@ -133,7 +133,7 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 	if c != nil {
 		book = activities.NewSessionBook(store, c, models.Config)
 	}
-	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs, book)
+	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs, book, activities.NewSelf(store, models.Config, jobs))
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
