@@ -41,6 +41,7 @@ func init() {
 	commands = []slashCommand{
 		{name: "/new", help: "Start a new conversation", run: (*Commands).cmdNew},
 		{name: "/stop", help: "Stop the current task", run: cmdStopIdle, persist: true},
+		{name: "/restart", help: "Restart the gateway (a running task goes on and answers after)", run: cmdRestartHere, persist: true},
 		{name: "/status", help: "Show model, tokens and the running task", run: (*Commands).cmdStatus, persist: true},
 		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Commands).cmdHistory, persist: true},
 		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Commands).cmdModel, persist: true},
@@ -48,10 +49,13 @@ func init() {
 		{name: "/dream", help: "Tidy memory now (Dream)", run: (*Commands).cmdDream, persist: true},
 		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Commands).cmdDreamLog, persist: true},
 		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Commands).cmdDreamRestore, persist: true},
+		{name: "/dream-prompt", help: "Show or create the workspace's Dream instructions (/dream-prompt [init])", hasArgs: true, run: (*Commands).cmdDreamPrompt, persist: true},
+		{name: "/evaluator-prompt", help: "Show or create the workspace's heartbeat evaluator prompt (/evaluator-prompt [init])", hasArgs: true, run: (*Commands).cmdEvaluatorPrompt, persist: true},
 		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Commands).cmdPairing, persist: true},
 		{name: protocol.ApproveCommand, help: "Approve a tool call that waits (/approve [id] [always|rule])", hasArgs: true, answers: (*Commands).cmdApprove, persist: true},
 		{name: protocol.DenyCommand, help: "Refuse a tool call that waits (/deny [id] [reason])", hasArgs: true, answers: (*Commands).cmdDeny, persist: true},
 		{name: protocol.ApprovalsCommand, help: "List what runs here without asking (/approvals clear forgets it)", hasArgs: true, run: (*Commands).cmdApprovals, persist: true},
+		{name: "/trigger", help: "Create a local trigger bound to this chat (/trigger <name>; then nanobot trigger <id> \"message\")", hasArgs: true, run: (*Commands).cmdTrigger, persist: true},
 		{name: "/goal", help: "Set a sustained goal the agent works on until it is done (/goal <task>)", hasArgs: true, run: cmdGoal, persist: true},
 		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
 	}

@@ -106,6 +106,7 @@ var readKeys = map[string]string{
 	"gateway.heartbeat.intervalS":                     "workers/schedules.go",
 	"gateway.heartbeat.keepRecentMessages":            "activities/heartbeat.go",
 	"tools.restrictToWorkspace":                       "tools",
+	"gateway.restartMode":                             "cmd/nanobot/restart.go: /restart",
 	"tools.my.enable":                                 "workers/tools.go: the my tool",
 	"tools.my.allowSet":                               "workers/tools.go: my set",
 	"tools.maxSessionMessagesPerMinute":               "send_session_message's rate limit",

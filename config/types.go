@@ -238,7 +238,7 @@ type Gateway struct {
 	// MetricsPort serves Prometheus metrics on Host (127.0.0.1 when Host is empty) at /metrics; 0 = off.
 	MetricsPort int       `json:"metricsPort"`
 	Heartbeat   Heartbeat `json:"heartbeat"`
-	RestartMode string    `json:"restartMode" unused:"the gateway does not restart itself; a supervisor (systemd, docker) does"`
+	RestartMode string    `json:"restartMode"` // /restart: "auto" or "exec" re-executes the binary, "spawn" starts it anew and exits
 	// Instance keeps several nanobots apart on one Temporal namespace: it
 	// prefixes their task queues, workflow IDs and schedule IDs ("" = default).
 	Instance string `json:"instance"`
