@@ -12,6 +12,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 )
 
@@ -75,6 +76,7 @@ func TestSendSessionMessageBetweenTelegramChats(t *testing.T) {
 	}, 2*time.Minute, 100*time.Millisecond, "alice %v\nbob %v\ngateway:\n%s", aliceGot, bobGot, logs)
 	require.Contains(t, aliceGot, "Tool said: Sent to @"+handleIn(t, aliceGot)+". A timeout notice will arrive after 5s unless it replies.")
 	require.Contains(t, aliceGot, "Alice's chat heard: No reply from @"+handleIn(t, aliceGot)+" after 5 seconds.")
+	testenv.RecordHistory(t, dev.Client, protocol.SessionReplyWaitID("telegram:1001", "telegram:1002"), "", "session_reply_timeout")
 
 	_, bobMsgs := sessionLines(t, home, "telegram:1002")
 	var delivered string
