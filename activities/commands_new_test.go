@@ -65,13 +65,15 @@ func TestTriggerCommandBindsTheChat(t *testing.T) {
 func TestHelpListsExactlyTheCommands(t *testing.T) {
 	a := newActivities(t, nil)
 	help := command(t, a, "t1", "/help")
+	require.True(t, strings.HasPrefix(help, "🐈 nanobot commands:\n/new — Reset this chat and start a fresh conversation.\n"), help)
+	require.Contains(t, help, "\n/trigger <name> — Create a named CLI trigger bound to this chat session.\n")
 	lines := strings.Split(help, "\n")[1:]
 	require.Len(t, lines, len(commands))
 	for i, cmd := range commands {
-		require.True(t, strings.HasPrefix(lines[i], cmd.name+" — "), lines[i])
+		require.True(t, strings.HasPrefix(lines[i], cmd.name+" — ") || strings.HasPrefix(lines[i], cmd.name+" "+cmd.args+" — "), lines[i])
 	}
 	for _, name := range []string{"/restart", "/trigger", "/dream-prompt", "/evaluator-prompt", "/dream-log", "/dream-restore", "/skill", "/pairing"} {
-		require.Contains(t, help, "\n"+name+" — ")
+		require.Contains(t, help, "\n"+name+" ")
 	}
 	require.Equal(t, RestartElsewhereReply, command(t, a, "t2", "/restart"), "a /restart no gateway took")
 }
