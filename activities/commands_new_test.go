@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/memory/gitstore"
 	"github.com/nanobot-durable/nanobot/triggers"
 )
 
@@ -76,4 +78,43 @@ func TestHelpListsExactlyTheCommands(t *testing.T) {
 		require.Contains(t, help, "\n"+name+" ")
 	}
 	require.Equal(t, RestartElsewhereReply, command(t, a, "t2", "/restart"), "a /restart no gateway took")
+}
+
+func TestDreamLogAndRestoreSpeakNanobots(t *testing.T) {
+	a := newActivities(t, nil)
+	require.Equal(t, "Dream has not run yet. Run `/dream`, or wait for the next scheduled Dream cycle.\n\n"+dreamPromptHint,
+		command(t, a, "t0", "/dream-log"))
+	require.Equal(t, "Dream memory has no saved versions to restore yet.", command(t, a, "t1", "/dream-restore"))
+
+	repo, err := gitstore.Open(a.Workspace)
+	require.NoError(t, err)
+	mem := filepath.Join(a.Workspace, "memory", "MEMORY.md")
+	require.NoError(t, os.MkdirAll(filepath.Dir(mem), 0o755))
+	require.NoError(t, os.WriteFile(mem, []byte("- likes tea\n"), 0o644))
+	_, _, err = repo.Commit("init: memory as written by hand", time.Now())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(mem, []byte("- likes coffee\n"), 0o644))
+	dreamed, _, err := repo.Commit(DreamCommitMessage, time.Now())
+	require.NoError(t, err)
+	short := dreamed[:7]
+
+	log := command(t, a, "t2", "/dream-log")
+	require.True(t, strings.HasPrefix(log, "## Dream Update\n\nHere is the latest Dream memory change.\n\n- Commit: `"+short+"`\n- Time: "), log)
+	require.Contains(t, log, "- Changed files: `memory/MEMORY.md`\n\nUse `/dream-restore "+short+"` to undo this change.\n\n```diff\n")
+	require.Contains(t, log, "+- likes coffee")
+	require.Contains(t, command(t, a, "t3", "/dream-log zzzz"), "Couldn't find Dream change `zzzz`.")
+
+	list := command(t, a, "t4", "/dream-restore")
+	require.Contains(t, list, "## Dream Restore\n\nChoose a Dream memory version to restore. Latest first:\n\n- `"+short+"` ")
+	require.NotContains(t, list, "init: memory", "only Dream's own versions")
+	all, err := repo.Log(5)
+	require.NoError(t, err)
+	require.Contains(t, command(t, a, "t5", "/dream-restore "+all[1].Short()), "Only Dream memory versions can be restored.")
+
+	restored := command(t, a, "t6", "/dream-restore "+short)
+	require.True(t, strings.HasPrefix(restored, "Restored Dream memory to the state before `"+short+"`.\n\n- New safety commit: `"), restored)
+	require.Contains(t, restored, "- Restored files: `memory/MEMORY.md`")
+	got, err := os.ReadFile(mem)
+	require.NoError(t, err)
+	require.Equal(t, "- likes tea\n", string(got), "the Dream commit is undone")
 }
