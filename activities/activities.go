@@ -92,17 +92,18 @@ type Deps struct {
 
 // Set is every feature's activities, built from one Deps.
 type Set struct {
-	Turn      *Turn      // RESTORE, COMPACT, BUILD, SAVE and injections
-	Commands  *Commands  // COMMAND: the slash commands
-	Model     *ModelCall // one model iteration
-	Tools     *ToolCalls // one tool call, or a result the workflow produced
-	Approvals *Approvals // a call that waits for a person: its request, its timeout
-	Delivery  *Delivery  // replies to the chat's process
-	Memory    *Memory    // consolidation, the next prompt's size, idle sessions
-	Dream     *Dream     // Dream's runs
-	Heartbeat *Heartbeat // the heartbeat's tasks, decision and session
-	Cron      *Cron      // a fired job's message, an "at" job's schedule
-	Subagents *Subagents // spawn, a subagent's start, its announcement
+	Turn      *Turn        // RESTORE, COMPACT, BUILD, SAVE and injections
+	Commands  *Commands    // COMMAND: the slash commands
+	Model     *ModelCall   // one model iteration
+	Tools     *ToolCalls   // one tool call, or a result the workflow produced
+	Approvals *Approvals   // a call that waits for a person: its request, its timeout
+	Delivery  *Delivery    // replies to the chat's process
+	Memory    *Memory      // consolidation, the next prompt's size, idle sessions
+	Dream     *Dream       // Dream's runs
+	Heartbeat *Heartbeat   // the heartbeat's tasks, decision and session
+	Cron      *Cron        // a fired job's message, an "at" job's schedule
+	Subagents *Subagents   // spawn, a subagent's start, its announcement
+	Sessions  *SessionBook // a message between sessions that got no reply
 	// Transcriber turns voice notes into text before BUILD.
 	Transcriber *Transcriber
 }
@@ -145,6 +146,7 @@ func New(d Deps) *Set {
 		Heartbeat: &Heartbeat{journal: j, models: d.Models, workspace: d.Workspace, config: d.Config, usage: used, log: d.Log},
 		Cron:      &Cron{client: d.Client, config: d.Config},
 		Subagents: &Subagents{journal: j, tools: box, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
+		Sessions:  NewSessionBook(d.Store, d.Client, d.Config),
 		Transcriber: &Transcriber{journal: j, config: d.Config, http: &http.Client{Timeout: 90 * time.Second},
 			media: d.Media, getenv: os.Getenv, log: d.Log},
 	}

@@ -33,6 +33,7 @@ func Sessions(t *testing.T, fresh Fresh[session.Store]) {
 		{"TurnData", turnData},
 		{"ListKindAndDelete", listKindDelete},
 		{"MetadataRoundTrips", metadataRoundTrips},
+		{"SearchFindsVisibleText", searchFindsVisibleText},
 	})
 }
 

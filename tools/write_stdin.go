@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/tools/execsession"
@@ -94,10 +93,4 @@ func (t WriteStdinTool) Run(ctx context.Context, env Env, args map[string]any) R
 		res.Text += fmt.Sprintf("\nWait target not observed: %s", pyRepr(req.WaitFor))
 	}
 	return res
-}
-
-// pyRepr quotes s as Python's repr does for plain text, as nanobot's messages show it.
-func pyRepr(s string) string {
-	q := strconv.Quote(s)
-	return "'" + q[1:len(q)-1] + "'"
 }

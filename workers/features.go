@@ -109,6 +109,10 @@ func Features(a *activities.Set) []Feature {
 			ws(protocol.ActivitySubagentBuild, a.Subagents.SubagentBuild),
 			act(protocol.ActivityAnnounce, a.Subagents.Announce, turns),
 		}},
+		{"session messages", []Entry{
+			wf(protocol.SessionReplyWaitWorkflowName, workflows.SessionReplyWaitWorkflow),
+			act(protocol.ActivitySessionReplyTimeout, a.Sessions.SessionReplyTimeout, turns),
+		}},
 	}
 }
 

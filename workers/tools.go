@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -48,7 +49,7 @@ func builtinOptions(t config.Tools, sb *tools.Sandbox, keys *secrets.Set) tools.
 
 // newRegistry builds the tool registry of a worker from its config; the
 // message tool comes with a sender.
-func newRegistry(cfg *config.Config, sb *tools.Sandbox, sessions *tools.ExecSessions, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs) (*tools.Registry, error) {
+func newRegistry(cfg *config.Config, sb *tools.Sandbox, sessions *tools.ExecSessions, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs, book tools.SessionBook, self *activities.Self) (*tools.Registry, error) {
 	reg := tools.NewRegistry()
 	opts := builtinOptions(cfg.Tools, sb, secrets.FromEnv(cfg))
 	opts.Exec.Sessions = sessions
@@ -56,6 +57,11 @@ func newRegistry(cfg *config.Config, sb *tools.Sandbox, sessions *tools.ExecSess
 	opts.Spawn = sender != nil // subagents need Temporal, as messages do
 	opts.Goals = goals
 	opts.Cron, opts.CronTimezone = jobs, cfg.Agents.Defaults.Timezone
+	opts.Sessions = book
+	if self != nil && cfg.Tools.My.Enable {
+		opts.Self, opts.MyAllowSet = self, cfg.Tools.My.AllowSet
+		self.Tools = reg.Names
+	}
 	if err := tools.RegisterBuiltins(reg, opts); err != nil {
 		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
 	}

@@ -131,7 +131,12 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 		return activities.Deps{}, nil, err
 	}
 	sessions := execSessions(cfg)
-	reg, err := newRegistry(cfg, sb, sessions, sender, activities.GoalStore{Store: store}, jobs)
+	models := newConfigModels(cfg, log)
+	var book tools.SessionBook
+	if c != nil {
+		book = activities.NewSessionBook(store, c, models.Config)
+	}
+	reg, err := newRegistry(cfg, sb, sessions, sender, activities.GoalStore{Store: store}, jobs, book, activities.NewSelf(store, models.Config, jobs))
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
@@ -142,7 +147,6 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 			log.Warn("MCP server unavailable; its tools are left out of this turn", "error", err)
 		}
 	}
-	models := newConfigModels(cfg, log)
 	deps := activities.Deps{
 		RefreshTools: refresh, Config: models.Config,
 		Store: store, Tools: reg, Models: models,

@@ -44,6 +44,7 @@ Commands:
   usage     token usage by day and model, and by session (--days N, --json)
   cron      list | add | remove ID | run ID: jobs kept as Temporal Schedules
   db        migrate | status | import: the PostgreSQL store (database.url)
+  trigger   <id> ["message"]: deliver a message to the chat a /trigger is bound to (stdin when omitted)
   version   print the version (also --version)
 
 Global flags: --config FILE, --log-format text|json (NANOBOT_LOG_FORMAT)
@@ -117,7 +118,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
 		"pairing": a.pairing, "channels": a.channelsCmd, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
-		"setup-temporal": a.setupTemporal, "db": a.db,
+		"setup-temporal": a.setupTemporal, "db": a.db, "trigger": a.trigger,
 		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]
@@ -130,6 +131,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := cmd(ctx, rest[1:]); err != nil {
+		if r, ok := asRestart(err); ok {
+			stop() // the next process handles the signals
+			fmt.Fprintln(stdout, "restarting…")
+			if err = restartProcess(r, os.Stderr); err == nil {
+				return 0 // spawned: the new gateway runs on
+			}
+		}
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
