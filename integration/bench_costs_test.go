@@ -58,8 +58,11 @@ func costRows(b1, b2 *shapeCosts, def b4Result, prod *prodCosts) []benchRow {
 		{"C", "per-turn cost, 5 iterations and 10 tool calls (B2)", b2.String(), "-", "-", "", ""},
 		{"C", "… per extra iteration (B2 − B1) / 4", fmt.Sprintf("%.1f history events, %.2f KiB; CPU-ms: gateway %.1f, temporal-dev %.1f",
 			(b2.events-b1.events)/4, (b2.bytes-b1.bytes)/4/1024, (b2.gwCPU-b1.gwCPU)/4, (b2.devCPU-b1.devCPU)/4), "-", "-", "", ""},
-		{"C", "idle cost (no turns)", fmt.Sprintf("CPU-ms per second: gateway %.2f, temporal-dev %.2f", def.idleGwCPU, def.idleDevCPU), "-", "-", "", ""},
-		{"C", "per turn under B4, file store + SQLite Temporal", fmt.Sprintf("CPU-ms: gateway %.1f, temporal-dev %.1f", def.gwCPU, def.devCPU), "-", "-", "", ""},
+	}
+	if def.tps > 0 { // B4 ran
+		rows = append(rows,
+			benchRow{"C", "idle cost (no turns)", fmt.Sprintf("CPU-ms per second: gateway %.2f, temporal-dev %.2f", def.idleGwCPU, def.idleDevCPU), "-", "-", "", ""},
+			benchRow{"C", "per turn under B4, file store + SQLite Temporal", fmt.Sprintf("CPU-ms: gateway %.1f, temporal-dev %.1f", def.gwCPU, def.devCPU), "-", "-", "", ""})
 	}
 	if prod != nil {
 		rows = append(rows,

@@ -158,8 +158,9 @@ func TestBenchTable(t *testing.T) {
 		rows = append(rows, b.sandboxRows(t, ctx)...)
 	}
 	stopGateway(gw)
-	if !want("B4") && !want("B6") && !want("M") && !want("C") {
+	if !want("B4") && !want("B6") && !want("M") {
 		rows = appendIf(want("B5"), rows, b5Rows(cliThin, cliAlone, start0+p50b)...)
+		rows = appendIf(want("C"), rows, costRows(b1Costs, b2Costs, b4Result{}, nil)...)
 		printBenchTable(loadBefore, headline, rows)
 		return
 	}

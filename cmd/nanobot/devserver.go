@@ -17,6 +17,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 )
 
 // devReadyPrefix starts the line temporal-dev prints once its frontend serves the namespaces.
@@ -121,7 +123,11 @@ func dial(ctx context.Context, addr, ns string, log *slog.Logger, wait time.Dura
 	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	c, err := client.DialContext(dctx, sec.clientOptions(client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics}))
+	opts := client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics}
+	if hostcheck.Loopback(addr) { // gzip costs CPU on both ends of every call and saves nothing on this machine
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
+	c, err := client.DialContext(dctx, sec.clientOptions(opts))
 	if err != nil {
 		return nil, sec.explain(err, addr)
 	}
