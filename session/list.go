@@ -62,9 +62,7 @@ func (s *JSONLStore) Delete(key string) error {
 		return err
 	}
 	defer unlock()
-	s.mu.Lock()
-	delete(s.cache, key)
-	s.mu.Unlock()
+	s.cache.Forget(key)
 	for _, p := range []string{s.Path(key), s.turnDir(key)} {
 		if err := os.RemoveAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete session %s: %w", key, err)

@@ -17,6 +17,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 )
 
 // devReadyPrefix starts the line temporal-dev prints once its frontend serves the namespaces.
@@ -121,7 +123,7 @@ func dial(ctx context.Context, addr, ns string, log *slog.Logger, wait time.Dura
 	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	c, err := client.DialContext(dctx, sec.clientOptions(client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics}))
+	c, err := client.DialContext(dctx, sec.clientOptions(clientOptions(addr, ns, log)))
 	if err != nil {
 		return nil, sec.explain(err, addr)
 	}
@@ -130,6 +132,15 @@ func dial(ctx context.Context, addr, ns string, log *slog.Logger, wait time.Dura
 		return nil, err
 	}
 	return c, nil
+}
+
+// clientOptions are every process's Temporal client options before TLS and keys.
+func clientOptions(addr, ns string, log *slog.Logger) client.Options {
+	opts := client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics}
+	if hostcheck.Loopback(addr) { // gzip costs CPU on both ends of every call and saves nothing on this machine
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
+	return opts
 }
 
 // findDevServer looks next to this binary, in ./bin, then on PATH.

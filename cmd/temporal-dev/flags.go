@@ -45,8 +45,10 @@ type options struct {
 	LeanVisibility bool
 	// ReleaseStartupMemory returns start-up garbage to the OS once the server is up.
 	ReleaseStartupMemory bool
-	LogLevel             string
-	LogFormat            string
+	// DropStartupPages also advises the kernel to drop the executable's start-up pages (madvise).
+	DropStartupPages bool
+	LogLevel         string
+	LogFormat        string
 	// UIAllowedHosts are Host names the Web UI answers to beside loopback and its bound IP.
 	UIAllowedHosts []string
 	// TLSCert and TLSKey serve the frontend over TLS; TLSClientCA then requires client certificates.
@@ -111,6 +113,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.IntVar(&o.SQLiteMaxConns, "sqlite-max-conns", 1, "SQLite connections (more than 1 needs --db-filename in WAL mode)")
 	fs.BoolVar(&o.LeanVisibility, "sqlite-lean-visibility", true, "create the visibility schema without the indexes nanobot never queries (new databases only)")
 	fs.BoolVar(&o.ReleaseStartupMemory, "release-startup-memory", true, "return start-up memory to the OS once the server is up")
+	fs.BoolVar(&o.DropStartupPages, "drop-startup-pages", true, "with --release-startup-memory, also madvise(DONTNEED) the executable's pages start-up read")
 	fs.StringVar(&o.LogLevel, "log-level", "warn", "server log level: debug|info|warn|error")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "server log format: text|json")
 	fs.Var(&uiHosts, "ui-allowed-host", "a Host name the Web UI answers to beside 127.0.0.1, localhost, [::1] and its IP (repeatable)")

@@ -120,7 +120,7 @@ func start(o *options, serverLogger *serverLogger, logger *slog.Logger, stdout i
 	}
 	_, _ = fmt.Fprintf(stdout, "temporal-dev: server %s, ui %s, db %s\n", joinHostPort(o.IP, o.Port), uiDesc, dbDesc)
 	if o.ReleaseStartupMemory {
-		go releaseStartupMemory(logger) // after the ready line: clients need not wait for it
+		go releaseStartupMemory(logger, o.DropStartupPages) // after the ready line: clients need not wait for it
 	}
 
 	return func() error {
