@@ -408,7 +408,13 @@ func (s *JSONLStore) PutTurnData(_ context.Context, key, turn, name string, data
 	}
 	// Not synced: turn data is rebuilt (transcripts) or reported missing (the
 	// system prompt) after a machine crash; the journal is what must survive one.
-	return atomicfile.WriteUnsynced(filepath.Join(dir, safeName(name)), data, 0o600)
+	if err := atomicfile.WriteUnsynced(filepath.Join(dir, safeName(name)), data, 0o600); err != nil {
+		return err
+	}
+	// The kernel stamps directories with a coarse clock (a few ms): PruneTurnData's
+	// newest-first order needs the precise one.
+	now := time.Now()
+	return os.Chtimes(dir, now, now)
 }
 
 // TurnData reads a per-turn blob; a missing blob is os.ErrNotExist.
