@@ -103,6 +103,7 @@ type Set struct {
 	Subagents *Subagents // spawn, a subagent's start, its announcement
 	// Transcriber turns voice notes into text before BUILD.
 	Transcriber *Transcriber
+	Upkeep      *Upkeep // disk retention
 }
 
 // New builds every feature from the worker's dependencies.
@@ -145,6 +146,7 @@ func New(d Deps) *Set {
 		Subagents: &Subagents{journal: j, tools: box, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
 		Transcriber: &Transcriber{journal: j, config: d.Config, http: &http.Client{Timeout: 90 * time.Second},
 			media: d.Media, getenv: os.Getenv, log: d.Log},
+		Upkeep: &Upkeep{journal: j, media: d.Media, config: d.Config, log: d.Log},
 	}
 }
 
