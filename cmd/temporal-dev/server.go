@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"log/slog"
 	"maps"
 	"net"
@@ -208,6 +209,14 @@ func visibilitySQLConfig(o *options, history *config.SQL) (*config.SQL, error) {
 func prepareDatabase(o *options, sqlCfg, visCfg *config.SQL, logger *slog.Logger) error {
 	created := true // in-memory DBs get their schema from the plugin when the first connection opens
 	if o.DBFilename != "" {
+		for _, cfg := range []*config.SQL{sqlCfg, visCfg} {
+			if err := compactSQLite(cfg.DatabaseName, o.VacuumFreePercent, logger); err != nil {
+				return err
+			}
+			if visCfg == sqlCfg {
+				break
+			}
+		}
 		var err error
 		if created, err = setupSQLiteFile(sqlCfg, logger); err != nil {
 			return err
@@ -263,6 +272,7 @@ func preRegisterNamespaces(o *options, sqlCfg *config.SQL) ([]*sqliteschema.Name
 		if err != nil {
 			return nil, fmt.Errorf("namespace %q: %w", ns, err)
 		}
+		nsCfg.Detail.Config.Retention = durationpb.New(o.Retention)
 		nsConfigs = append(nsConfigs, nsCfg)
 	}
 	if err := sqliteschema.CreateNamespaces(sqlCfg, nsConfigs...); err != nil {
