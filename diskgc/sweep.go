@@ -17,7 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
@@ -106,11 +108,24 @@ func (s Sweep) Run(ctx context.Context) (Report, error) {
 	return rep, errors.Join(errs...)
 }
 
-// liveText is every unarchived message of every kept session, as JSON: a
+// liveText is every unarchived message of every kept session: a
 // media path it contains is still in a prompt and is kept.
 type liveText struct{ strings.Builder }
 
 func (l *liveText) names(path string) bool { return l != nil && strings.Contains(l.String(), path) }
+
+// add keeps the text of msgs as written (JSON would escape & and <): what
+// was said, the multimodal parts, and the arguments of tool calls.
+func (l *liveText) add(msgs []chat.Message) {
+	for _, m := range msgs {
+		l.WriteString(m.Content)
+		l.Write(m.ContentParts)
+		for _, tc := range m.ToolCalls {
+			l.WriteString(tc.Function.Arguments)
+		}
+		l.WriteByte('\n')
+	}
+}
 
 // sweepSessions removes sessions untouched for Ages.Sessions whose messages
 // are all archived into memory, and Dream's and subagents' own sessions of
@@ -145,9 +160,7 @@ func (s Sweep) sweepSessions(ctx context.Context, rep *Report) (*liveText, error
 		if old {
 			rep.Kept++
 		}
-		if err := json.NewEncoder(live).Encode(unarchived); err != nil {
-			return nil, fmt.Errorf("gc: session %s: %w", info.Key, err)
-		}
+		live.add(unarchived)
 	}
 	return live, nil
 }
@@ -214,7 +227,8 @@ func (s Sweep) sweepSharedMedia(ctx context.Context, live *liveText, rep *Report
 	}
 	var drop []string
 	for _, row := range old {
-		if live.names(row.Ref) {
+		// The workspace host names a fetched copy by its kept name under its own media/.
+		if live.names(row.Ref) || live.names(string(filepath.Separator)+filepath.Join("media", media.KeptName(row.Ref))) {
 			rep.Kept++
 			continue
 		}

@@ -2,6 +2,7 @@ package diskgc_test
 
 import (
 	"context"
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"sort"
@@ -195,4 +196,53 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestSharedMediaNamedByItsFetchedCopyStays: the workspace host's session
+// names the copy it fetched under its own media/, not the gateway's path
+// the row is keyed by; the row is still in use.
+func TestSharedMediaNamedByItsFetchedCopyStays(t *testing.T) {
+	ctx := context.Background()
+	b := onPostgres(t)
+	long := time.Now().Add(-100 * 24 * time.Hour)
+	gateway, ws := t.TempDir(), t.TempDir()
+	ref := filepath.Join(gateway, "media", "telegram", "Q&A <1>.jpg")
+	writeFile(t, ref, "jpeg", long)
+	require.NoError(t, b.media.Share(ctx, ref))
+	b.ageMedia(ref, long)
+	copyOnWorkspace := filepath.Join(ws, "media", "telegram", "Q&A <1>.jpg")
+	_, err := b.sessions.Append(ctx, "telegram:9", chat.Message{Role: "user", Content: "[image: " + copyOnWorkspace + "]", Turn: "t", EntryID: "u"})
+	require.NoError(t, err)
+
+	rep, err := diskgc.Sweep{Ages: ages, Sessions: b.sessions, Media: b.media}.Run(ctx)
+	require.NoError(t, err)
+	require.Empty(t, rep.Removed)
+	require.Equal(t, 1, rep.Kept)
+}
+
+func TestUsageMeasuresTheTablesOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	db, err := pgstore.Open(ctx, url, nil)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	dir := t.TempDir()
+	photo := filepath.Join(dir, "media", "p.jpg")
+	noise := make([]byte, 300_000) // incompressible, as a photo is: TOAST would shrink repeated bytes
+	_, _ = rand.Read(noise)
+	writeFile(t, photo, string(noise), time.Now())
+	require.NoError(t, db.Media("default", "", dir).Share(ctx, photo))
+	_, err = db.Sessions().Append(ctx, "cli:1", chat.Message{Role: "user", Content: "hello"})
+	require.NoError(t, err)
+
+	uses, err := diskgc.Usage(ctx, diskgc.Places{DB: db, MediaDir: filepath.Join(dir, "none")})
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, u := range uses {
+		got[u.Kind] = u.Bytes
+	}
+	t.Logf("on PostgreSQL: %v", got)
+	require.GreaterOrEqual(t, got[diskgc.KindMedia], int64(300_000), "the row's bytes (TOASTed) count")
+	require.Positive(t, got[diskgc.KindSessions])
+	require.Positive(t, got[diskgc.KindMemory], "memory_state holds its one row")
 }
