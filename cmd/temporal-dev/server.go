@@ -171,6 +171,8 @@ func sqlConfig(o *options) (*config.SQL, error) {
 		cfg.ConnectAttributes["mode"] = "rwc"
 		cfg.ConnectAttributes["journal_mode"] = "wal"
 		cfg.ConnectAttributes["synchronous"] = "normal"
+		// A checkpoint leaves the WAL at its high-water mark unless told to truncate it back.
+		cfg.ConnectAttributes["journal_size_limit"] = strconv.Itoa(walSizeLimit)
 	}
 	for _, p := range o.Pragmas {
 		cfg.ConnectAttributes[p.Name] = p.Value
@@ -203,6 +205,9 @@ func visibilitySQLConfig(o *options, history *config.SQL) (*config.SQL, error) {
 	vis.DatabaseName = path
 	return &vis, nil
 }
+
+// walSizeLimit is what a checkpoint truncates the WAL back to (64 MiB); --sqlite-pragma journal_size_limit overrides it.
+const walSizeLimit = 64 << 20
 
 // prepareDatabase creates the DB files' directories and schemas on first use, then pre-registers
 // namespaces so they exist before the frontend's namespace cache first loads.
