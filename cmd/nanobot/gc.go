@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/config"
@@ -39,12 +42,32 @@ func (a *app) gcCmd(ctx context.Context, args []string) error {
 	}
 	writeGCReport(a.stdout, rep, cfg.Retention.Ages())
 	if db := embeddedTemporalDB(cfg); db != "" {
-		if f, statErr := diskgc.ReadSQLiteFile(db); statErr == nil {
-			fmt.Fprintf(a.stdout, "Temporal DB: %s, %s of it free pages (given back when the embedded server next starts)\n",
-				diskgc.HumanBytes(f.Bytes), diskgc.HumanBytes(f.FreeBytes))
-		}
+		a.compactTemporalDB(ctx, db)
 	}
 	return err
+}
+
+// compactTemporalDB vacuums the embedded server's database when that server
+// is stopped (temporal-dev --compact-only); a running one does it at its next start.
+func (a *app) compactTemporalDB(ctx context.Context, db string) {
+	f, err := diskgc.ReadSQLiteFile(db)
+	if err != nil {
+		return // no embedded database here
+	}
+	port, _ := devPorts()
+	bin, binErr := findDevServer()
+	if answers(net.JoinHostPort("127.0.0.1", strconv.Itoa(port))) || binErr != nil || f.FreeBytes == 0 {
+		fmt.Fprintf(a.stdout, "Temporal DB: %s, %s of it free pages (given back when the embedded server next starts)\n",
+			diskgc.HumanBytes(f.Bytes), diskgc.HumanBytes(f.FreeBytes))
+		return
+	}
+	out, err := exec.CommandContext(ctx, bin, "--compact-only", "--db-filename", db, "--sqlite-vacuum-free-percent", "1").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(a.stdout, "Temporal DB: not compacted: %s\n", oneLine(string(out)+" "+err.Error()))
+		return
+	}
+	after, _ := diskgc.ReadSQLiteFile(db)
+	fmt.Fprintf(a.stdout, "Temporal DB: vacuumed while the server is stopped, %s → %s\n", diskgc.HumanBytes(f.Bytes), diskgc.HumanBytes(after.Bytes))
 }
 
 func writeGCReport(out io.Writer, rep diskgc.Report, ages config.Ages) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/diskgc"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/session"
 )
@@ -82,4 +84,26 @@ func TestStatusShowsDiskUsePerKind(t *testing.T) {
 	require.Regexp(t, `  sessions +[0-9.]+ (B|KiB)  .*sessions`, disk)
 	require.Contains(t, disk, "  memory              0 B  ")
 	require.NotContains(t, disk, diskgc.KindTemporal, "an external Temporal keeps its own database")
+}
+
+// TestGCVacuumsTheStoppedEmbeddedTemporal: with the embedded server down,
+// gc has temporal-dev give the free pages back (the testdata file is 42
+// pages of 4 KiB, 30 of them free).
+func TestGCVacuumsTheStoppedEmbeddedTemporal(t *testing.T) {
+	cfgPath, _ := gcHome(t)
+	t.Setenv("TEMPORAL_ADDRESS", "")
+	t.Setenv("NANOBOT_DEV_PORT", strconv.Itoa(testenv.FreePort(t)))
+	t.Setenv("PATH", filepath.Dir(testenv.DevServerBin(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
+	db := diskgc.EmbeddedTemporalDB(filepath.Dir(cfgPath))
+	data, err := os.ReadFile("../../diskgc/testdata/free-pages.db")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(db), 0o700))
+	require.NoError(t, os.WriteFile(db, data, 0o600))
+
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run([]string{"--config", cfgPath, "gc"}, nil, &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "Temporal DB: vacuumed while the server is stopped, 168.0 KiB → 48.0 KiB\n")
+	f, err := diskgc.ReadSQLiteFile(db)
+	require.NoError(t, err)
+	require.Zero(t, f.FreeBytes)
 }

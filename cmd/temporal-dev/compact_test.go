@@ -48,14 +48,14 @@ func fileSizes(path string) (db, wal int64) {
 
 func TestCompactSQLiteGivesFreePagesBack(t *testing.T) {
 	path := sqliteWithFreePages(t)
-	if err := compactSQLite(path, 0, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := compactSQLite(path, 0, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	kept, wal := fileSizes(path)
 	if wal != 0 {
 		t.Errorf("the WAL holds %d bytes after a TRUNCATE checkpoint", wal)
 	}
-	if err := compactSQLite(path, 20, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := compactSQLite(path, 20, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := fileSizes(path)
@@ -79,7 +79,7 @@ func TestCompactSQLiteGivesFreePagesBack(t *testing.T) {
 
 func TestCompactSQLiteLeavesAMissingFileAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "none.db")
-	if err := compactSQLite(path, 20, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := compactSQLite(path, 20, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -98,5 +98,20 @@ func TestNamespaceRetentionFlag(t *testing.T) {
 		if _, err := parseFlags(bad, os.Stderr); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: error %v does not name the flag", bad, err)
 		}
+	}
+}
+
+func TestCompactOnlyReportsWhatItFreed(t *testing.T) {
+	path := sqliteWithFreePages(t)
+	var out, errOut strings.Builder
+	if code := run([]string{"--compact-only", "--db-filename", path, "--sqlite-vacuum-free-percent", "1"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	t.Log(out.String())
+	if !strings.Contains(out.String(), "temporal-dev: compacted "+path+": ") || !strings.Contains(out.String(), "(vacuumed: true)") {
+		t.Errorf("output: %q", out.String())
+	}
+	if code := run([]string{"--compact-only"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "--compact-only needs --db-filename") {
+		t.Errorf("without a file: exit %d, %q", code, errOut.String())
 	}
 }

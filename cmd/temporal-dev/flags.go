@@ -40,6 +40,8 @@ type options struct {
 	Retention time.Duration
 	// VacuumFreePercent: at start, a SQLite file whose free pages are at least this share is vacuumed (0 = never).
 	VacuumFreePercent int
+	// CompactOnly compacts the database file (a stopped server's) and exits.
+	CompactOnly bool
 	// SearchAttributes keeps flag order so registration and errors are deterministic.
 	SearchAttributes []searchAttribute
 	DynamicConfig    []dynamicConfigValue
@@ -111,6 +113,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.Var(&namespaces, "n", "shorthand for --namespace")
 	fs.DurationVar(&o.Retention, "namespace-retention", 24*time.Hour, "how long the namespaces keep closed workflows (set on existing ones too; at least 1h)")
 	fs.IntVar(&o.VacuumFreePercent, "sqlite-vacuum-free-percent", 20, "at start, VACUUM a SQLite file whose free pages are at least this percent of it (0 = never)")
+	fs.BoolVar(&o.CompactOnly, "compact-only", false, "checkpoint and, per --sqlite-vacuum-free-percent, VACUUM the --db-filename of a stopped server, then exit")
 	fs.Var(&searchAttrs, "search-attribute", "custom search attribute NAME=TYPE (repeatable)")
 	fs.Var(&dynValues, "dynamic-config-value", "dynamic config KEY=JSONVALUE (repeatable; KEY=null restores the server's default)")
 	fs.Var(&pragmas, "sqlite-pragma", "SQLite pragma NAME=VALUE (repeatable)")

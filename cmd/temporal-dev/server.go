@@ -215,7 +215,7 @@ func prepareDatabase(o *options, sqlCfg, visCfg *config.SQL, logger *slog.Logger
 	created := true // in-memory DBs get their schema from the plugin when the first connection opens
 	if o.DBFilename != "" {
 		for _, cfg := range []*config.SQL{sqlCfg, visCfg} {
-			if err := compactSQLite(cfg.DatabaseName, o.VacuumFreePercent, logger); err != nil {
+			if _, err := compactSQLite(cfg.DatabaseName, o.VacuumFreePercent, logger); err != nil {
 				return err
 			}
 			if visCfg == sqlCfg {
