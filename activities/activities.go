@@ -106,6 +106,7 @@ type Set struct {
 	Sessions  *SessionBook // a message between sessions that got no reply
 	// Transcriber turns voice notes into text before BUILD.
 	Transcriber *Transcriber
+	Upkeep      *Upkeep // disk retention
 }
 
 // New builds every feature from the worker's dependencies.
@@ -149,6 +150,7 @@ func New(d Deps) *Set {
 		Sessions:  NewSessionBook(d.Store, d.Client, d.Config),
 		Transcriber: &Transcriber{journal: j, config: d.Config, http: &http.Client{Timeout: 90 * time.Second},
 			media: d.Media, getenv: os.Getenv, log: d.Log},
+		Upkeep: &Upkeep{journal: j, media: d.Media, config: d.Config, log: d.Log},
 	}
 }
 

@@ -18,6 +18,11 @@ import (
 // the user sets is never silently dropped.
 var readKeys = map[string]string{
 	"agents.defaults.workspace":                       "WorkspacePath: sessions, prompt, tools",
+	"retention.mediaDays":                             "Retention.Ages → diskgc",
+	"retention.tempHours":                             "Retention.Ages → diskgc",
+	"retention.sessionDays":                           "Retention.Ages → diskgc",
+	"retention.temporalDays":                          "Retention.Ages → the embedded Temporal's namespace retention",
+	"retention.intervalH":                             "Retention.Ages → workers/schedules.go",
 	"gateway.instance":                                "Instance: task queues, workflow and schedule IDs",
 	"agents.defaults.modelPreset":                     "ActiveModel",
 	"agents.defaults.model":                           "ActiveModel → providers",

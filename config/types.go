@@ -22,6 +22,9 @@ type Config struct {
 	ModelPresets  map[string]ModelPreset    `json:"modelPresets"`
 	// Database is this project's key: state in PostgreSQL instead of the home's files.
 	Database Database `json:"database,omitzero"`
+	// Retention is this project's key: how long media, caches, sessions and
+	// Temporal's histories are kept (see retention.go).
+	Retention Retention `json:"retention,omitzero"`
 
 	// Path is the file Load read (or looked for); Exists says whether it was there.
 	Path   string `json:"-"`

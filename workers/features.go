@@ -98,6 +98,10 @@ func Features(a *activities.Set) []Feature {
 			act(protocol.ActivityHeartbeatDecide, a.Heartbeat.HeartbeatDecide, llm),
 			act(protocol.ActivityHeartbeatTrim, a.Heartbeat.HeartbeatTrim, turns),
 		}},
+		{"disk", []Entry{
+			wf(protocol.DiskGCWorkflowName, workflows.DiskGCWorkflow),
+			ws(protocol.ActivityDiskGC, a.Upkeep.DiskGC),
+		}},
 		{"cron", []Entry{
 			wf(protocol.ScheduledTurnWorkflowName, workflows.ScheduledTurnWorkflow),
 			act(protocol.ActivityPublishScheduled, a.Cron.PublishScheduled, turns),

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/triggers"
 )
@@ -52,7 +51,7 @@ func (a *app) trigger(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tc, err := connectTemporal(ctx, config.ConfigDir(cfg.Path), a.log)
+	tc, err := connectTemporal(ctx, cfg, a.log)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
 		return 2
 	}
+	if o.CompactOnly {
+		if err := compactOnly(o, stdout, slog.New(slog.NewTextHandler(stderr, nil))); err != nil {
+			_, _ = fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	tuneGC()
 
 	serverLogger, err := newServerLogger(o)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"log/slog"
 	"maps"
 	"net"
@@ -175,6 +176,8 @@ func sqlConfig(o *options) (*config.SQL, error) {
 		cfg.ConnectAttributes["mode"] = "rwc"
 		cfg.ConnectAttributes["journal_mode"] = "wal"
 		cfg.ConnectAttributes["synchronous"] = "normal"
+		// A checkpoint leaves the WAL at its high-water mark unless told to truncate it back.
+		cfg.ConnectAttributes["journal_size_limit"] = strconv.Itoa(walSizeLimit)
 	}
 	for _, p := range o.Pragmas {
 		cfg.ConnectAttributes[p.Name] = p.Value
@@ -208,11 +211,22 @@ func visibilitySQLConfig(o *options, history *config.SQL) (*config.SQL, error) {
 	return &vis, nil
 }
 
+// walSizeLimit is what a checkpoint truncates the WAL back to (64 MiB); --sqlite-pragma journal_size_limit overrides it.
+const walSizeLimit = 64 << 20
+
 // prepareDatabase creates the DB files' directories and schemas on first use, then pre-registers
 // namespaces so they exist before the frontend's namespace cache first loads.
 func prepareDatabase(o *options, sqlCfg, visCfg *config.SQL, logger *slog.Logger) error {
 	created := true // in-memory DBs get their schema from the plugin when the first connection opens
 	if o.DBFilename != "" {
+		for _, cfg := range []*config.SQL{sqlCfg, visCfg} {
+			if _, err := compactSQLite(cfg.DatabaseName, o.VacuumFreePercent, logger); err != nil {
+				return err
+			}
+			if visCfg == sqlCfg {
+				break
+			}
+		}
 		var err error
 		if created, err = setupSQLiteFile(sqlCfg, logger); err != nil {
 			return err
@@ -268,6 +282,7 @@ func preRegisterNamespaces(o *options, sqlCfg *config.SQL) ([]*sqliteschema.Name
 		if err != nil {
 			return nil, fmt.Errorf("namespace %q: %w", ns, err)
 		}
+		nsCfg.Detail.Config.Retention = durationpb.New(o.Retention)
 		nsConfigs = append(nsConfigs, nsCfg)
 	}
 	if err := sqliteschema.CreateNamespaces(sqlCfg, nsConfigs...); err != nil {
