@@ -101,8 +101,9 @@ var ErrDuplicate = errors.New("event already taken in")
 // released, so the platform's redelivery, a poll again or a replay after a
 // restart takes it in again.
 //
-// It returns nil when the event is done with (taken, refused or handled),
-// ErrDuplicate for an event taken in before, else the publish's error,
+// It returns nil when the agent took the event, ErrRefused or ErrHandled
+// when the manager or the channel's hook answered it, ErrDuplicate for an
+// event taken in before (all four: Handed), else the publish's error,
 // already logged, for a channel that must not acknowledge the event.
 func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, admitted Admitted) error {
 	b.Touch()
@@ -115,7 +116,7 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 		if key != "" && b.seen != nil {
 			b.seen.Done(key)
 		}
-		return nil // a refused sender was logged by the manager
+		return err // a refused sender was logged by the manager
 	}
 	if key != "" && b.seen != nil {
 		b.seen.Forget(key)
@@ -140,4 +141,6 @@ func (b *Base) Publish(ctx context.Context, msg protocol.Inbound, admitted Admit
 
 // Handed reports whether TakeIn is done with the event (taken, refused,
 // handled or a duplicate): a platform that acknowledges events may ack it.
-func Handed(err error) bool { return err == nil || errors.Is(err, ErrDuplicate) }
+func Handed(err error) bool {
+	return err == nil || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrRefused) || errors.Is(err, ErrHandled)
+}

@@ -74,8 +74,12 @@ func testLossRule(t *testing.T, open func() SeenKeys) {
 	down = false
 	b = baseOn(open(), publish) // a restart
 	require.NoError(t, b.TakeIn(context.Background(), "m1", msg("m1", "alice", "hi"), nil), "taken in again after the restart")
-	require.NoError(t, b.TakeIn(context.Background(), "m2", msg("m2", "stranger", "hi"), nil), "a refusal is an answer")
-	require.NoError(t, b.TakeIn(context.Background(), "m3", msg("m3", "alice", "/start"), nil), "so is a hook's own reply")
+	err = b.TakeIn(context.Background(), "m2", msg("m2", "stranger", "hi"), nil)
+	require.ErrorIs(t, err, ErrRefused)
+	require.True(t, Handed(err), "a refusal is an answer")
+	err = b.TakeIn(context.Background(), "m3", msg("m3", "alice", "/start"), nil)
+	require.ErrorIs(t, err, ErrHandled)
+	require.True(t, Handed(err), "so is a hook's own reply")
 	require.Equal(t, []string{"m1"}, got)
 
 	b = baseOn(open(), publish) // another restart: what was taken stays taken

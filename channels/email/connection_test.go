@@ -45,7 +45,7 @@ func TestReconnectsAfterTheConnectionIsLost(t *testing.T) {
 	h.imap.Restart() // every connection cut
 	h.deliver("after", mailFrom(alice, "after@x", "After")...)
 	require.Equal(t, "<after@x>", h.waitMails(2)[1].Header.Get("In-Reply-To"))
-	require.Contains(t, h.logs.String(), "IMAP connection lost; reconnecting")
+	require.Contains(t, h.logs.String(), "IMAP connection lost")
 }
 
 // markSeen off: the mail stays unseen, and only the handled keys kept
