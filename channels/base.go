@@ -126,6 +126,21 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 	return fmt.Errorf("%s message %s: %w", b.name, key, err)
 }
 
+// TakeInPatiently is TakeIn retried, with waits doubling from a second to
+// half a minute, for up to patience while Temporal does not take the
+// message: for a platform that will not send an acknowledged event again.
+func (b *Base) TakeInPatiently(ctx context.Context, key string, msg protocol.Inbound, admitted Admitted, patience time.Duration) error {
+	deadline := time.Now().Add(patience)
+	wait := time.Second
+	for {
+		err := b.TakeIn(ctx, key, msg, admitted)
+		if Handed(err) || time.Now().Add(wait).After(deadline) || !Sleep(ctx, wait) {
+			return err
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
 // Publish hands msg to the manager as it is, outside the loss rule: for
 // an event the channel answers on the platform itself (a button press
 // told it was refused), which tells ErrRefused from success.

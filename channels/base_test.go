@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,4 +114,22 @@ func TestBaseConnectedAndLastEvent(t *testing.T) {
 	require.False(t, b.LastEvent().IsZero())
 	b.Down()
 	require.False(t, b.Connected())
+}
+
+func TestTakeInPatientlyRetriesUntilTaken(t *testing.T) {
+	fails := 1
+	b := baseOn(NewRecentKeys(4), func(context.Context, protocol.Inbound, Admitted) error {
+		if fails > 0 {
+			fails--
+			return errors.New("temporal restarting")
+		}
+		return nil
+	})
+	require.NoError(t, b.TakeInPatiently(context.Background(), "k", protocol.Inbound{}, nil, time.Minute))
+	require.True(t, b.Seen().Has("k"))
+
+	fails = 100
+	err := b.TakeInPatiently(context.Background(), "k2", protocol.Inbound{}, nil, 0)
+	require.ErrorContains(t, err, "temporal restarting", "no patience: one attempt")
+	require.False(t, b.Seen().Has("k2"))
 }

@@ -102,7 +102,7 @@ func (c *Channel) press(ctx context.Context, envelopeID string, ic slack.Interac
 	if thread != "" {
 		msg.Scope = protocol.Within(thread) // the thread's session asked, as a typed answer there
 	}
-	err := c.takeInWithRetry(ctx, "", msg, nil)
+	err := c.TakeInPatiently(ctx, "", msg, nil, publishPatience)
 	switch {
 	case errors.Is(err, channels.ErrRefused):
 		return // the manager logged who was refused; the buttons stay for someone allowed

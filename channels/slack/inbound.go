@@ -194,7 +194,7 @@ func (c *Channel) handle(ctx context.Context, req request) {
 	if e.TS != "" {
 		key = "message:" + e.Channel + ":" + e.TS
 	}
-	err := c.takeInWithRetry(ctx, key, msg, admitted)
+	err := c.TakeInPatiently(ctx, key, msg, admitted, publishPatience)
 	if err != nil && !errors.Is(err, channels.ErrDuplicate) && reacted {
 		c.react(ctx, "reactions.remove", e.Channel, e.TS, c.cfg.ReactEmoji, false)
 	}
@@ -229,19 +229,10 @@ func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.
 	return msg, true
 }
 
-// takeInWithRetry takes the message in, retrying a while if Temporal is
-// unreachable: the envelope is already acknowledged, so this is the
+// publishPatience is how long a message is retried while Temporal does
+// not take it: the envelope is already acknowledged, so this is the
 // message's only chance.
-func (c *Channel) takeInWithRetry(ctx context.Context, key string, msg protocol.Inbound, admitted channels.Admitted) error {
-	delay := time.Second
-	for attempt := 1; ; attempt++ {
-		err := c.TakeIn(ctx, key, msg, admitted)
-		if channels.Handed(err) || attempt == 5 || !channels.Sleep(ctx, delay) {
-			return err
-		}
-		delay *= 2
-	}
-}
+const publishPatience = 15 * time.Second
 
 // react adds or removes a reaction, best effort: a missing emoji or a
 // reaction already there must not stop a reply.
