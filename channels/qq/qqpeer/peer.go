@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // The app the peer knows.
@@ -52,9 +54,7 @@ type Upload struct {
 }
 
 // Call is one REST request the bot made.
-type Call struct {
-	Method, Path, Auth, Body string
-}
+type Call = peerkit.Call
 
 // Stats count the peer's traffic.
 type Stats struct {
@@ -81,8 +81,9 @@ type failure struct {
 
 // Peer is a running fake QQ.
 type Peer struct {
-	t   testing.TB
-	srv *httptest.Server
+	peerkit.Recorder // the REST calls the bot made
+	t                testing.TB
+	srv              *httptest.Server
 
 	mu        sync.Mutex
 	heartbeat time.Duration
@@ -91,14 +92,11 @@ type Peer struct {
 	tokens    map[string]time.Time // valid tokens and their expiry
 	intents   int
 	shard     []int
-	sessionN  int
-	sess      *session
-	conn      *conn
+	gw        *peerkit.Gateway
 	stats     Stats
 	nextID    int
 	messages  []Message
 	uploads   []Upload
-	calls     []Call
 	seqsUsed  map[string]bool // msg_id + msg_seq already answered
 	files     map[string][]byte
 	failures  []failure
@@ -109,6 +107,7 @@ func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, heartbeat: time.Second, tokenTTL: 7200, tokens: map[string]time.Time{},
 		seqsUsed: map[string]bool{}, files: map[string][]byte{}}
+	p.gw = peerkit.NewGateway(t, "qqpeer", qqFrame)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/app/getAppAccessToken", p.token)
 	mux.HandleFunc("/websocket", p.gateway)
@@ -188,24 +187,6 @@ func (p *Peer) Uploads() []Upload {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Upload(nil), p.uploads...)
-}
-
-// Calls are the REST requests the bot made, in order.
-func (p *Peer) Calls() []Call {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]Call(nil), p.calls...)
-}
-
-// CallsTo counts the requests of a method to a path starting with prefix.
-func (p *Peer) CallsTo(method, prefix string) int {
-	n := 0
-	for _, c := range p.Calls() {
-		if c.Method == method && strings.HasPrefix(c.Path, prefix) {
-			n++
-		}
-	}
-	return n
 }
 
 // Stats count the traffic so far.
