@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,8 +87,7 @@ type Peer struct {
 	mu        sync.Mutex
 	heartbeat time.Duration
 	noACK     bool
-	tokenTTL  int
-	tokens    map[string]time.Time // valid tokens and their expiry
+	tokens    *peerkit.Tokens
 	intents   int
 	shard     []int
 	gw        *peerkit.Gateway
@@ -105,7 +103,7 @@ type Peer struct {
 // New starts the peer on 127.0.0.1; it stops when the test ends.
 func New(t testing.TB) *Peer {
 	t.Helper()
-	p := &Peer{t: t, heartbeat: time.Second, tokenTTL: 7200, tokens: map[string]time.Time{},
+	p := &Peer{t: t, heartbeat: time.Second, tokens: peerkit.NewTokens("peer-access-token", 7200*time.Second),
 		seqsUsed: map[string]bool{}, files: map[string][]byte{}}
 	p.gw = peerkit.NewGateway(t, "qqpeer", qqFrame)
 	mux := http.NewServeMux()
@@ -139,18 +137,10 @@ func (p *Peer) StopACKs(on bool) {
 }
 
 // SetTokenTTL sets the expires_in of the tokens issued from now on.
-func (p *Peer) SetTokenTTL(seconds int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.tokenTTL = seconds
-}
+func (p *Peer) SetTokenTTL(seconds int) { p.tokens.SetTTL(time.Duration(seconds) * time.Second) }
 
 // ExpireTokens makes every token issued so far invalid (401 on REST).
-func (p *Peer) ExpireTokens() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	clear(p.tokens)
-}
+func (p *Peer) ExpireTokens() { p.tokens.Revoke() }
 
 // AddFile serves an attachment on the peer's CDN and returns its URL.
 func (p *Peer) AddFile(name string, data []byte) string {
@@ -220,11 +210,7 @@ func (p *Peer) idLocked() string {
 }
 
 // validLocked: the Authorization value carries a token still valid.
-func (p *Peer) validLocked(auth string) bool {
-	tok, ok := strings.CutPrefix(auth, "QQBot ")
-	exp, known := p.tokens[tok]
-	return ok && known && time.Now().Before(exp)
-}
+func (p *Peer) validLocked(auth string) bool { return p.tokens.ValidBearer(auth, "QQBot") }
 
 // token serves POST /app/getAppAccessToken.
 func (p *Peer) token(w http.ResponseWriter, r *http.Request) {
@@ -240,16 +226,14 @@ func (p *Peer) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"code": 100016, "message": "invalid appid or secret"})
 		return
 	}
+	now := time.Now()
+	tok, ttl := p.tokens.Issue()
 	p.mu.Lock()
 	p.stats.TokensIssued++
-	tok := fmt.Sprintf("peer-access-token-%d", p.stats.TokensIssued)
-	now := time.Now()
-	p.tokens[tok] = now.Add(time.Duration(p.tokenTTL) * time.Second)
 	p.stats.TokenIssues = append(p.stats.TokenIssues, now)
-	p.stats.TokenExpiries = append(p.stats.TokenExpiries, p.tokens[tok])
-	ttl := p.tokenTTL
+	p.stats.TokenExpiries = append(p.stats.TokenExpiries, now.Add(ttl))
 	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": fmt.Sprint(ttl)})
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": fmt.Sprint(int(ttl / time.Second))})
 }
 
 func (p *Peer) cdn(w http.ResponseWriter, r *http.Request) {
@@ -264,10 +248,6 @@ func (p *Peer) cdn(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { peerkit.WriteJSON(w, status, v) }
 
-func (p *Peer) wsURL() string { return "ws" + strings.TrimPrefix(p.srv.URL, "http") + "/websocket" }
+func (p *Peer) wsURL() string { return peerkit.WSURL(p.srv.URL, "/websocket") }
