@@ -137,6 +137,12 @@ func (t *Tokens) Issued() []time.Time {
 
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
+// UpgradeConn takes a bot's WebSocket request as a bare connection, for a
+// peer with framing of its own (the response is written on failure).
+func UpgradeConn(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
+	return upgrader.Upgrade(w, r, nil)
+}
+
 // Socket is the peer's side of a bot's WebSocket.
 type Socket struct {
 	ws   *websocket.Conn
@@ -147,7 +153,7 @@ type Socket struct {
 
 // Upgrade takes a bot's WebSocket request (the response is written on failure).
 func Upgrade(w http.ResponseWriter, r *http.Request) (*Socket, error) {
-	ws, err := upgrader.Upgrade(w, r, nil)
+	ws, err := UpgradeConn(w, r)
 	if err != nil {
 		return nil, err
 	}
