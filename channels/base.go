@@ -24,6 +24,8 @@ type Base struct {
 
 	mu      sync.Mutex
 	publish Publish
+	botID   string
+	botName string
 
 	connected atomic.Bool
 	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 once Reconnect read it
@@ -51,6 +53,26 @@ func (b *Base) Attach(publish Publish) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.publish = publish
+}
+
+// SetBot records who the bot is on the platform (its users/@me, READY).
+func (b *Base) SetBot(id, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.botID, b.botName = id, name
+}
+
+// Bot is the bot's platform id and name ("" until the platform said).
+func (b *Base) Bot() (id, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.botID, b.botName
+}
+
+// BotID is the bot's platform id ("" until the platform said).
+func (b *Base) BotID() string {
+	id, _ := b.Bot()
+	return id
 }
 
 // Up records that the channel holds its platform's connection now.

@@ -114,6 +114,11 @@ func TestBaseConnectedAndLastEvent(t *testing.T) {
 	require.False(t, b.LastEvent().IsZero())
 	b.Down()
 	require.False(t, b.Connected())
+
+	require.Empty(t, b.BotID(), "unknown until the platform says")
+	b.SetBot("U1", "nanobot")
+	id, name := b.Bot()
+	require.Equal(t, []string{"U1", "nanobot"}, []string{id, name})
 }
 
 func TestTakeInPatientlyRetriesUntilTaken(t *testing.T) {

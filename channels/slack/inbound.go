@@ -50,7 +50,7 @@ func (c *Channel) receive(ctx context.Context) {
 		case socketmode.EventTypeConnected:
 			c.Up()
 			c.Log.Info("slack socket mode connected")
-			if c.bot() == "" {
+			if c.BotID() == "" {
 				actx, cancel := context.WithTimeout(ctx, 15*time.Second)
 				if err := c.identify(actx); err != nil {
 					c.Log.Warn("slack auth.test failed", "error", err)
@@ -157,7 +157,7 @@ func (c *Channel) handle(ctx context.Context, req request) {
 		c.Log.Info("slack event redelivered; already taken in", "event_id", cb.EventID, "envelope", req.envelopeID, "retry", req.retry)
 		return
 	}
-	botID := c.bot()
+	botID := c.BotID()
 	if why := c.policy.decide(e, botID); why != "" {
 		level := slog.LevelDebug // the usual traffic of a channel
 		if why == skipIncomplete {

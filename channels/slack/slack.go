@@ -40,8 +40,6 @@ type Channel struct {
 	threadsRead *channels.RecentKeys
 
 	mu      sync.Mutex
-	botID   string
-	botName string
 	targets map[string]string // chat names the message tool used, resolved
 	team    string
 	queue   chan request
@@ -89,11 +87,12 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 
 // Describe tells the gateway's banner who the bot is.
 func (c *Channel) Describe() string {
+	id, name := c.Bot()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	who := "bot identity unknown (auth.test failed)"
-	if c.botID != "" {
-		who = fmt.Sprintf("@%s (%s) in %s", c.botName, c.botID, c.team)
+	if id != "" {
+		who = fmt.Sprintf("@%s (%s) in %s", name, id, c.team)
 	}
 	return "Socket Mode, " + who
 }
@@ -148,17 +147,12 @@ func (c *Channel) identify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.SetBot(auth.UserID, auth.User)
 	c.mu.Lock()
-	c.botID, c.botName, c.team = auth.UserID, auth.User, auth.Team
+	c.team = auth.Team
 	c.mu.Unlock()
 	c.Log.Info("slack bot identified", "user_id", auth.UserID, "user", auth.User, "team", auth.Team)
 	return nil
-}
-
-func (c *Channel) bot() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.botID
 }
 
 // connect runs the Socket Mode connection, reconnecting with backoff when
