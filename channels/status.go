@@ -15,6 +15,10 @@ import (
 // connection right now (a WebSocket up, a poll answering).
 type Connector interface{ Connected() bool }
 
+// EventClock is a channel that knows when its platform last sent it
+// anything (Base: an event, a heartbeat's answer), not only a message.
+type EventClock interface{ LastEvent() time.Time }
+
 // State is what `nanobot channels status` shows of a running channel.
 type State struct {
 	Name string `json:"name"`
@@ -30,6 +34,9 @@ func (m *Manager) States() []State {
 	var out []State
 	for _, c := range m.started {
 		s := State{Name: c.Name(), LastEvent: m.lastEvent[c.Name()]}
+		if ec, ok := c.(EventClock); ok && ec.LastEvent().After(s.LastEvent) {
+			s.LastEvent = ec.LastEvent()
+		}
 		if cn, ok := c.(Connector); ok {
 			up := cn.Connected()
 			s.Connected = &up

@@ -67,3 +67,20 @@ func (p *Publisher) WaitPublished(n int) []protocol.Inbound {
 		"expected %d published messages", n)
 	return p.Published()
 }
+
+// WaitLast waits until the last message recorded has id (a sync message:
+// a channel takes messages in order, so all sent before it were handled)
+// and returns it.
+func (p *Publisher) WaitLast(id string) protocol.Inbound {
+	p.t.Helper()
+	var last protocol.Inbound
+	require.Eventually(p.t, func() bool {
+		got := p.Published()
+		if len(got) == 0 {
+			return false
+		}
+		last = got[len(got)-1]
+		return last.ID == id
+	}, 10*time.Second, 5*time.Millisecond, "%s never came last", id)
+	return last
+}

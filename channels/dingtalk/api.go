@@ -140,7 +140,7 @@ func (c *Channel) sendError(op, token string, err error) error {
 		}
 		return &channels.SendError{Err: wrapped, RetryAfter: wait}
 	case e.unauthorized():
-		c.tokens.drop(token)
+		c.tokens.Invalidate(token)
 		return wrapped
 	case e.Status >= 400 && e.Status < 500 && e.Status != http.StatusRequestTimeout:
 		return &channels.SendError{Err: wrapped, Permanent: true}

@@ -41,7 +41,7 @@ func TestBadPayloadsAreDropped(t *testing.T) {
 	h.peer.Push(dingtalkpeer.Callback, "/v1.0/card/instances/callback", "{}")
 	h.sync() // handled in order: everything before it was handled too
 	require.Len(t, h.Published(), 1, "only the sync message was published")
-	logs := h.logs.String()
+	logs := h.Logs.String()
 	for _, tc := range cases {
 		if tc.logged != "" {
 			require.Contains(t, logs, tc.logged, tc.name)
@@ -51,5 +51,5 @@ func TestBadPayloadsAreDropped(t *testing.T) {
 	require.Contains(t, logs, `message_id=frameUTF8 error="stream frame not valid UTF-8"`)
 	require.Equal(t, len(cases), strings.Count(logs, "dingtalk message dropped"), "each bad message is logged once")
 	require.Equal(t, 3, strings.Count(logs, "dingtalk stream frame dropped"))
-	require.True(t, h.ch.Connected(), "the stream is still up")
+	require.True(t, h.Ch.Connected(), "the stream is still up")
 }

@@ -2,7 +2,6 @@ package dingtalk
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/dingtalk/dingtalkpeer"
-	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -62,7 +59,7 @@ func TestGroupMessageNeedsAMention(t *testing.T) {
 	require.Equal(t, "group:"+team, got.Route.ChatID)
 	require.Equal(t, alice.StaffID, got.Route.SenderID)
 	require.Nil(t, got.Scope, "the group shares one session (dingtalk:group:…)")
-	require.Contains(t, h.logs.String(), skipNotMentioned)
+	require.Contains(t, h.Logs.String(), skipNotMentioned)
 }
 
 func TestGroupUserIsolation(t *testing.T) {
@@ -83,7 +80,7 @@ func TestRefusedSenderIsNotTakenFurther(t *testing.T) {
 	h.sync()
 	require.Len(t, h.Published(), 1, "only the sync message")
 	require.Zero(t, h.peer.Stats().Downloads, "nothing is downloaded for a refused sender")
-	entries, _ := os.ReadDir(filepath.Join(h.workspace, "media"))
+	entries, _ := os.ReadDir(filepath.Join(h.Workspace, "media"))
 	require.Empty(t, entries)
 }
 
@@ -115,7 +112,7 @@ func TestPicturesAndFilesIn(t *testing.T) {
 	h.peer.AddFile("code-doc", []byte("the report"))
 	id := h.peer.Say(dingtalkpeer.Incoming{From: alice, MsgType: "picture", Content: map[string]any{"downloadCode": "code-cat", "pictureDownloadCode": "x"}})
 	got := h.WaitPublished(1)[0]
-	want := filepath.Join(h.workspace, "media", "dingtalk-"+id+"-0-image.jpg")
+	want := filepath.Join(h.Workspace, "media", "dingtalk-"+id+"-0-image.jpg")
 	require.Equal(t, []string{want}, got.Media)
 	require.Equal(t, "[Image]", got.Content)
 	data, err := os.ReadFile(want)
@@ -138,7 +135,7 @@ func TestReplyByTheSessionWebhook(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Text: "hi"})
 	msg := h.WaitPublished(1)[0]
-	require.NoError(t, h.ch.Send(context.Background(), reply(msg.Route, "t1", "Hello, **Alice**.\n\n~~old~~ new")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(msg.Route, "t1", "Hello, **Alice**.\n\n~~old~~ new")))
 	sent := h.peer.Sent(alice.StaffID)
 	require.Len(t, sent, 1)
 	require.Equal(t, "webhook", sent[0].Via, "the message's sessionWebhook answers it while valid")
@@ -151,8 +148,8 @@ func TestReplyByTheRobotAPIOnceTheWebhookExpired(t *testing.T) {
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Text: "hi", WebhookValid: -time.Minute})
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Group: team, AtRobot: true, Text: "hi", WebhookValid: -time.Minute})
 	got := h.WaitPublished(2)
-	require.NoError(t, h.ch.Send(context.Background(), reply(got[0].Route, "t1", "Hello.")))
-	require.NoError(t, h.ch.Send(context.Background(), reply(got[1].Route, "t2", "Hello, team.")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(got[0].Route, "t1", "Hello.")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(got[1].Route, "t2", "Hello, team.")))
 	dm := h.peer.Sent(alice.StaffID)
 	require.Len(t, dm, 1)
 	require.Equal(t, dingtalkpeer.Sent{Via: "api", ChatID: alice.StaffID, MsgKey: "sampleMarkdown", Title: "Nanobot Reply", Text: "Hello.",
@@ -163,7 +160,7 @@ func TestReplyByTheRobotAPIOnceTheWebhookExpired(t *testing.T) {
 	require.Equal(t, "# @Alice\n\nHello, team.", group[0].Text, "a group reply names the sender, as in nanobot")
 
 	// A chat the channel never heard from (another gateway's) goes by the API.
-	require.NoError(t, h.ch.Send(context.Background(), reply(protocol.Route{Channel: Name, ChatID: bob.StaffID}, "t3", "Hi Bob.")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(protocol.Route{Channel: Name, ChatID: bob.StaffID}, "t3", "Hi Bob.")))
 	require.Equal(t, "api", h.peer.Sent(bob.StaffID)[0].Via)
 	require.Equal(t, 1, h.peer.Stats().Tokens, "the access token is cached")
 }
@@ -173,7 +170,7 @@ func TestGroupHeaderEscapesTheName(t *testing.T) {
 	mallory := dingtalkpeer.User{StaffID: "staff-m", Nick: "Alice\n# [click](https://evil) *admin*"}
 	h.peer.Say(dingtalkpeer.Incoming{From: mallory, Group: team, AtRobot: true, Text: "hi"})
 	msg := h.WaitPublished(1)[0]
-	require.NoError(t, h.ch.Send(context.Background(), reply(msg.Route, "t1", "hello")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(msg.Route, "t1", "hello")))
 	sent := h.peer.Sent("group:" + team)
 	require.Len(t, sent, 1)
 	require.Equal(t, "webhook", sent[0].Via)
@@ -189,7 +186,7 @@ func TestLongReplyIsSplit(t *testing.T) {
 	text := strings.Join(paras, "\n\n") // 90×99 + 89×2 = 9088 characters
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Text: "tell me"})
 	msg := h.WaitPublished(1)[0]
-	require.NoError(t, h.ch.Send(context.Background(), reply(msg.Route, "t1", text)))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(msg.Route, "t1", text)))
 	sent := h.peer.Sent(alice.StaffID)
 	require.Len(t, sent, 3)
 	var joined []string
@@ -202,12 +199,12 @@ func TestLongReplyIsSplit(t *testing.T) {
 
 func TestFilesOut(t *testing.T) {
 	h := startHarness(t, nil)
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "report.txt"), []byte("the report"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "chart.png"), []byte("png"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "page.html"), []byte("<p>hi</p>"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "report.txt"), []byte("the report"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "chart.png"), []byte("png"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "page.html"), []byte("<p>hi</p>"), 0o644))
 	r := reply(protocol.Route{Channel: Name, ChatID: "group:" + team}, "t1", "Here they are.")
 	r.Media = []string{"report.txt", "chart.png", "page.html", "https://example.com/cat.jpg", "https://example.com/a.pdf", "missing.pdf"}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	sent := h.peer.Sent("group:" + team)
 	require.Len(t, sent, 7)
 	ups := h.peer.Uploads()
@@ -233,13 +230,13 @@ func TestRedeliveredMessageIsTakenOnce(t *testing.T) {
 	h.peer.Say(in)
 	h.sync()
 	require.Len(t, h.Published(), 2, "the message and the sync")
-	require.Contains(t, h.logs.String(), "redelivered")
+	require.Contains(t, h.Logs.String(), "redelivered")
 
 	// The set is kept under the home: a new channel (a restart) knows it too.
-	require.NoError(t, h.ch.Stop(context.Background()))
+	h.Stop()
 	// The peer must see the old stream gone, or startOn could take it for the new one.
 	require.Eventually(t, func() bool { return !h.peer.Connected() }, 10*time.Second, 10*time.Millisecond)
-	h2 := startOn(t, h.peer, channels.Deps{Config: h.ch.cfgForTest(t), Workspace: h.workspace, Home: h.home})
+	h2 := startOn(t, h.peer, h.Env)
 	h.peer.Say(in)
 	h2.sync()
 	require.Len(t, h2.Published(), 1, "only the sync message after the restart")
@@ -251,7 +248,7 @@ func TestReconnectsAfterADrop(t *testing.T) {
 	h.peer.Drop()
 	require.Eventually(t, func() bool { return h.peer.Stats().Connections == 2 }, 15*time.Second, 10*time.Millisecond)
 	require.Equal(t, 2, h.peer.Stats().Opens, "a new ticket for each connection")
-	require.Eventually(t, h.ch.Connected, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, h.Ch.Connected, 5*time.Second, 10*time.Millisecond)
 	h.sync()
 
 	// The server's SYSTEM disconnect: connect again at once.
@@ -263,22 +260,34 @@ func TestReconnectsAfterADrop(t *testing.T) {
 
 func TestConnectedFollowsTheStream(t *testing.T) {
 	h := startHarness(t, nil)
-	require.True(t, h.ch.Connected())
+	require.True(t, h.Ch.Connected())
 	h.peer.Fail("/v1.0/gateway/connections/open", 503, `{"code":"ServiceUnavailable","message":"busy"}`, nil)
 	h.peer.Drop()
-	require.Eventually(t, func() bool { return !h.ch.Connected() }, 5*time.Second, 10*time.Millisecond)
-	require.Eventually(t, func() bool { return h.ch.Connected() && h.peer.Connected() }, 15*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return !h.Ch.Connected() }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return h.Ch.Connected() && h.peer.Connected() }, 15*time.Second, 10*time.Millisecond,
 		"it retries after a failed registration")
-	require.Contains(t, h.logs.String(), "ServiceUnavailable")
+	require.Contains(t, h.Logs.String(), "ServiceUnavailable")
 }
 
-// cfgForTest is the channel's config, to build a second one on the same peer.
-func (c *Channel) cfgForTest(t *testing.T) *config.Config {
-	t.Helper()
-	raw, err := json.Marshal(map[string]any{"enabled": true, "clientId": c.cfg.ClientID, "clientSecret": c.cfg.ClientSecret,
-		"apiBase": c.cfg.APIBase, "allowFrom": []string{"*"}})
-	require.NoError(t, err)
-	cfg := config.Default()
-	cfg.Channels.Other = map[string]json.RawMessage{"dingtalk": raw}
-	return cfg
+// TestRefusedPublishIsTakenInAgainAfterARestart: the loss rule on DingTalk.
+// A message Temporal did not take is left unacknowledged, and its
+// redelivery after a restart goes to the agent.
+func TestRefusedPublishIsTakenInAgainAfterARestart(t *testing.T) {
+	h := startHarness(t, nil)
+	h.Down.Store(true)
+	in := dingtalkpeer.Incoming{MsgID: "msgLOST", From: alice, Text: "do not lose me"}
+	h.peer.Say(in)
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "could not be handed to the agent") },
+		10*time.Second, 10*time.Millisecond)
+	require.Empty(t, h.peer.Responses(), "not acknowledged: DingTalk pushes it again")
+	h.Stop()
+	require.Eventually(t, func() bool { return !h.peer.Connected() }, 10*time.Second, 10*time.Millisecond)
+
+	h2 := startOn(t, h.peer, h.Env)
+	h.peer.Say(in) // DingTalk's redelivery
+	got := h2.WaitPublished(1)
+	require.Equal(t, "dingtalk:msgLOST", got[0].ID)
+	require.Equal(t, "do not lose me", got[0].Content)
+	require.Eventually(t, func() bool { return len(h.peer.Responses()) == 1 }, 5*time.Second, 10*time.Millisecond,
+		"acknowledged once taken in")
 }

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -32,20 +30,16 @@ const (
 
 // Channel is one DingTalk app's robot.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	api, oapi string // API bases: DingTalk's or apiBase
 	workspace string
-	log       *slog.Logger
 	http      *http.Client
 	secrets   *secrets.Set
-	tokens    *accessTokens
-	seen      channels.SeenKeys // msgIds taken in
-	hooks     *sessionHooks     // sessionWebhooks of recent messages
+	tokens    channels.TokenCache
+	hooks     *sessionHooks // sessionWebhooks of recent messages
 
-	up      atomic.Bool // the stream is connected and registered
-	loop    channels.Loop
-	mu      sync.Mutex
-	publish channels.Publish
+	loop channels.Loop
 }
 
 // New builds the channel from config; it connects in Start.
@@ -62,22 +56,16 @@ func New(deps channels.Deps) (*Channel, error) {
 		log = slog.Default()
 	}
 	c := &Channel{
-		cfg: cfg, workspace: deps.Workspace, log: log.With("channel", Name),
+		cfg: cfg, workspace: deps.Workspace,
 		http: &http.Client{Timeout: 60 * time.Second}, secrets: deps.Secrets,
-		// DingTalk pushes again what was not acknowledged, after a restart too.
-		seen:  deps.SeenSet("dingtalk-messages", 4096, deps.StateFile("dingtalk-messages.json")),
 		hooks: newSessionHooks(1024),
 	}
+	// DingTalk pushes again what was not acknowledged, after a restart too.
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("dingtalk-messages", 4096, deps.StateFile("dingtalk-messages.json")))
 	c.api, c.oapi = cfg.bases()
-	c.tokens = &accessTokens{c: c}
+	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: deps.Secrets}
 	return c, nil
 }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
-// Connected implements channels.Connector.
-func (c *Channel) Connected() bool { return c.up.Load() }
 
 // Describe tells the gateway banner which app this is.
 func (c *Channel) Describe() string {
@@ -88,18 +76,16 @@ func (c *Channel) Describe() string {
 // the background until ctx ends or Stop is called. Refused credentials
 // fail the start; a network error only delays the stream.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.mu.Lock()
-	c.publish = publish
-	c.mu.Unlock()
+	c.Attach(publish)
 	tctx, cancel := context.WithTimeout(ctx, callTimeout)
-	_, err := c.tokens.get(tctx)
+	_, err := c.tokens.Get(tctx)
 	cancel()
 	var refused *apiError
 	switch {
 	case errors.As(err, &refused) && refused.Status >= 400 && refused.Status < 500 && !refused.throttled():
 		return fmt.Errorf("dingtalk refused channels.dingtalk.clientId/clientSecret: %w", err)
 	case err != nil:
-		c.log.Warn("dingtalk access token not fetched yet; the stream connects anyway", "error", err)
+		c.Log.Warn("dingtalk access token not fetched yet; the stream connects anyway", "error", err)
 	}
 	c.loop.Go(ctx, c.run)
 	return nil
@@ -108,6 +94,6 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 // Stop implements channels.Channel: the loop is cancelled, which closes the stream.
 func (c *Channel) Stop(ctx context.Context) error {
 	err := c.loop.Stop(ctx, stopWithin, "dingtalk stream")
-	c.up.Store(false)
+	c.Down()
 	return err
 }

@@ -2,7 +2,6 @@ package dingtalk
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -20,50 +19,53 @@ const (
 	skipEmpty        = "empty or unsupported message type"
 )
 
-// handleQueue takes the stream's robot messages in, in the order they came.
-func (c *Channel) handleQueue(ctx context.Context, messages <-chan frame) {
+// handleQueue takes the stream's robot messages in, in the order they
+// came, and acknowledges each one done with; one the agent did not get
+// stays unacknowledged, so DingTalk pushes it again.
+func (c *Channel) handleQueue(ctx context.Context, messages <-chan callback) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case f := <-messages:
-			c.handle(ctx, f)
+		case cb := <-messages:
+			if !channels.Handed(c.handle(ctx, cb.f)) {
+				continue
+			}
+			if err := cb.conn.WriteJSON(ack(cb.f)); err != nil {
+				c.Log.Debug("dingtalk ack not sent; the message comes again and is deduplicated", "message_id", cb.f.Headers.MessageID, "error", err)
+			}
 		}
 	}
 }
 
 // handle takes one robot message in: checked, de-duplicated, filtered by
 // nanobot's rules, turned into an inbound message and published; its
-// files are fetched only once the manager admits the sender.
-func (c *Channel) handle(ctx context.Context, f frame) {
+// files are fetched only once the manager admits the sender. The error is
+// TakeIn's.
+func (c *Channel) handle(ctx context.Context, f frame) error {
 	m, id, err := decodeMessage(f.Data)
 	if err != nil {
-		c.log.Warn("dingtalk message dropped", "msg_id", id, "message_id", f.Headers.MessageID, "error", err)
-		return
-	}
-	// DingTalk pushes again a callback whose ack it missed: taken in once.
-	if c.seen.Add("msg:" + m.MsgID) {
-		c.log.Info("dingtalk message redelivered; already taken in", "msg_id", m.MsgID)
-		return
+		c.Log.Warn("dingtalk message dropped", "msg_id", id, "message_id", f.Headers.MessageID, "error", err)
+		return nil
 	}
 	if m.isGroup() && !m.mentionsBot() {
-		c.log.Debug("dingtalk message skipped", "why", skipNotMentioned, "msg_id", m.MsgID, "conversation", m.ConversationID)
-		return
+		c.Log.Debug("dingtalk message skipped", "why", skipNotMentioned, "msg_id", m.MsgID, "conversation", m.ConversationID)
+		return nil
 	}
 	c.hooks.put(m)
 	if !m.isGroup() && c.cfg.DisablePrivateChat {
 		// nanobot's hard guard: before allowFrom, a notice and no session.
-		c.log.Info("dingtalk private chat disabled; the sender is told so", "msg_id", m.MsgID, "sender", m.sender())
+		c.Log.Info("dingtalk private chat disabled; the sender is told so", "msg_id", m.MsgID, "sender", m.sender())
 		r := channels.Reply{Route: c.route(m), Text: privateChatDisabled, Kind: protocol.ReplySystem}
 		if err := c.Send(ctx, r); err != nil {
-			c.log.Warn("dingtalk private-chat notice not sent", "msg_id", m.MsgID, "error", err)
+			c.Log.Warn("dingtalk private-chat notice not sent", "msg_id", m.MsgID, "error", err)
 		}
-		return
+		return nil
 	}
 	content, files := m.text()
 	if content == "" && len(files) == 0 {
-		c.log.Warn("dingtalk message dropped", "why", skipEmpty, "msgtype", m.MsgType, "msg_id", m.MsgID)
-		return
+		c.Log.Warn("dingtalk message dropped", "why", skipEmpty, "msgtype", m.MsgType, "msg_id", m.MsgID)
+		return nil
 	}
 	msg := c.inbound(m, content)
 	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
@@ -75,14 +77,8 @@ func (c *Channel) handle(ctx context.Context, f frame) {
 		}
 		return nil
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err = publish(ctx, msg, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		return // a refused sender was logged by the manager
-	}
-	c.log.Error("dingtalk message could not be handed to the agent", "msg_id", m.MsgID, "sender", m.sender(), "error", err)
+	// DingTalk pushes again a callback whose ack it missed: taken in once.
+	return c.TakeIn(ctx, "msg:"+m.MsgID, msg, admitted)
 }
 
 // route is where the answer to m goes; ReplyTo names m, whose

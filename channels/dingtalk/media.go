@@ -26,7 +26,7 @@ func (c *Channel) downloadAll(ctx context.Context, m robotMessage, files []downl
 	for i, f := range files {
 		p, err := c.download(ctx, m, i, f)
 		if err != nil {
-			c.log.Warn("dingtalk file not downloaded", "msg_id", m.MsgID, "file", f.name, "error", err)
+			c.Log.Warn("dingtalk file not downloaded", "msg_id", m.MsgID, "file", f.name, "error", err)
 			notes = append(notes, "[attachment: "+f.name+" - download failed]")
 			continue
 		}
@@ -42,7 +42,7 @@ func (c *Channel) download(ctx context.Context, m robotMessage, i int, f downloa
 	}
 	dctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	token, err := c.tokens.get(dctx)
+	token, err := c.tokens.Get(dctx)
 	if err != nil {
 		return "", err
 	}

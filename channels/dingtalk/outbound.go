@@ -62,7 +62,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 		if errors.As(err, &se) && se.RetryAfter > 0 {
 			return "", err
 		}
-		c.log.Warn("dingtalk sessionWebhook refused the reply; sending through the robot API", "msg_id", r.Route.ReplyTo, "error", err)
+		c.Log.Warn("dingtalk sessionWebhook refused the reply; sending through the robot API", "msg_id", r.Route.ReplyTo, "error", err)
 	}
 	return c.sendRobot(ctx, r.Route.ChatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": text})
 }
@@ -114,7 +114,7 @@ type robotAnswer struct {
 func (c *Channel) sendRobot(ctx context.Context, chatID, msgKey string, param any) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	token, err := c.tokens.get(cctx)
+	token, err := c.tokens.Get(cctx)
 	if err != nil {
 		return "", c.sendError("access token", "", err)
 	}

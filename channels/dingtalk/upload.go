@@ -63,7 +63,7 @@ func (c *Channel) sendMedia(ctx context.Context, chatID, ref string) (string, er
 	p, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
 	name := filepath.Base(p)
 	failed := func(why string, err error) (string, error) {
-		c.log.Warn("dingtalk attachment not sent", "file", p, "why", why, "error", err)
+		c.Log.Warn("dingtalk attachment not sent", "file", p, "why", why, "error", err)
 		return c.sendRobot(ctx, chatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": "[Attachment send failed: " + name + "]"})
 	}
 	if why != "" {
@@ -114,7 +114,7 @@ func zipHTML(name string, data []byte) ([]byte, string) {
 func (c *Channel) upload(ctx context.Context, kind, name string, data []byte) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	token, err := c.tokens.get(cctx)
+	token, err := c.tokens.Get(cctx)
 	if err != nil {
 		return "", c.sendError("access token", "", err)
 	}

@@ -78,17 +78,17 @@ func (in interaction) presser() *user {
 func (c *Channel) handlePress(ctx context.Context, raw []byte) {
 	var in interaction
 	if err := json.Unmarshal(raw, &in); err != nil || !snowflake.MatchString(in.ID) || in.Token == "" {
-		c.log.Warn("discord interaction dropped: not one Discord sends", "id", idOf(raw), "error", err)
+		c.Log.Warn("discord interaction dropped: not one Discord sends", "id", idOf(raw), "error", err)
 		return
 	}
-	if c.seen.Add("interaction:" + in.ID) {
-		c.log.Info("discord interaction redelivered; already taken in", "id", in.ID)
+	if c.Seen().Add("interaction:" + in.ID) {
+		c.Log.Info("discord interaction redelivered; already taken in", "id", in.ID)
 		return
 	}
 	who := in.presser()
 	if in.Type != interactionComponent || !channels.IsApprovalPress(in.Data.CustomID) || who == nil ||
 		!snowflake.MatchString(who.ID) || !snowflake.MatchString(in.ChannelID) || in.Message == nil || !snowflake.MatchString(in.Message.ID) {
-		c.log.Warn("discord interaction ignored: not an approval button of a message", "id", in.ID, "type", in.Type, "custom_id", in.Data.CustomID)
+		c.Log.Warn("discord interaction ignored: not an approval button of a message", "id", in.ID, "type", in.Type, "custom_id", in.Data.CustomID)
 		c.respond(in, pressFailedText)
 		return
 	}
@@ -106,10 +106,7 @@ func (c *Channel) handlePress(ctx context.Context, raw []byte) {
 			msg.Scope = protocol.Thread(parent, in.ChannelID) // as a typed message in the thread
 		}
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err := publish(ctx, msg, nil)
+	err := c.Publish(ctx, msg, nil)
 	switch {
 	case err == nil:
 		c.respond(in, "")
@@ -117,7 +114,7 @@ func (c *Channel) handlePress(ctx context.Context, raw []byte) {
 	case errors.Is(err, channels.ErrRefused):
 		c.respond(in, pressRefusedText)
 	default:
-		c.log.Error("discord button press could not be handed to the agent", "id", in.ID, "channel_id", in.ChannelID, "user", who.ID, "error", err)
+		c.Log.Error("discord button press could not be handed to the agent", "id", in.ID, "channel_id", in.ChannelID, "user", who.ID, "error", err)
 		c.respond(in, pressFailedText)
 	}
 }
@@ -133,7 +130,7 @@ func (c *Channel) respond(in interaction, text string) {
 	ctx, cancel := c.callCtx()
 	defer cancel()
 	if err := c.api.InteractionRespond(&discordgo.Interaction{ID: in.ID, Token: in.Token}, resp, discordgo.WithContext(ctx)); err != nil {
-		c.log.Warn("discord interaction not answered", "id", in.ID, "error", err)
+		c.Log.Warn("discord interaction not answered", "id", in.ID, "error", err)
 	}
 }
 
@@ -145,6 +142,6 @@ func (c *Channel) clearButtons(channelID, messageID string) {
 	e := discordgo.NewMessageEdit(channelID, messageID)
 	e.Components = &[]discordgo.MessageComponent{}
 	if _, err := c.api.ChannelMessageEditComplex(e, discordgo.WithContext(ctx)); err != nil {
-		c.log.Warn("discord could not take the buttons off an answered request", "channel_id", channelID, "message_id", messageID, "error", err)
+		c.Log.Warn("discord could not take the buttons off an answered request", "channel_id", channelID, "message_id", messageID, "error", err)
 	}
 }

@@ -20,10 +20,8 @@ var asked = protocol.ApprovalRequest{ID: "1a2b", Tool: "exec", Args: "rm -rf bui
 func behindManager(t *testing.T, h *harness, unified bool, allowFrom ...string) *channeltest.Bus {
 	cfg := depsFor(t, h.peer, map[string]any{"allowFrom": allowFrom}).Config
 	cfg.Agents.Defaults.UnifiedSession = unified
-	publish, b := channeltest.BehindManager(t, cfg, h.ch)
-	h.ch.mu.Lock()
-	h.ch.publish = publish
-	h.ch.mu.Unlock()
+	publish, b := channeltest.BehindManager(t, cfg, h.Ch)
+	h.Ch.Attach(publish)
 	return b
 }
 
@@ -31,7 +29,7 @@ func behindManager(t *testing.T, h *harness, unified bool, allowFrom ...string) 
 func postRequest(t *testing.T, h *harness, chat string) discordpeer.Message {
 	r := channels.Reply{ID: "t1#approval-1a2b", Route: protocol.Route{Channel: Name, ChatID: chat}, Turn: "t1",
 		Kind: protocol.ReplyApproval, Approval: &asked, Text: asked.Text()}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	msgs := h.peer.Messages(chat)
 	require.Len(t, msgs, 1)
 	return msgs[0]
@@ -61,7 +59,7 @@ func TestApprovalRequestHasButtons(t *testing.T) {
 		got = append(got, [3]any{b.Label, b.Style, b.CustomID})
 	}
 	require.Equal(t, [][3]any{{"Approve", 3, "/approve 1a2b"}, {"Deny", 4, "/deny 1a2b"}, {"Always this command", 2, "/approve 1a2b always"}}, got)
-	require.NoError(t, h.ch.Send(context.Background(), reply(general, "", "t2", "plain")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(general, "", "t2", "plain")))
 	require.Empty(t, h.peer.Messages(general)[1].Components, "a plain reply has no buttons")
 }
 

@@ -42,7 +42,7 @@ func TestBadPayloadsAreDropped(t *testing.T) {
 	}
 	h.sync() // handled in order: everything before it was handled too
 	require.Len(t, h.Published(), 1, "only the sync message was published")
-	logs := h.logs.String()
+	logs := h.Logs.String()
 	for _, tc := range cases {
 		if tc.logged != "" {
 			require.Contains(t, logs, tc.logged, tc.name)

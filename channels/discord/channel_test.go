@@ -29,7 +29,7 @@ func TestDMIsPublished(t *testing.T) {
 	require.False(t, got.Group)
 	require.Nil(t, got.Scope, "a DM has the chat's session (the manager names it)")
 	require.Equal(t, id, got.Metadata[channels.MetaMessageID])
-	require.Contains(t, h.ch.Describe(), "@"+discordpeer.BotName)
+	require.Contains(t, h.Ch.Describe(), "@"+discordpeer.BotName)
 }
 
 func TestRefusedSenderIsNotTakenFurther(t *testing.T) {
@@ -41,7 +41,7 @@ func TestRefusedSenderIsNotTakenFurther(t *testing.T) {
 		Attachments: []discordpeer.Attachment{{ID: "700000000000000001", Filename: "a.png", URL: att, Size: 3}}})
 	h.sync()
 	require.Len(t, h.Published(), 1, "only the sync message")
-	entries, _ := os.ReadDir(filepath.Join(h.workspace, "media"))
+	entries, _ := os.ReadDir(filepath.Join(h.Workspace, "media"))
 	require.Empty(t, entries, "nothing is downloaded for a refused sender")
 }
 
@@ -89,7 +89,7 @@ func TestIgnoredMessages(t *testing.T) {
 	require.Len(t, got, 2)
 	require.Equal(t, "in the thread", got[0].Content)
 	for _, why := range []string{skipOwn, skipBot, skipSystem, skipChannel} {
-		require.Contains(t, h.logs.String(), why)
+		require.Contains(t, h.Logs.String(), why)
 	}
 }
 
@@ -121,7 +121,7 @@ func TestRedeliveredMessageIsTakenOnce(t *testing.T) {
 	h.peer.Say(in)
 	h.sync()
 	require.Len(t, h.Published(), 2, "the message and the sync")
-	require.Contains(t, h.logs.String(), "redelivered")
+	require.Contains(t, h.Logs.String(), "redelivered")
 }
 
 func TestReplyReferencesTheUsersMessage(t *testing.T) {
@@ -129,12 +129,12 @@ func TestReplyReferencesTheUsersMessage(t *testing.T) {
 	id := h.peer.Say(discordpeer.Incoming{ChannelID: dm, Author: alice, Content: "hi"})
 	msg := h.WaitPublished(1)[0]
 	r := reply(dm, msg.Route.ReplyTo, "t1", "Hello, **Alice**.")
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "Hello, **Alice**.", msgs[0].Content)
 	require.Equal(t, id, msgs[0].ReplyTo)
-	require.Contains(t, h.peer.Calls()[len(h.peer.Calls())-1].Body, `"replied_user":false`)
+	require.Contains(t, string(h.peer.Calls()[len(h.peer.Calls())-1].Body), `"replied_user":false`)
 }
 
 // TestReplyIsDiscordsMarkdown: what reaches Discord is Discord's Markdown
@@ -144,7 +144,7 @@ func TestReplyReferencesTheUsersMessage(t *testing.T) {
 func TestReplyIsDiscordsMarkdown(t *testing.T) {
 	h := startHarness(t, nil)
 	md := "__Bold__, [the docs](https://example.com/a_(b)), ``x`y``\n\n#### Deep\n\n| k | v |\n|---|---|\n| a | 1 |"
-	require.NoError(t, h.ch.Send(context.Background(), reply(dm, "", "t1", md)))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(dm, "", "t1", md)))
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "**Bold**, [the docs](<https://example.com/a_(b)>), ``x`y``\n\n**Deep**\n\n```\nk  v\n─  ─\na  1\n```", msgs[0].Content)
@@ -157,7 +157,7 @@ func TestLongReplyIsSplitInThree(t *testing.T) {
 		paras = append(paras, strings.Repeat(string(rune('a'+i%26)), 99))
 	}
 	text := strings.Join(paras, "\n\n") // 45×99 + 44×2 = 4543 characters
-	require.NoError(t, h.ch.Send(context.Background(), reply(dm, "1300000000000000009", "t1", text)))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(dm, "1300000000000000009", "t1", text)))
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 3)
 	var joined []string
@@ -176,14 +176,14 @@ func TestLongReplyIsSplitInThree(t *testing.T) {
 func TestTypingAndReactions(t *testing.T) {
 	h := startHarness(t, map[string]any{"workingEmoji": "🔧", "workingEmojiDelay": 0.05})
 	route := protocol.Route{Channel: Name, ChatID: dm}
-	require.NoError(t, h.ch.SendTyping(context.Background(), route))
+	require.NoError(t, h.Ch.SendTyping(context.Background(), route))
 	require.Equal(t, 1, h.peer.CallsTo("POST", "/channels/"+dm+"/typing"))
 
-	require.Equal(t, "👀", h.ch.AckEmoji(), "nanobot's readReceiptEmoji")
+	require.Equal(t, "👀", h.Ch.AckEmoji(), "nanobot's readReceiptEmoji")
 	msgID := "1300000000000000002"
-	require.NoError(t, h.ch.React(context.Background(), route, msgID, "👀"))
+	require.NoError(t, h.Ch.React(context.Background(), route, msgID, "👀"))
 	require.Eventually(t, func() bool { return len(h.peer.Reactions(msgID)) == 2 }, 5*time.Second, 10*time.Millisecond)
-	require.NoError(t, h.ch.Unreact(context.Background(), route, msgID, "👀"))
+	require.NoError(t, h.Ch.Unreact(context.Background(), route, msgID, "👀"))
 	require.ElementsMatch(t, []string{"+👀", "+🔧", "-👀", "-🔧"}, h.peer.Reactions(msgID))
 }
 
@@ -202,7 +202,7 @@ func TestAttachmentInIsDownloaded(t *testing.T) {
 			{ID: "700000000000000005", Filename: "evil.txt", Size: 4, URL: elsewhere.URL + "/x"},
 		}})
 	got := h.WaitPublished(1)[0]
-	want := filepath.Join(h.workspace, "media", "discord-700000000000000002-cat.png")
+	want := filepath.Join(h.Workspace, "media", "discord-700000000000000002-cat.png")
 	require.Equal(t, []string{want}, got.Media)
 	data, err := os.ReadFile(want)
 	require.NoError(t, err)
@@ -212,10 +212,10 @@ func TestAttachmentInIsDownloaded(t *testing.T) {
 
 func TestFilesOut(t *testing.T) {
 	h := startHarness(t, nil)
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "report.txt"), []byte("the report"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "report.txt"), []byte("the report"), 0o644))
 	r := reply(dm, "1300000000000000003", "t1", "Here it is.")
 	r.Media = []string{"report.txt", "https://example.com/chart.png", "missing.pdf"}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 4)
 	require.Len(t, msgs[0].Files, 1)

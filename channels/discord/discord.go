@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -27,29 +26,22 @@ const Name = "discord"
 const (
 	// callTimeout bounds one REST call made on the channel's own behalf.
 	callTimeout = 30 * time.Second
-	// maxOpenBackoff caps the wait between attempts to open the gateway.
-	maxOpenBackoff = time.Minute
 )
 
 // Channel is one Discord bot connection.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	workspace string
-	log       *slog.Logger
 	http      *http.Client
 	api       *discordgo.Session
 
-	up     atomic.Bool       // the gateway socket is open
-	seen   channels.SeenKeys // message and interaction ids taken in
 	events chan gatewayEvent // MESSAGE_CREATE and INTERACTION_CREATE payloads, handled in order
 	// streamEvery spaces the edits of a streamed message (0: streaming off).
 	streamEvery time.Duration
 	working     *workingEmojis
 
 	mu      sync.Mutex
-	botID   string
-	botName string
-	publish channels.Publish
 	runCtx  context.Context
 	cancel  context.CancelFunc
 	stopped bool
@@ -87,10 +79,10 @@ func New(deps channels.Deps) (*Channel, error) {
 	api.State.TrackEmojis, api.State.TrackRoles = false, false
 	routeLibraryLog()
 	c := &Channel{
-		cfg: cfg, workspace: deps.Workspace, log: log, http: hc, api: api,
-		seen:   deps.SeenSet("discord-messages", 4096, ""),
+		cfg: cfg, workspace: deps.Workspace, http: hc, api: api,
 		events: make(chan gatewayEvent, 256),
 	}
+	c.Init(Name, log, deps.SeenSet("discord-messages", 4096, ""))
 	if cfg.Streaming {
 		c.streamEvery = streamInterval
 	}
@@ -98,12 +90,12 @@ func New(deps channels.Deps) (*Channel, error) {
 	api.AddHandler(c.onEvent)
 	api.AddHandler(c.onConnect)
 	api.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
-		c.up.Store(false)
-		c.log.Info("discord gateway disconnected; discordgo reconnects and resumes")
+		c.Down()
+		c.Log.Info("discord gateway disconnected; discordgo reconnects and resumes")
 	})
 	api.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) {
-		c.up.Store(true)
-		c.log.Info("discord gateway session resumed")
+		c.Up()
+		c.Log.Info("discord gateway session resumed")
 	})
 	return c, nil
 }
@@ -116,20 +108,13 @@ func botToken(token string) string {
 	return "Bot " + token
 }
 
-// Connected implements channels.Connector.
-func (c *Channel) Connected() bool { return c.up.Load() }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.botID == "" {
+	id, name := c.Bot()
+	if id == "" {
 		return "bot identity unknown (users/@me failed; connecting)"
 	}
-	return fmt.Sprintf("@%s (%s), groupPolicy %s", c.botName, c.botID, c.cfg.GroupPolicy)
+	return fmt.Sprintf("@%s (%s), groupPolicy %s", name, id, c.cfg.GroupPolicy)
 }
 
 // Start checks the token (users/@me), then opens the gateway in the
@@ -137,21 +122,22 @@ func (c *Channel) Describe() string {
 // refused token fails the start; a network error only delays the gateway.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	runCtx, cancel := context.WithCancel(ctx)
+	c.Attach(publish)
 	c.mu.Lock()
-	c.publish, c.runCtx, c.cancel = publish, runCtx, cancel
+	c.runCtx, c.cancel = runCtx, cancel
 	c.mu.Unlock()
 	meCtx, done := context.WithTimeout(ctx, callTimeout)
 	me, err := c.api.User("@me", discordgo.WithContext(meCtx))
 	done()
 	switch {
 	case err == nil:
-		c.setBot(me.ID, me.Username)
-		c.log.Info("discord bot identified", "bot", "@"+me.Username, "id", me.ID)
+		c.SetBot(me.ID, me.Username)
+		c.Log.Info("discord bot identified", "bot", "@"+me.Username, "id", me.ID)
 	case isAuthError(err):
 		cancel()
 		return fmt.Errorf("discord refused channels.discord.token (users/@me): %w", err)
 	default:
-		c.log.Warn("discord users/@me failed; the gateway's READY will say who the bot is", "error", err)
+		c.Log.Warn("discord users/@me failed; the gateway's READY will say who the bot is", "error", err)
 	}
 	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.open(runCtx) }()
@@ -162,27 +148,18 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 // open connects the gateway, retrying with backoff until it is up; from
 // then on discordgo reconnects and resumes by itself.
 func (c *Channel) open(ctx context.Context) {
-	delay := time.Second
-	for {
+	c.Reconnect(ctx, channels.Backoff{}, func(ctx context.Context) error {
 		err := c.api.Open()
 		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
-			return
+			<-ctx.Done() // discordgo's own loop keeps the gateway from here
+			return ctx.Err()
 		}
-		wait := delay
 		var closed *websocket.CloseError
 		if errors.As(err, &closed) && fatalClose[closed.Code] != "" {
-			c.log.Error("discord gateway refused the bot: "+fatalClose[closed.Code], "code", closed.Code)
-			wait = 5 * time.Minute
-		} else {
-			c.log.Warn("discord gateway not reachable; retrying", "error", err, "in", wait)
+			return channels.Fatal(fmt.Errorf("discord gateway refused the bot: %s: %w", fatalClose[closed.Code], err))
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		delay = min(delay*2, maxOpenBackoff)
-	}
+		return fmt.Errorf("discord gateway not reachable: %w", err)
+	})
 }
 
 // fatalClose are gateway close codes a new attempt cannot fix by itself.
@@ -204,8 +181,8 @@ func (c *Channel) onConnect(s *discordgo.Session, _ *discordgo.Connect) {
 		go func() { _ = s.Close() }()
 		return
 	}
-	c.up.Store(true)
-	c.log.Info("discord gateway connected")
+	c.Up()
+	c.Log.Info("discord gateway connected")
 }
 
 // Stop implements channels.Channel: the gateway closes, the handlers end.
@@ -231,18 +208,6 @@ func (c *Channel) Stop(ctx context.Context) error {
 		return fmt.Errorf("discord gateway close: %w", err)
 	}
 	return nil
-}
-
-func (c *Channel) setBot(id, name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.botID, c.botName = id, name
-}
-
-func (c *Channel) bot() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.botID
 }
 
 // callCtx bounds a REST call made on the channel's own behalf.

@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -23,11 +22,11 @@ func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 			User      user   `json:"user"`
 		}
 		if err := json.Unmarshal(e.RawData, &ready); err != nil || ready.User.ID == "" {
-			c.log.Warn("discord READY without the bot's user", "error", err)
+			c.Log.Warn("discord READY without the bot's user", "error", err)
 			return
 		}
-		c.setBot(ready.User.ID, ready.User.Username)
-		c.log.Info("discord gateway ready", "bot", "@"+ready.User.Username, "id", ready.User.ID, "session", ready.SessionID)
+		c.SetBot(ready.User.ID, ready.User.Username)
+		c.Log.Info("discord gateway ready", "bot", "@"+ready.User.Username, "id", ready.User.ID, "session", ready.SessionID)
 	case "MESSAGE_CREATE", "INTERACTION_CREATE": // INTERACTION_CREATE: an approval button pressed
 		c.mu.Lock()
 		ctx := c.runCtx
@@ -40,7 +39,7 @@ func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 		case <-ctx.Done():
 		}
 	default:
-		c.log.Debug("discord gateway event ignored", "type", e.Type, "seq", e.Sequence)
+		c.Log.Debug("discord gateway event ignored", "type", e.Type, "seq", e.Sequence)
 	}
 }
 
@@ -70,21 +69,16 @@ func (c *Channel) handleQueue(ctx context.Context) {
 func (c *Channel) handle(ctx context.Context, raw []byte) {
 	m, id, err := decodeMessage(raw)
 	if err != nil {
-		c.log.Warn("discord message dropped", "message_id", id, "error", err)
+		c.Log.Warn("discord message dropped", "message_id", id, "error", err)
 		return
 	}
-	// A resumed session replays what it missed; a message is taken in once.
-	if c.seen.Add("message:" + m.ID) {
-		c.log.Info("discord message redelivered; already taken in", "message_id", m.ID, "channel_id", m.ChannelID)
-		return
-	}
-	botID := c.bot()
+	botID := c.BotID()
 	parent := ""
 	if !m.isDM() {
 		parent = c.threadParent(m.ChannelID)
 	}
 	if why := c.skipReason(m, botID, parent); why != "" {
-		c.log.Debug("discord message skipped", "why", why, "message_id", m.ID, "channel_id", m.ChannelID, "author", m.Author.ID)
+		c.Log.Debug("discord message skipped", "why", why, "message_id", m.ID, "channel_id", m.ChannelID, "author", m.Author.ID)
 		return
 	}
 	msg := c.inbound(m, botID, parent)
@@ -96,14 +90,8 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 		}
 		return nil
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err = publish(ctx, msg, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		return // a refused sender was logged by the manager
-	}
-	c.log.Error("discord message could not be handed to the agent", "message_id", m.ID, "channel_id", m.ChannelID, "author", m.Author.ID, "error", err)
+	// A resumed session replays what it missed; a message is taken in once.
+	_ = c.TakeIn(ctx, "message:"+m.ID, msg, admitted)
 }
 
 // emptyMessage is what the model reads for a message with nothing in it, as in nanobot.
@@ -148,7 +136,7 @@ func (c *Channel) threadParent(channelID string) string {
 		ch, err = c.api.Channel(channelID, discordgo.WithContext(ctx))
 		cancel()
 		if err != nil {
-			c.log.Warn("discord channel not found; taking it as a plain channel", "channel_id", channelID, "error", err)
+			c.Log.Warn("discord channel not found; taking it as a plain channel", "channel_id", channelID, "error", err)
 			return ""
 		}
 		_ = c.api.State.ChannelAdd(ch) // fails only for a guild not in the state yet

@@ -33,7 +33,7 @@ func (c *Channel) downloadAll(ctx context.Context, m message) (paths, notes []st
 		}
 		p, err := c.download(ctx, a)
 		if err != nil {
-			c.log.Warn("discord attachment not downloaded", "message_id", m.ID, "attachment", a.ID, "error", err)
+			c.Log.Warn("discord attachment not downloaded", "message_id", m.ID, "attachment", a.ID, "error", err)
 			notes = append(notes, "[attachment: "+name+" - download failed]")
 			continue
 		}

@@ -110,7 +110,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref strin
 	path, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
 	name := filepath.Base(path)
 	failed := func(why string, err error) (string, error) {
-		c.log.Warn("discord attachment not sent", "file", path, "why", why, "error", err)
+		c.Log.Warn("discord attachment not sent", "file", path, "why", why, "error", err)
 		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: "[attachment: " + name + " - send failed]", Reference: mref})
 	}
 	if why != "" {

@@ -23,7 +23,7 @@ func delta(chat, turn, text string) channels.StreamEvent {
 // manage puts the started channel under a manager, which draws its
 // streams (channels.Editor) and delivers its answers, as a gateway does.
 func manage(t *testing.T, h *harness) channeltest.Managed {
-	return channeltest.Manage(t, config.Default(), h.ch)
+	return channeltest.Manage(t, config.Default(), h.Ch)
 }
 
 func end(chat, turn string) channels.StreamEvent {
@@ -63,7 +63,7 @@ func TestStreamEditsOneMessageAndTheAnswerTakesItOver(t *testing.T) {
 func TestStreamEditsAreSpaced(t *testing.T) {
 	h := startHarness(t, nil)
 	m := manage(t, h)
-	h.ch.streamEvery = time.Hour // no edit is due until the call ends
+	h.Ch.streamEvery = time.Hour // no edit is due until the call ends
 	ctx := context.Background()
 	m.SendDelta(ctx, delta(dm, "t1", "one"))
 	require.Eventually(t, func() bool { return len(h.peer.Messages(dm)) == 1 }, 10*time.Second, 10*time.Millisecond)

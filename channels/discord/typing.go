@@ -74,7 +74,7 @@ func (w *workingEmojis) schedule(channelID, messageID string) {
 		ctx, cancel := w.c.callCtx()
 		defer cancel()
 		if err := w.c.api.MessageReactionAdd(channelID, messageID, emoji, discordgo.WithContext(ctx)); err != nil {
-			w.c.log.Debug("discord working emoji not added", "message_id", messageID, "error", err)
+			w.c.Log.Debug("discord working emoji not added", "message_id", messageID, "error", err)
 			return
 		}
 		w.mu.Lock()

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -52,12 +51,8 @@ type api struct {
 	appID     string
 	appSecret string
 	http      *http.Client
-	secrets   *secrets.Set
 	log       *slog.Logger
-
-	mu      sync.Mutex
-	token   string
-	expires time.Time
+	tokens    channels.TokenCache
 }
 
 // envelope is every JSON answer: code 0 is success.
@@ -67,22 +62,24 @@ type envelope struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// tenantToken is the cached token, fetched again when it nears its expiry.
-func (a *api) tenantToken(ctx context.Context) (string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.token != "" && time.Now().Before(a.expires.Add(-tokenEarly)) {
-		return a.token, nil
-	}
+// newAPI is the client of cfg's app, its tenant token cached and masked.
+func newAPI(cfg Config, hc *http.Client, set *secrets.Set, log *slog.Logger) *api {
+	a := &api{base: cfg.base(), appID: cfg.AppID, appSecret: cfg.AppSecret, http: hc, log: log}
+	a.tokens = channels.TokenCache{Fetch: a.fetchToken, Margin: tokenEarly, Secrets: set}
+	return a
+}
+
+// fetchToken asks Feishu for a tenant access token (cached by a.tokens).
+func (a *api) fetchToken(ctx context.Context) (channels.Token, error) {
 	body, _ := json.Marshal(map[string]string{"app_id": a.appID, "app_secret": a.appSecret})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/open-apis/auth/v3/tenant_access_token/internal", bytes.NewReader(body))
 	if err != nil {
-		return "", fmt.Errorf("feishu tenant token: %w", err)
+		return channels.Token{}, fmt.Errorf("feishu tenant token: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	resp, err := a.http.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("feishu tenant token: %w", err)
+		return channels.Token{}, fmt.Errorf("feishu tenant token: %w", err)
 	}
 	defer resp.Body.Close()
 	var got struct {
@@ -92,24 +89,13 @@ func (a *api) tenantToken(ctx context.Context) (string, error) {
 		Expire int    `json:"expire"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&got); err != nil {
-		return "", fmt.Errorf("feishu tenant token: HTTP %d: %w", resp.StatusCode, err)
+		return channels.Token{}, fmt.Errorf("feishu tenant token: HTTP %d: %w", resp.StatusCode, err)
 	}
 	if got.Code != 0 || got.Token == "" {
-		return "", &apiError{Op: "tenant token", Status: resp.StatusCode, Code: got.Code, Msg: got.Msg}
+		return channels.Token{}, &apiError{Op: "tenant token", Status: resp.StatusCode, Code: got.Code, Msg: got.Msg}
 	}
-	a.secrets.Add(got.Token) // before anything could log it
-	a.token, a.expires = got.Token, time.Now().Add(time.Duration(got.Expire)*time.Second)
 	a.log.Debug("feishu tenant access token fetched", "expires_in", got.Expire)
-	return a.token, nil
-}
-
-// forget drops a token Feishu refused, so the next call fetches another.
-func (a *api) forget(tok string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.token == tok {
-		a.token = ""
-	}
+	return channels.Token{Value: got.Token, TTL: time.Duration(got.Expire) * time.Second}, nil
 }
 
 // request is one REST call: a JSON body (or a prepared one and its type).
@@ -147,7 +133,7 @@ func (a *api) call(ctx context.Context, r request, out any) error {
 // token if Feishu says the one it had is no longer valid.
 func (a *api) send(ctx context.Context, r request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
-		tok, err := a.tenantToken(ctx)
+		tok, err := a.tokens.Get(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +163,7 @@ func (a *api) send(ctx context.Context, r request) (*http.Response, error) {
 		}
 		if attempt == 0 && tokenRefused(resp) {
 			resp.Body.Close()
-			a.forget(tok)
+			a.tokens.Invalidate(tok)
 			a.log.Info("feishu refused the tenant access token; fetching a new one", "op", r.op)
 			continue
 		}

@@ -38,7 +38,7 @@ func TestForwardedCardAndAQuotedAnswer(t *testing.T) {
 		"title": "Build", "elements": []any{[]any{map[string]any{"tag": "text", "text": "passed"}}}}})
 	require.Equal(t, "title: Build\npassed", h.WaitPublished(1)[0].Content)
 
-	id, err := h.ch.SendPart(context.Background(), reply(alice.OpenID, "", "t1", "the **answer**"), partOf("the **answer**"))
+	id, err := h.Ch.SendPart(context.Background(), reply(alice.OpenID, "", "t1", "the **answer**"), partOf("the **answer**"))
 	require.NoError(t, err)
 	h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "why?", ParentID: id})
 	require.Equal(t, "[Reply to: the **answer**]\nwhy?", h.WaitPublished(2)[1].Content, "a reply to the bot's card quotes it")

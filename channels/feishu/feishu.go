@@ -12,10 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/secrets"
@@ -29,28 +26,21 @@ const callTimeout = 30 * time.Second
 
 // Channel is one Feishu app's bot connection.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	workspace string
-	log       *slog.Logger
 	http      *http.Client
-	dialer    *websocket.Dialer
 	api       *api
 
-	up     atomic.Bool       // the long connection is open
-	seen   channels.SeenKeys // event and message ids taken in
-	events chan []byte       // im.message.receive_v1 payloads, handled in order
+	events chan []byte // im.message.receive_v1 payloads, handled in order
 	// streamEvery spaces the updates of a streamed card (0: streaming off).
 	streamEvery time.Duration
 
 	reactMu   sync.Mutex
 	reactions map[string]string // message id + emoji → reaction_id
 
-	mu      sync.Mutex
-	botID   string // the bot's open_id
-	botName string
-	publish channels.Publish
-	loop    channels.Loop
-	wg      sync.WaitGroup
+	loop channels.Loop
+	wg   sync.WaitGroup
 }
 
 // New builds the channel from config; it connects in Start.
@@ -74,56 +64,47 @@ func New(deps channels.Deps) (*Channel, error) {
 	set.Add(cfg.AppSecret)
 	hc := &http.Client{Timeout: 2 * callTimeout}
 	c := &Channel{
-		cfg: cfg, workspace: deps.Workspace, log: log, http: hc,
-		dialer:    &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: callTimeout},
-		api:       &api{base: cfg.base(), appID: cfg.AppID, appSecret: cfg.AppSecret, http: hc, secrets: set, log: log},
+		cfg: cfg, workspace: deps.Workspace, http: hc,
+		api:       newAPI(cfg, hc, set, log),
 		events:    make(chan []byte, 256),
 		reactions: map[string]string{},
 	}
 	// Feishu delivers an event again until it is acked, after a reconnect
 	// too: the ids taken in are kept across restarts.
-	c.seen = deps.SeenSet("feishu-events", 4096, deps.StateFile("feishu-events.json"))
+	c.Init(Name, log, deps.SeenSet("feishu-events", 4096, deps.StateFile("feishu-events.json")))
 	if cfg.Streaming {
 		c.streamEvery = streamInterval
 	}
 	return c, nil
 }
 
-// Connected implements channels.Connector.
-func (c *Channel) Connected() bool { return c.up.Load() }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.botID == "" {
+	id, name := c.Bot() // the bot's open_id and app name
+	if id == "" {
 		return fmt.Sprintf("app %s, bot identity unknown (bot/v3/info failed), groupPolicy %s", c.cfg.AppID, c.cfg.GroupPolicy)
 	}
-	return fmt.Sprintf("%s (%s), app %s, groupPolicy %s", c.botName, c.botID, c.cfg.AppID, c.cfg.GroupPolicy)
+	return fmt.Sprintf("%s (%s), app %s, groupPolicy %s", name, id, c.cfg.AppID, c.cfg.GroupPolicy)
 }
 
 // Start checks the app's credentials (a tenant token, the bot's open_id),
 // then holds the long connection in the background. Refused credentials
 // fail the start; a network error only delays the connection.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.mu.Lock()
-	c.publish = publish
-	c.mu.Unlock()
+	c.Attach(publish)
 	ictx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := c.identify(ictx)
 	cancel()
 	var ae *apiError
 	switch {
 	case err == nil:
-		c.log.Info("feishu bot identified", "bot", c.botName, "open_id", c.bot())
+		id, name := c.Bot()
+		c.Log.Info("feishu bot identified", "bot", name, "open_id", id)
 	case errors.As(err, &ae) && ae.Op == "tenant token":
 		return fmt.Errorf("feishu refused channels.feishu.appId/appSecret: %w", err)
 	default:
 		// Without the bot's open_id a group mention is recognised by nanobot's heuristic.
-		c.log.Warn("feishu bot info failed; group mentions are guessed", "error", err)
+		c.Log.Warn("feishu bot info failed; group mentions are guessed", "error", err)
 	}
 	c.loop.Go(ctx, func(run context.Context) {
 		c.wg.Add(1)
@@ -155,19 +136,11 @@ func (c *Channel) identify(ctx context.Context) error {
 	if got.Code != 0 || got.Bot.OpenID == "" {
 		return refusal("bot info", resp, got.Code, got.Msg)
 	}
-	c.mu.Lock()
-	c.botID, c.botName = got.Bot.OpenID, got.Bot.AppName
-	c.mu.Unlock()
+	c.SetBot(got.Bot.OpenID, got.Bot.AppName)
 	return nil
 }
 
 // Stop implements channels.Channel: the connection closes, the handler ends.
 func (c *Channel) Stop(ctx context.Context) error {
 	return c.loop.Stop(ctx, 10*time.Second, "feishu long connection")
-}
-
-func (c *Channel) bot() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.botID
 }

@@ -3,7 +3,6 @@ package feishu
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,16 +17,16 @@ import (
 func (c *Channel) takeEvent(ctx context.Context, frameID string, payload []byte) {
 	payload, err := decryptEvent(payload, c.cfg.EncryptKey)
 	if err != nil {
-		c.log.Warn("feishu event dropped", "message_id", frameID, "error", err)
+		c.Log.Warn("feishu event dropped", "message_id", frameID, "error", err)
 		return
 	}
 	var env eventEnvelope
 	if err := json.Unmarshal(payload, &env); err != nil {
-		c.log.Warn("feishu event dropped: not JSON", "message_id", frameID, "error", err)
+		c.Log.Warn("feishu event dropped: not JSON", "message_id", frameID, "error", err)
 		return
 	}
 	if env.Header.EventType != eventMessageReceive {
-		c.log.Debug("feishu event ignored", "type", env.Header.EventType, "event_id", env.Header.EventID)
+		c.Log.Debug("feishu event ignored", "type", env.Header.EventType, "event_id", env.Header.EventID)
 		return
 	}
 	select {
@@ -52,25 +51,20 @@ func (c *Channel) handleQueue(ctx context.Context) {
 func (c *Channel) handle(ctx context.Context, raw []byte) {
 	m, id, err := decodeMessageEvent(raw)
 	if err != nil {
-		c.log.Warn("feishu message dropped", "message_id", id, "error", err)
+		c.Log.Warn("feishu message dropped", "message_id", id, "error", err)
 		return
 	}
 	msg := m.Message
 	if m.Sender.SenderType == "bot" {
 		return
 	}
-	// Feishu delivers an unacked event again (after a reconnect too): taken in once.
-	if c.seen.Add("message:" + msg.MessageID) {
-		c.log.Info("feishu message redelivered; already taken in", "message_id", msg.MessageID, "chat_id", msg.ChatID)
-		return
-	}
 	if msg.ChatType == chatGroup && c.cfg.GroupPolicy != policyOpen && !c.mentioned(m) {
-		c.log.Debug("feishu group message skipped: the bot is not mentioned", "message_id", msg.MessageID, "chat_id", msg.ChatID)
+		c.Log.Debug("feishu group message skipped: the bot is not mentioned", "message_id", msg.MessageID, "chat_id", msg.ChatID)
 		return
 	}
 	content, keys := c.content(m)
 	if strings.TrimSpace(content) == "" && len(keys) == 0 {
-		c.log.Debug("feishu message skipped: nothing in it", "message_id", msg.MessageID, "type", msg.MessageType)
+		c.Log.Debug("feishu message skipped: nothing in it", "message_id", msg.MessageID, "type", msg.MessageType)
 		return
 	}
 	in := c.inbound(m, content)
@@ -93,15 +87,8 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 		}
 		return nil
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err = publish(ctx, in, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		return // a refused sender was logged by the manager
-	}
-	c.log.Error("feishu message could not be handed to the agent", "message_id", msg.MessageID, "chat_id", msg.ChatID,
-		"sender", m.Sender.SenderID.OpenID, "error", err)
+	// Feishu delivers an unacked event again (after a reconnect too): taken in once.
+	_ = c.TakeIn(ctx, "message:"+msg.MessageID, in, admitted)
 }
 
 // inbound is the message the agent gets: a p2p chat is the sender's
@@ -164,7 +151,7 @@ func (c *Channel) mentioned(m messageEvent) bool {
 }
 
 func (c *Channel) isBot(mn mention) bool {
-	if bot := c.bot(); bot != "" {
+	if bot := c.BotID(); bot != "" {
 		return mn.ID.OpenID == bot
 	}
 	return mn.ID.UserID == "" && strings.HasPrefix(mn.ID.OpenID, "ou_")

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
-
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/feishu/pbbp2"
+	"github.com/nanobot-durable/nanobot/channels/wsconn"
 )
 
 // The long connection (Feishu's "WebSocket event mode"): the app asks for
@@ -87,43 +87,33 @@ func (c *Channel) endpoint(ctx context.Context) (string, *clientConfig, error) {
 
 // connLoop holds the long connection until ctx ends: on every drop it
 // waits ReconnectNonce (a random part of it) and then ReconnectInterval
-// between attempts, as Feishu's client config says.
+// between attempts, as Feishu's client config says; until Feishu hands
+// out its config, the usual backoff.
 func (c *Channel) connLoop(ctx context.Context) {
 	cc := defaultClientConfig
-	backoff := time.Second // until Feishu hands out its config: 1 s, doubling to a minute
-	for attempt := 0; ctx.Err() == nil; attempt++ {
+	attempt := 0
+	c.Reconnect(ctx, channels.Backoff{}, func(ctx context.Context) error {
 		configured := cc != defaultClientConfig
 		connected, err := c.connectOnce(ctx, &cc)
-		c.up.Store(false)
-		if ctx.Err() != nil {
-			return
-		}
-		var wait time.Duration
 		var ee *endpointError
 		switch {
+		case ctx.Err() != nil:
+			return err
 		case errors.As(err, &ee) && fatalEndpoint[ee.Code] != "":
-			c.log.Error("feishu refused the long connection: "+fatalEndpoint[ee.Code], "code", ee.Code, "msg", ee.Msg)
-			wait = 5 * time.Minute
+			return channels.Fatal(fmt.Errorf("feishu refused the long connection: %s: %w", fatalEndpoint[ee.Code], err))
 		case connected:
-			attempt = 0 // a connection that was up: the first retry only waits the nonce
-			wait = nonce(cc)
-			c.log.Warn("feishu long connection dropped; reconnecting", "error", err, "in", wait)
+			attempt = 1 // a connection that was up: the first retry only waits the nonce
+			return channels.RetryIn(max(nonce(cc), minWait), fmt.Errorf("feishu long connection dropped: %w", err))
 		case !configured && cc == defaultClientConfig:
-			wait, backoff = backoff, min(backoff*2, time.Minute)
-			c.log.Warn("feishu long connection failed; retrying", "error", err, "in", wait)
-		default:
-			wait = time.Duration(cc.ReconnectInterval) * time.Second
-			if attempt == 0 {
-				wait = nonce(cc)
-			}
-			c.log.Warn("feishu long connection failed; retrying", "error", err, "in", wait)
+			return fmt.Errorf("feishu long connection failed: %w", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(max(wait, minWait)):
+		attempt++
+		wait := time.Duration(cc.ReconnectInterval) * time.Second
+		if attempt == 1 {
+			wait = nonce(cc)
 		}
-	}
+		return channels.RetryIn(max(wait, minWait), fmt.Errorf("feishu long connection failed: %w", err))
+	})
 }
 
 // nonce is the random wait before a first reconnect, so a fleet of bots
@@ -137,9 +127,8 @@ func nonce(cc clientConfig) time.Duration {
 
 // conn is one open long connection.
 type conn struct {
-	ws      *websocket.Conn
+	ws      *wsconn.Conn
 	service int32
-	writeMu sync.Mutex
 	cfgMu   sync.Mutex
 	cc      *clientConfig
 	ping    chan time.Duration // a new ping interval from a pong
@@ -156,12 +145,7 @@ type fragments struct {
 // fragmentTTL drops the pieces of a payload whose rest never came.
 const fragmentTTL = 5 * time.Second
 
-func (k *conn) write(f *pbbp2.Frame) error {
-	k.writeMu.Lock()
-	defer k.writeMu.Unlock()
-	_ = k.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	return k.ws.WriteMessage(websocket.BinaryMessage, f.Marshal())
-}
+func (k *conn) write(f *pbbp2.Frame) error { return k.ws.WriteBinary(f.Marshal()) }
 
 // connectOnce discovers the endpoint, dials it and serves it until it
 // drops; connected tells whether the socket was ever open.
@@ -180,30 +164,22 @@ func (c *Channel) connectOnce(ctx context.Context, cc *clientConfig) (connected 
 		return false, fmt.Errorf("feishu ws endpoint url: %w", err)
 	}
 	service, _ := strconv.ParseInt(u.Query().Get("service_id"), 10, 32)
-	dctx, cancel := context.WithTimeout(ctx, callTimeout)
-	ws, resp, err := c.dialer.DialContext(dctx, wsURL, nil)
-	cancel()
+	ws, err := wsconn.Dial(ctx, wsURL, wsconn.Options{DialTimeout: callTimeout})
 	if err != nil {
-		if resp != nil && resp.Header.Get("Handshake-Status") != "" {
-			code, _ := strconv.Atoi(resp.Header.Get("Handshake-Autherrcode"))
+		var de *wsconn.DialError
+		if errors.As(err, &de) && de.Header.Get("Handshake-Status") != "" {
+			code, _ := strconv.Atoi(de.Header.Get("Handshake-Autherrcode"))
 			if code == 0 {
-				code, _ = strconv.Atoi(resp.Header.Get("Handshake-Status"))
+				code, _ = strconv.Atoi(de.Header.Get("Handshake-Status"))
 			}
-			return false, &endpointError{Code: code, Msg: resp.Header.Get("Handshake-Msg")}
+			return false, &endpointError{Code: code, Msg: de.Header.Get("Handshake-Msg")}
 		}
 		return false, fmt.Errorf("feishu ws dial: %w", err)
 	}
-	k := &conn{ws: ws, service: int32(service), cc: cc, ping: make(chan time.Duration, 1), parts: map[string]*fragments{}}
-	c.up.Store(true)
-	c.log.Info("feishu long connection open", "service_id", service, "device_id", u.Query().Get("device_id"))
-	stop := context.AfterFunc(ctx, func() {
-		k.writeMu.Lock()
-		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-		k.writeMu.Unlock()
-		_ = ws.Close()
-	})
-	defer stop()
 	defer ws.Close()
+	k := &conn{ws: ws, service: int32(service), cc: cc, ping: make(chan time.Duration, 1), parts: map[string]*fragments{}}
+	c.Up()
+	c.Log.Info("feishu long connection open", "service_id", service, "device_id", u.Query().Get("device_id"))
 	pingCtx, stopPing := context.WithCancel(ctx)
 	defer stopPing()
 	go c.pingLoop(pingCtx, k, time.Duration(cc.PingInterval)*time.Second)
@@ -233,20 +209,17 @@ func (c *Channel) pingLoop(ctx context.Context, k *conn, every time.Duration) {
 // readLoop takes frames until the socket drops.
 func (c *Channel) readLoop(ctx context.Context, k *conn) error {
 	for {
-		typ, data, err := k.ws.ReadMessage()
+		data, err := k.ws.Read()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("feishu ws read: %w", err)
 		}
-		if typ != websocket.BinaryMessage {
-			c.log.Warn("feishu ws: non-binary message dropped", "type", typ, "bytes", len(data))
-			continue
-		}
+		c.Touch()
 		f, err := pbbp2.Unmarshal(data)
 		if err != nil {
-			c.log.Warn("feishu ws: bad frame dropped", "error", err, "bytes", len(data))
+			c.Log.Warn("feishu ws: bad frame dropped", "error", err, "bytes", len(data))
 			continue
 		}
 		switch f.Method {
@@ -255,7 +228,7 @@ func (c *Channel) readLoop(ctx context.Context, k *conn) error {
 		case pbbp2.MethodData:
 			c.data(ctx, k, f)
 		default:
-			c.log.Warn("feishu ws: frame of unknown method dropped", "method", f.Method, "seq_id", f.SeqID)
+			c.Log.Warn("feishu ws: frame of unknown method dropped", "method", f.Method, "seq_id", f.SeqID)
 		}
 	}
 }
@@ -267,7 +240,7 @@ func (c *Channel) control(k *conn, f *pbbp2.Frame) {
 	}
 	var cc clientConfig
 	if err := json.Unmarshal(f.Payload, &cc); err != nil {
-		c.log.Warn("feishu ws: unreadable pong payload dropped", "error", err)
+		c.Log.Warn("feishu ws: unreadable pong payload dropped", "error", err)
 		return
 	}
 	k.cfgMu.Lock()
@@ -302,7 +275,7 @@ func (c *Channel) data(ctx context.Context, k *conn, f *pbbp2.Frame) {
 	ack.SetHeader(pbbp2.HeaderBizRT, strconv.FormatInt(time.Since(start).Milliseconds(), 10))
 	ack.Payload = []byte(`{"code":200,"headers":null,"data":null}`)
 	if err := k.write(&ack); err != nil {
-		c.log.Warn("feishu ws: event not acked; Feishu will deliver it again", "message_id", msgID, "error", err)
+		c.Log.Warn("feishu ws: event not acked; Feishu will deliver it again", "message_id", msgID, "error", err)
 	}
 }
 

@@ -51,7 +51,7 @@ func (c *Channel) download(ctx context.Context, messageID string, r resource) (s
 	}
 	path, err := c.fetchResource(ctx, messageID, r, typ)
 	if err != nil {
-		c.log.Warn("feishu resource not downloaded", "message_id", messageID, "key", r.Key, "kind", r.Kind, "error", err)
+		c.Log.Warn("feishu resource not downloaded", "message_id", messageID, "key", r.Key, "kind", r.Kind, "error", err)
 		return "", "[" + r.Kind + ": download failed]"
 	}
 	return path, "[" + r.Kind + ": " + path + "]"

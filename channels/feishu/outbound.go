@@ -85,7 +85,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, p channel
 		if se := sendError(err); !errors.Is(err, errLocalFile) && isRetryable(se) {
 			return "", se
 		}
-		c.log.Warn("feishu attachment not sent", "file", path, "error", err)
+		c.Log.Warn("feishu attachment not sent", "file", path, "error", err)
 		note := "[attachment: " + filepath.Base(path) + " - send failed]"
 		return c.post(ctx, route, p.Index, "interactive", cardJSON([]element{{"tag": "markdown", "content": note}}))
 	}
@@ -123,7 +123,7 @@ func (c *Channel) post(ctx context.Context, route protocol.Route, index int, msg
 			return got.MessageID, nil
 		}
 		if !isRetryable(sendError(err)) {
-			c.log.Warn("feishu reply refused; sending to the chat instead", "message_id", target, "error", err)
+			c.Log.Warn("feishu reply refused; sending to the chat instead", "message_id", target, "error", err)
 		} else {
 			return "", sendError(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/feishu/feishupeer"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -21,7 +22,7 @@ func TestAnswerIsACardInTheChat(t *testing.T) {
 	h := startHarness(t, nil)
 	id := h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "hi"})
 	h.WaitPublished(1)
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice.OpenID, id, "t1", "Hello, **Feishu**.")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice.OpenID, id, "t1", "Hello, **Feishu**.")))
 	msgs := h.peer.Messages(alice.OpenID)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "interactive", msgs[0].MsgType)
@@ -29,7 +30,7 @@ func TestAnswerIsACardInTheChat(t *testing.T) {
 	require.Empty(t, msgs[0].ReplyTo, "replyToMessage is off by default (nanobot)")
 	require.Equal(t, 1, h.peer.CallsTo("POST", "/open-apis/im/v1/messages"))
 
-	require.NoError(t, h.ch.Send(context.Background(), reply(group, "", "t2", "to the group")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(group, "", "t2", "to the group")))
 	require.Len(t, h.peer.Messages(group), 1, "a chat_id is sent with receive_id_type=chat_id")
 }
 
@@ -39,14 +40,14 @@ func TestReplyToMessageAndTopics(t *testing.T) {
 	gm := h.peer.Say(feishupeer.Incoming{ChatID: group, Group: true, Sender: alice, Text: "in the group"})
 	h.WaitPublished(2)
 	long := strings.Repeat("word ", 700) + "\n\n" + strings.Repeat("more ", 700)
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice.OpenID, dm, "t1", long)))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice.OpenID, dm, "t1", long)))
 	msgs := h.peer.Messages(alice.OpenID)
 	require.Len(t, msgs, 2, "split at the limit")
 	require.Equal(t, dm, msgs[0].ReplyTo, "the first part replies to the user's message")
 	require.False(t, msgs[0].InThread, "a p2p reply opens no topic")
 	require.Empty(t, msgs[1].ReplyTo, "later parts are plain messages")
 
-	require.NoError(t, h.ch.Send(context.Background(), reply(group, gm, "t2", "answer")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(group, gm, "t2", "answer")))
 	g := h.peer.Messages(group)
 	require.Len(t, g, 1)
 	require.Equal(t, gm, g[0].ReplyTo)
@@ -58,7 +59,7 @@ func TestTopicMessageIsAnsweredInItsTopic(t *testing.T) {
 	id := h.peer.Say(feishupeer.Incoming{ChatID: group, Group: true, Sender: alice, Text: "in a topic", RootID: "om_root", ThreadID: "omt_1"})
 	in := h.WaitPublished(1)[0]
 	r := channels.Reply{ID: "t1#a", Route: in.Route, Turn: "t1", Text: strings.Repeat("x ", 2500), Kind: protocol.ReplyAnswer}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	msgs := h.peer.Messages(group)
 	require.Len(t, msgs, 2)
 	for _, m := range msgs {
@@ -67,7 +68,7 @@ func TestTopicMessageIsAnsweredInItsTopic(t *testing.T) {
 	}
 	progress := in.Route
 	progress.ReplyTo = "" // a streamed tool hint answers nobody
-	_, err := h.ch.SendPart(context.Background(), channels.Reply{Route: progress}, channels.Part{Text: "working", Last: true})
+	_, err := h.Ch.SendPart(context.Background(), channels.Reply{Route: progress}, channels.Part{Text: "working", Last: true})
 	require.NoError(t, err)
 	msgs = h.peer.Messages(group)
 	require.Equal(t, "om_root", msgs[2].ReplyTo, "progress lands in the topic, through its root")
@@ -77,7 +78,7 @@ func TestTopicMessageIsAnsweredInItsTopic(t *testing.T) {
 func TestTablesGoOnePerCard(t *testing.T) {
 	h := startHarness(t, nil)
 	text := "# Report\n\n| a | b |\n| - | - |\n| **1** | 2 |\n\nbetween\n\n| c |\n| - |\n| 3 |\n"
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice.OpenID, "", "t1", text)))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice.OpenID, "", "t1", text)))
 	msgs := h.peer.Messages(alice.OpenID)
 	require.Len(t, msgs, 2, "Feishu takes one table per card")
 	require.Equal(t, "**Report**\n[table]\nbetween", msgs[0].Text())
@@ -94,43 +95,43 @@ func TestTablesGoOnePerCard(t *testing.T) {
 
 func TestStreamingUpdatesTheCard(t *testing.T) {
 	h := startHarness(t, nil)
-	require.Equal(t, streamInterval, h.ch.StreamEvery())
+	require.Equal(t, streamInterval, h.Ch.StreamEvery())
 	route := protocol.Route{Channel: Name, ChatID: alice.OpenID}
-	id, err := h.ch.SendPart(context.Background(), channels.Reply{Route: route}, channels.Part{Text: "Hel", Last: true})
+	id, err := h.Ch.SendPart(context.Background(), channels.Reply{Route: route}, channels.Part{Text: "Hel", Last: true})
 	require.NoError(t, err)
-	require.NoError(t, h.ch.EditMessage(context.Background(), route, id, "Hello, world"))
+	require.NoError(t, h.Ch.EditMessage(context.Background(), route, id, "Hello, world"))
 	msgs := h.peer.Messages(alice.OpenID)
 	require.Len(t, msgs, 1)
 	require.Equal(t, 1, msgs[0].Edits)
 	require.Equal(t, "Hello, world", msgs[0].Text())
 	require.Equal(t, 1, h.peer.CallsTo("PATCH", "/open-apis/im/v1/messages/"+id))
 
-	err = h.ch.EditMessage(context.Background(), route, "om_gone", "x")
+	err = h.Ch.EditMessage(context.Background(), route, "om_gone", "x")
 	var se *channels.SendError
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "a message that is gone cannot be edited")
 
 	off := startHarness(t, map[string]any{"streaming": false})
-	require.Zero(t, off.ch.StreamEvery())
+	require.Zero(t, off.Ch.StreamEvery())
 }
 
 func TestReactionWhileWorking(t *testing.T) {
 	h := startHarness(t, map[string]any{"doneEmoji": "DONE"})
-	require.Equal(t, "THUMBSUP", h.ch.AckEmoji())
+	require.Equal(t, "THUMBSUP", h.Ch.AckEmoji())
 	id := h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "hi"})
 	in := h.WaitPublished(1)[0]
-	require.NoError(t, h.ch.React(context.Background(), in.Route, id, "THUMBSUP"))
-	require.NoError(t, h.ch.Unreact(context.Background(), in.Route, id, "THUMBSUP"))
+	require.NoError(t, h.Ch.React(context.Background(), in.Route, id, "THUMBSUP"))
+	require.NoError(t, h.Ch.Unreact(context.Background(), in.Route, id, "THUMBSUP"))
 	require.Equal(t, []string{"+THUMBSUP", "-THUMBSUP", "+DONE"}, h.peer.Reactions(id))
 }
 
 func TestMediaOut(t *testing.T) {
 	h := startHarness(t, nil)
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "chart.png"), []byte("png"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "report.pdf"), []byte("%PDF"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "chart.png"), []byte("png"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "report.pdf"), []byte("%PDF"), 0o644))
 	r := reply(alice.OpenID, "", "t1", "here you go")
-	r.Media = []string{"chart.png", filepath.Join(h.workspace, "report.pdf"), "missing.txt", "https://example.invalid/x.png"}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	r.Media = []string{"chart.png", filepath.Join(h.Workspace, "report.pdf"), "missing.txt", "https://example.invalid/x.png"}
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	up := h.peer.Uploads()
 	require.Len(t, up, 2)
 	require.Equal(t, "image", up[0].Kind)
@@ -153,19 +154,19 @@ func TestMediaOut(t *testing.T) {
 func TestRateLimitAndRefusals(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Fail("POST", "/open-apis/im/v1/messages", 429, 99991400, 1)
-	_, err := h.ch.SendPart(context.Background(), reply(alice.OpenID, "", "t1", "x"), channels.Part{Text: "x", Last: true})
+	_, err := h.Ch.SendPart(context.Background(), reply(alice.OpenID, "", "t1", "x"), channels.Part{Text: "x", Last: true})
 	var se *channels.SendError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, 2*time.Second, se.RetryAfter, "x-ogw-ratelimit-reset")
 	require.False(t, se.Permanent)
 
 	h.peer.Fail("POST", "/open-apis/im/v1/messages", 400, 230002, 1)
-	_, err = h.ch.SendPart(context.Background(), reply(group, "", "t2", "x"), channels.Part{Text: "x", Last: true})
+	_, err = h.Ch.SendPart(context.Background(), reply(group, "", "t2", "x"), channels.Part{Text: "x", Last: true})
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "the bot is not in the chat")
 
 	h.peer.Fail("POST", "/open-apis/im/v1/messages", 500, 1, 1)
-	_, err = h.ch.SendPart(context.Background(), reply(group, "", "t3", "x"), channels.Part{Text: "x", Last: true})
+	_, err = h.Ch.SendPart(context.Background(), reply(group, "", "t3", "x"), channels.Part{Text: "x", Last: true})
 	require.Error(t, err)
 	require.False(t, errors.As(err, &se), "a 5xx is retried with backoff")
 }
@@ -174,7 +175,7 @@ func TestTokenIsRefreshed(t *testing.T) {
 	h := startHarness(t, nil)
 	require.Equal(t, 1, h.peer.TokensIssued())
 	send := func(turn string) {
-		_, err := h.ch.SendPart(context.Background(), reply(alice.OpenID, "", turn, "x"), channels.Part{Text: "x", Last: true})
+		_, err := h.Ch.SendPart(context.Background(), reply(alice.OpenID, "", turn, "x"), channels.Part{Text: "x", Last: true})
 		require.NoError(t, err)
 	}
 	send("t1")
@@ -184,11 +185,12 @@ func TestTokenIsRefreshed(t *testing.T) {
 	require.Equal(t, 2, h.peer.TokensIssued(), "a refused token is fetched again and the call made once more")
 	require.Len(t, h.peer.Messages(alice.OpenID), 2)
 
-	h.peer.TokenExpire(60) // under the three minutes kept in hand: never cached
+	h.peer.TokenExpire(2) // shorter-lived than the three minutes kept in hand: renewed halfway
 	h.peer.ExpireTokens()
 	send("t3")
-	send("t4")
-	require.Equal(t, 4, h.peer.TokensIssued(), "a token near its expiry is renewed before use")
+	require.Equal(t, 3, h.peer.TokensIssued())
+	require.Eventually(t, func() bool { send("t4"); return h.peer.TokensIssued() == 4 }, 5*time.Second, 100*time.Millisecond,
+		"a token near its expiry is renewed before use")
 }
 
 func TestFetchedTokenJoinsTheLogMask(t *testing.T) {
@@ -196,7 +198,7 @@ func TestFetchedTokenJoinsTheLogMask(t *testing.T) {
 	deps := depsFor(t, peer, nil)
 	ch, err := New(deps)
 	require.NoError(t, err)
-	require.NoError(t, ch.Start(context.Background(), (&recordingPublish{}).publish))
+	require.NoError(t, ch.Start(context.Background(), channeltest.NewPublisher(t).Publish))
 	defer func() { _ = ch.Stop(context.Background()) }()
 	masked := deps.Secrets.Redact("token t-peer-token-000001 and " + feishupeer.AppSecret)
 	require.NotContains(t, masked, "t-peer-token-000001")
@@ -205,14 +207,14 @@ func TestFetchedTokenJoinsTheLogMask(t *testing.T) {
 
 func TestToolHintsOneCallPerLine(t *testing.T) {
 	h := startHarness(t, nil)
-	require.Equal(t, "🔧 read_file(\"a, b.txt\")\n🔧 exec(ls, -l)\n🔧 web_search", h.ch.DrawHint(`read_file("a, b.txt"), exec(ls, -l), web_search`))
-	require.Equal(t, "🔧 write_file note.txt", h.ch.DrawHint("write_file note.txt"))
+	require.Equal(t, "🔧 read_file(\"a, b.txt\")\n🔧 exec(ls, -l)\n🔧 web_search", h.Ch.DrawHint(`read_file("a, b.txt"), exec(ls, -l), web_search`))
+	require.Equal(t, "🔧 write_file note.txt", h.Ch.DrawHint("write_file note.txt"))
 }
 
 func TestNewSessionIsADividerInP2P(t *testing.T) {
 	h := startHarness(t, nil)
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice.OpenID, "", "t1", "New session started.")))
-	require.NoError(t, h.ch.Send(context.Background(), reply(group, "", "t2", "New session started.")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice.OpenID, "", "t1", "New session started.")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(group, "", "t2", "New session started.")))
 	dm := h.peer.Messages(alice.OpenID)
 	require.Len(t, dm, 1)
 	require.Equal(t, "system", dm[0].MsgType)

@@ -28,7 +28,7 @@ func (c *Channel) replyContext(ctx context.Context, parentID string) string {
 	}
 	err := c.api.call(cctx, request{op: "get message", method: http.MethodGet, path: "/open-apis/im/v1/messages/" + url.PathEscape(parentID)}, &got)
 	if err != nil {
-		c.log.Debug("feishu parent message not fetched", "message_id", parentID, "error", err)
+		c.Log.Debug("feishu parent message not fetched", "message_id", parentID, "error", err)
 		return ""
 	}
 	if len(got.Items) == 0 {

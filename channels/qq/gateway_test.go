@@ -21,7 +21,7 @@ func TestIdentify(t *testing.T) {
 	require.Equal(t, []int{0, 1}, shard)
 	require.Equal(t, 1, h.peer.Stats().Identifies)
 	require.Equal(t, 1, h.peer.Stats().TokensIssued)
-	require.Contains(t, h.ch.Describe(), qqpeer.BotName)
+	require.Contains(t, h.Ch.Describe(), qqpeer.BotName)
 	require.Equal(t, secrets.Mask, h.mask.Redact("peer-access-token-1"), "the fetched token joins the log mask")
 	for _, c := range h.peer.Calls() {
 		require.Equal(t, "QQBot peer-access-token-1", c.Auth, "REST calls carry the access token")
@@ -66,7 +66,7 @@ func TestResumeAfterADrop(t *testing.T) {
 	st := h.peer.Stats()
 	require.Equal(t, 1, st.Identifies, "resumed, not identified again")
 	require.Equal(t, 1, st.Resumes)
-	require.Eventually(t, h.ch.Connected, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, h.Ch.Connected, 10*time.Second, 10*time.Millisecond)
 
 	h.peer.Reconnect()
 	require.Eventually(t, func() bool { return h.peer.Stats().Resumes == 2 }, 15*time.Second, 10*time.Millisecond, "op 7 makes it resume")
@@ -90,24 +90,26 @@ func TestInvalidSessionIdentifiesAnew(t *testing.T) {
 // reached (the bot backs off), true again once it is back.
 func TestConnectedFollowsTheGateway(t *testing.T) {
 	h := startHarness(t, nil)
-	require.True(t, h.ch.Connected())
+	require.True(t, h.Ch.Connected())
 	for range 2 {
 		h.peer.Fail("GET", "/gateway", 502, `{"code":500,"message":"bad gateway"}`)
 	}
 	h.peer.CloseGateway(4009)
-	require.Eventually(t, func() bool { return !h.ch.Connected() }, 10*time.Second, 5*time.Millisecond)
-	require.Eventually(t, h.ch.Connected, 15*time.Second, 10*time.Millisecond, "it comes back after its backoff")
+	require.Eventually(t, func() bool { return !h.Ch.Connected() }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, h.Ch.Connected, 15*time.Second, 10*time.Millisecond, "it comes back after its backoff")
 	h.sync()
-	require.Contains(t, h.logs.String(), "qq gateway not reachable; retrying")
+	require.Contains(t, h.Logs.String(), "qq cannot connect; retrying")
 }
 
 // A close saying the bot is offline or banned (4914, 4915) is not hammered:
-// the bot waits minutes, not a second, and says why.
+// the bot stops trying until it is restarted, and says why once.
 func TestBannedBotIsNotHammered(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.CloseGateway(4914)
-	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "qq gateway refused the bot") }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "qq gateway refused the bot") }, 10*time.Second, 10*time.Millisecond)
+	require.Contains(t, h.Logs.String(), "qq stopped")
 	require.Never(t, func() bool { return h.peer.Stats().Connections > 1 }, 1500*time.Millisecond, 50*time.Millisecond,
 		"no reconnect within the usual backoff")
-	require.False(t, h.ch.Connected())
+	require.False(t, h.Ch.Connected())
+	require.Equal(t, 1, strings.Count(h.Logs.String(), "qq gateway refused the bot"), "said once")
 }

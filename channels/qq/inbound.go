@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -106,12 +105,7 @@ func (c *Channel) handleQueue(ctx context.Context, events <-chan event) {
 func (c *Channel) handle(ctx context.Context, e event) {
 	m, chat, sender, err := decodeMessage(e.kind, e.data)
 	if err != nil {
-		c.log.Warn("qq message dropped", "message_id", m.ID, "seq", e.seq, "error", err)
-		return
-	}
-	// A resumed session replays what it missed; a message is taken in once.
-	if c.seen.Add("message:" + m.ID) {
-		c.log.Info("qq message redelivered; already taken in", "message_id", m.ID, "chat", chat)
+		c.Log.Warn("qq message dropped", "message_id", m.ID, "seq", e.seq, "error", err)
 		return
 	}
 	group := e.kind == eventGroupMessage
@@ -120,7 +114,7 @@ func (c *Channel) handle(ctx context.Context, e event) {
 	}
 	content := strings.TrimSpace(m.Content)
 	if content == "" && len(m.Attachments) == 0 {
-		c.log.Debug("qq message empty; skipped", "message_id", m.ID)
+		c.Log.Debug("qq message empty; skipped", "message_id", m.ID)
 		return
 	}
 	msg := protocol.Inbound{
@@ -136,14 +130,7 @@ func (c *Channel) handle(ctx context.Context, e event) {
 		c.ack(ctx, msg.Route)
 		return nil
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err = publish(ctx, msg, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		return // a refused sender was logged by the manager
-	}
-	c.log.Error("qq message could not be handed to the agent", "message_id", m.ID, "chat", chat, "sender", sender, "error", err)
+	_ = c.TakeIn(ctx, "message:"+m.ID, msg, admitted)
 }
 
 // takeFiles downloads the message's attachments and lists them in its
@@ -158,7 +145,7 @@ func (c *Channel) takeFiles(ctx context.Context, m message, msg *protocol.Inboun
 		shown := a.Filename
 		path, err := c.download(ctx, m.ID, i, a)
 		if err != nil {
-			c.log.Warn("qq attachment not downloaded", "message_id", m.ID, "attachment", i, "error", err)
+			c.Log.Warn("qq attachment not downloaded", "message_id", m.ID, "attachment", i, "error", err)
 			lines = append(lines, "- "+cmp.Or(shown, redact(a.URL))+"\n  saved: [download failed]")
 			continue
 		}
@@ -186,7 +173,7 @@ func (c *Channel) ack(ctx context.Context, route protocol.Route) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if _, err := c.postText(cctx, route, "ack", c.cfg.AckMessage); err != nil {
-		c.log.Debug("qq ack message failed", "chat", route.ChatID, "error", err)
+		c.Log.Debug("qq ack message failed", "chat", route.ChatID, "error", err)
 	}
 }
 

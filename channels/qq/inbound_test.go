@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/qq/qqpeer"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -39,7 +41,7 @@ func TestGroupAtMessageIsPublished(t *testing.T) {
 	require.Equal(t, protocol.Route{Channel: Name, ChatID: group, SenderID: bob, ReplyTo: id}, got.Route)
 	require.Equal(t, "what is 2+2?", got.Content, "QQ's leading space is trimmed")
 	require.True(t, got.Group)
-	require.True(t, h.ch.isGroup(group), "its replies go to the group endpoint")
+	require.True(t, h.Ch.isGroup(group), "its replies go to the group endpoint")
 	h.sync()
 	require.Len(t, h.Published(), 2)
 }
@@ -52,7 +54,7 @@ func TestRefusedSenderIsNotTakenFurther(t *testing.T) {
 	h.peer.C2C(bob, "let me in", qqpeer.Attachment{ContentType: "image/png", Filename: "a.png", URL: url, Size: 3})
 	h.sync()
 	require.Len(t, h.Published(), 1, "only the sync message")
-	entries, _ := os.ReadDir(filepath.Join(h.workspace, "media"))
+	entries, _ := os.ReadDir(filepath.Join(h.Workspace, "media"))
 	require.Empty(t, entries, "nothing is downloaded for a refused sender")
 	require.Empty(t, h.peer.Messages(bob), "no ack for a refused sender")
 	require.Len(t, h.peer.Messages(alice), 1, "the admitted sync message got its ack")
@@ -69,7 +71,7 @@ func TestImageIsDownloaded(t *testing.T) {
 	data, err := os.ReadFile(got.Media[0])
 	require.NoError(t, err)
 	require.Equal(t, "\x89PNG cat", string(data))
-	require.Equal(t, filepath.Join(h.workspace, "media"), filepath.Dir(got.Media[0]))
+	require.Equal(t, filepath.Join(h.Workspace, "media"), filepath.Dir(got.Media[0]))
 	require.True(t, strings.HasPrefix(got.Content, "[Image]\nReceived files:\n- cat.png\n  saved: "), got.Content)
 
 	var fetched atomic.Bool
@@ -94,8 +96,8 @@ func TestRedeliveredMessageIsTakenOnce(t *testing.T) {
 	h.peer.DispatchRaw(eventC2CMessage, []byte(payload))
 	h.sync()
 	require.Len(t, h.Published(), 2, "the duplicate was dropped")
-	require.Contains(t, h.logs.String(), "qq message redelivered; already taken in")
-	data, err := os.ReadFile(h.ch.seenFile)
+	require.Contains(t, h.Logs.String(), "qq message redelivered; already taken in")
+	data, err := os.ReadFile(h.Ch.seenFile)
 	require.NoError(t, err)
 	require.Contains(t, string(data), "message:ROBOT1.0_dup", "the handled ids are kept under the home")
 }
@@ -122,10 +124,31 @@ func TestBadPayloadsAreDropped(t *testing.T) {
 	}
 	h.sync()
 	require.Len(t, h.Published(), 1, "only the sync message was published")
-	logs := h.logs.String()
+	logs := h.Logs.String()
 	for _, tc := range cases {
 		require.Contains(t, logs, tc.logged, tc.name)
 	}
 	require.Equal(t, 10, strings.Count(logs, "qq message dropped"), "each bad message is logged once")
 	require.Equal(t, 1, h.peer.Stats().Connections, "a bad payload does not cost the connection")
+}
+
+// The loss rule on QQ: a message Temporal did not take is not marked
+// taken, so QQ's redelivery of it after a restart reaches the agent (an
+// older build marked it on arrival and lost it).
+func TestRefusedPublishIsTakenInAgainAfterARestart(t *testing.T) {
+	h := startHarness(t, nil)
+	h.Down.Store(true)
+	payload := fmt.Sprintf(`{"id":"ROBOT1.0_lost","content":"keep me","author":{"user_openid":"%s"}}`, alice)
+	h.peer.DispatchRaw(eventC2CMessage, []byte(payload))
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "could not be handed to the agent") },
+		10*time.Second, 10*time.Millisecond)
+	h.Stop()
+
+	again := channeltest.Start(t, h.Env, New) // the same home: the same handled ids
+	h.peer.DispatchRaw(eventC2CMessage, []byte(payload))
+	got := again.WaitPublished(1)
+	require.Equal(t, "qq:ROBOT1.0_lost", got[0].ID)
+	h.peer.DispatchRaw(eventC2CMessage, []byte(payload))
+	again.WaitLast("qq:" + h.peer.C2C(alice, "sync"))
+	require.Len(t, again.Published(), 2, "taken once: the next redelivery is a duplicate")
 }

@@ -109,7 +109,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 	} else {
 		data, err := c.readFile(ref)
 		if err != nil {
-			c.log.Warn("qq attachment not sent", "file", ref, "error", err)
+			c.Log.Warn("qq attachment not sent", "file", ref, "error", err)
 			return c.postText(ctx, route, key, "[Attachment send failed: "+name+"]")
 		}
 		upload["file_data"] = base64.StdEncoding.EncodeToString(data)
@@ -127,7 +127,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 	if err != nil {
 		var se *channels.SendError
 		if errors.As(sendError(err), &se) && se.Permanent {
-			c.log.Warn("qq attachment refused", "file", ref, "error", err)
+			c.Log.Warn("qq attachment refused", "file", ref, "error", err)
 			return c.postText(ctx, route, key, "[Attachment send failed: "+name+"]")
 		}
 		return "", sendError(err)

@@ -21,7 +21,7 @@ func send(t *testing.T, h *harness, r channels.Reply) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return h.ch.Send(ctx, r)
+	return h.Ch.Send(ctx, r)
 }
 
 // A C2C answer is a passive reply: msg_type 0, the user's msg_id, msg_seq 1,
@@ -94,7 +94,7 @@ func TestMediaOut(t *testing.T) {
 	h := startHarness(t, nil)
 	id := h.peer.C2C(alice, "send pictures")
 	h.WaitPublished(1)
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "chart.png"), []byte("png-bytes"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "chart.png"), []byte("png-bytes"), 0o600))
 	r := reply(alice, id, "t1", "Here.")
 	r.Media = []string{"chart.png", "https://example.com/report.pdf", "missing.txt"}
 	require.NoError(t, send(t, h, r))

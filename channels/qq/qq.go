@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -25,24 +23,17 @@ const callTimeout = 30 * time.Second
 
 // Channel is one QQ bot connection.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	workspace string
-	seenFile  string // where seen is kept ("": memory or the database)
-	log       *slog.Logger
+	seenFile  string // where the message ids taken in are kept ("": memory or the database)
 	http      *http.Client
-	tokens    *tokens
+	tokens    channels.TokenCache
 
-	up     atomic.Bool       // the gateway session is ready
-	seen   channels.SeenKeys // message ids taken in (QQ redelivers on resume)
 	groups channels.SeenKeys // chat ids that are groups: their replies go to /v2/groups
 	seqs   *seqs             // msg_seq per replied-to msg_id
 
 	loop channels.Loop
-
-	mu      sync.Mutex
-	botID   string
-	botName string
-	publish channels.Publish
 }
 
 // New builds the channel from config; it connects in Start.
@@ -60,33 +51,24 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	log = log.With("channel", Name)
 	hc := &http.Client{Timeout: 2 * callTimeout}
-	c := &Channel{
-		cfg: cfg, workspace: deps.Workspace, log: log, http: hc,
-		tokens: &tokens{url: cfg.authBase() + tokenPath, appID: cfg.AppID, secret: cfg.Secret, http: hc, mask: deps.Secrets},
-		seqs:   newSeqs(),
-	}
+	c := &Channel{cfg: cfg, workspace: deps.Workspace, http: hc, seqs: newSeqs()}
+	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: deps.Secrets}
 	c.seenFile = deps.StateFile("qq-messages.json")
-	c.seen = deps.SeenSet("qq-messages", 4096, c.seenFile)
+	// A resumed session replays what it missed: a message is taken in once.
+	c.Init(Name, log, deps.SeenSet("qq-messages", 4096, c.seenFile))
 	// Shared too: the reply to a group may be delivered by another gateway
 	// than the one that took the message in, and it must post to the group.
 	c.groups = deps.SeenSet("qq-groups", 4096, deps.StateFile("qq-groups.json"))
 	return c, nil
 }
 
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
-// Connected implements channels.Connector: the gateway session is ready.
-func (c *Channel) Connected() bool { return c.up.Load() }
-
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.botID == "" {
+	id, name := c.Bot()
+	if id == "" {
 		return fmt.Sprintf("app %s (connecting), msgFormat %s", c.cfg.AppID, c.cfg.MsgFormat)
 	}
-	return fmt.Sprintf("%s (%s), app %s, msgFormat %s", c.botName, c.botID, c.cfg.AppID, c.cfg.MsgFormat)
+	return fmt.Sprintf("%s (%s), app %s, msgFormat %s", name, id, c.cfg.AppID, c.cfg.MsgFormat)
 }
 
 // Start fetches an access token (refused credentials fail the start; a
@@ -94,19 +76,17 @@ func (c *Channel) Describe() string {
 // background until ctx ends or Stop is called.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	tctx, cancel := context.WithTimeout(ctx, callTimeout)
-	_, err := c.tokens.get(tctx)
+	_, err := c.tokens.Get(tctx)
 	cancel()
 	switch {
 	case errors.Is(err, errBadCredentials):
 		return fmt.Errorf("qq: %w", err)
 	case err != nil:
-		c.log.Warn("qq access token not fetched yet; the gateway keeps trying", "error", err)
+		c.Log.Warn("qq access token not fetched yet; the gateway keeps trying", "error", err)
 	default:
 		c.whoAmI(ctx)
 	}
-	c.mu.Lock()
-	c.publish = publish
-	c.mu.Unlock()
+	c.Attach(publish)
 	c.loop.Go(ctx, c.runGateway)
 	return nil
 }
@@ -114,7 +94,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 // Stop implements channels.Channel: the gateway closes, the loop ends.
 func (c *Channel) Stop(ctx context.Context) error {
 	err := c.loop.Stop(ctx, 10*time.Second, "qq gateway")
-	c.up.Store(false)
+	c.Down()
 	return err
 }
 
@@ -127,14 +107,8 @@ func (c *Channel) whoAmI(ctx context.Context) {
 		Username string `json:"username"`
 	}
 	if err := c.call(mctx, http.MethodGet, "/users/@me", nil, &me); err != nil || me.ID == "" {
-		c.log.Warn("qq users/@me failed; READY will say who the bot is", "error", err)
+		c.Log.Warn("qq users/@me failed; READY will say who the bot is", "error", err)
 		return
 	}
-	c.setBot(me.ID, me.Username)
-}
-
-func (c *Channel) setBot(id, name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.botID, c.botName = id, name
+	c.SetBot(me.ID, me.Username)
 }

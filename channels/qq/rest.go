@@ -52,14 +52,14 @@ func (c *Channel) call(ctx context.Context, method, path string, body, out any) 
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		tok, err := c.tokens.get(ctx)
+		tok, err := c.tokens.Get(ctx)
 		if err != nil {
 			return err
 		}
 		err = c.once(ctx, method, path, tok, payload, out)
 		var ae *apiError
 		if attempt == 0 && errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
-			c.tokens.invalidate(tok)
+			c.tokens.Invalidate(tok)
 			continue
 		}
 		return err

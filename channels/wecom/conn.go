@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"github.com/nanobot-durable/nanobot/channels/wsconn"
 )
 
 // errClosed is a request cut short by the connection going away.
@@ -48,45 +48,27 @@ type waiter struct {
 
 // conn is one subscribed WebSocket connection.
 type conn struct {
-	ws      *websocket.Conn
-	wmu     sync.Mutex // one writer at a time
+	ws      *wsconn.Conn
+	closed  <-chan struct{}
 	mu      sync.Mutex
 	pending map[string]*waiter
 	missed  atomic.Int32 // pings not yet acknowledged
-	closed  chan struct{}
-	once    sync.Once
 }
 
-func dial(ctx context.Context, url string) (*conn, error) {
-	d := websocket.Dialer{HandshakeTimeout: 15 * time.Second, Proxy: websocket.DefaultDialer.Proxy}
-	ws, resp, err := d.DialContext(ctx, url, nil)
-	if resp != nil && resp.Body != nil {
-		_ = resp.Body.Close()
-	}
+// dial opens the socket, which lives until ctx ends or it is closed.
+func dial(ctx context.Context, url string, limit time.Duration) (*conn, error) {
+	ws, err := wsconn.Dial(ctx, url, wsconn.Options{DialTimeout: limit, MaxMessage: 64 << 20})
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
-	ws.SetReadLimit(64 << 20)
-	return &conn{ws: ws, pending: map[string]*waiter{}, closed: make(chan struct{})}, nil
+	return &conn{ws: ws, closed: ws.Done(), pending: map[string]*waiter{}}, nil
 }
 
 // close ends the connection; waiting requests fail with errClosed.
-func (c *conn) close() {
-	c.once.Do(func() {
-		close(c.closed)
-		_ = c.ws.Close()
-	})
-}
+func (c *conn) close() { c.ws.Close() }
 
 func (c *conn) write(f frame) error {
-	data, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", f.Cmd, err)
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	if err := c.ws.WriteMessage(websocket.TextMessage, data); err != nil {
+	if err := c.ws.WriteJSON(f); err != nil {
 		return fmt.Errorf("write %s: %w", f.Cmd, err)
 	}
 	return nil
@@ -181,7 +163,7 @@ func (c *conn) subscribe(ctx context.Context, botID, secret string) error {
 // callbacks go to onCallback in the order they came.
 func (c *conn) read(onCallback func(frame), onBad func(raw []byte, err error)) error {
 	for {
-		_, raw, err := c.ws.ReadMessage()
+		raw, err := c.ws.Read()
 		if err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
@@ -214,24 +196,18 @@ func (c *conn) read(onCallback func(frame), onBad func(raw []byte, err error)) e
 }
 
 // heartbeat pings every interval until the connection ends; two pings
-// without an answer and the connection is closed, to be dialled again.
-func (c *conn) heartbeat(every time.Duration) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.closed:
-			return nil
-		case <-t.C:
+// without an answer and the connection is closed, to be dialled again,
+// with lost told why.
+func (c *conn) heartbeat(every time.Duration, lost func(error)) {
+	c.ws.Every(every, func() error {
+		err := fmt.Errorf("no answer to %d pings", maxMissedPongs)
+		if c.missed.Load() < maxMissedPongs {
+			c.missed.Add(1)
+			err = c.write(frame{Cmd: cmdPing, Headers: headers{ReqID: newReqID(cmdPing)}})
 		}
-		if c.missed.Load() >= maxMissedPongs {
-			c.close()
-			return fmt.Errorf("no answer to %d pings", maxMissedPongs)
+		if err != nil {
+			lost(err)
 		}
-		c.missed.Add(1)
-		if err := c.write(frame{Cmd: cmdPing, Headers: headers{ReqID: newReqID(cmdPing)}}); err != nil {
-			c.close()
-			return err
-		}
-	}
+		return err
+	})
 }

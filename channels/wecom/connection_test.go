@@ -24,7 +24,7 @@ func TestReconnectsAfterADrop(t *testing.T) {
 	h.waitUp()
 	got := h.sync()
 	require.Equal(t, "sync", got.Content, "messages come in on the new connection")
-	require.Contains(t, h.logs.String(), "wecom connection dropped; reconnecting")
+	require.Contains(t, h.Logs.String(), "wecom connection dropped; reconnecting")
 }
 
 func TestHeartbeatLossReconnects(t *testing.T) {
@@ -32,7 +32,7 @@ func TestHeartbeatLossReconnects(t *testing.T) {
 	deps, logs := depsFor(t, peer, nil)
 	ch, err := New(deps)
 	require.NoError(t, err)
-	ch.heartbeat, ch.backoff = 20*time.Millisecond, 20*time.Millisecond
+	ch.heartbeat, ch.backoff = 20*time.Millisecond, channels.Backoff{Min: 20 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	require.NoError(t, ch.Start(ctx, channeltest.NewPublisher(t).Publish))
@@ -65,7 +65,7 @@ func TestStartsWhileWeComIsUnreachable(t *testing.T) {
 	deps, _ := depsFor(t, peer, map[string]any{"wsUrl": "ws://127.0.0.1:1"})
 	ch, err := New(deps)
 	require.NoError(t, err)
-	ch.backoff = 20 * time.Millisecond
+	ch.backoff = channels.Backoff{Min: 20 * time.Millisecond}
 	require.NoError(t, ch.Start(context.Background(), channeltest.NewPublisher(t).Publish), "a network error only delays")
 	require.False(t, ch.Connected())
 	stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -109,17 +109,38 @@ func TestConfig(t *testing.T) {
 
 func TestTakenOverConnectionWaitsBeforeDiallingAgain(t *testing.T) {
 	h := startHarness(t, nil)
-	h.ch.takenOver = 300 * time.Millisecond
+	h.Ch.takenOver = 300 * time.Millisecond
 	h.peer.Replace()
-	require.Eventually(t, func() bool { return !h.ch.Connected() }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return !h.Ch.Connected() }, 5*time.Second, 5*time.Millisecond)
 	require.Never(t, func() bool { _, subs, _ := h.peer.Stats(); return subs > 1 }, 150*time.Millisecond, 5*time.Millisecond,
 		"no tug of war with the newer connection")
-	err := h.ch.Send(context.Background(), answer(alice, "", "t1", "while away"))
+	err := h.Ch.Send(context.Background(), answer(alice, "", "t1", "while away"))
 	var se *channels.SendError
 	require.ErrorContains(t, err, "not connected")
 	require.False(t, errors.As(err, &se) && se.Permanent, "delivery waits for the connection")
 	require.Eventually(t, func() bool { _, subs, _ := h.peer.Stats(); return subs == 2 }, 5*time.Second, 5*time.Millisecond,
 		"the bot comes back later")
 	h.waitUp()
-	require.Contains(t, h.logs.String(), "taken over by a newer one")
+	require.Contains(t, h.Logs.String(), "taken over by a newer one")
+}
+
+// The loss rule on WeCom: a message Temporal did not take is not marked
+// taken (an older build marked it on arrival), so WeCom's redelivery of it
+// after a restart reaches the agent, once.
+func TestRefusedPublishIsTakenInAgainAfterARestart(t *testing.T) {
+	h := startHarness(t, nil)
+	h.Down.Store(true)
+	lost := wecompeer.Message{MsgID: "msg-lost", From: alice, Text: "keep me"}
+	h.peer.Say(lost)
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "could not be handed to the agent") },
+		10*time.Second, 10*time.Millisecond)
+	h.Stop()
+
+	again := &harness{Run: channeltest.Start(t, h.Env, quick), peer: h.peer}
+	again.waitUp()
+	h.peer.Say(lost)
+	require.Equal(t, "wecom:msg-lost", again.WaitPublished(1)[0].ID)
+	h.peer.Say(lost)
+	again.sync()
+	require.Len(t, again.Published(), 2, "the next redelivery is a duplicate")
 }

@@ -3,7 +3,6 @@ package wecom
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +36,7 @@ func (c *Channel) handleCallbacks(ctx context.Context) {
 func (c *Channel) handle(ctx context.Context, f frame) {
 	var body callback
 	if err := json.Unmarshal(f.Body, &body); err != nil {
-		c.log.Warn("wecom callback dropped: bad body", "req_id", f.Headers.ReqID, "error", err)
+		c.Log.Warn("wecom callback dropped: bad body", "req_id", f.Headers.ReqID, "error", err)
 		return
 	}
 	if f.Cmd == cmdEventCallback {
@@ -57,9 +56,9 @@ func (c *Channel) event(ctx context.Context, f frame, body callback) {
 	case eventEnterChat:
 		c.welcome(ctx, f, body)
 	case eventDisconnected:
-		c.log.Warn("wecom says a newer connection of this bot took over; this one will be closed", "req_id", f.Headers.ReqID)
+		c.Log.Warn("wecom says a newer connection of this bot took over; this one will be closed", "req_id", f.Headers.ReqID)
 	default:
-		c.log.Debug("wecom event ignored", "event", kind, "req_id", f.Headers.ReqID)
+		c.Log.Debug("wecom event ignored", "event", kind, "req_id", f.Headers.ReqID)
 	}
 }
 
@@ -74,7 +73,7 @@ func (c *Channel) welcome(ctx context.Context, f frame, body callback) {
 		return
 	}
 	if ok, err := channels.Allowed(c.all, c.pairing, Name, user); err != nil || !ok {
-		c.log.Debug("wecom welcome not sent: user not allowed", "user", user, "error", err)
+		c.Log.Debug("wecom welcome not sent: user not allowed", "user", user, "error", err)
 		return
 	}
 	cn := c.current()
@@ -85,7 +84,7 @@ func (c *Channel) welcome(ctx context.Context, f frame, body callback) {
 	defer cancel()
 	if _, err := cn.request(wctx, cmdRespondWelcome, f.Headers.ReqID,
 		textBody{MsgType: "text", Text: content{Content: c.cfg.WelcomeMessage}}); err != nil {
-		c.log.Warn("wecom welcome message not sent", "user", user, "error", err)
+		c.Log.Warn("wecom welcome message not sent", "user", user, "error", err)
 	}
 }
 
@@ -101,21 +100,17 @@ type piece struct {
 func (c *Channel) message(ctx context.Context, f frame, body callback) {
 	sender := body.From.UserID
 	if sender == "" {
-		c.log.Warn("wecom message dropped: no sender", "req_id", f.Headers.ReqID, "msgid", body.MsgID)
+		c.Log.Warn("wecom message dropped: no sender", "req_id", f.Headers.ReqID, "msgid", body.MsgID)
 		return
 	}
 	msgID := body.MsgID
 	if msgID == "" {
 		msgID = body.ChatID + "_" + strconv.FormatInt(body.CreateTime, 10)
 	}
-	if c.seen.Add("msg:" + msgID) {
-		c.log.Info("wecom message redelivered; already taken in", "msgid", msgID)
-		return
-	}
 	pieces := piecesOf(body)
 	pre := render(pieces, nil)
 	if pre == "" {
-		c.log.Debug("wecom message without content skipped", "msgid", msgID, "msgtype", body.MsgType)
+		c.Log.Debug("wecom message without content skipped", "msgid", msgID, "msgtype", body.MsgType)
 		return
 	}
 	chatID := body.ChatID
@@ -144,7 +139,7 @@ func (c *Channel) message(ctx context.Context, f frame, body callback) {
 			}
 			path, err := c.download(ctx, msgID, i, p)
 			if err != nil {
-				c.log.Warn("wecom file not downloaded", "msgid", msgID, "kind", p.kind, "error", err)
+				c.Log.Warn("wecom file not downloaded", "msgid", msgID, "kind", p.kind, "error", err)
 				continue
 			}
 			paths[i] = path
@@ -153,14 +148,7 @@ func (c *Channel) message(ctx context.Context, f frame, body callback) {
 		msg.Content = render(pieces, paths)
 		return nil
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err := publish(ctx, msg, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		return // a refused sender was logged by the manager
-	}
-	c.log.Error("wecom message could not be handed to the agent", "msgid", msgID, "chat", chatID, "sender", sender, "error", err)
+	_ = c.TakeIn(ctx, "msg:"+msgID, msg, admitted)
 }
 
 func chatTypeOf(b callback) string {

@@ -18,7 +18,7 @@ func TestImageInIsDecryptedAndSaved(t *testing.T) {
 	img := h.peer.AddFile("cat.png", png)
 	_, id := h.peer.Say(wecompeer.Message{From: alice, MsgType: "image", Image: img})
 	got := h.WaitPublished(1)[0]
-	want := filepath.Join(h.workspace, "media", "wecom-"+id+"-0-cat.png")
+	want := filepath.Join(h.Workspace, "media", "wecom-"+id+"-0-cat.png")
 	require.Equal(t, []string{want}, got.Media)
 	data, err := os.ReadFile(want)
 	require.NoError(t, err)
@@ -46,11 +46,11 @@ func TestFileVoiceAndMixedIn(t *testing.T) {
 	data, err := os.ReadFile(got[0].Media[0])
 	require.NoError(t, err)
 	require.Equal(t, "%PDF-1.4 fake", string(data))
-	require.Equal(t, filepath.Join(h.workspace, "media"), filepath.Dir(got[0].Media[0]))
+	require.Equal(t, filepath.Join(h.Workspace, "media"), filepath.Dir(got[0].Media[0]))
 
 	require.Equal(t, "[file: x.txt: download failed]", got[1].Content)
 	require.Empty(t, got[1].Media)
-	require.Contains(t, h.logs.String(), "aeskey")
+	require.Contains(t, h.Logs.String(), "aeskey")
 
 	require.Equal(t, "[voice] transcribed text here", got[2].Content)
 
@@ -85,11 +85,11 @@ func TestFilesOutAreUploadedAndSent(t *testing.T) {
 	for i := range big {
 		big[i] = byte(i)
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "chart.png"), big, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "notes.txt"), []byte("notes"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "chart.png"), big, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "notes.txt"), []byte("notes"), 0o644))
 	r := answer(alice, msg.Route.ReplyTo, "t1", "Here it is.")
 	r.Media = []string{"chart.png", "notes.txt", "missing.pdf", "https://example.com/x.png"}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 
 	ups := h.peer.Uploads()
 	require.Len(t, ups, 2)

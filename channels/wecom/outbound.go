@@ -122,7 +122,7 @@ func (c *Channel) reply(ctx context.Context, cn *conn, reqID, id, chatID, text s
 		if !expired(err) {
 			return id, sendError(err)
 		}
-		c.log.Info("wecom callback no longer takes replies; sending proactively", "chat", chatID, "error", err)
+		c.Log.Info("wecom callback no longer takes replies; sending proactively", "chat", chatID, "error", err)
 	}
 	return c.proactive(ctx, cn, chatID, text)
 }
@@ -194,7 +194,7 @@ func (c *Channel) sendMedia(ctx context.Context, cn *conn, reqID, chatID, ref st
 		if errors.As(err, &se) && !se.Permanent {
 			return "", err
 		}
-		c.log.Warn("wecom file not sent", "file", path, "error", err)
+		c.Log.Warn("wecom file not sent", "file", path, "error", err)
 		return c.reply(ctx, cn, reqID, newReqID("stream"), chatID, "[file upload failed: "+name+"]")
 	}
 	if reqID != "" {

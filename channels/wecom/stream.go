@@ -129,7 +129,7 @@ func (c *Channel) paint(ctx context.Context, d *drawing) {
 		}
 		s.mu.Lock()
 		if cn == nil || err != nil {
-			c.log.Warn("wecom stream not drawn; the answer will be sent whole", "error", err)
+			c.Log.Warn("wecom stream not drawn; the answer will be sent whole", "error", err)
 			d.finished, d.failed, d.painting = true, true, false // the answer goes as a stream of its own
 			close(d.idle)
 			s.mu.Unlock()

@@ -29,24 +29,20 @@ const Name = "wecom"
 // Timing of the connection.
 const (
 	firstConnect = 15 * time.Second // Start waits this long for the first subscribe
-	minBackoff   = time.Second      // the SDK's reconnect_interval
-	maxBackoff   = 30 * time.Second // the SDK's cap
-	// refusedBackoff spaces attempts after WeCom refused the credentials.
-	refusedBackoff = 5 * time.Minute
+	// takenOverWait spaces attempts after a newer connection took the bot over.
+	takenOverWait = 5 * time.Minute
 )
 
 // Channel is one WeCom AI bot connection.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	all       *config.Config
 	pairing   *pairing.Store
 	workspace string
-	log       *slog.Logger
 	http      *http.Client
 
-	up        atomic.Bool       // subscribed right now
-	seen      channels.SeenKeys // message ids taken in
-	callbacks chan frame        // handled in order, off the read loop
+	callbacks chan frame // handled in order, off the read loop
 	replies   *replyTargets
 	streams   streams
 	// progress and hints are channels.sendProgress and sendToolHints.
@@ -54,15 +50,14 @@ type Channel struct {
 	streamEvery     time.Duration
 	// heartbeat and backoff are the SDK's timings; tests shorten them.
 	heartbeat time.Duration
-	backoff   time.Duration
+	backoff   channels.Backoff
 	takenOver time.Duration // the wait after a disconnected_event
 	replaced  atomic.Bool   // the connection got disconnected_event
 
-	mu      sync.Mutex
-	conn    *conn
-	publish channels.Publish
-	loop    channels.Loop
-	wg      sync.WaitGroup
+	mu   sync.Mutex
+	conn *conn
+	loop channels.Loop
+	wg   sync.WaitGroup
 }
 
 // New builds the channel from config; it connects in Start.
@@ -83,22 +78,17 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	c := &Channel{
 		cfg: cfg, all: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
-		log: log.With("channel", Name), http: &http.Client{Timeout: 2 * time.Minute},
+		http:      &http.Client{Timeout: 2 * time.Minute},
 		callbacks: make(chan frame, 256), replies: newReplyTargets(),
-		heartbeat: heartbeatEvery, backoff: minBackoff, takenOver: refusedBackoff, streamEvery: streamEvery,
+		heartbeat: heartbeatEvery, takenOver: takenOverWait, streamEvery: streamEvery,
+		backoff: channels.Backoff{Min: time.Second, Max: 30 * time.Second}, // the SDK's reconnect_interval and cap
 	}
 	if deps.Config != nil {
 		c.progress, c.hints = deps.Config.Channels.SendProgress, deps.Config.Channels.SendToolHints
 	}
-	c.seen = deps.SeenSet("wecom-handled", 4096, deps.StateFile("wecom-handled.json"))
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("wecom-handled", 4096, deps.StateFile("wecom-handled.json")))
 	return c, nil
 }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
-// Connected implements channels.Connector: subscribed right now.
-func (c *Channel) Connected() bool { return c.up.Load() }
 
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
@@ -109,17 +99,15 @@ func (c *Channel) Describe() string {
 // WeCom's errcode), then keeps the connection in the background,
 // reconnecting with backoff whenever it drops.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.mu.Lock()
-	c.publish = publish
-	c.mu.Unlock()
+	c.Attach(publish)
 	first, err := c.connect(ctx, firstConnect)
 	var refused *refusedError
 	if errors.As(err, &refused) {
-		c.log.Error("wecom subscription refused", "error", err)
+		c.Log.Error("wecom subscription refused", "error", err)
 		return err
 	}
 	if err != nil {
-		c.log.Warn("wecom not reachable yet; retrying in the background", "error", err)
+		c.Log.Warn("wecom not reachable yet; retrying in the background", "error", err)
 	}
 	run := c.loop.Go(ctx, func(ctx context.Context) { c.run(ctx, first) })
 	c.wg.Add(1)
@@ -129,91 +117,74 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 
 // connect dials and subscribes within limit.
 func (c *Channel) connect(ctx context.Context, limit time.Duration) (*conn, error) {
-	cctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	cn, err := dial(cctx, c.cfg.endpoint())
+	cn, err := dial(ctx, c.cfg.endpoint(), limit)
 	if err != nil {
 		return nil, err
 	}
 	go func() { // reading from the start: acknowledgements reach subscribe
 		err := cn.read(c.queue, c.bad)
-		c.log.Debug("wecom connection read ended", "error", err)
+		c.Log.Debug("wecom connection read ended", "error", err)
 		cn.close()
 	}()
-	if err := cn.subscribe(cctx, c.cfg.BotID, c.cfg.Secret); err != nil {
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	if err := cn.subscribe(sctx, c.cfg.BotID, c.cfg.Secret); err != nil {
 		cn.close()
 		return nil, err
 	}
 	return cn, nil
 }
 
-// run serves the connection, and dials again with backoff each time it ends.
-func (c *Channel) run(ctx context.Context, cn *conn) {
-	delay := c.backoff
-	for {
-		if cn != nil {
-			c.serve(ctx, cn)
-			if ctx.Err() != nil {
-				return
-			}
-			delay = c.backoff // it was up: the next attempt is quick
-			if c.replaced.Swap(false) {
-				// The SDK gives up here: dialling at once would only take the bot back from the other connection.
-				c.log.Warn("wecom connection taken over by a newer one of this bot (another gateway?); trying again later", "retry_in", c.takenOver)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(c.takenOver):
+// run serves the connection Start made (nil: none), and dials again with
+// backoff each time it ends; refused credentials stop it.
+func (c *Channel) run(ctx context.Context, first *conn) {
+	c.Reconnect(ctx, c.backoff, func(ctx context.Context) error {
+		cn := first
+		first = nil
+		if cn == nil {
+			var err error
+			if cn, err = c.connect(ctx, firstConnect); err != nil {
+				var refused *refusedError
+				if errors.As(err, &refused) {
+					return channels.Fatal(err)
 				}
+				return fmt.Errorf("wecom reconnect failed: %w", err)
 			}
 		}
-		var err error
-		cn, err = c.connect(ctx, firstConnect)
-		if err == nil {
-			continue
-		}
-		wait := delay
-		var refused *refusedError
-		if errors.As(err, &refused) {
-			wait = refusedBackoff
-			c.log.Error("wecom subscription refused; the bot stays offline until the credentials change", "error", err, "retry_in", wait)
-		} else {
-			c.log.Warn("wecom reconnect failed", "error", err, "retry_in", wait)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		delay = min(delay*2, maxBackoff)
-	}
+		return c.serve(ctx, cn)
+	})
 }
 
-// serve holds a subscribed connection until it drops or ctx ends.
-func (c *Channel) serve(ctx context.Context, cn *conn) {
+// serve holds a subscribed connection until it drops or ctx ends, and says why it ended.
+func (c *Channel) serve(ctx context.Context, cn *conn) error {
 	c.mu.Lock()
 	c.conn = cn
 	c.mu.Unlock()
-	c.up.Store(true)
-	c.log.Info("wecom subscribed", "bot", c.cfg.BotID)
+	c.Up()
+	c.Log.Info("wecom subscribed", "bot", c.cfg.BotID)
 	hb := make(chan error, 1)
-	go func() { hb <- cn.heartbeat(c.heartbeat) }()
+	cn.heartbeat(c.heartbeat, func(err error) { hb <- err })
 	select {
 	case <-ctx.Done():
 	case <-cn.closed:
 	}
-	c.up.Store(false)
+	c.Down()
 	c.mu.Lock()
 	if c.conn == cn {
 		c.conn = nil
 	}
 	c.mu.Unlock()
 	cn.close()
-	if err := <-hb; err != nil && ctx.Err() == nil {
-		c.log.Warn("wecom heartbeat lost; reconnecting", "error", err)
-	} else if ctx.Err() == nil {
-		c.log.Warn("wecom connection dropped; reconnecting")
+	select {
+	case err := <-hb:
+		return fmt.Errorf("wecom heartbeat lost: %w", err)
+	default:
 	}
+	if c.replaced.Swap(false) {
+		// The SDK gives up here: dialling at once would only take the bot back from the other connection.
+		return channels.RetryIn(c.takenOver, errors.New("wecom connection taken over by a newer one of this bot (another gateway?); trying again later"))
+	}
+	return errors.New("wecom connection dropped")
 }
 
 // current is the subscribed connection, nil while there is none.
@@ -251,7 +222,7 @@ func (c *Channel) queue(f frame) {
 	select {
 	case c.callbacks <- f:
 	default:
-		c.log.Warn("wecom callback dropped: the handler is behind", "req_id", f.Headers.ReqID)
+		c.Log.Warn("wecom callback dropped: the handler is behind", "req_id", f.Headers.ReqID)
 	}
 }
 
@@ -260,5 +231,5 @@ func (c *Channel) bad(raw []byte, err error) {
 	if len(raw) > 200 {
 		raw = raw[:200]
 	}
-	c.log.Warn("wecom frame dropped", "error", err, "frame", string(raw))
+	c.Log.Warn("wecom frame dropped", "error", err, "frame", string(raw))
 }

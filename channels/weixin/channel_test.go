@@ -25,9 +25,9 @@ func TestDMInAndAnswered(t *testing.T) {
 	require.Equal(t, protocol.Route{Channel: Name, ChatID: alice, SenderID: alice, ReplyTo: id}, got.Route)
 	require.Equal(t, "hello bot", got.Content)
 	require.False(t, got.Group)
-	require.True(t, h.ch.Connected())
+	require.True(t, h.Ch.Connected())
 
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice, "t1", "Hello, **Alice**. See [docs](https://example.org).")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t1", "Hello, **Alice**. See [docs](https://example.org).")))
 	sent := h.peer.Sent(alice)
 	require.Len(t, sent, 1)
 	require.Equal(t, "Hello, Alice. See docs (https://example.org).", sent[0].Text, "WeChat shows no Markdown")
@@ -63,8 +63,8 @@ func TestOwnAndBrokenMessagesDropped(t *testing.T) {
 	got := h.sync()
 	require.Equal(t, "sync", got.Content)
 	require.Len(t, h.Published(), 1)
-	require.Contains(t, h.logs.String(), "message_id=4242")
-	require.Contains(t, h.logs.String(), "weixin message dropped: no sender")
+	require.Contains(t, h.Logs.String(), "message_id=4242")
+	require.Contains(t, h.Logs.String(), "weixin message dropped: no sender")
 }
 
 // TestQuoteAndVoiceText: a quoted text and a transcribed voice read as nanobot writes them.
@@ -89,7 +89,7 @@ func TestImageInDecrypted(t *testing.T) {
 	got := h.WaitPublished(1)[0]
 	require.Equal(t, "[image]\nlook", got.Content)
 	requireMedia(t, got, png)
-	require.True(t, strings.HasPrefix(got.Media[0], h.deps.Workspace))
+	require.True(t, strings.HasPrefix(got.Media[0], h.Workspace))
 }
 
 // TestLongAnswerSplitAtLimit: an answer over 1800 runes goes as several messages.
@@ -98,7 +98,7 @@ func TestLongAnswerSplitAtLimit(t *testing.T) {
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "tell me"})
 	h.WaitPublished(1)
 	long := strings.Repeat("微信 message text. ", 300)
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice, "t2", long)))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t2", long)))
 	sent := h.peer.Sent(alice)
 	require.Greater(t, len(sent), 1)
 	var joined []string
@@ -115,28 +115,28 @@ func TestLongAnswerSplitAtLimit(t *testing.T) {
 func TestSendErrors(t *testing.T) {
 	h := startHarness(t, nil)
 	var se *channels.SendError
-	err := h.ch.Send(context.Background(), reply("stranger@im.wechat", "t3", "hi"))
+	err := h.Ch.Send(context.Background(), reply("stranger@im.wechat", "t3", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "nobody to answer without a context token")
 
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "hi"})
 	h.WaitPublished(1)
 	h.peer.Fail("sendmessage", 429)
-	err = h.ch.Send(context.Background(), reply(alice, "t4", "hi"))
+	err = h.Ch.Send(context.Background(), reply(alice, "t4", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.Positive(t, se.RetryAfter)
 	require.False(t, se.Permanent)
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice, "t4", "hi")), "the retry goes through")
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t4", "hi")), "the retry goes through")
 
 	h.peer.Fail("sendmessage", 503)
-	err = h.ch.Send(context.Background(), reply(alice, "t5", "hi"))
+	err = h.Ch.Send(context.Background(), reply(alice, "t5", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.False(t, se.Permanent, "a 5xx is retried")
 
-	h.ch.mu.Lock()
-	h.ch.acct.ContextTokens[alice] = "stale"
-	h.ch.mu.Unlock()
-	err = h.ch.Send(context.Background(), reply(alice, "t6", "hi"))
+	h.Ch.mu.Lock()
+	h.Ch.acct.ContextTokens[alice] = "stale"
+	h.Ch.mu.Unlock()
+	err = h.Ch.Send(context.Background(), reply(alice, "t6", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "errcode -2: the user must write again")
 }
@@ -147,10 +147,10 @@ func TestTyping(t *testing.T) {
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "hi"})
 	h.WaitPublished(1)
 	route := protocol.Route{Channel: Name, ChatID: alice}
-	require.NoError(t, h.ch.SendTyping(context.Background(), route))
-	require.NoError(t, h.ch.SendTyping(context.Background(), route))
+	require.NoError(t, h.Ch.SendTyping(context.Background(), route))
+	require.NoError(t, h.Ch.SendTyping(context.Background(), route))
 	require.Equal(t, 1, h.peer.Calls("getconfig"), "the ticket is kept")
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice, "t7", "done")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t7", "done")))
 	typing := h.peer.Typing()
 	require.Len(t, typing, 3)
 	require.Equal(t, weixinpeer.Typing{User: alice, Ticket: "ticket-" + alice, Status: typingOn}, typing[0])
@@ -162,9 +162,9 @@ func TestTyping(t *testing.T) {
 func TestPollRecoversAfterFailures(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Fail("getupdates", 500, 502, 500)
-	require.Eventually(t, func() bool { return strings.Count(h.logs.String(), "weixin poll failed; retrying") == 3 },
+	require.Eventually(t, func() bool { return strings.Count(h.Logs.String(), "weixin poll failed") == 3 },
 		5*time.Second, time.Millisecond, "each failed poll is logged and retried")
-	require.Eventually(t, h.ch.Connected, 5*time.Second, time.Millisecond, "the poll comes back")
+	require.Eventually(t, h.Ch.Connected, 5*time.Second, time.Millisecond, "the poll comes back")
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "still there?"})
 	require.Equal(t, "still there?", h.WaitPublished(1)[0].Content)
 }
@@ -175,20 +175,20 @@ func TestPollRecoversAfterFailures(t *testing.T) {
 func TestSessionExpiredReported(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Expire("fresh-token")
-	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "nanobot channels login weixin") },
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "nanobot channels login weixin") },
 		5*time.Second, 10*time.Millisecond)
-	require.False(t, h.ch.Connected())
+	require.False(t, h.Ch.Connected())
 	polls := h.peer.Calls("getupdates")
 	require.Never(t, func() bool { return h.peer.Calls("getupdates") > polls }, 300*time.Millisecond, 20*time.Millisecond,
 		"an expired session does not keep polling")
 	var se *channels.SendError
-	err := h.ch.Send(context.Background(), reply(alice, "t8", "hi"))
+	err := h.Ch.Send(context.Background(), reply(alice, "t8", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent)
 	require.Contains(t, se.Error(), "nanobot channels login weixin")
 
 	require.NoError(t, saveAccount(h.dir, account{Token: "fresh-token", BaseURL: h.peer.URL()}))
-	require.Eventually(t, h.ch.Connected, 5*time.Second, 10*time.Millisecond, "the new login is used")
+	require.Eventually(t, h.Ch.Connected, 5*time.Second, 10*time.Millisecond, "the new login is used")
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "back"})
 	require.Equal(t, "back", h.WaitPublished(1)[0].Content)
 	require.False(t, errors.Is(err, context.Canceled))
@@ -200,14 +200,14 @@ func TestOldContextTokenRefreshed(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "hi"})
 	h.WaitPublished(1)
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice, "t11", "fresh")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t11", "fresh")))
 	require.Equal(t, "ctx-"+alice, h.peer.Sent(alice)[0].ContextToken, "a fresh token is used as it is")
 	require.Zero(t, h.peer.Calls("getconfig"))
 
-	h.ch.mu.Lock()
-	h.ch.tokenAt[alice] = time.Now().Add(-2 * time.Minute)
-	h.ch.mu.Unlock()
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice, "t12", "later")))
+	h.Ch.mu.Lock()
+	h.Ch.tokenAt[alice] = time.Now().Add(-2 * time.Minute)
+	h.Ch.mu.Unlock()
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t12", "later")))
 	require.Equal(t, "ctx-"+alice+"-refreshed", h.peer.Sent(alice)[1].ContextToken)
 	a, err := loadAccount(h.dir)
 	require.NoError(t, err)

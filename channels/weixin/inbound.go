@@ -3,8 +3,6 @@ package weixin
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -23,19 +21,14 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	m, err := decode(raw)
 	id := messageKey(m)
 	if err != nil {
-		c.log.Warn("weixin message dropped: cannot decode", "message_id", id, "error", err)
+		c.Log.Warn("weixin message dropped: cannot decode", "message_id", id, "error", err)
 		return nil
 	}
 	if int(m.MessageType) == messageTypeBot {
 		return nil // the bot's own message echoed back
 	}
 	if m.FromUserID == "" {
-		c.log.Warn("weixin message dropped: no sender", "message_id", id)
-		return nil
-	}
-	// Claimed before it is handed over, so of two gateways polling one account one takes it.
-	if !c.seen.Claim(id) {
-		c.log.Info("weixin message redelivered; already taken in", "message_id", id, "from", m.FromUserID)
+		c.Log.Warn("weixin message dropped: no sender", "message_id", id)
 		return nil
 	}
 	if m.ContextToken != "" {
@@ -51,8 +44,7 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	content := c.content(m)
 	media := downloadable(m)
 	if content == "" && len(media) == 0 {
-		c.log.Debug("weixin message without content skipped", "message_id", id)
-		c.seen.Done(id)
+		c.Log.Debug("weixin message without content skipped", "message_id", id)
 		return nil
 	}
 	msg := protocol.Inbound{
@@ -66,24 +58,18 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
 		for _, it := range media {
 			if path, err := c.download(ctx, it, id); err != nil {
-				c.log.Warn("weixin media not downloaded", "message_id", id, "kind", it.kind, "error", err)
+				c.Log.Warn("weixin media not downloaded", "message_id", id, "kind", it.kind, "error", err)
 			} else {
 				msg.Media = append(msg.Media, path)
 			}
 		}
 		return nil
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err = publish(ctx, msg, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		c.seen.Done(id)
-		return nil
+	// Claimed before it is handed over, so of two gateways polling one account one takes it.
+	if err := c.TakeIn(ctx, id, msg, admitted); !channels.Handed(err) {
+		return err // polled again, and taken then
 	}
-	c.seen.Forget(id) // polled again, and taken then
-	c.log.Error("weixin message could not be handed to the agent; polling it again", "message_id", id, "from", m.FromUserID, "error", err)
-	return fmt.Errorf("weixin message %s: %w", id, err)
+	return nil
 }
 
 // messageKey is nanobot's message id: message_id, else seq, else sender and time.

@@ -95,7 +95,7 @@ func (c *Channel) download(ctx context.Context, ref mediaRef, msgID string) (str
 		if err == nil || i == len(urls)-1 {
 			break
 		}
-		c.log.Warn("weixin media download via full_url failed; trying the CDN", "message_id", msgID, "error", err)
+		c.Log.Warn("weixin media download via full_url failed; trying the CDN", "message_id", msgID, "error", err)
 	}
 	if err != nil {
 		return "", err

@@ -78,7 +78,7 @@ func (c *Channel) partItem(ctx context.Context, r channels.Reply, p channels.Par
 			case ctx.Err() != nil:
 				return nil, err
 			}
-			c.log.Warn("weixin file not sent", "file", p.Media, "error", err)
+			c.Log.Warn("weixin file not sent", "file", p.Media, "error", err)
 			text = "[file: " + mediaLabel(p.Media) + " - send failed]"
 		}
 	}
@@ -120,8 +120,8 @@ func (c *Channel) sendError(err error) error {
 		return &channels.SendError{Err: err, Permanent: !retryableStatus(he.Status)}
 	case sessionExpired(err):
 		c.expired.Store(true)
-		c.up.Store(false)
-		c.log.Error(expiredHint, "error", err)
+		c.Down()
+		c.Log.Error(expiredHint, "error", err)
 		return &channels.SendError{Err: fmt.Errorf("%s: %w", expiredHint, err), Permanent: true}
 	case errors.As(err, &ae) && ae.is(errContextRestricted):
 		return &channels.SendError{Err: fmt.Errorf("weixin: the context token is used up or expired; the user must write again: %w", err), Permanent: true}
@@ -157,7 +157,7 @@ func (c *Channel) cancelTyping(ctx context.Context, user string) {
 	cctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	if err := c.client().post(cctx, epSendTyping, map[string]any{"ilink_user_id": user, "typing_ticket": ticket, "status": typingCancel}, nil); err != nil {
-		c.log.Debug("weixin typing cancel failed", "user", user, "error", err)
+		c.Log.Debug("weixin typing cancel failed", "user", user, "error", err)
 	}
 }
 
@@ -207,7 +207,7 @@ func (c *Channel) contextToken(ctx context.Context, user string) string {
 	cctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	if err := c.client().post(cctx, epGetConfig, map[string]any{"ilink_user_id": user, "context_token": token}, &resp); err != nil {
-		c.log.Warn("weixin context token not refreshed; sending with the old one", "user", user, "error", err)
+		c.Log.Warn("weixin context token not refreshed; sending with the old one", "user", user, "error", err)
 		return token
 	}
 	if resp.ContextToken == "" || resp.ContextToken == token {
@@ -217,6 +217,6 @@ func (c *Channel) contextToken(ctx context.Context, user string) string {
 	c.acct.ContextTokens[user], c.tokenAt[user] = resp.ContextToken, time.Now()
 	c.mu.Unlock()
 	c.saveAccount()
-	c.log.Info("weixin context token refreshed", "user", user, "age", time.Since(at).Round(time.Second))
+	c.Log.Info("weixin context token refreshed", "user", user, "age", time.Since(at).Round(time.Second))
 	return resp.ContextToken
 }

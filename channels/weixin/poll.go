@@ -4,50 +4,48 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // pollLoop long-polls getupdates from the stored cursor, hands each
 // message over, then stores the new cursor: a restart neither skips nor
-// repeats. Failures back off; an expired login waits for a new one.
+// repeats. Failures back off (an answered poll resets the backoff); an
+// expired login waits for a new one.
 func (c *Channel) pollLoop(ctx context.Context) {
+	c.Reconnect(ctx, channels.Backoff{Min: minBackoff, Max: maxBackoff, Healthy: time.Nanosecond}, c.poll)
+}
+
+// poll polls until a poll fails, and says why.
+func (c *Channel) poll(ctx context.Context) error {
 	timeout := time.Duration(c.cfg.PollTimeout) * time.Second
-	backoff := minBackoff
 	for ctx.Err() == nil {
-		if c.expired.Load() {
-			if !c.waitForLogin(ctx) {
-				return
-			}
-			backoff = minBackoff
+		if c.expired.Load() && !c.waitForLogin(ctx) {
+			return ctx.Err()
 		}
 		next, err := c.pollOnce(ctx, timeout)
 		switch {
 		case ctx.Err() != nil:
-			return
+			return ctx.Err()
 		case err == nil:
 			if next > 0 {
 				timeout = next
 			}
-			backoff = minBackoff
 			continue
 		case sessionExpired(err):
-			c.up.Store(false)
+			c.Down()
 			if c.reloadNewerLogin() {
 				continue
 			}
 			c.expired.Store(true)
-			c.log.Error(expiredHint, "error", err)
+			c.Log.Error(expiredHint, "error", err)
 			continue
 		}
-		c.up.Store(false)
-		c.log.Warn("weixin poll failed; retrying", "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, maxBackoff)
+		return fmt.Errorf("weixin poll failed: %w", err)
 	}
+	return ctx.Err()
 }
 
 // pollOnce is one getupdates: the messages handled in order, then the
@@ -63,12 +61,12 @@ func (c *Channel) pollOnce(ctx context.Context, timeout time.Duration) (time.Dur
 	err := api.post(pctx, epGetUpdates, map[string]any{"get_updates_buf": buf}, &u)
 	if err != nil {
 		if errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			c.up.Store(true) // a long poll running out is the server's silence, not a failure
+			c.Up() // a long poll running out is the server's silence, not a failure
 			return 0, nil
 		}
 		return 0, err
 	}
-	c.up.Store(true)
+	c.Up()
 	for _, raw := range u.Msgs {
 		if err := c.handle(ctx, raw); err != nil {
 			return 0, err // the cursor stays: the batch comes again, what was taken in is deduped
@@ -103,7 +101,7 @@ func (c *Channel) reloadNewerLogin() bool {
 		return false
 	}
 	c.expired.Store(false)
-	c.log.Info("weixin: using the login stored since the session expired")
+	c.Log.Info("weixin: using the login stored since the session expired")
 	return true
 }
 

@@ -17,7 +17,7 @@ func TestRestartResumesFromStoredCursor(t *testing.T) {
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "first"})
 	h.WaitPublished(1)
 	require.Eventually(t, func() bool { a, _ := loadAccount(h.dir); return a.GetUpdatesBuf == "buf-1" }, 5e9, 1e7)
-	h.stop()
+	h.Stop()
 	a, err := loadAccount(h.dir)
 	require.NoError(t, err)
 	require.Equal(t, "ctx-"+alice, a.ContextTokens[alice], "the context token survives a restart")
@@ -41,17 +41,17 @@ func TestRedeliveredMessageTakenOnce(t *testing.T) {
 	h.peer.Redeliver(0)
 	h.sync()
 	require.Len(t, h.Published(), 2)
-	require.Contains(t, h.logs.String(), "redelivered")
+	require.Contains(t, h.Logs.String(), "redelivered")
 }
 
 // TestFailedPublishPolledAgain: a message that could not be handed over
 // keeps the cursor where it was; the next poll brings it again, once.
 func TestFailedPublishPolledAgain(t *testing.T) {
 	h := startHarness(t, nil)
-	h.down.Store(true)
+	h.Down.Store(true)
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "do not lose me"})
-	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "polling it again") }, 5*time.Second, time.Millisecond)
-	h.down.Store(false)
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "could not be handed to the agent") }, 5*time.Second, time.Millisecond)
+	h.Down.Store(false)
 	got := h.WaitPublished(1)
 	require.Equal(t, "do not lose me", got[0].Content)
 	h.sync()

@@ -20,13 +20,13 @@ func TestFilesOutUploaded(t *testing.T) {
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "send me the chart"})
 	h.WaitPublished(1)
 	png := []byte("\x89PNG\r\n\x1a\na chart of sixteen+ bytes")
-	require.NoError(t, os.WriteFile(filepath.Join(h.deps.Workspace, "chart.png"), png, 0o644))
-	doc := filepath.Join(h.deps.Workspace, "notes.txt")
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "chart.png"), png, 0o644))
+	doc := filepath.Join(h.Workspace, "notes.txt")
 	require.NoError(t, os.WriteFile(doc, []byte("exactly sixteen!"), 0o644))
 
 	r := reply(alice, "t9", "Here it is.")
 	r.Media = []string{"chart.png", doc, "gone.pdf", "https://example.org/a.pdf"}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	sent := h.peer.Sent(alice)
 	require.Len(t, sent, 5, "four files, then the text")
 	require.Equal(t, []weixinpeer.File{{Type: itemImage, Data: png}}, sent[0].Files)
@@ -40,6 +40,6 @@ func TestFilesOutUploaded(t *testing.T) {
 	r = reply(alice, "t10", "")
 	r.Media = []string{"chart.png"}
 	var se *channels.SendError
-	require.ErrorAs(t, h.ch.Send(context.Background(), r), &se)
+	require.ErrorAs(t, h.Ch.Send(context.Background(), r), &se)
 	require.False(t, se.Permanent, "a CDN 5xx is retried")
 }

@@ -41,16 +41,14 @@ const expiredHint = "WeChat login expired: run `nanobot channels login weixin` t
 
 // Channel is one WeChat bot account.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	dir       string // where account.json lives
 	workspace string
-	log       *slog.Logger
 	secrets   *secrets.Set
 	http      *http.Client
 
-	up      atomic.Bool // the last getupdates answered
 	expired atomic.Bool // WeChat said -14: a new login is needed
-	seen    channels.SeenKeys
 	loop    channels.Loop
 
 	mu sync.Mutex
@@ -60,7 +58,6 @@ type Channel struct {
 	acct    account
 	tickets map[string]string    // user → typing ticket
 	tokenAt map[string]time.Time // user → when their context token came (zero: from a previous run)
-	publish channels.Publish
 	runCtx  context.Context
 }
 
@@ -79,14 +76,14 @@ func New(deps channels.Deps) (*Channel, error) {
 		log = slog.Default()
 	}
 	c := &Channel{
-		cfg: cfg, dir: stateDir(cfg, home), workspace: deps.Workspace, log: log.With("channel", Name),
+		cfg: cfg, dir: stateDir(cfg, home), workspace: deps.Workspace,
 		secrets: deps.Secrets, http: &http.Client{}, tickets: map[string]string{}, tokenAt: map[string]time.Time{},
 	}
 	file := ""
 	if c.dir != "" {
 		file = filepath.Join(c.dir, seenFile)
 	}
-	c.seen = deps.SeenSet("weixin-messages", 1024, file)
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("weixin-messages", 1024, file))
 	if err := c.loadLogin(); err != nil {
 		return nil, err
 	}
@@ -127,12 +124,6 @@ func (c *Channel) loadLogin() error {
 	return nil
 }
 
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
-// Connected implements channels.Connector: the last poll was answered.
-func (c *Channel) Connected() bool { return c.up.Load() }
-
 // Describe tells the gateway banner which account this is.
 func (c *Channel) Describe() string {
 	c.mu.Lock()
@@ -147,9 +138,7 @@ func (c *Channel) Describe() string {
 // Start implements channels.Channel: it polls in the background until ctx
 // ends or Stop is called.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.mu.Lock()
-	c.publish = publish
-	c.mu.Unlock()
+	c.Attach(publish)
 	run := c.loop.Go(ctx, c.pollLoop)
 	c.mu.Lock()
 	c.runCtx = run
@@ -163,7 +152,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 // Stop implements channels.Channel: the poll ends, the cursor is kept.
 func (c *Channel) Stop(ctx context.Context) error {
 	err := c.loop.Stop(ctx, stopTimeout, "weixin polling")
-	c.up.Store(false)
+	c.Down()
 	nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	c.notify(nctx, epNotifyStop)
@@ -173,7 +162,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 // notify is nanobot's best-effort online-state call.
 func (c *Channel) notify(ctx context.Context, endpoint string) {
 	if err := c.client().post(ctx, endpoint, nil, nil); err != nil {
-		c.log.Debug("weixin "+endpointName(endpoint)+" failed (ignored)", "error", err)
+		c.Log.Debug("weixin "+endpointName(endpoint)+" failed (ignored)", "error", err)
 	}
 }
 
@@ -203,6 +192,6 @@ func (c *Channel) saveAccount() {
 		return // a login since we started stored a newer token: never overwrite it
 	}
 	if err := saveAccount(c.dir, a); err != nil {
-		c.log.Warn("weixin state not saved: a restart will poll from an older cursor", "error", err)
+		c.Log.Warn("weixin state not saved: a restart will poll from an older cursor", "error", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 )
 
 // A DM is published with the chat, the sender's phone number and the
@@ -62,7 +64,7 @@ func TestGroupPolicyMention(t *testing.T) {
 	require.Equal(t, alice, got[0].Route.SenderID)
 	require.Equal(t, "whatsapp:G3", got[1].ID)
 	require.Equal(t, "whatsapp:G4", got[2].ID)
-	require.Contains(t, h.logs.String(), skipNotAddress)
+	require.Contains(t, h.Logs.String(), skipNotAddress)
 }
 
 func TestGroupPolicyOpen(t *testing.T) {
@@ -95,7 +97,7 @@ func TestBadMessageDropped(t *testing.T) {
 	h.wa.push(&events.Message{Info: types.MessageInfo{ID: "BAD1"}})
 	h.sync()
 	require.Len(t, h.Published(), 1)
-	require.Contains(t, h.logs.String(), "message_id=BAD1")
+	require.Contains(t, h.Logs.String(), "message_id=BAD1")
 }
 
 // A message whatsmeow hands over again (after a reconnect) is taken in once,
@@ -106,8 +108,30 @@ func TestRedeliveredMessageTakenOnce(t *testing.T) {
 	h.wa.push(dm("R1", alice, "once"))
 	h.sync()
 	require.Len(t, h.Published(), 2)
-	require.Contains(t, h.logs.String(), "redelivered")
-	require.FileExists(t, filepath.Join(h.home, "channels", "whatsapp-seen.json"))
+	require.Contains(t, h.Logs.String(), "redelivered")
+	require.FileExists(t, filepath.Join(h.Home, "channels", "whatsapp-seen.json"))
+}
+
+// The loss rule on WhatsApp: a message Temporal did not take is not marked
+// taken (an older build marked it on arrival), so its redelivery after a
+// restart (the same home) reaches the agent, once.
+func TestRefusedPublishIsTakenInAgainAfterARestart(t *testing.T) {
+	h := startHarness(t, newFake(), nil)
+	h.Down.Store(true)
+	h.wa.push(dm("LOST1", alice, "keep me"))
+	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "could not be handed to the agent") },
+		5*time.Second, 5*time.Millisecond)
+	h.Stop()
+
+	wa := newFake()
+	again := &harness{Run: channeltest.Start(t, h.Env, onFake(wa), channeltest.NoWait()), wa: wa}
+	wa.push(&events.Connected{})
+	wa.push(dm("LOST1", alice, "keep me"))
+	wa.push(dm("LOST1", alice, "keep me"))
+	again.sync()
+	got := again.Published()
+	require.Len(t, got, 2, "taken once, then the sync")
+	require.Equal(t, "whatsapp:LOST1", got[0].ID)
 }
 
 // A LID sender is named by the phone number: from SenderAlt, from
@@ -151,7 +175,7 @@ func TestReplyQuotesTheMessage(t *testing.T) {
 	h.wa.push(groupMsg("Q1", group, alice, "what is 2+2?", nil))
 	in := h.WaitPublished(1)[0]
 	r := reply(in.Route.ChatID, in.Route.ReplyTo, in.Route.SenderID, "It is **4**.")
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	sent := h.wa.sentMessages()
 	require.Len(t, sent, 1)
 	require.Equal(t, group+"@g.us", sent[0].to.String())
@@ -167,11 +191,11 @@ func TestReplyQuotesTheMessage(t *testing.T) {
 // A reply to a message no longer remembered still quotes it by id and sender.
 func TestReplyQuotesByIDAfterRestart(t *testing.T) {
 	h := startHarness(t, newFake(), nil)
-	require.NoError(t, h.ch.Send(context.Background(), reply(group+"@g.us", "OLD1", alice, "late answer")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(group+"@g.us", "OLD1", alice, "late answer")))
 	ci := h.wa.sentMessages()[0].msg.GetExtendedTextMessage().GetContextInfo()
 	require.Equal(t, "OLD1", ci.GetStanzaID())
 	require.Equal(t, alice+"@s.whatsapp.net", ci.GetParticipant())
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice+"@s.whatsapp.net", "", alice, "no quote")))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice+"@s.whatsapp.net", "", alice, "no quote")))
 	require.Equal(t, "no quote", h.wa.sentMessages()[1].msg.GetConversation())
 }
 
@@ -182,7 +206,7 @@ func TestLongReplySplit(t *testing.T) {
 	for len([]rune(long)) < maxMessageRunes+500 {
 		long += "word after word after word. "
 	}
-	require.NoError(t, h.ch.Send(context.Background(), reply(alice+"@s.whatsapp.net", "M1", alice, long)))
+	require.NoError(t, h.Ch.Send(context.Background(), reply(alice+"@s.whatsapp.net", "M1", alice, long)))
 	sent := h.wa.sentMessages()
 	require.Len(t, sent, 2)
 	require.NotNil(t, sent[0].msg.GetExtendedTextMessage().GetContextInfo())
@@ -226,11 +250,11 @@ func TestMediaIn(t *testing.T) {
 func TestMediaOut(t *testing.T) {
 	h := startHarness(t, newFake(), nil)
 	png := []byte("\x89PNG\r\n\x1a\n0000")
-	require.NoError(t, os.WriteFile(filepath.Join(h.ch.workspace, "chart.png"), png, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(h.ch.workspace, "notes.pdf"), []byte("%PDF-1.4"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Ch.workspace, "chart.png"), png, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Ch.workspace, "notes.pdf"), []byte("%PDF-1.4"), 0o644))
 	r := reply(alice+"@s.whatsapp.net", "M1", alice, "here")
 	r.Media = []string{"chart.png", "notes.pdf", "missing.txt"}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, h.Ch.Send(context.Background(), r))
 	sent := h.wa.sentMessages()
 	require.Len(t, sent, 4)
 	im := sent[0].msg.GetImageMessage()
@@ -247,7 +271,7 @@ func TestMediaOut(t *testing.T) {
 // Typing is chat presence composing.
 func TestTyping(t *testing.T) {
 	h := startHarness(t, newFake(), nil)
-	require.NoError(t, h.ch.SendTyping(context.Background(), reply(alice, "", alice, "").Route))
+	require.NoError(t, h.Ch.SendTyping(context.Background(), reply(alice, "", alice, "").Route))
 	require.Equal(t, []string{"composing " + alice + "@s.whatsapp.net"}, h.wa.presences())
 }
 
@@ -257,15 +281,15 @@ func TestSendErrors(t *testing.T) {
 	h := startHarness(t, newFake(), nil)
 	part := channels.Part{Text: "x", Last: true}
 	h.wa.sendErr = whatsmeow.ErrIQRateOverLimit
-	_, err := h.ch.SendPart(context.Background(), reply(alice, "", alice, "x"), part)
+	_, err := h.Ch.SendPart(context.Background(), reply(alice, "", alice, "x"), part)
 	var se *channels.SendError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, rateLimitWait, se.RetryAfter)
 	h.wa.sendErr = whatsmeow.ErrNotConnected
-	_, err = h.ch.SendPart(context.Background(), reply(alice, "", alice, "x"), part)
+	_, err = h.Ch.SendPart(context.Background(), reply(alice, "", alice, "x"), part)
 	require.Error(t, err)
 	require.NotErrorAs(t, err, &se)
-	_, err = h.ch.SendPart(context.Background(), reply("not a chat!", "", alice, "x"), part)
+	_, err = h.Ch.SendPart(context.Background(), reply("not a chat!", "", alice, "x"), part)
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent)
 }
@@ -273,14 +297,14 @@ func TestSendErrors(t *testing.T) {
 // Connected follows whatsmeow's Connected and Disconnected events.
 func TestConnectedFollowsEvents(t *testing.T) {
 	h := startDown(t, newFake(), nil)
-	require.False(t, h.ch.Connected())
+	require.False(t, h.Ch.Connected())
 	h.wa.push(&events.Connected{})
-	require.Eventually(t, h.ch.Connected, time.Second, 5*time.Millisecond)
-	require.Contains(t, h.ch.Describe(), "+15550001111")
+	require.Eventually(t, h.Ch.Connected, time.Second, 5*time.Millisecond)
+	require.Contains(t, h.Ch.Describe(), "+15550001111")
 	h.wa.push(&events.Disconnected{})
-	require.Eventually(t, func() bool { return !h.ch.Connected() }, time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return !h.Ch.Connected() }, time.Second, 5*time.Millisecond)
 	h.wa.push(&events.Connected{})
-	require.Eventually(t, h.ch.Connected, time.Second, 5*time.Millisecond)
+	require.Eventually(t, h.Ch.Connected, time.Second, 5*time.Millisecond)
 }
 
 // A first Connect that fails is retried with backoff.
@@ -289,7 +313,7 @@ func TestConnectRetried(t *testing.T) {
 	wa.failConn = 1
 	h := startDown(t, wa, nil)
 	require.Eventually(t, func() bool { wa.mu.Lock(); defer wa.mu.Unlock(); return wa.connects == 2 }, 5*time.Second, 10*time.Millisecond)
-	require.Contains(t, h.logs.String(), "retrying")
+	require.Contains(t, h.Logs.String(), "retrying")
 }
 
 // A device logged out from the phone: the channel says how to pair again,
@@ -298,14 +322,14 @@ func TestLoggedOutStaysDown(t *testing.T) {
 	h := startHarness(t, newFake(), nil)
 	h.wa.push(&events.LoggedOut{OnConnect: true, Reason: events.ConnectFailureLoggedOut})
 	require.Eventually(t, h.wa.isClosed, time.Second, 5*time.Millisecond)
-	require.False(t, h.ch.Connected())
-	require.Contains(t, h.logs.String(), "nanobot channels login whatsapp")
-	require.Contains(t, h.ch.Describe(), "logged out")
+	require.False(t, h.Ch.Connected())
+	require.Contains(t, h.Logs.String(), "nanobot channels login whatsapp")
+	require.Contains(t, h.Ch.Describe(), "logged out")
 	h.wa.mu.Lock()
 	connects := h.wa.connects
 	h.wa.mu.Unlock()
 	require.Equal(t, 1, connects, "no reconnect after a logout")
-	_, err := h.ch.SendPart(context.Background(), reply(alice, "", alice, "x"), channels.Part{Text: "x"})
+	_, err := h.Ch.SendPart(context.Background(), reply(alice, "", alice, "x"), channels.Part{Text: "x"})
 	require.ErrorContains(t, err, "nanobot channels login whatsapp")
 }
 
@@ -315,9 +339,9 @@ func TestNotPairedStartsDown(t *testing.T) {
 	wa := newFake()
 	wa.paired = false
 	h := startDown(t, wa, nil)
-	require.False(t, h.ch.Connected())
-	require.Contains(t, h.ch.Describe(), "nanobot channels login whatsapp")
-	require.Contains(t, h.logs.String(), "nanobot channels login whatsapp")
+	require.False(t, h.Ch.Connected())
+	require.Contains(t, h.Ch.Describe(), "nanobot channels login whatsapp")
+	require.Contains(t, h.Logs.String(), "nanobot channels login whatsapp")
 	require.True(t, wa.isClosed())
 	require.Zero(t, wa.connects)
 }

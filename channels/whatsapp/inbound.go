@@ -2,7 +2,6 @@ package whatsapp
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -31,21 +30,16 @@ const emptyMessage = "[empty message]"
 func (c *Channel) handle(ctx context.Context, client waClient, e *events.Message) {
 	info := e.Info
 	if e.Message == nil || info.ID == "" || info.Chat.IsEmpty() {
-		c.log.Warn("whatsapp message dropped: no content, id or chat", "message_id", info.ID, "chat", info.Chat.String())
+		c.Log.Warn("whatsapp message dropped: no content, id or chat", "message_id", info.ID, "chat", info.Chat.String())
 		return
 	}
 	if why := c.skipReason(e); why != "" {
-		c.log.Debug("whatsapp message skipped", "why", why, "message_id", info.ID, "chat", info.Chat.String())
-		return
-	}
-	// After a reconnect whatsmeow may hand over what it already did: taken in once.
-	if c.seen.Add("message:" + chatID(info.Chat) + ":" + info.ID) {
-		c.log.Info("whatsapp message redelivered; already taken in", "message_id", info.ID, "chat", info.Chat.String())
+		c.Log.Debug("whatsapp message skipped", "why", why, "message_id", info.ID, "chat", info.Chat.String())
 		return
 	}
 	sender, phone := c.senderID(ctx, client, info.MessageSource)
 	if sender == "" {
-		c.log.Warn("whatsapp message dropped: no sender", "message_id", info.ID, "chat", info.Chat.String())
+		c.Log.Warn("whatsapp message dropped: no sender", "message_id", info.ID, "chat", info.Chat.String())
 		return
 	}
 	c.quotes.put(info.ID, userJID(info.Sender), e.Message)
@@ -86,14 +80,8 @@ func (c *Channel) handle(ctx context.Context, client waClient, e *events.Message
 		}
 		return nil
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err := publish(ctx, msg, admitted)
-	if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		return // a refused sender was logged by the manager
-	}
-	c.log.Error("whatsapp message could not be handed to the agent", "message_id", info.ID, "chat", msg.Route.ChatID, "sender", sender, "error", err)
+	// After a reconnect whatsmeow may hand over what it already did: taken in once.
+	_ = c.TakeIn(ctx, "message:"+chatID(info.Chat)+":"+info.ID, msg, admitted)
 }
 
 // skipReason tells why a message is left alone, "" to take it. Who may
@@ -197,7 +185,7 @@ func (c *Channel) markRead(ctx context.Context, client waClient, src types.Messa
 	rctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := client.MarkRead(rctx, id, src.Chat, src.Sender); err != nil {
-		c.log.Debug("whatsapp read receipt not sent", "message_id", id, "error", err)
+		c.Log.Debug("whatsapp read receipt not sent", "message_id", id, "error", err)
 	}
 }
 

@@ -31,7 +31,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 func (c *Channel) download(ctx context.Context, client waClient, id string, a *attachment) (path, note string) {
 	name := mediaName(id, a)
 	fail := func(why string, err error) (string, string) {
-		c.log.Warn("whatsapp file not downloaded", "message_id", id, "kind", a.kind, "why", why, "error", err)
+		c.Log.Warn("whatsapp file not downloaded", "message_id", id, "kind", a.kind, "why", why, "error", err)
 		return "", "[" + a.kind + ": " + why + "]"
 	}
 	switch {

@@ -62,7 +62,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	}
 	if p.Last {
 		if err := client.ChatPresence(cctx, to, false); err != nil {
-			c.log.Debug("whatsapp typing not cleared", "chat", r.Route.ChatID, "error", err)
+			c.Log.Debug("whatsapp typing not cleared", "chat", r.Route.ChatID, "error", err)
 		}
 	}
 	return id, nil
@@ -89,7 +89,7 @@ func (c *Channel) fileMessage(ctx context.Context, client waClient, ref string, 
 	}
 	msg, err := c.mediaMessage(ctx, client, path, ci)
 	if err != nil {
-		c.log.Warn("whatsapp attachment not sent", "file", path, "error", err)
+		c.Log.Warn("whatsapp attachment not sent", "file", path, "error", err)
 		return textMessage("[attachment: "+filepath.Base(path)+" - send failed]", ci)
 	}
 	return msg

@@ -26,8 +26,6 @@ const Name = "whatsapp"
 const (
 	// callTimeout bounds one call made on the channel's own behalf.
 	callTimeout = 30 * time.Second
-	// maxConnectBackoff caps the wait between attempts to connect.
-	maxConnectBackoff = time.Minute
 	// stopWithin bounds how long Stop waits for the event loop.
 	stopWithin = 10 * time.Second
 )
@@ -49,12 +47,11 @@ const (
 
 // Channel is one WhatsApp linked device.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	workspace string
 	storePath string
-	log       *slog.Logger
 	open      openClient
-	seen      channels.SeenKeys
 	quotes    *quoteCache
 	lids      *lidMap
 
@@ -63,7 +60,6 @@ type Channel struct {
 
 	mu      sync.Mutex
 	client  waClient
-	publish channels.Publish
 	self    types.JID
 	selfLID types.JID
 }
@@ -83,17 +79,15 @@ func New(deps channels.Deps) (*Channel, error) {
 		log.Warn("channels.whatsapp."+key+" is ignored: "+bridgeWarning, "key", key)
 	}
 	c := &Channel{
-		cfg: cfg, workspace: deps.Workspace, storePath: cfg.storePath(deps.Home), log: log,
+		cfg: cfg, workspace: deps.Workspace, storePath: cfg.storePath(deps.Home),
 		open: openWhatsmeow, quotes: newQuoteCache(1024), lids: newLIDMap(cfg.LIDMappings),
 	}
-	c.seen = deps.SeenSet("whatsapp-seen", 4096, deps.StateFile("whatsapp-seen.json"))
+	c.Init(Name, log, deps.SeenSet("whatsapp-seen", 4096, deps.StateFile("whatsapp-seen.json")))
 	return c, nil
 }
 
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
-// Connected implements channels.Connector: whatsmeow's socket is up and logged in.
+// Connected implements channels.Connector: whatsmeow's socket is up and
+// logged in (its own states, not Base's: they name why it is down).
 func (c *Channel) Connected() bool { return state(c.state.Load()) == stateConnected }
 
 // Describe tells the gateway banner which account this is, or why it is down.
@@ -117,17 +111,15 @@ func (c *Channel) Describe() string {
 // device is not an error of the gateway: the channel says how to pair and
 // stays down, and the other channels run.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.mu.Lock()
-	c.publish = publish
-	c.mu.Unlock()
-	client, err := c.open(ctx, c.storePath, c.log)
+	c.Attach(publish)
+	client, err := c.open(ctx, c.storePath, c.Log)
 	if err != nil {
 		return fmt.Errorf("whatsapp: %w", err)
 	}
 	if !client.Paired() {
 		_ = client.Close()
 		c.state.Store(int32(stateNotPaired))
-		c.log.Error("whatsapp channel not started: "+errNotPaired.Error(), "store", c.storePath)
+		c.Log.Error("whatsapp channel not started: "+errNotPaired.Error(), "store", c.storePath)
 		return nil
 	}
 	pn, lid := client.Self()
@@ -161,25 +153,20 @@ func (c *Channel) run(ctx context.Context, client waClient) {
 	}
 }
 
-// connect calls Connect until it succeeds, the device is logged out, or ctx ends.
+// connect calls Connect until it succeeds (whatsmeow keeps the
+// connection from then on), the device is logged out, or ctx ends.
 func (c *Channel) connect(ctx context.Context, client waClient) {
-	delay := time.Second
-	for {
+	c.Reconnect(ctx, channels.Backoff{}, func(ctx context.Context) error {
 		err := client.Connect(ctx)
-		if err == nil {
-			return
+		switch {
+		case err == nil:
+			<-ctx.Done()
+			return ctx.Err()
+		case state(c.state.Load()) == stateLoggedOut:
+			return channels.Fatal(fmt.Errorf("whatsapp device logged out: %w", err))
 		}
-		if st := state(c.state.Load()); st == stateLoggedOut || ctx.Err() != nil {
-			return
-		}
-		c.log.Warn("whatsapp connect failed; retrying", "error", err, "in", delay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, maxConnectBackoff)
-	}
+		return fmt.Errorf("whatsapp connect failed: %w", err)
+	})
 }
 
 // onEvent handles one whatsmeow event; false ends the channel (logged out).
@@ -191,24 +178,24 @@ func (c *Channel) onEvent(ctx context.Context, client waClient, evt any) bool {
 		c.self, c.selfLID = userJID(pn), userJID(lid)
 		c.mu.Unlock()
 		c.state.Store(int32(stateConnected))
-		c.log.Info("whatsapp connected", "jid", pn.String(), "lid", lid.String())
+		c.Log.Info("whatsapp connected", "jid", pn.String(), "lid", lid.String())
 	case *events.Disconnected:
 		c.state.Store(int32(stateDisconnected))
-		c.log.Warn("whatsapp disconnected; whatsmeow reconnects")
+		c.Log.Warn("whatsapp disconnected; whatsmeow reconnects")
 	case *events.LoggedOut:
 		c.state.Store(int32(stateLoggedOut))
-		c.log.Error("whatsapp device logged out (removed from the phone's linked devices, or expired): the channel stays down; "+loginHint,
+		c.Log.Error("whatsapp device logged out (removed from the phone's linked devices, or expired): the channel stays down; "+loginHint,
 			"on_connect", e.OnConnect, "reason", e.Reason.String())
 		return false
 	case *events.StreamReplaced:
 		c.state.Store(int32(stateDisconnected))
-		c.log.Error("whatsapp session taken over by another client with the same device (two gateways on one store?)")
+		c.Log.Error("whatsapp session taken over by another client with the same device (two gateways on one store?)")
 	case *events.TemporaryBan:
-		c.log.Error("whatsapp account temporarily banned", "ban", e.String())
+		c.Log.Error("whatsapp account temporarily banned", "ban", e.String())
 	case *events.Message:
 		c.handle(ctx, client, e)
 	default:
-		c.log.Debug("whatsapp event ignored", "type", fmt.Sprintf("%T", evt))
+		c.Log.Debug("whatsapp event ignored", "type", fmt.Sprintf("%T", evt))
 	}
 	return true
 }
