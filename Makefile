@@ -100,7 +100,7 @@ fuzz:
 
 ## bench: B1..B6 of issue 11, durable beside an in-process baseline, printed as one Markdown table
 bench: build postgres
-	@NANOBOT_TEST_DATABASE_URL=$$(cat $(BIN)/postgres.url 2>/dev/null) NANOBOT_BENCH_TABLE=1 NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -v -timeout 30m -run '^TestBenchTable$$' ./integration/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS'
+	@NANOBOT_TEST_DATABASE_URL=$$(cat $(BIN)/postgres.url 2>/dev/null) NANOBOT_BENCH_TABLE=1 NANOBOT_BENCH_COMMIT=$(VERSION) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -v -timeout 30m -run '^TestBenchTable$$' ./integration/ | grep -v '^ok\|^PASS\|^=== RUN\|^--- PASS'
 
 ## bench-go: the Go benchmarks (go test -bench)
 bench-go: build

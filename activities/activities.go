@@ -66,6 +66,8 @@ type Deps struct {
 	// Private are the paths no tool may touch (tools.Env.Private): the config, its folder, nanobot's home.
 	Private            []string
 	MaxToolResultChars int
+	// ExecSessions are the host's exec sessions, which /stop and /new end (nil: no exec).
+	ExecSessions *tools.ExecSessions
 	// Config is the worker's current config (it may be reloaded).
 	Config func() *config.Config
 	Log    *slog.Logger
@@ -90,19 +92,21 @@ type Deps struct {
 
 // Set is every feature's activities, built from one Deps.
 type Set struct {
-	Turn      *Turn      // RESTORE, COMPACT, BUILD, SAVE and injections
-	Commands  *Commands  // COMMAND: the slash commands
-	Model     *ModelCall // one model iteration
-	Tools     *ToolCalls // one tool call, or a result the workflow produced
-	Approvals *Approvals // a call that waits for a person: its request, its timeout
-	Delivery  *Delivery  // replies to the chat's process
-	Memory    *Memory    // consolidation, the next prompt's size, idle sessions
-	Dream     *Dream     // Dream's runs
-	Heartbeat *Heartbeat // the heartbeat's tasks, decision and session
-	Cron      *Cron      // a fired job's message, an "at" job's schedule
-	Subagents *Subagents // spawn, a subagent's start, its announcement
+	Turn      *Turn        // RESTORE, COMPACT, BUILD, SAVE and injections
+	Commands  *Commands    // COMMAND: the slash commands
+	Model     *ModelCall   // one model iteration
+	Tools     *ToolCalls   // one tool call, or a result the workflow produced
+	Approvals *Approvals   // a call that waits for a person: its request, its timeout
+	Delivery  *Delivery    // replies to the chat's process
+	Memory    *Memory      // consolidation, the next prompt's size, idle sessions
+	Dream     *Dream       // Dream's runs
+	Heartbeat *Heartbeat   // the heartbeat's tasks, decision and session
+	Cron      *Cron        // a fired job's message, an "at" job's schedule
+	Subagents *Subagents   // spawn, a subagent's start, its announcement
+	Sessions  *SessionBook // a message between sessions that got no reply
 	// Transcriber turns voice notes into text before BUILD.
 	Transcriber *Transcriber
+	Upkeep      *Upkeep // disk retention
 }
 
 // New builds every feature from the worker's dependencies.
@@ -127,11 +131,11 @@ func New(d Deps) *Set {
 	red := redactor{config: d.Config}
 	dream := &Dream{journal: j, workspace: d.Workspace, archive: d.Archive, config: d.Config, log: d.Log}
 	calls := &ToolCalls{journal: j, tools: box, streams: d.Streams, restrict: d.RestrictToWorkspace, private: d.Private,
-		maxResultChars: d.MaxToolResultChars, redactor: red}
+		maxResultChars: d.MaxToolResultChars, exec: d.ExecSessions, redactor: red}
 	return &Set{
 		Turn: &Turn{journal: j, prompts: prompts, tools: box, dream: dream, streams: d.Streams, media: d.Media, config: d.Config, log: d.Log},
 		Commands: &Commands{journal: j, workspace: d.Workspace, archive: d.Archive, pairing: d.Pairing, prompts: prompts,
-			usage: d.Usage, config: d.Config, client: d.Client, owner: d.Owner, log: d.Log},
+			usage: d.Usage, config: d.Config, client: d.Client, owner: d.Owner, exec: d.ExecSessions, log: d.Log},
 		Model: &ModelCall{journal: j, models: d.Models, tools: box, streams: d.Streams, usage: used, redactor: red,
 			config: d.Config, maxResultChars: d.MaxToolResultChars, log: d.Log, slots: newModelSlots(d.ModelCallSlots)},
 		Tools:     calls,
@@ -143,8 +147,10 @@ func New(d Deps) *Set {
 		Heartbeat: &Heartbeat{journal: j, models: d.Models, workspace: d.Workspace, config: d.Config, usage: used, log: d.Log},
 		Cron:      &Cron{client: d.Client, config: d.Config},
 		Subagents: &Subagents{journal: j, tools: box, client: d.Client, config: d.Config, workspace: d.Workspace, log: d.Log},
+		Sessions:  NewSessionBook(d.Store, d.Client, d.Config),
 		Transcriber: &Transcriber{journal: j, config: d.Config, http: &http.Client{Timeout: 90 * time.Second},
 			media: d.Media, getenv: os.Getenv, log: d.Log},
+		Upkeep: &Upkeep{journal: j, media: d.Media, config: d.Config, log: d.Log},
 	}
 }
 

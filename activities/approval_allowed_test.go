@@ -88,7 +88,7 @@ func TestApprovalsListsAndClearsWhatThisChatAllows(t *testing.T) {
 	require.False(t, r.askExec(t, "dddd", "make build", "exec make build", false).Allowed)
 	require.False(t, r.askExec(t, "eeee", "npm test", "exec npm test", false).Allowed)
 	require.Equal(t, "Usage: /approvals [clear]", r.command(t, "t6", "/approvals everything").Reply)
-	require.Contains(t, r.command(t, "t7", "/help").Reply, "/approvals — List what runs here without asking")
+	require.Contains(t, r.command(t, "t7", "/help").Reply, "/approvals [clear] — List what runs here without asking")
 }
 
 // TestFirstWordKeysOfEarlierBuildsAreNotHonoured: a session that said

@@ -26,6 +26,7 @@ import (
 // slashCommand is one built-in command handled without the model.
 type slashCommand struct {
 	name    string
+	args    string // the hint /help shows after the name
 	help    string
 	hasArgs bool
 	run     func(c *Commands, ctx context.Context, in protocol.StepInput, args string) (string, error)
@@ -39,21 +40,26 @@ var commands []slashCommand
 
 func init() {
 	commands = []slashCommand{
-		{name: "/new", help: "Start a new conversation", run: (*Commands).cmdNew},
-		{name: "/stop", help: "Stop the current task", run: cmdStopIdle, persist: true},
-		{name: "/status", help: "Show model, tokens and the running task", run: (*Commands).cmdStatus, persist: true},
-		{name: "/history", help: "Show the last messages (/history [n], default 10, max 50)", hasArgs: true, run: (*Commands).cmdHistory, persist: true},
-		{name: "/model", help: "Show or switch this session's model (/model [preset])", hasArgs: true, run: (*Commands).cmdModel, persist: true},
-		{name: "/skill", help: "List skills (use one with $name in a message)", run: (*Commands).cmdSkill, persist: true},
-		{name: "/dream", help: "Tidy memory now (Dream)", run: (*Commands).cmdDream, persist: true},
-		{name: "/dream-log", help: "Show Dream's memory commits (/dream-log [sha])", hasArgs: true, run: (*Commands).cmdDreamLog, persist: true},
-		{name: "/dream-restore", help: "Bring memory back to an earlier commit (/dream-restore <sha>)", hasArgs: true, run: (*Commands).cmdDreamRestore, persist: true},
-		{name: "/pairing", help: "Manage who may talk to the agent (/pairing [list] | approve CODE | deny CODE | revoke ID)", hasArgs: true, run: (*Commands).cmdPairing, persist: true},
-		{name: protocol.ApproveCommand, help: "Approve a tool call that waits (/approve [id] [always|rule])", hasArgs: true, answers: (*Commands).cmdApprove, persist: true},
-		{name: protocol.DenyCommand, help: "Refuse a tool call that waits (/deny [id] [reason])", hasArgs: true, answers: (*Commands).cmdDeny, persist: true},
-		{name: protocol.ApprovalsCommand, help: "List what runs here without asking (/approvals clear forgets it)", hasArgs: true, run: (*Commands).cmdApprovals, persist: true},
-		{name: "/goal", help: "Set a sustained goal the agent works on until it is done (/goal <task>)", hasArgs: true, run: cmdGoal, persist: true},
-		{name: "/help", help: "Show available commands", run: cmdHelp, persist: true},
+		{name: "/new", help: "Reset this chat and start a fresh conversation.", run: (*Commands).cmdNew},
+		{name: "/stop", help: "Cancel the active agent turn for this chat.", run: cmdStopIdle, persist: true},
+		{name: "/restart", help: "Restart the bot process.", run: cmdRestartHere, persist: true},
+		{name: "/status", help: "Display runtime, provider, and channel status.", run: (*Commands).cmdStatus, persist: true},
+		{name: "/model", args: "[preset]", help: "Show or switch the active model preset.", hasArgs: true, run: (*Commands).cmdModel, persist: true},
+		{name: "/history", args: "[n]", help: "Print the last N persisted conversation messages.", hasArgs: true, run: (*Commands).cmdHistory, persist: true},
+		{name: "/goal", args: "<goal>", help: "Tell the agent to treat the request as a long-running goal.", hasArgs: true, run: cmdGoal, persist: true},
+		{name: "/trigger", args: "<name>", help: "Create a named CLI trigger bound to this chat session.", hasArgs: true, run: (*Commands).cmdTrigger, persist: true},
+		{name: "/dream", help: "Manually trigger memory consolidation.", run: (*Commands).cmdDream, persist: true},
+		{name: "/dream-log", args: "[sha]", help: "Show what the last Dream consolidation changed.", hasArgs: true, run: (*Commands).cmdDreamLog, persist: true},
+		{name: "/dream-restore", args: "<sha>", help: "Revert memory to a previous Dream snapshot.", hasArgs: true, run: (*Commands).cmdDreamRestore, persist: true},
+		{name: "/dream-prompt", args: "[init]", help: "Tell Dream how to organize this workspace's memory.", hasArgs: true, run: (*Commands).cmdDreamPrompt, persist: true},
+		{name: "/evaluator-prompt", args: "[init]", help: "Customize the heartbeat notification gate prompt for this workspace.", hasArgs: true, run: (*Commands).cmdEvaluatorPrompt, persist: true},
+		{name: "/skill", help: "List all enabled skills available to the agent.", run: (*Commands).cmdSkill, persist: true},
+		{name: "/help", help: "List available slash commands.", run: cmdHelp, persist: true},
+		{name: "/pairing", args: "[list|approve <code>|deny <code>|revoke <user_id>]", help: "List, approve, deny or revoke pairing requests.", hasArgs: true, run: (*Commands).cmdPairing, persist: true},
+		// Ours: a tool call that waits for a person (nanobot has no approvals).
+		{name: protocol.ApproveCommand, args: "[id] [always|rule]", help: "Approve a tool call that waits.", hasArgs: true, answers: (*Commands).cmdApprove, persist: true},
+		{name: protocol.DenyCommand, args: "[id] [reason]", help: "Refuse a tool call that waits.", hasArgs: true, answers: (*Commands).cmdDeny, persist: true},
+		{name: protocol.ApprovalsCommand, args: "[clear]", help: "List what runs here without asking (clear forgets it).", hasArgs: true, run: (*Commands).cmdApprovals, persist: true},
 	}
 }
 
@@ -69,6 +75,7 @@ type Commands struct {
 	config    func() *config.Config // /model, /pairing
 	client    client.Client         // /dream, the approval signal
 	owner     owner.Key             // who sent an approval command; the answer's proof
+	exec      *tools.ExecSessions   // /stop and /new end the session's exec sessions
 	log       *slog.Logger
 }
 
@@ -144,6 +151,7 @@ const ArchiveFailedReply = "Memory archival failed, session not cleared."
 // is still unarchived here (that failed, or an older run) is archived raw.
 // If even that fails, the session is kept.
 func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	c.endExecSessions(ctx, in.SessionKey)
 	failed := false
 	err := c.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		unarchived := archivable(s.Messages[min(s.LastConsolidated, len(s.Messages)):])
@@ -174,15 +182,33 @@ func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) 
 
 // cmdStopIdle answers /stop when no turn was running (a running turn is
 // cancelled by the channel before the message gets here).
-func cmdStopIdle(*Commands, context.Context, protocol.StepInput, string) (string, error) {
+// Exec sessions the session left running are its tasks too, as in nanobot.
+func cmdStopIdle(c *Commands, ctx context.Context, in protocol.StepInput, _ string) (string, error) {
+	if n := c.endExecSessions(ctx, in.SessionKey); n > 0 {
+		return fmt.Sprintf("Stopped %d task(s).", n), nil
+	}
 	return "No active task to stop.", nil
+}
+
+// endExecSessions ends the session's exec sessions; one that cannot be
+// reached is logged, and its idle end still comes.
+func (c *Commands) endExecSessions(ctx context.Context, sessionKey string) int {
+	n, err := c.exec.EndOwned(ctx, sessionKey)
+	if err != nil {
+		c.log.Warn("ending the session's exec sessions failed", "session", sessionKey, "error", err)
+	}
+	return n
 }
 
 func cmdHelp(*Commands, context.Context, protocol.StepInput, string) (string, error) {
 	var b strings.Builder
-	b.WriteString("nanobot commands:")
+	b.WriteString("🐈 nanobot commands:") // nanobot's build_help_text
 	for _, cmd := range commands {
-		fmt.Fprintf(&b, "\n%s — %s", cmd.name, cmd.help)
+		name := cmd.name
+		if cmd.args != "" {
+			name += " " + cmd.args
+		}
+		fmt.Fprintf(&b, "\n%s — %s", name, cmd.help)
 	}
 	return b.String(), nil
 }

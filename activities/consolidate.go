@@ -204,8 +204,6 @@ func (a *Memory) summarize(ctx context.Context, in protocol.ConsolidateInput, ch
 		a.log.Warn("consolidation: no model; archiving raw", "session", in.SessionKey, "error", err)
 		return raw, true
 	}
-	stop := startHeartbeats(ctx, in.Settings.LLMHeartbeat)
-	defer stop()
 	req := providers.Request{
 		Model: model.APIModel, Temperature: model.Temperature, MaxTokens: min(in.Settings.MaxTokens, 2048),
 		Messages: []chat.Message{

@@ -51,7 +51,6 @@ func (a *Delivery) Deliver(ctx context.Context, in protocol.DeliverInput) error 
 		r.ID = in.Turn + "#approval-" + in.Approval.ID // one request, one message, whatever the retries
 	}
 	prog := newDeliveryProgress(ctx)
-	defer prog.stop()
 	if err := a.channels.Send(channels.WithProgress(ctx, prog.prior(), prog.record), r); err != nil {
 		return deliveryError(in.Route, err)
 	}

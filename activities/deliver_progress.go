@@ -4,51 +4,22 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"go.temporal.io/sdk/activity"
 )
 
-// deliveryKeepAlive is how often a running delivery tells Temporal it is
-// alive; the turn's delivery options give it a heartbeat timeout, so a
-// gateway that dies mid-send is noticed within that, not after the whole
-// start-to-close timeout.
-const deliveryKeepAlive = 5 * time.Second
-
 // deliveryProgress keeps a delivery's channels.Progress in the activity's
 // heartbeat details on the Temporal server: a retry, on this gateway or
-// another, reads them back and sends only the parts still missing.
+// another, reads them back and sends only the parts still missing. Liveness
+// beats carry the latest progress, so a plain beat never erases it.
 type deliveryProgress struct {
-	ctx    context.Context
-	mu     sync.Mutex
-	latest channels.Progress
-	done   chan struct{}
-	once   sync.Once
+	ctx context.Context
+	mu  sync.Mutex
 }
 
 func newDeliveryProgress(ctx context.Context) *deliveryProgress {
-	p := &deliveryProgress{ctx: ctx, done: make(chan struct{})}
-	if !activity.IsActivity(ctx) {
-		return p
-	}
-	go func() {
-		tick := time.NewTicker(deliveryKeepAlive)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.done:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				p.mu.Lock()
-				activity.RecordHeartbeat(ctx, p.latest)
-				p.mu.Unlock()
-			}
-		}
-	}()
-	return p
+	return &deliveryProgress{ctx: ctx}
 }
 
 // prior is what earlier attempts of this delivery recorded.
@@ -59,9 +30,7 @@ func (p *deliveryProgress) prior() (prog channels.Progress) {
 			return channels.Progress{}
 		}
 	}
-	p.mu.Lock()
-	p.latest = prog
-	p.mu.Unlock()
+	setBeatDetails(p.ctx, prog)
 	return prog
 }
 
@@ -73,7 +42,7 @@ func (p *deliveryProgress) record(prog channels.Progress) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.latest = prog
+	setBeatDetails(p.ctx, prog)
 	// The batched heartbeat gets the same details, so a later flush cannot
 	// bring back older ones.
 	activity.RecordHeartbeat(p.ctx, prog)
@@ -86,5 +55,3 @@ func (p *deliveryProgress) record(prog channels.Progress) error {
 	}
 	return nil
 }
-
-func (p *deliveryProgress) stop() { p.once.Do(func() { close(p.done) }) }

@@ -220,48 +220,130 @@ func (c *Commands) cmdDream(ctx context.Context, in protocol.StepInput, _ string
 	return "Dreaming...", nil
 }
 
-// cmdDreamLog lists Dream's commits, or shows one with its diff.
+// dreamCommitPrefix marks Dream's own commits (nanobot's _DREAM_COMMIT_PREFIX).
+const dreamCommitPrefix = "dream:"
+
+// dreamPromptHint ends nanobot's answers when there is nothing to show.
+const dreamPromptHint = "Use `/dream-prompt` to see or change how Dream organizes memory."
+
+// cmdDreamLog shows what the last Dream changed, or the commit asked for
+// (nanobot's texts).
 func (c *Commands) cmdDreamLog(_ context.Context, _ protocol.StepInput, args string) (string, error) {
 	repo, err := gitstore.Open(c.workspace)
 	if err != nil {
 		return "", err
 	}
-	if args != "" {
-		text, err := repo.Show(args)
+	if sha, _, _ := strings.Cut(strings.TrimSpace(args), " "); sha != "" {
+		ch, err := repo.Change(sha)
 		if err != nil {
-			return err.Error(), nil
+			return fmt.Sprintf("Couldn't find Dream change `%s`.\n\nUse `/dream-restore` to list recent versions, or `/dream-log` to inspect the latest one.", sha), nil
 		}
-		return chat.Preview(text, 3500), nil
+		return dreamLogText(ch, true), nil
 	}
-	log, err := repo.Log(10)
+	dreams, err := dreamCommits(repo, 1)
 	if err != nil {
 		return "", err
 	}
-	var lines []string
-	for _, e := range log {
-		lines = append(lines, fmt.Sprintf("%s %s %s", e.Short(), e.When.Format("2006-01-02 15:04"), e.Message))
+	if len(dreams) == 0 {
+		if all, err := repo.Log(1); err == nil && len(all) == 0 {
+			return "Dream has not run yet. Run `/dream`, or wait for the next scheduled Dream cycle.\n\n" + dreamPromptHint, nil
+		}
+		return "Dream memory has no saved versions yet.\n\n" + dreamPromptHint, nil
 	}
-	return listing("Memory commits (newest first; /dream-log <sha> shows one, /dream-restore <sha> goes back):",
-		"No memory commits yet: Dream has not run.", lines), nil
+	ch, err := repo.Change(dreams[0].Hash)
+	if err != nil {
+		return "", err
+	}
+	return dreamLogText(ch, false), nil
 }
 
-// cmdDreamRestore brings the memory files back to an earlier commit.
-func (c *Commands) cmdDreamRestore(_ context.Context, _ protocol.StepInput, args string) (string, error) {
-	if args == "" {
-		return "Usage: /dream-restore <sha> (see /dream-log)", nil
+// dreamCommits are Dream's own commits, newest first, at most n.
+func dreamCommits(repo *gitstore.Store, n int) ([]gitstore.Entry, error) {
+	all, err := repo.Log(1 << 20)
+	if err != nil {
+		return nil, err
 	}
+	var out []gitstore.Entry
+	for _, e := range all {
+		if strings.HasPrefix(e.Message, dreamCommitPrefix) && len(out) < n {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// dreamLogDiffChars bounds the diff a chat is shown.
+const dreamLogDiffChars = 3000
+
+func dreamLogText(ch gitstore.Change, asked bool) string {
+	which := "Here is the latest Dream memory change."
+	if asked {
+		which = "Here is the selected Dream memory change."
+	}
+	lines := []string{"## Dream Update", "", which, "",
+		"- Commit: `" + ch.Short() + "`", "- Time: " + ch.When.Format("2006-01-02 15:04"), "- Changed files: " + changedFiles(ch.Files)}
+	if strings.TrimSpace(ch.Diff) == "" {
+		lines = append(lines, "", "Dream recorded this version, but there is no file diff to display.")
+	} else {
+		lines = append(lines, "", "Use `/dream-restore "+ch.Short()+"` to undo this change.", "", "```diff",
+			chat.Preview(strings.TrimRight(ch.Diff, "\n"), dreamLogDiffChars), "```")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func changedFiles(files []string) string {
+	if len(files) == 0 {
+		return "No tracked memory files changed."
+	}
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = "`" + f + "`"
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// cmdDreamRestore lists Dream's versions, or undoes one: the memory files
+// go back to the state before that Dream commit, in a new commit
+// (nanobot's texts).
+func (c *Commands) cmdDreamRestore(_ context.Context, _ protocol.StepInput, args string) (string, error) {
 	repo, err := gitstore.Open(c.workspace)
 	if err != nil {
 		return "", err
 	}
-	commit, changed, err := repo.Restore(args, time.Now())
+	sha, _, _ := strings.Cut(strings.TrimSpace(args), " ")
+	if sha == "" {
+		dreams, err := dreamCommits(repo, 10)
+		if err != nil {
+			return "", err
+		}
+		if len(dreams) == 0 {
+			return "Dream memory has no saved versions to restore yet.", nil
+		}
+		lines := []string{"## Dream Restore", "", "Choose a Dream memory version to restore. Latest first:", ""}
+		for _, e := range dreams {
+			subject, _, _ := strings.Cut(e.Message, "\n")
+			lines = append(lines, fmt.Sprintf("- `%s` %s - %s", e.Short(), e.When.Format("2006-01-02 15:04"), subject))
+		}
+		lines = append(lines, "", "Preview a version with `/dream-log <sha>` before restoring it.", "Restore a version with `/dream-restore <sha>`.")
+		return strings.Join(lines, "\n"), nil
+	}
+	ch, err := repo.Change(sha)
+	if err != nil || !strings.HasPrefix(ch.Message, dreamCommitPrefix) {
+		return fmt.Sprintf("Couldn't restore Dream change `%s`.\n\nOnly Dream memory versions can be restored. Use `/dream-restore` to list recent versions.", sha), nil
+	}
+	if ch.Parent == "" {
+		return fmt.Sprintf("Couldn't restore Dream change `%s`.\n\nIt may be the first saved version with no earlier state to restore.", sha), nil
+	}
+	commit, changed, err := repo.Restore(ch.Parent, time.Now())
 	if err != nil {
-		return err.Error(), nil
+		return "", err
 	}
 	if commit == "" {
-		return "Memory already matches " + args + ".", nil
+		return fmt.Sprintf("Dream memory already matches the state before `%s`.", sha), nil
 	}
-	return fmt.Sprintf("Restored %s to %s (commit %s).", strings.Join(changed, ", "), args, commit[:7]), nil
+	short := commit[:min(7, len(commit))]
+	return fmt.Sprintf("Restored Dream memory to the state before `%s`.\n\n- New safety commit: `%s`\n- Restored files: %s\n\nUse `/dream-log %s` to inspect the restore diff.",
+		sha, short, changedFiles(changed), short), nil
 }
 
 func readIfExists(path string) (string, error) {

@@ -101,12 +101,10 @@ func (a *Heartbeat) heartbeatTarget() (*protocol.Route, error) {
 	enabled := channels.EnabledNames(currentConfig(a.config))
 	sort.Slice(all, func(i, j int) bool { return all[i].Modified.After(all[j].Modified) })
 	for _, s := range all {
-		channel, chatID, err := protocol.SplitSessionKey(s.Key)
-		if err != nil || !slices.Contains(enabled, channel) {
+		r, err := sessionRoute(s.Key)
+		if err != nil || !slices.Contains(enabled, r.Channel) {
 			continue
 		}
-		r := protocol.Route{Channel: channel, ChatID: chatID}
-		channels.StampReach(&r)
 		return &r, nil
 	}
 	return nil, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/usage"
@@ -70,12 +71,10 @@ func (a *Heartbeat) HeartbeatDecide(ctx context.Context, in protocol.HeartbeatDe
 		Model: model.APIModel, Temperature: &zero, MaxTokens: 256,
 		Tools: []chat.ToolDefinition{evaluateNotification}, ToolChoice: EvaluateNotificationTool,
 		Messages: []chat.Message{
-			{Role: chat.RoleSystem, Content: HeartbeatDecisionPrompt},
+			{Role: chat.RoleSystem, Content: a.evaluatorPrompt()},
 			{Role: chat.RoleUser, Content: "## Original task\n" + in.Tasks + "\n\n## Agent response\n" + reply.Content},
 		},
 	}
-	stop := startHeartbeats(ctx, in.Settings.LLMHeartbeat)
-	defer stop()
 	resp, err := model.Provider.Chat(ctx, req, nil)
 	var pe *providers.Error
 	if err != nil && errors.As(err, &pe) && pe.Status == 400 {
@@ -120,4 +119,12 @@ func parseDecision(calls []chat.ToolCall) (notify bool, reason string, ok bool) 
 
 func (a *Heartbeat) recordDecisionUsage(in protocol.HeartbeatDecideInput, req providers.Request, resp *providers.Response) {
 	a.usage.add(sideCallUsage(usage.Record{Session: in.SessionKey, Turn: in.Turn, Call: heartbeatDecisionEntry, Model: in.Settings.Model, Kind: usage.TurnKind(protocol.HeartbeatTurn)}, req, resp))
+}
+
+// evaluatorPrompt is the workspace's prompts/evaluator.md when it has
+// text (/evaluator-prompt), else nanobot's. It is read where the decision
+// runs: on a host without the workspace that is the default.
+func (a *Heartbeat) evaluatorPrompt() string {
+	text, _ := prompt.WorkspacePrompt(prompt.WorkspacePromptFile(a.workspace, "evaluator"), HeartbeatDecisionPrompt)
+	return text
 }

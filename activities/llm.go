@@ -54,10 +54,7 @@ type ModelCall struct {
 // asking the model. What goes back to the workflow has the configured
 // secrets masked.
 func (a *ModelCall) LLMCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
-	stop := startHeartbeats(ctx, in.Settings.LLMHeartbeat) // the wait may outlast the heartbeat timeout
-	err := a.slots.wait(ctx)
-	stop()
-	if err != nil {
+	if err := a.slots.wait(ctx); err != nil { // Liveness beats while it waits
 		return protocol.LLMCallResult{}, temporal.NewApplicationError("model call interrupted while waiting for a slot: "+err.Error(), protocol.ErrProviderRetryable)
 	}
 	defer a.slots.release()
@@ -83,7 +80,7 @@ func (a *ModelCall) run(ctx context.Context, in protocol.LLMCallInput) (protocol
 	if m := metricsOf(ctx); m != nil {
 		countModelCall(m, in.Settings.Model, res, err, time.Since(started))
 	}
-	return a.redactLLM(res), a.redactError(err)
+	return a.redactLLM(res), paced(ctx, a.redactError(err))
 }
 
 func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (protocol.LLMCallResult, error) {
@@ -107,8 +104,6 @@ func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (prot
 		return protocol.LLMCallResult{}, err
 	}
 
-	stop := startHeartbeats(ctx, in.Settings.LLMHeartbeat)
-	defer stop()
 	info := activity.GetInfo(ctx)
 	var onDelta func(providers.Delta)
 	if req.Stream {
@@ -116,6 +111,7 @@ func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (prot
 			a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, Reset: true})
 		}
 		onDelta = func(d providers.Delta) {
+			beatOnProgress(ctx)
 			a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn, Iteration: in.Iteration, Delta: d.Content, Reasoning: d.Reasoning})
 		}
 	}
@@ -330,31 +326,6 @@ func modelError(err error) error {
 		return temporal.NewApplicationErrorWithOptions(msg, protocol.ErrProviderRetryable,
 			temporal.ApplicationErrorOptions{NextRetryDelay: pe.RetryAfter, Cause: err})
 	}
-}
-
-// startHeartbeats beats while a call is in flight, so a dead worker is
-// noticed after the heartbeat timeout instead of the whole call timeout.
-func startHeartbeats(ctx context.Context, timeout time.Duration) func() {
-	every := timeout / 3
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 // wellFormedCalls drops tool calls without a name (nanobot strips them) and

@@ -34,6 +34,7 @@ type ToolCalls struct {
 	restrict       bool     // tools.restrictToWorkspace
 	private        []string // out of every tool's reach
 	maxResultChars int
+	exec           *tools.ExecSessions // /stop ends the session's exec sessions
 	redactor
 }
 
@@ -46,7 +47,7 @@ func (a *ToolCalls) ToolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 		countToolCall(m, in.Name, res, err)
 	}
 	res.Preview = a.redact(res.Preview)
-	return res, a.redactError(err)
+	return res, paced(ctx, a.redactError(err))
 }
 
 func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
@@ -90,7 +91,8 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 	env.Approved = in.Approved
 	var result tools.Result
 	claimed := true
-	if known && tool.Flags().SideEffects {
+	// A retry-safe call (an exec session's start, write_stdin) skips the claim: its tool dedupes by the call.
+	if known && tool.Flags().SideEffects && !reg.RetrySafe(call.Function.Name, call.Function.Arguments) {
 		if claimed, err = a.store.Claim(ctx, in.SessionKey, in.Turn, entry); err != nil {
 			return protocol.ToolCallResult{}, fmt.Errorf("claim tool call %s: %w", in.CallID, err)
 		}
@@ -103,9 +105,7 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 			a.streams.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: in.Turn,
 				Iteration: in.Iteration, ToolHint: hint})
 		}
-		stop := startHeartbeats(ctx, in.Heartbeat)
-		result = reg.Execute(ctx, env, call.Function.Name, call.Function.Arguments)
-		stop()
+		result = reg.Execute(ctx, env, call.Function.Name, call.Function.Arguments) // Liveness beats while it runs
 		if ctx.Err() != nil {
 			// Stopped (/stop, or the worker is going away): a cut-short result is no
 			// result. A retry reruns a read-only tool and reports a side effect as unknown.
@@ -113,6 +113,12 @@ func (a *ToolCalls) toolCall(ctx context.Context, in protocol.ToolCallInput) (pr
 		}
 	}
 	return a.journalToolResult(ctx, in, call, result, unknown)
+}
+
+// EndExecSessions ends the exec sessions a stopped turn's session started
+// (/stop while a turn runs); it returns how many were running.
+func (a *ToolCalls) EndExecSessions(ctx context.Context, in protocol.StepInput) (int, error) {
+	return a.exec.EndOwned(ctx, in.SessionKey)
 }
 
 // ToolResult journals a result the workflow produced for a call (spawn).

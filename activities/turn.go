@@ -15,6 +15,7 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/media"
+	"github.com/nanobot-durable/nanobot/prompt"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/session"
@@ -183,7 +184,7 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 	content := in.Message.Content
 	system, err := a.prompts.system(in, before)
 	if in.Message.Kind == protocol.DreamTurn {
-		system = DreamSystemPrompt
+		system, _ = prompt.WorkspacePrompt(prompt.WorkspacePromptFile(a.dream.workspace, "dream"), DreamSystemPrompt)
 		content, err = a.dream.prompt(ctx, in.Message)
 	}
 	if err != nil {

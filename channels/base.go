@@ -24,6 +24,8 @@ type Base struct {
 
 	mu      sync.Mutex
 	publish Publish
+	botID   string
+	botName string
 
 	connected atomic.Bool
 	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 once Reconnect read it
@@ -51,6 +53,26 @@ func (b *Base) Attach(publish Publish) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.publish = publish
+}
+
+// SetBot records who the bot is on the platform (its users/@me, READY).
+func (b *Base) SetBot(id, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.botID, b.botName = id, name
+}
+
+// Bot is the bot's platform id and name ("" until the platform said).
+func (b *Base) Bot() (id, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.botID, b.botName
+}
+
+// BotID is the bot's platform id ("" until the platform said).
+func (b *Base) BotID() string {
+	id, _ := b.Bot()
+	return id
 }
 
 // Up records that the channel holds its platform's connection now.
@@ -101,8 +123,9 @@ var ErrDuplicate = errors.New("event already taken in")
 // released, so the platform's redelivery, a poll again or a replay after a
 // restart takes it in again.
 //
-// It returns nil when the event is done with (taken, refused or handled),
-// ErrDuplicate for an event taken in before, else the publish's error,
+// It returns nil when the agent took the event, ErrRefused or ErrHandled
+// when the manager or the channel's hook answered it, ErrDuplicate for an
+// event taken in before (all four: Handed), else the publish's error,
 // already logged, for a channel that must not acknowledge the event.
 func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, admitted Admitted) error {
 	b.Touch()
@@ -115,7 +138,7 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 		if key != "" && b.seen != nil {
 			b.seen.Done(key)
 		}
-		return nil // a refused sender was logged by the manager
+		return err // a refused sender was logged by the manager
 	}
 	if key != "" && b.seen != nil {
 		b.seen.Forget(key)
@@ -123,6 +146,21 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 	b.Log.Error(b.name+" message could not be handed to the agent; it is taken in again when it comes back",
 		"key", key, "chat", msg.Route.ChatID, "sender", msg.Route.SenderID, "error", err)
 	return fmt.Errorf("%s message %s: %w", b.name, key, err)
+}
+
+// TakeInPatiently is TakeIn retried, with waits doubling from a second to
+// half a minute, for up to patience while Temporal does not take the
+// message: for a platform that will not send an acknowledged event again.
+func (b *Base) TakeInPatiently(ctx context.Context, key string, msg protocol.Inbound, admitted Admitted, patience time.Duration) error {
+	deadline := time.Now().Add(patience)
+	wait := time.Second
+	for {
+		err := b.TakeIn(ctx, key, msg, admitted)
+		if Handed(err) || time.Now().Add(wait).After(deadline) || !Sleep(ctx, wait) {
+			return err
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
 }
 
 // Publish hands msg to the manager as it is, outside the loss rule: for
@@ -140,4 +178,6 @@ func (b *Base) Publish(ctx context.Context, msg protocol.Inbound, admitted Admit
 
 // Handed reports whether TakeIn is done with the event (taken, refused,
 // handled or a duplicate): a platform that acknowledges events may ack it.
-func Handed(err error) bool { return err == nil || errors.Is(err, ErrDuplicate) }
+func Handed(err error) bool {
+	return err == nil || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrRefused) || errors.Is(err, ErrHandled)
+}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -74,8 +75,12 @@ func testLossRule(t *testing.T, open func() SeenKeys) {
 	down = false
 	b = baseOn(open(), publish) // a restart
 	require.NoError(t, b.TakeIn(context.Background(), "m1", msg("m1", "alice", "hi"), nil), "taken in again after the restart")
-	require.NoError(t, b.TakeIn(context.Background(), "m2", msg("m2", "stranger", "hi"), nil), "a refusal is an answer")
-	require.NoError(t, b.TakeIn(context.Background(), "m3", msg("m3", "alice", "/start"), nil), "so is a hook's own reply")
+	err = b.TakeIn(context.Background(), "m2", msg("m2", "stranger", "hi"), nil)
+	require.ErrorIs(t, err, ErrRefused)
+	require.True(t, Handed(err), "a refusal is an answer")
+	err = b.TakeIn(context.Background(), "m3", msg("m3", "alice", "/start"), nil)
+	require.ErrorIs(t, err, ErrHandled)
+	require.True(t, Handed(err), "so is a hook's own reply")
 	require.Equal(t, []string{"m1"}, got)
 
 	b = baseOn(open(), publish) // another restart: what was taken stays taken
@@ -109,4 +114,27 @@ func TestBaseConnectedAndLastEvent(t *testing.T) {
 	require.False(t, b.LastEvent().IsZero())
 	b.Down()
 	require.False(t, b.Connected())
+
+	require.Empty(t, b.BotID(), "unknown until the platform says")
+	b.SetBot("U1", "nanobot")
+	id, name := b.Bot()
+	require.Equal(t, []string{"U1", "nanobot"}, []string{id, name})
+}
+
+func TestTakeInPatientlyRetriesUntilTaken(t *testing.T) {
+	fails := 1
+	b := baseOn(NewRecentKeys(4), func(context.Context, protocol.Inbound, Admitted) error {
+		if fails > 0 {
+			fails--
+			return errors.New("temporal restarting")
+		}
+		return nil
+	})
+	require.NoError(t, b.TakeInPatiently(context.Background(), "k", protocol.Inbound{}, nil, time.Minute))
+	require.True(t, b.Seen().Has("k"))
+
+	fails = 100
+	err := b.TakeInPatiently(context.Background(), "k2", protocol.Inbound{}, nil, 0)
+	require.ErrorContains(t, err, "temporal restarting", "no patience: one attempt")
+	require.False(t, b.Seen().Has("k2"))
 }

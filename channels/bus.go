@@ -161,10 +161,20 @@ func (b *Bus) Stop(ctx context.Context, sessionKey string) (int, error) {
 	return stopped, nil
 }
 
-func isStop(text string) bool {
-	name, _, ok := protocol.ParseCommand(text)
-	return ok && name == "/stop"
+func isStop(text string) bool { return isCommand(text, "/stop") }
+
+// isCommand reports whether text is the slash command name.
+func isCommand(text, name string) bool {
+	got, _, ok := protocol.ParseCommand(text)
+	return ok && got == name
 }
+
+// RestartingReply is nanobot's answer to /restart; RestartedReply (with
+// the seconds it took) is said in the same chat once the gateway is back.
+const (
+	RestartingReply = "Restarting..."
+	RestartedReply  = "Restart completed in %.1fs."
+)
 
 func firstLine(s string, n int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

@@ -33,6 +33,9 @@ type Manager struct {
 	// approval (the zero key seals nothing).
 	Owner owner.Key
 	Log   *slog.Logger
+	// Restart, when set (the gateway), answers /restart: it is called with
+	// the chat that asked, once "Restarting..." was sent there.
+	Restart func(from protocol.Route)
 
 	mu         sync.RWMutex
 	channels   map[string]Channel
@@ -205,6 +208,13 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, ad
 	}
 	msg.SessionKey = sessionKey(msg, m.Unified) // decided here only; the seal covers it
 	m.Owner.Seal(&msg, owner.ByChat)            // this channel let this sender into this chat
+	if m.Restart != nil && isCommand(msg.Content, "/restart") {
+		// nanobot's priority command: answered here, not by a turn, which
+		// goes on in Temporal and answers once the gateway is back.
+		err := c.Send(ctx, Reply{Route: msg.Route, SessionKey: msg.SessionKey, Text: RestartingReply, Kind: protocol.ReplySystem})
+		m.Restart(msg.Route)
+		return err
+	}
 	// Indicators start before the message is handed over, so even a reply
 	// that comes back at once (a command) finds them to stop.
 	waits := !isStop(msg.Content)

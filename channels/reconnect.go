@@ -3,6 +3,7 @@ package channels
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -88,9 +89,13 @@ func (b *Base) Reconnect(ctx context.Context, bo Backoff, connect func(ctx conte
 			return
 		case errors.As(err, &ce):
 			wait = ce.wait
-			b.Log.Info(b.name+" reconnecting", "reason", err, "in", wait)
+			level := slog.LevelWarn
+			if wait == 0 {
+				level = slog.LevelInfo // the platform asked for it
+			}
+			b.Log.Log(ctx, level, b.name+" reconnecting", "reason", err, "in", wait)
 		case upFor > 0:
-			b.Log.Info(b.name+" connection dropped; reconnecting", "error", err, "in", wait, "was_up", upFor.Round(time.Millisecond))
+			b.Log.Warn(b.name+" connection dropped; reconnecting", "error", err, "in", wait, "was_up", upFor.Round(time.Millisecond))
 			delay = min(delay*2, bo.Max)
 		default:
 			b.Log.Warn(b.name+" cannot connect; retrying", "error", err, "in", wait)

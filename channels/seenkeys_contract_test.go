@@ -13,5 +13,5 @@ func TestRecentKeysContract(t *testing.T) {
 	storetest.SeenKeys(t, func(t *testing.T) storetest.Open[channels.SeenKeys] {
 		path := filepath.Join(t.TempDir(), "seen.json")
 		return func(*testing.T) channels.SeenKeys { return channels.LoadRecentKeys(storetest.SeenKeysSize, path, nil) }
-	}, false)
+	}, nil)
 }

@@ -199,6 +199,12 @@ func (c *Config) validate(src string) error {
 	if r := d.ConsolidationRatio; r < 0.1 || r > 0.95 {
 		return &Error{Source: src, Key: "agents.defaults.consolidationRatio", Msg: fmt.Sprintf("%g is outside 0.1–0.95", r)}
 	}
+	if m := c.Gateway.RestartMode; m != "" && m != "auto" && m != "exec" && m != "spawn" {
+		return &Error{Source: src, Key: "gateway.restartMode", Msg: fmt.Sprintf("%q is not one of auto, exec, spawn", m)}
+	}
+	if n := c.Tools.MaxSessionMessagesPerMinute; n < 1 {
+		return &Error{Source: src, Key: "tools.maxSessionMessagesPerMinute", Msg: fmt.Sprintf("%d is below 1", n)}
+	}
 	if n := c.Channels.SendMaxRetries; n < 0 || n > 10 {
 		return &Error{Source: src, Key: "channels.sendMaxRetries", Msg: fmt.Sprintf("%d is outside 0–10", n)}
 	}
@@ -215,6 +221,9 @@ func (c *Config) validate(src string) error {
 		if err := checkEffort(src, "modelPresets."+name+".reasoningEffort", p.ReasoningEffort); err != nil {
 			return err
 		}
+	}
+	if n := c.Tools.Exec.SessionIdleMinutes; n < 1 {
+		return &Error{Source: src, Key: "tools.exec.sessionIdleMinutes", Msg: fmt.Sprintf("%d: want minutes ≥ 1 (default 30)", n)}
 	}
 	if err := c.Tools.Approval.check(src); err != nil {
 		return err

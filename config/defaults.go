@@ -127,6 +127,7 @@ func defaultTools() Tools {
 			AllowedEnvKeys:      []string{},
 			AllowPatterns:       []string{},
 			DenyPatterns:        []string{},
+			SessionIdleMinutes:  30,
 		},
 		Web: WebTools{
 			Enable: true,

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -11,10 +12,9 @@ import (
 // Knobs of a turn that come from the process's environment, not from
 // config.json, with their defaults.
 const (
-	defaultLLMTimeoutS        = 300 // NANOBOT_LLM_TIMEOUT_S; 0 lifts the limit (nanobot)
-	defaultLLMHeartbeatS      = 10  // NANOBOT_LLM_HEARTBEAT_TIMEOUT_S: how soon a dead worker's call moves
-	defaultStreamIdleTimeoutS = 90  // NANOBOT_STREAM_IDLE_TIMEOUT_S
-	defaultLLMMaxAttempts     = 5
+	defaultLLMTimeout        = 300 * time.Second // NANOBOT_LLM_TIMEOUT_S; 0 lifts the limit (nanobot)
+	defaultStreamIdleTimeout = 90 * time.Second  // NANOBOT_STREAM_IDLE_TIMEOUT_S
+	defaultLLMMaxAttempts    = 5
 	// persistentLLMMaxAttempts is providerRetryMode "persistent": nanobot keeps
 	// retrying transient errors, giving up after 10 identical ones; each wait
 	// is capped at a minute, as the model call's retry policy does.
@@ -36,8 +36,8 @@ func (c *Config) TurnSettings() protocol.Settings {
 		MaxTokens:            positive(m.MaxTokens, def.MaxTokens),
 		ContextWindowTokens:  positive(m.ContextWindowTokens, def.ContextWindowTokens),
 		Stream:               EnvBool("NANOBOT_STREAM", true),
-		LLMTimeout:           EnvSeconds("NANOBOT_LLM_TIMEOUT_S", defaultLLMTimeoutS),
-		LLMHeartbeat:         EnvSeconds("NANOBOT_LLM_HEARTBEAT_TIMEOUT_S", defaultLLMHeartbeatS),
+		LLMTimeout:           EnvSeconds("NANOBOT_LLM_TIMEOUT_S", defaultLLMTimeout),
+		LLMHeartbeat:         EnvSeconds("NANOBOT_LLM_HEARTBEAT_TIMEOUT_S", protocol.HeartbeatTimeout), // how soon a dead worker's call moves
 		LLMMaxAttempts:       defaultLLMMaxAttempts,
 		ToolTimeout:          defaultToolTimeout,
 		ConsolidationRatio:   d.ConsolidationRatio,
@@ -60,7 +60,7 @@ func (c *Config) TurnSettings() protocol.Settings {
 		s.LLMTimeout = unlimitedLLMTimeout
 	}
 	if s.LLMHeartbeat == 0 {
-		s.LLMHeartbeat = defaultLLMHeartbeatS * time.Second
+		s.LLMHeartbeat = protocol.HeartbeatTimeout
 	}
 	if s.ConsolidationRatio <= 0 || s.ConsolidationRatio >= 1 {
 		s.ConsolidationRatio = def.ConsolidationRatio
@@ -71,7 +71,7 @@ func (c *Config) TurnSettings() protocol.Settings {
 // ModelTimeouts are the HTTP limits of a model client: the whole call
 // (NANOBOT_LLM_TIMEOUT_S) and a stream that stops sending.
 func ModelTimeouts() (call, streamIdle time.Duration) {
-	return EnvSeconds("NANOBOT_LLM_TIMEOUT_S", defaultLLMTimeoutS), EnvSeconds("NANOBOT_STREAM_IDLE_TIMEOUT_S", defaultStreamIdleTimeoutS)
+	return EnvSeconds("NANOBOT_LLM_TIMEOUT_S", defaultLLMTimeout), EnvSeconds("NANOBOT_STREAM_IDLE_TIMEOUT_S", defaultStreamIdleTimeout)
 }
 
 func positive(v, def int) int {
@@ -81,15 +81,15 @@ func positive(v, def int) int {
 	return def
 }
 
-// EnvSeconds reads a duration in whole seconds from the environment (0 = none).
-func EnvSeconds(name string, def int) time.Duration {
-	v := def
+// EnvSeconds reads a duration in seconds, decimals allowed ("2.5"), from the
+// environment (0 = none).
+func EnvSeconds(name string, def time.Duration) time.Duration {
 	if s := os.Getenv(name); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
-			v = n
+		if n, err := strconv.ParseFloat(s, 64); err == nil && n >= 0 && n <= math.MaxInt64/float64(time.Second) {
+			return time.Duration(n * float64(time.Second))
 		}
 	}
-	return time.Duration(v) * time.Second
+	return def
 }
 
 // EnvBool reads a boolean from the environment.

@@ -22,6 +22,9 @@ type Config struct {
 	ModelPresets  map[string]ModelPreset    `json:"modelPresets"`
 	// Database is this project's key: state in PostgreSQL instead of the home's files.
 	Database Database `json:"database,omitzero"`
+	// Retention is this project's key: how long media, caches, sessions and
+	// Temporal's histories are kept (see retention.go).
+	Retention Retention `json:"retention,omitzero"`
 
 	// Path is the file Load read (or looked for); Exists says whether it was there.
 	Path   string `json:"-"`
@@ -238,7 +241,7 @@ type Gateway struct {
 	// MetricsPort serves Prometheus metrics on Host (127.0.0.1 when Host is empty) at /metrics; 0 = off.
 	MetricsPort int       `json:"metricsPort"`
 	Heartbeat   Heartbeat `json:"heartbeat"`
-	RestartMode string    `json:"restartMode" unused:"the gateway does not restart itself; a supervisor (systemd, docker) does"`
+	RestartMode string    `json:"restartMode"` // /restart: "auto" or "exec" re-executes the binary, "spawn" starts it anew and exits
 	// Instance keeps several nanobots apart on one Temporal namespace: it
 	// prefixes their task queues, workflow IDs and schedule IDs ("" = default).
 	Instance string `json:"instance"`
@@ -253,21 +256,31 @@ type Heartbeat struct {
 
 // Tools configures the built-in tools and MCP servers.
 type Tools struct {
-	RestrictToWorkspace *bool                `json:"restrictToWorkspace"` // nil = true in this project
-	SSRFWhitelist       []string             `json:"ssrfWhitelist"`       // CIDRs
-	Exec                ExecTool             `json:"exec"`
-	Web                 WebTools             `json:"web"`
-	File                FileTools            `json:"file"`
-	MCPServers          map[string]MCPServer `json:"mcpServers"`
-	Approval            Approval             `json:"approval"`
+	RestrictToWorkspace         *bool                `json:"restrictToWorkspace"` // nil = true in this project
+	SSRFWhitelist               []string             `json:"ssrfWhitelist"`       // CIDRs
+	Exec                        ExecTool             `json:"exec"`
+	Web                         WebTools             `json:"web"`
+	File                        FileTools            `json:"file"`
+	MCPServers                  map[string]MCPServer `json:"mcpServers"`
+	Approval                    Approval             `json:"approval"`
+	My                          MyTool               `json:"my"`
+	MaxSessionMessagesPerMinute int                  `json:"maxSessionMessagesPerMinute"` // send_session_message's limit per session
 	// nanobot's tools this build does not have.
 	CLIApps                        CLIAppsTool         `json:"cliApps"`
-	My                             MyTool              `json:"my"`
 	ImageGeneration                ImageGenerationTool `json:"imageGeneration"`
-	MaxSessionMessagesPerMinute    int                 `json:"maxSessionMessagesPerMinute" unused:"there is no sessions tool in this build"`
 	WebUIAllowLocalServiceAccess   bool                `json:"webuiAllowLocalServiceAccess" config:"alias=allowLocalPreviewAccess" unused:"nanobot's WebUI is not in this build"`
 	WebUIAllowRemotePackageInstall bool                `json:"webuiAllowRemotePackageInstall" unused:"nanobot's WebUI is not in this build"`
 }
+
+// MyTool is tools.my: the agent's look at itself (check), and changing
+// the few settings nanobot lets it change (set, off by default).
+type MyTool struct {
+	Enable   bool `json:"enable"`
+	AllowSet bool `json:"allowSet"`
+}
+
+// SessionMessagesPerMinute is tools.maxSessionMessagesPerMinute (validated ≥ 1).
+func (t Tools) SessionMessagesPerMinute() int { return max(1, t.MaxSessionMessagesPerMinute) }
 
 // Approval is tools.approval: which calls wait for a person's yes.
 type Approval struct {
@@ -298,6 +311,8 @@ type ExecTool struct {
 	AllowedEnvKeys      []string `json:"allowedEnvKeys"`
 	AllowPatterns       []string `json:"allowPatterns"`
 	DenyPatterns        []string `json:"denyPatterns"`
+	// SessionIdleMinutes ends an exec session no call touched for that long (not in nanobot, whose idle end is a fixed 30).
+	SessionIdleMinutes int `json:"sessionIdleMinutes"`
 }
 
 // WebTools is tools.web.

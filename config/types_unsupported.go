@@ -12,12 +12,6 @@ type CLIAppsTool struct {
 	CatalogTTLSeconds int  `json:"catalogTtlSeconds" unused:"there is no cli_apps tool in this build"`
 }
 
-// MyTool is tools.my, nanobot's tool for reading and changing its own settings.
-type MyTool struct {
-	Enable   bool `json:"enable" unused:"there is no my tool in this build"`
-	AllowSet bool `json:"allowSet" unused:"there is no my tool in this build"`
-}
-
 // ImageGenerationTool is tools.imageGeneration.
 type ImageGenerationTool struct {
 	Enabled            bool   `json:"enabled" unused:"there is no image generation in this build"`

@@ -42,6 +42,9 @@ func (p *phaseTimes) median(name string) time.Duration {
 	return percentile(p.spans[name], .5)
 }
 
+// totalSpan is a run's time from publish to the client seeing it close.
+const totalSpan = "total: publish to the client seeing the close"
+
 // record splits one run by its history's event times: the client's start, the server's
 // dispatch, the worker's workflow tasks (local activities inside) and the activities.
 func (p *phaseTimes) record(t *testing.T, ctx context.Context, c client.Client, run client.WorkflowRun, start, seen time.Time) {
@@ -52,7 +55,7 @@ func (p *phaseTimes) record(t *testing.T, ctx context.Context, c client.Client, 
 		require.NoError(t, err)
 		events = append(events, ev)
 	}
-	p.add("total: publish to the client seeing the close", seen.Sub(start))
+	p.add(totalSpan, seen.Sub(start))
 	p.add("publish to WorkflowExecutionStarted (client → server)", events[0].GetEventTime().AsTime().Sub(start))
 	wft, activities := 0, 0
 	for k := 1; k < len(events); k++ {
@@ -79,11 +82,17 @@ func (p *phaseTimes) record(t *testing.T, ctx context.Context, c client.Client, 
 
 // b1PhaseRows splits eager B1 turns and Temporal's floor for their shape (floorTurn, same
 // server, same process) by their histories' event times, phase beside phase, the median of
-// 30 runs each after a warm-up: the note's profile of where B1's p50 goes.
-func (b *benchEnv) b1PhaseRows(ctx context.Context) []benchRow {
+// 30 runs each after a warm-up, a turn and a floor run in alternation so load falls on both
+// alike: the note's profile of where B1's p50 goes. It also returns both totals' medians.
+func (b *benchEnv) b1PhaseRows(ctx context.Context) (rows []benchRow, turnP50, floorP50 time.Duration) {
 	t := b.t
 	defer b.localWorkers()()
 	bus := &channels.Bus{Client: b.dev.Client, Settings: b.set, LocalWorker: true}
+	w := worker.New(b.dev.Client, floorQueue, worker.Options{})
+	w.RegisterWorkflow(floorTurn)
+	w.RegisterActivity(floorStep)
+	require.NoError(t, w.Start())
+	defer w.Stop()
 	var turn, floor phaseTimes
 	for i := 0; i < 31; i++ {
 		chatID := fmt.Sprintf("b1p-%d", i%4)
@@ -96,19 +105,12 @@ func (b *benchEnv) b1PhaseRows(ctx context.Context) []benchRow {
 		if i > 0 {
 			turn.record(t, ctx, b.dev.Client, run, start, time.Now())
 		}
-	}
-	w := worker.New(b.dev.Client, floorQueue, worker.Options{})
-	w.RegisterWorkflow(floorTurn)
-	w.RegisterActivity(floorStep)
-	require.NoError(t, w.Start())
-	defer w.Stop()
-	for i := 0; i < 31; i++ {
-		start := time.Now()
-		run, err := b.dev.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: b.id("floor-"), TaskQueue: floorQueue, EnableEagerStart: true}, floorTurn)
+		start = time.Now()
+		frun, err := b.dev.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: b.id("floor-"), TaskQueue: floorQueue, EnableEagerStart: true}, floorTurn)
 		require.NoError(t, err)
-		require.NoError(t, run.Get(ctx, nil))
+		require.NoError(t, frun.Get(ctx, nil))
 		if i > 0 {
-			floor.record(t, ctx, b.dev.Client, run, start, time.Now())
+			floor.record(t, ctx, b.dev.Client, frun, start, time.Now())
 		}
 	}
 	show := func(d time.Duration, count bool) string {
@@ -120,7 +122,6 @@ func (b *benchEnv) b1PhaseRows(ctx context.Context) []benchRow {
 		}
 		return ms(d)
 	}
-	var rows []benchRow
 	for _, name := range turn.order {
 		count := strings.HasSuffix(name, "(count)")
 		d, f := turn.median(name), floor.median(name)
@@ -131,7 +132,7 @@ func (b *benchEnv) b1PhaseRows(ctx context.Context) []benchRow {
 		rows = append(rows, benchRow{"B1·", "eager B1 turn, " + name + " (baseline column: Temporal's floor, the same shape with empty activities)",
 			show(d, count), show(f, count), r, "", ""})
 	}
-	return rows
+	return rows, turn.median(totalSpan), floor.median(totalSpan)
 }
 
 // floorQueue is the task queue of the floor workflow: a worker of its own in this process.

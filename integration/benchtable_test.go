@@ -113,7 +113,8 @@ func benchModel(req *modeltest.RecordedRequest) modeltest.Step {
 // home, the gateway (durable side) and the activities (baseline side).
 type benchEnv struct {
 	t     *testing.T
-	dev   *testenv.DevServer
+	dev   *testenv.DevServer // as `make run` starts it: a SQLite file database
+	mem   *testenv.DevServer // in memory, started when first asked for (memDev)
 	model *modeltest.Server
 	home  *testenv.Home
 	deps  activities.Deps
@@ -191,7 +192,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 		errs := make([]error, len(last.ToolCalls))
 		for i, c := range last.ToolCalls {
 			in := protocol.ToolCallInput{SessionKey: key, Turn: step.Turn, Iteration: it, CallID: c.ID, Name: c.Name,
-				Heartbeat: settings.LLMHeartbeat, LLMEntry: last.EntryID, Route: step.Message.Route}
+				LLMEntry: last.EntryID, Route: step.Message.Route}
 			wg.Add(1)
 			go func() { // concurrency-safe calls run together, as the workflow runs them
 				defer wg.Done()
@@ -259,7 +260,7 @@ func procStatusKB(pid int, field string) int {
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
 func newBenchEnv(t *testing.T) *benchEnv {
-	b := &benchEnv{t: t, dev: testenv.StartDevServer(t), model: modeltest.New().Handle(benchModel)}
+	b := &benchEnv{t: t, dev: testenv.StartRunDevServer(t), model: modeltest.New().Handle(benchModel)}
 	t.Cleanup(b.model.Close)
 	b.home = testenv.NewHome(t, b.model.URL(), nil)
 	require.NoError(t, os.WriteFile(filepath.Join(b.home.Workspace, "big.txt"), []byte(strings.Repeat("forty kilobytes of context.\n", 1463)), 0o644))
@@ -271,4 +272,12 @@ func newBenchEnv(t *testing.T) *benchEnv {
 	require.NoError(t, err)
 	b.set = testenv.Settings(protocol.Settings{Model: "test-model", Stream: false})
 	return b
+}
+
+// memDev is a temporal-dev on an in-memory database, for the rows that explain by comparison.
+func (b *benchEnv) memDev() *testenv.DevServer {
+	if b.mem == nil {
+		b.mem = testenv.StartDevServer(b.t)
+	}
+	return b.mem
 }

@@ -166,6 +166,7 @@ func TestChaosRepeatedKills(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			resumes[hostGone] = append(resumes[hostGone], time.Since(killed))
+			t.Logf("kill %d (host gone: %t): resumed after %s", i, hostGone, time.Since(killed).Round(10*time.Millisecond))
 		}
 		// Wait for this turn (and any message sent meanwhile) to be answered.
 		deadline := time.Now().Add(3 * time.Minute)
@@ -209,6 +210,9 @@ func TestChaosRepeatedKills(t *testing.T) {
 		summary += fmt.Sprintf("; resume after a mid-turn kill, %s (%d kills): median %s, worst %s",
 			what, len(rs), rs[len(rs)/2].Round(10*time.Millisecond), rs[len(rs)-1].Round(10*time.Millisecond))
 	}
+	wft := workflowTaskStats(t, dev)
+	summary += fmt.Sprintf("; workflow tasks timed out: %d held by a killed worker, %d on its sticky queue; longest completed workflow task %s",
+		wft.held, wft.sticky, wft.longest.Round(time.Millisecond))
 	fmt.Println(summary)
 	t.Log(summary)
 	require.Empty(t, lost, "messages never answered")

@@ -3,6 +3,7 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,4 +93,11 @@ func TestEmbeddedDevServerStartsOnDemand(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "127.0.0.1:"+strconv.Itoa(port)+" (embedded default)")
 	require.Contains(t, out, "not answering", "the child server stopped with the command")
+	db := filepath.Join(home.Dir, ".nanobot", "temporal", "temporal.db")
+	require.Regexp(t, `\n  temporal db +[0-9.]+ MiB  `+regexp.QuoteMeta(db)+` \([0-9.]+ (B|KiB|MiB) free pages, given back when it next starts\)\n`, out,
+		"status measures the embedded server's real database")
+
+	out, errOut, code = runNanobot(t, env, "gc")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `\nTemporal DB: (vacuumed while the server is stopped|[0-9.]+ MiB, )`, out)
 }

@@ -255,11 +255,12 @@ func TestMemoryLastsTwoHundredTurns(t *testing.T) {
 	}
 	require.True(t, refused)
 
-	// /dream-restore brings the MEMORY.md from before Dream back.
-	r.say(t, "long", "/dream-restore "+log[1].Short())
+	// /dream-restore undoes the Dream commit: the MEMORY.md from before it is back.
+	r.say(t, "long", "/dream-restore "+log[0].Short())
 	got, err = os.ReadFile(memory.MemoryPath(r.home.Workspace))
 	require.NoError(t, err)
 	require.Equal(t, handWritten, string(got))
 	_, msgs = sessionLines(t, r.home, "cli:long")
-	require.Contains(t, msgs[len(msgs)-1].Content, "Restored memory/MEMORY.md to "+log[1].Short())
+	require.Contains(t, msgs[len(msgs)-1].Content, "Restored Dream memory to the state before `"+log[0].Short()+"`.")
+	require.Contains(t, msgs[len(msgs)-1].Content, "- Restored files: `memory/MEMORY.md`")
 }

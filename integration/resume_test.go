@@ -2,10 +2,8 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
-	"github.com/nanobot-durable/nanobot/providers/modeltest"
 	"github.com/nanobot-durable/nanobot/workers"
 )
 
@@ -63,26 +60,13 @@ func retriedToolCall(t *testing.T, dev *testenv.DevServer, home *testenv.Home, s
 	return last
 }
 
-var runSession = regexp.MustCompile(`run (\w+)`)
-
 // TestRestartOnTheSameHostRetriesAtOnce: a gateway killed mid tool call and
 // started again on the same host fails the dead process's attempt at start,
 // so the retry does not wait for the heartbeat timeout; started as another
 // host it leaves the attempt to the timeout.
 func TestRestartOnTheSameHostRetriesAtOnce(t *testing.T) {
 	dev := testenv.StartDevServer(t)
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		if last.Role == "tool" {
-			return modeltest.Text("done")
-		}
-		session := "unknown"
-		if m := runSession.FindStringSubmatch(last.Content); m != nil {
-			session = m[1]
-		}
-		return modeltest.ToolCalls(modeltest.Call{ID: "hold-" + session, Name: "exec",
-			Args: fmt.Sprintf(`{"command":"touch %s.started; sleep 60"}`, session)})
-	})
+	model := execModel("touch %s.started; sleep 60")
 	defer model.Close()
 	home := testenv.NewHome(t, model.URL(), nil)
 

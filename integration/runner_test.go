@@ -213,6 +213,11 @@ func TestStopDuringToolCall(t *testing.T) {
 	_, msgs := sessionLines(t, r.home, "cli:stop")
 	require.Equal(t, activities.InterruptedTool, msgs[2].Content)
 	require.Equal(t, activities.InterruptedReply, msgs[3].Content)
+	desc, err := r.dev.Client.DescribeWorkflowExecution(context.Background(), "turn/cli:stop", "")
+	require.NoError(t, err)
+	stopped := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	require.Error(t, r.dev.Client.GetWorkflow(context.Background(), "turn/cli:stop", stopped).Get(context.Background(), nil), "the run ends cancelled")
+	testenv.RecordHistory(t, r.dev.Client, "turn/cli:stop", stopped, "turn_stopped")
 
 	reply, err = r.bus.Publish(context.Background(), protocol.Inbound{ID: "stop-2", SessionKey: "cli:stop", Route: protocol.Route{Channel: "cli", ChatID: "stop"}, Content: "/stop"})
 	require.NoError(t, err)

@@ -2,7 +2,10 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,16 +58,32 @@ func TestArchiveContract(t *testing.T) {
 	})
 }
 
+// TestSeenKeysContract: each open is another gateway on the database; the
+// lease's clock is moved, and renewals come only when the contract asks.
 func TestSeenKeysContract(t *testing.T) {
+	var ahead atomic.Int64
+	lease := pgstore.Lease{Length: pgstore.DefaultClaimLease, Every: time.Hour,
+		Ahead: func() time.Duration { return time.Duration(ahead.Load()) }}
+	var url string
+	var gateways atomic.Int64
 	storetest.SeenKeys(t, func(t *testing.T) storetest.Open[channels.SeenKeys] {
-		url := pgtest.Database(t)
+		url = pgtest.Database(t)
 		return func(t *testing.T) channels.SeenKeys {
 			db := open(t, url)
-			other := db.SeenKeys("telegram-other", storetest.SeenKeysSize)
+			other := db.SeenKeys("telegram-other", storetest.SeenKeysSize, pgstore.Lease{})
 			other.Add("10", "11", "12") // sets are apart
-			return db.SeenKeys("telegram-updates", storetest.SeenKeysSize)
+			gateway := lease
+			gateway.Holder = fmt.Sprint("host-", gateways.Add(1), ":/home")
+			return db.SeenKeys("telegram-updates", storetest.SeenKeysSize, gateway)
 		}
-	}, true)
+	}, &storetest.SeenLease{
+		Length: lease.Length,
+		Pass:   func(d time.Duration) { ahead.Add(int64(d)) },
+		Renew:  func(set channels.SeenKeys) { set.(*pgstore.SeenKeys).RenewClaims() },
+		Restarted: func(t *testing.T, set channels.SeenKeys) channels.SeenKeys {
+			return open(t, url).SeenKeys("telegram-updates", storetest.SeenKeysSize, set.(*pgstore.SeenKeys).Lease())
+		},
+	})
 }
 
 func TestMediaContract(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/nanobot-durable/nanobot/session"
 )
 
 // opTimeout bounds a call whose interface carries no context (usage,
@@ -27,9 +29,10 @@ const defaultMaxConns = 32
 
 // DB is one connection pool to nanobot's database.
 type DB struct {
-	pool  *pgxpool.Pool
-	where string
-	log   *slog.Logger
+	pool     *pgxpool.Pool
+	where    string
+	log      *slog.Logger
+	sessions *session.Cache[rowStamp] // parsed sessions, checked against their row's version
 }
 
 // Open connects to the database at rawURL (postgres://… or key=value) and
@@ -65,7 +68,7 @@ func Connect(ctx context.Context, rawURL string, log *slog.Logger) (*DB, error) 
 		pool.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL %s: %w", Redact(rawURL), err)
 	}
-	return &DB{pool: pool, where: Redact(rawURL), log: log}, nil
+	return &DB{pool: pool, where: Redact(rawURL), log: log, sessions: session.NewCache[rowStamp]()}, nil
 }
 
 // ParseURL checks a database URL and sets nanobot's pool defaults.

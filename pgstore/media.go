@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -109,8 +110,12 @@ func (m *Media) Local(ctx context.Context, ref string) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("media %s from %s: %w", ref, m.db.where, err)
 	}
-	for _, p := range m.spots(ref, sum) {
+	for i, p := range m.spots(ref, sum) {
 		if sameFile(p, size, sum) {
+			if i > 0 { // a fetched copy: its mtime says when it was last used, for gc's temp rule
+				now := time.Now()
+				_ = os.Chtimes(p, now, now)
+			}
 			return p, nil
 		}
 	}

@@ -32,15 +32,42 @@ func (db *DB) Sessions() *Sessions { return &Sessions{db: db} }
 // Path tells where a session lives, for people reading logs.
 func (s *Sessions) Path(key string) string { return s.db.where + " session " + key }
 
-const loadSession = `SELECT kind, created_at, updated_at, metadata, last_consolidated,
+const loadSession = `SELECT kind, created_at, updated_at, metadata, last_consolidated, xmin::text::bigint, modified_at,
 	(SELECT coalesce(json_agg(m.body ORDER BY m.seq), '[]') FROM session_messages m WHERE m.session_key = s.key)
 	FROM sessions s WHERE s.key = $1`
 
-// Load reads a session in one statement (one snapshot); a missing session is empty.
+// sessionStamp is a session row's version: every write of a session updates its row (modified_at
+// moves on appends too), which gives the row a new xmin, the id of the transaction that wrote it.
+const sessionStamp = `SELECT xmin::text::bigint, modified_at FROM sessions WHERE key = $1`
+
+// rowStamp is the version of a session's row a parse was read at.
+type rowStamp struct{ xmin, modified int64 }
+
+// Load reads a session in one statement (one snapshot); a missing session is empty. A session
+// parsed before is checked against its row's version first: a turn loads its session several
+// times, and the full read grows with the session.
 func (s *Sessions) Load(ctx context.Context, key string) (*session.Session, error) {
 	sess := &session.Session{Key: key, Metadata: map[string]any{}}
+	if s.db.sessions.Has(key) {
+		var st rowStamp
+		var modified time.Time
+		err := s.db.pool.QueryRow(ctx, sessionStamp, key).Scan(&st.xmin, &modified)
+		if errors.Is(err, pgx.ErrNoRows) {
+			s.db.sessions.Forget(key)
+			return sess, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read session %s: %w", key, err)
+		}
+		st.modified = modified.UnixMicro()
+		if c := s.db.sessions.Get(key, st); c != nil {
+			return c, nil
+		}
+	}
 	var meta, msgs []byte
-	err := s.db.pool.QueryRow(ctx, loadSession, key).Scan(&sess.Kind, &sess.CreatedAt, &sess.UpdatedAt, &meta, &sess.LastConsolidated, &msgs)
+	var st rowStamp
+	var modified time.Time
+	err := s.db.pool.QueryRow(ctx, loadSession, key).Scan(&sess.Kind, &sess.CreatedAt, &sess.UpdatedAt, &meta, &sess.LastConsolidated, &st.xmin, &modified, &msgs)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sess, nil
 	}
@@ -58,6 +85,8 @@ func (s *Sessions) Load(ctx context.Context, key string) (*session.Session, erro
 		s.addMessage(sess, i, raw)
 	}
 	clamp(sess)
+	st.modified = modified.UnixMicro()
+	s.db.sessions.Put(key, sess, st)
 	return sess, nil
 }
 
@@ -126,14 +155,18 @@ func (s *Sessions) Append(ctx context.Context, key string, msgs ...chat.Message)
 			b.Queue(`INSERT INTO session_messages (session_key, seq, turn, entry_id, body) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT (session_key, turn, entry_id) WHERE entry_id <> '' DO NOTHING`, key, next+i, m.Turn, m.EntryID, string(body))
 		}
+		// In the same round trip: when nothing was new, the rollback below undoes it.
+		b.Queue(`UPDATE sessions SET modified_at = $2 WHERE key = $1`, key, now)
 		res := tx.SendBatch(ctx, b)
-		for range msgs {
+		for range len(msgs) + 1 {
 			tag, err := res.Exec()
 			if err != nil {
 				res.Close()
 				return err
 			}
-			written += int(tag.RowsAffected())
+			if !tag.Update() {
+				written += int(tag.RowsAffected())
+			}
 		}
 		if err := res.Close(); err != nil {
 			return err
@@ -141,8 +174,7 @@ func (s *Sessions) Append(ctx context.Context, key string, msgs ...chat.Message)
 		if written == 0 {
 			return errNothing // nothing new: leave no trace, not even a new session row
 		}
-		_, err := tx.Exec(ctx, `UPDATE sessions SET modified_at = $2 WHERE key = $1`, key, now)
-		return err
+		return nil
 	})
 	if errors.Is(err, errNothing) {
 		return 0, nil

@@ -21,6 +21,12 @@ func RuntimeContext(channel, chatID string, now time.Time, timezone string) stri
 	if channel != "" && chatID != "" {
 		lines = append(lines, "Channel: "+channel, "Chat ID: "+chatID)
 	}
+	return ContextBlock(lines...)
+}
+
+// ContextBlock wraps lines in the runtime-context markers: metadata the
+// model reads as such, not as the user's words.
+func ContextBlock(lines ...string) string {
 	return runtimeContextTag + "\n" + strings.Join(lines, "\n") + "\n" + runtimeContextEnd
 }
 

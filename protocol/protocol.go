@@ -32,8 +32,10 @@ const (
 	ActivityTool    = "ToolCall"
 	// ActivityToolResult journals a result the workflow produced for a call (spawn's, a failed call's).
 	ActivityToolResult = "ToolResult"
-	ActivityDeliver    = "Deliver"
-	ActivityInject     = "Inject"
+	// ActivityEndExecSessions ends a stopped session's exec sessions, where the workspace is.
+	ActivityEndExecSessions = "EndExecSessions"
+	ActivityDeliver         = "Deliver"
+	ActivityInject          = "Inject"
 	// ActivityMarkUndelivered notes a reply whose process went away, for the next CLI.
 	ActivityMarkUndelivered = "MarkUndelivered"
 
@@ -96,7 +98,7 @@ type Settings struct {
 func (s Settings) ForModelCall() Settings {
 	return Settings{
 		Model: s.Model, MaxTokens: s.MaxTokens, ContextWindowTokens: s.ContextWindowTokens, Stream: s.Stream,
-		LLMHeartbeat: s.LLMHeartbeat, ContextBlockLimit: s.ContextBlockLimit, Timezone: s.Timezone,
+		ContextBlockLimit: s.ContextBlockLimit, Timezone: s.Timezone,
 		WorkspaceQueue: s.WorkspaceQueue, // the tools offered come from the workspace host's list
 	}
 }
@@ -328,8 +330,6 @@ type ToolCallInput struct {
 	Name       string `json:"name"`
 	// LLMEntry is the journal entry of the reply that made the call.
 	LLMEntry string `json:"llm_entry"`
-	// Heartbeat is how often the activity must beat while the tool runs.
-	Heartbeat time.Duration `json:"heartbeat"`
 	// Route is the turn's origin: the message tool's default target, where progress is shown.
 	Route Route `json:"route"`
 	// Profile says whether the call may run, and where its paths may reach.

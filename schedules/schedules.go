@@ -26,6 +26,7 @@ const (
 	KindMemory    Kind = "memory"    // Dream, idle compaction
 	KindHeartbeat Kind = "heartbeat" // the heartbeat
 	KindCron      Kind = "cron"      // a cron job
+	KindDisk      Kind = "disk"      // the retention sweep
 )
 
 // Spec is one schedule: when it fires and which workflow it starts.

@@ -6,7 +6,6 @@ package secrets
 import (
 	"encoding/json"
 	"os"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -19,10 +18,21 @@ const Mask = "[redacted]"
 // minLen keeps short values ("none", "x") from blanking ordinary words.
 const minLen = 8
 
-var secretName = regexp.MustCompile(`(?i)(key|token|secret|password|passwd|auth|credential|bearer)`)
+// secretWords are what a name holding a secret contains, in any case. A
+// substring search, not a case-folding regexp: every process walks its
+// whole config with it at start, and the regexp took a millisecond.
+var secretWords = []string{"key", "token", "secret", "password", "passwd", "auth", "credential", "bearer"}
 
 // SecretName reports a name that looks like it holds a secret (an API key, a token, a password).
-func SecretName(name string) bool { return secretName.MatchString(name) }
+func SecretName(name string) bool {
+	lower := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // Set is a list of secret values, longest first (so a key containing another is masked whole).
 type Set struct {
@@ -42,7 +52,7 @@ func FromConfig(cfg any, environ []string) *Set {
 	}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && secretName.MatchString(k) {
+		if ok && SecretName(k) {
 			add(v, found)
 		}
 	}
@@ -86,7 +96,7 @@ func walk(v any, secret bool, found map[string]bool) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, child := range t {
-			walk(child, secret || secretName.MatchString(k), found)
+			walk(child, secret || SecretName(k), found)
 		}
 	case []any:
 		for _, child := range t {

@@ -31,21 +31,14 @@ type JSONLStore struct {
 	dir   string
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
-	cache map[string]*cachedSession
-	uses  uint64
+	cache *Cache[fileStamp]
 	log   *slog.Logger
 }
 
-// cachedSession is a parsed file and the stat it was parsed at.
-type cachedSession struct {
-	sess  *Session
-	size  int64
-	mtime time.Time
-	used  uint64
-}
+// fileStamp is the stat a session file was parsed at.
+type fileStamp struct{ size, mtime int64 }
 
-// cacheSize bounds the parsed sessions kept (nanobot keeps an LRU of 128).
-const cacheSize = 128
+func stampOf(st os.FileInfo) fileStamp { return fileStamp{st.Size(), st.ModTime().UnixNano()} }
 
 // NewJSONLStore opens (and creates) a session directory.
 func NewJSONLStore(dir string, log *slog.Logger) (*JSONLStore, error) {
@@ -55,7 +48,7 @@ func NewJSONLStore(dir string, log *slog.Logger) (*JSONLStore, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &JSONLStore{dir: dir, locks: map[string]*sync.Mutex{}, cache: map[string]*cachedSession{}, log: log}, nil
+	return &JSONLStore{dir: dir, locks: map[string]*sync.Mutex{}, cache: NewCache[fileStamp](), log: log}, nil
 }
 
 // Path returns the JSONL file of a session.
@@ -113,7 +106,7 @@ type metadataLine struct {
 func (s *JSONLStore) read(key string) (*Session, error) {
 	st, err := os.Stat(s.Path(key))
 	if err == nil {
-		if c := s.cached(key, st); c != nil {
+		if c := s.cache.Get(key, stampOf(st)); c != nil {
 			return c, nil
 		}
 	}
@@ -121,41 +114,11 @@ func (s *JSONLStore) read(key string) (*Session, error) {
 	if err != nil || st == nil {
 		return sess, err
 	}
-	if st2, err := os.Stat(s.Path(key)); err == nil && st2.Size() == st.Size() && st2.ModTime().Equal(st.ModTime()) {
-		s.remember(key, sess, st2)
+	if st2, err := os.Stat(s.Path(key)); err == nil && stampOf(st2) == stampOf(st) {
+		s.cache.Put(key, sess, stampOf(st2))
 	}
 	return sess.clone(), nil
 }
-
-// cached returns a copy of the cached parse when the file is unchanged.
-func (s *JSONLStore) cached(key string, st os.FileInfo) *Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.cache[key]
-	if !ok || c.size != st.Size() || !c.mtime.Equal(st.ModTime()) {
-		return nil
-	}
-	c.used = s.tick()
-	return c.sess.clone()
-}
-
-func (s *JSONLStore) remember(key string, sess *Session, st os.FileInfo) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.cache[key]; !ok && len(s.cache) >= cacheSize {
-		oldest, at := "", uint64(1<<63)
-		for k, c := range s.cache {
-			if c.used < at {
-				oldest, at = k, c.used
-			}
-		}
-		delete(s.cache, oldest)
-	}
-	s.cache[key] = &cachedSession{sess: sess.clone(), size: st.Size(), mtime: st.ModTime(), used: s.tick()}
-}
-
-// tick orders cache use; call it with s.mu held.
-func (s *JSONLStore) tick() uint64 { s.uses++; return s.uses }
 
 // clone copies what callers may change: the message list and the metadata.
 func (sess *Session) clone() *Session {
@@ -283,7 +246,7 @@ func (s *JSONLStore) write(sess *Session) error {
 	}
 	sess.Problems = nil
 	if st, err := os.Stat(s.Path(sess.Key)); err == nil {
-		s.remember(sess.Key, sess, st)
+		s.cache.Put(sess.Key, sess, stampOf(st))
 	}
 	return nil
 }
@@ -324,7 +287,7 @@ func (s *JSONLStore) Append(_ context.Context, key string, msgs ...chat.Message)
 		return 0, err
 	}
 	if st, err := os.Stat(s.Path(key)); err == nil {
-		s.remember(key, sess, st)
+		s.cache.Put(key, sess, stampOf(st))
 	}
 	return len(fresh), nil
 }
@@ -445,7 +408,13 @@ func (s *JSONLStore) PutTurnData(_ context.Context, key, turn, name string, data
 	}
 	// Not synced: turn data is rebuilt (transcripts) or reported missing (the
 	// system prompt) after a machine crash; the journal is what must survive one.
-	return atomicfile.WriteUnsynced(filepath.Join(dir, safeName(name)), data, 0o600)
+	if err := atomicfile.WriteUnsynced(filepath.Join(dir, safeName(name)), data, 0o600); err != nil {
+		return err
+	}
+	// The kernel stamps directories with a coarse clock (a few ms): PruneTurnData's
+	// newest-first order needs the precise one.
+	now := time.Now()
+	return os.Chtimes(dir, now, now)
 }
 
 // TurnData reads a per-turn blob; a missing blob is os.ErrNotExist.

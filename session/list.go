@@ -62,9 +62,7 @@ func (s *JSONLStore) Delete(key string) error {
 		return err
 	}
 	defer unlock()
-	s.mu.Lock()
-	delete(s.cache, key)
-	s.mu.Unlock()
+	s.cache.Forget(key)
 	for _, p := range []string{s.Path(key), s.turnDir(key)} {
 		if err := os.RemoveAll(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete session %s: %w", key, err)
@@ -83,24 +81,43 @@ func (s *JSONLStore) SessionsOfKind(kind string) ([]Info, error) {
 	}
 	var out []Info
 	for _, info := range all {
-		if kindOf(s.Path(info.Key)) == kind {
+		if headerOf(s.Path(info.Key)).Kind == kind {
 			out = append(out, info)
 		}
 	}
 	return out, nil
 }
 
-// kindOf reads a session's kind from its first line ("" when unreadable).
-func kindOf(path string) string {
+// HandleSources are the chat sessions as handles are drawn for them, read
+// from each file's metadata line.
+func (s *JSONLStore) HandleSources() ([]HandleSource, error) {
+	all, err := s.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	var out []HandleSource
+	for _, info := range all {
+		md := headerOf(s.Path(info.Key))
+		if md.Kind != "" {
+			continue
+		}
+		stored, _ := md.Metadata[HandleKey].(string)
+		out = append(out, HandleSource{Key: info.Key, CreatedAt: parseTime(md.CreatedAt), Stored: stored})
+	}
+	return out, nil
+}
+
+// headerOf reads a session's metadata line (empty when unreadable).
+func headerOf(path string) metadataLine {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return metadataLine{}
 	}
 	defer f.Close()
-	line, _ := bufio.NewReaderSize(f, 4096).ReadBytes('\n')
+	line, _ := bufio.NewReaderSize(f, 64<<10).ReadBytes('\n')
 	var md metadataLine
 	if json.Unmarshal(line, &md) != nil || md.Type != "metadata" {
-		return ""
+		return metadataLine{}
 	}
-	return md.Kind
+	return md
 }

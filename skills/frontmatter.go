@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -27,6 +28,31 @@ type meta struct {
 type Requires struct {
 	Bins []string `json:"bins"`
 	Env  []string `json:"env"`
+}
+
+// splitText is one SKILL.md's text parsed.
+type splitText struct {
+	fm   frontmatter
+	body string
+	err  error
+}
+
+// builtinSplits remembers the embedded skills' parsed text, by the text: it never changes, and
+// every turn lists the skills twice (the token estimate and BUILD), YAML parsing each time.
+var builtinSplits sync.Map
+
+// splitFrontmatterOf is splitFrontmatter, parsed once per process for the embedded skills.
+func splitFrontmatterOf(source, text string) (frontmatter, string, error) {
+	if source != SourceBuiltin {
+		return splitFrontmatter(text)
+	}
+	if v, ok := builtinSplits.Load(text); ok {
+		s := v.(splitText)
+		return s.fm, s.body, s.err
+	}
+	fm, body, err := splitFrontmatter(text)
+	builtinSplits.Store(text, splitText{fm, body, err})
+	return fm, body, err
 }
 
 // splitFrontmatter parses the "---" block at the top and returns the rest.

@@ -150,7 +150,7 @@ var validName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 // parse reads and validates one SKILL.md.
 func (l Loader) parse(dir, source, path, text string) Skill {
 	s := Skill{Name: dir, Source: source, Path: path}
-	fm, body, err := splitFrontmatter(text)
+	fm, body, err := splitFrontmatterOf(source, text)
 	s.Body = strings.TrimSpace(body)
 	if err != nil {
 		s.Invalid = err.Error()

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
@@ -32,6 +34,8 @@ type Set struct {
 	// Owner is the instance's owner key (see package owner); Open resolves it.
 	Owner owner.Key
 	where string
+	// lease is how the claims on the database's dedupe sets expire.
+	lease pgstore.Lease
 }
 
 // Open opens the stores the config names. On PostgreSQL it connects and
@@ -48,6 +52,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Set, erro
 			return nil, fmt.Errorf("%s: database.url: %w", cfg.Database.Source(), err)
 		}
 		set, shared = OnDatabase(db), db.OwnerKey(instanceName(cfg.Instance()))
+		set.lease = ClaimLease(config.ConfigDir(cfg.Path))
 	} else {
 		var err error
 		if set, err = OnFiles(cfg, log); err != nil {
@@ -102,7 +107,21 @@ func (s *Set) SeenKeys(inst protocol.Instance) func(set string, n int) channels.
 	if s.DB == nil {
 		return nil
 	}
-	return func(set string, n int) channels.SeenKeys { return s.DB.SeenKeys(inst.Name(set), n) }
+	return func(set string, n int) channels.SeenKeys { return s.DB.SeenKeys(inst.Name(set), n, s.lease) }
+}
+
+// ClaimLease is the lease of a gateway's claims: NANOBOT_CLAIM_LEASE_S long
+// (pgstore.DefaultClaimLease when unset or 0), held by this host and home, so
+// the same gateway restarted takes back what it claimed before a kill.
+func ClaimLease(home string) pgstore.Lease {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unnamed-host"
+	}
+	if abs, err := filepath.Abs(home); err == nil {
+		home = abs
+	}
+	return pgstore.Lease{Length: config.EnvSeconds("NANOBOT_CLAIM_LEASE_S", 0), Holder: host + ":" + home}
 }
 
 // Media is the instance's media store for a process whose config names

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -142,4 +143,20 @@ func TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey(t *testing.T) {
 	defer st.Close()
 	require.True(t, st.Owner.Valid())
 	require.NoFileExists(t, filepath.Join(filepath.Dir(c.Path), owner.FileName), "the first host, stateless, keeps no state")
+}
+
+// TestClaimLeaseNamesTheGatewayByHostAndHome: the same home on the same host
+// is the same holder across restarts; another home is another gateway.
+func TestClaimLeaseNamesTheGatewayByHostAndHome(t *testing.T) {
+	t.Setenv("NANOBOT_CLAIM_LEASE_S", "")
+	home := t.TempDir()
+	l := stores.ClaimLease(home)
+	require.Zero(t, l.Length, "unset: pgstore's default")
+	require.Equal(t, l.Holder, stores.ClaimLease(home).Holder)
+	require.NotEqual(t, l.Holder, stores.ClaimLease(t.TempDir()).Holder)
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	require.Equal(t, host+":"+home, l.Holder)
+	t.Setenv("NANOBOT_CLAIM_LEASE_S", "3")
+	require.Equal(t, 3*time.Second, stores.ClaimLease(home).Length)
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,17 +15,33 @@ import (
 // SeenKeysSize is how many keys the sets the opener opens hold.
 const SeenKeysSize = 3
 
-// SeenKeys runs the dedupe set's contract; shared backends (a database) also
-// take a key once across instances running at the same time.
-func SeenKeys(t *testing.T, fresh Fresh[channels.SeenKeys], shared bool) {
+// SeenLease drives the claim leases of a shared set in its contract.
+type SeenLease struct {
+	// Length is the sets' lease.
+	Length time.Duration
+	// Pass moves the clock of every set the opener opens on by d.
+	Pass func(d time.Duration)
+	// Renew is set's holder renewing its claims, as it does while it lives.
+	Renew func(set channels.SeenKeys)
+	// Restarted opens set again as its gateway does after a restart.
+	Restarted func(t *testing.T, set channels.SeenKeys) channels.SeenKeys
+}
+
+// SeenKeys runs the dedupe set's contract; shared backends (a database,
+// lease non-nil) also take a key once across instances running at the same
+// time, and hold a claim for its lease only.
+func SeenKeys(t *testing.T, fresh Fresh[channels.SeenKeys], lease *SeenLease) {
 	tests := []test[channels.SeenKeys]{
 		{"DropRepeatsAndForgetTheOldest", seenDropRepeats},
 		{"KeptAcrossARestart", seenRestart},
 		{"ForgetReleasesAKey", seenForget},
 	}
-	if shared {
+	if lease != nil {
 		tests = append(tests, test[channels.SeenKeys]{"OneInstanceTakesEachKey", seenShared},
-			test[channels.SeenKeys]{"AClaimHoldsAcrossGateways", seenClaimShared})
+			test[channels.SeenKeys]{"AClaimHoldsAcrossGateways", seenClaimShared},
+			test[channels.SeenKeys]{"AClaimOfADeadHolderIsTakenAfterItsLease", lease.deadHolder},
+			test[channels.SeenKeys]{"ALiveHolderKeepsItsClaim", lease.liveHolder},
+			test[channels.SeenKeys]{"ARestartedGatewayTakesBackItsClaim", lease.restarted})
 	} else {
 		tests = append(tests, test[channels.SeenKeys]{"AClaimWithoutDoneIsTakenAfterARestart", seenClaimOwn})
 	}
@@ -118,4 +135,56 @@ func seenClaimOwn(t *testing.T, open Open[channels.SeenKeys]) {
 	again.Done("ev-1")
 	require.False(t, open(t).Claim("ev-1"), "handled, across a restart")
 	require.False(t, again.Claim(""))
+}
+
+// deadHolder: a gateway killed between claiming an event and handing it over
+// renews nothing, so the event is taken by another gateway once the lease is over.
+func (l *SeenLease) deadHolder(t *testing.T, open Open[channels.SeenKeys]) {
+	dead, other, third := open(t), open(t), open(t)
+	require.True(t, dead.Claim("ev-1"))
+	// killed here: no Done, no renewal
+	l.Pass(l.Length - time.Second)
+	require.False(t, other.Claim("ev-1"), "the claim holds for its lease")
+	require.True(t, other.Has("ev-1"))
+	l.Pass(2 * time.Second)
+	require.False(t, other.Has("ev-1"), "an expired claim is not a handled key")
+	require.True(t, other.Claim("ev-1"), "the event is not lost with its holder")
+	require.False(t, third.Claim("ev-1"), "the new claim holds")
+	dead.Forget("ev-1") // a holder that only seemed dead lets go of what it no longer holds
+	require.False(t, third.Claim("ev-1"), "and leaves the new claim be")
+	other.Done("ev-1")
+	l.Pass(2 * l.Length)
+	require.False(t, third.Claim("ev-1"), "a handled key does not expire")
+	require.True(t, third.Add("ev-1"), "a repeat")
+}
+
+// liveHolder: a holder renews its claim while a long hand-over runs.
+func (l *SeenLease) liveHolder(t *testing.T, open Open[channels.SeenKeys]) {
+	holder, other := open(t), open(t)
+	require.True(t, holder.Claim("ev-1"))
+	require.True(t, holder.Claim("ev-2"))
+	holder.Done("ev-2")
+	for range 3 {
+		l.Pass(l.Length * 2 / 3)
+		l.Renew(holder)
+	}
+	require.False(t, other.Claim("ev-1"), "renewed past three leases' worth of time")
+	holder.Done("ev-1")
+	l.Pass(2 * l.Length)
+	require.False(t, other.Claim("ev-1"), "handled")
+	require.False(t, other.Claim("ev-2"), "handled")
+}
+
+// restarted: a gateway restarted after a kill between claim and hand-over
+// takes its own claims back at once; other gateways still wait for the lease.
+func (l *SeenLease) restarted(t *testing.T, open Open[channels.SeenKeys]) {
+	killed, other := open(t), open(t)
+	require.True(t, killed.Claim("ev-1"))
+	again := l.Restarted(t, killed)
+	require.False(t, other.Claim("ev-1"))
+	require.True(t, again.Claim("ev-1"), "the restarted gateway takes the event it had claimed")
+	require.False(t, again.Claim("ev-1"), "once: a redelivery within the run is a repeat")
+	require.False(t, other.Claim("ev-1"))
+	again.Done("ev-1")
+	require.False(t, l.Restarted(t, again).Claim("ev-1"), "handled")
 }

@@ -33,6 +33,8 @@ func Sessions(t *testing.T, fresh Fresh[session.Store]) {
 		{"TurnData", turnData},
 		{"ListKindAndDelete", listKindDelete},
 		{"MetadataRoundTrips", metadataRoundTrips},
+		{"SearchFindsVisibleText", searchFindsVisibleText},
+		{"ALoadSeesAnotherInstancesWrites", loadSeesOthersWrites},
 	})
 }
 
@@ -340,4 +342,31 @@ func metadataRoundTrips(t *testing.T, open Open[session.Store]) {
 	require.Equal(t, msg.Content, got.Messages[0].Content, "HTML, accents and NUL survive")
 	require.Equal(t, msg.ToolCalls, got.Messages[0].ToolCalls)
 	require.EqualValues(t, 12, got.Messages[0].LatencyMS)
+}
+
+// loadSeesOthersWrites: an instance that has read a session (and may keep its parse) reads what
+// another instance wrote since, an append, a rewrite that keeps the message count, and a delete.
+func loadSeesOthersWrites(t *testing.T, open Open[session.Store]) {
+	a, b, ctx := open(t), open(t), context.Background()
+	_, err := b.Append(ctx, "cli:seen", user("t1", "user", "one"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"one"}, contents(load(t, a, "cli:seen")))
+	require.Equal(t, []string{"one"}, contents(load(t, a, "cli:seen")), "a second read of an unchanged session")
+	_, err = b.Append(ctx, "cli:seen", user("t2", "user", "two"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"one", "two"}, contents(load(t, a, "cli:seen")))
+	require.NoError(t, b.Update(ctx, "cli:seen", func(sess *session.Session) error {
+		sess.Messages[1].Content = "TWO"
+		sess.Metadata["seen"] = true
+		return nil
+	}))
+	got := load(t, a, "cli:seen")
+	require.Equal(t, []string{"one", "TWO"}, contents(got), "a rewrite of the same length")
+	require.Equal(t, true, got.Metadata["seen"])
+	got.Messages[0].Content = "changed by the caller"
+	require.Equal(t, "one", load(t, a, "cli:seen").Messages[0].Content, "a caller's change stays its own")
+	if lister, ok := b.(session.Lister); ok {
+		require.NoError(t, lister.Delete("cli:seen"))
+		require.Empty(t, load(t, a, "cli:seen").Messages, "deleted on another instance")
+	}
 }

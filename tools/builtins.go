@@ -27,6 +27,12 @@ type BuiltinOptions struct {
 	Spawn bool
 	// Goals, when set, registers create_goal and update_goal.
 	Goals GoalStore
+	// Sessions, when set, registers list_sessions, read_session,
+	// search_sessions and send_session_message.
+	Sessions SessionBook
+	// Self, when set, registers my (tools.my.enable); MyAllowSet lets it set.
+	Self       Self
+	MyAllowSet bool
 	// Cron, when set, registers the cron tool; CronTimezone is its default zone.
 	Cron         CronJobs
 	CronTimezone string
@@ -53,6 +59,9 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 			return err
 		}
 		tools = append(tools, ex)
+		if eo.Sessions != nil {
+			tools = append(tools, NewWriteStdin(eo.Sessions, ex), NewListExecSessions(eo.Sessions))
+		}
 	}
 	if opts.WebEnabled {
 		if _, err := ParseWebProxy(opts.Web.Proxy); err != nil {
@@ -79,8 +88,15 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 	if opts.Cron != nil {
 		tools = append(tools, NewCronTool(opts.Cron, opts.CronTimezone))
 	}
+	if opts.Self != nil {
+		tools = append(tools, NewMyTool(opts.Self, opts.MyAllowSet))
+	}
+	if opts.Sessions != nil {
+		tools = append(tools, NewListSessions(opts.Sessions), NewReadSession(opts.Sessions),
+			NewSearchSessions(opts.Sessions), NewSendSessionMessage(opts.Sessions))
+	}
 	for i, t := range tools {
-		if err := r.TryRegister(t); err != nil {
+		if err := r.add(t, builtinSchema(t)); err != nil {
 			for _, done := range tools[:i] {
 				r.Unregister(done.Name())
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -101,4 +102,30 @@ func mustGet(t *testing.T, r *Registry, name string) Tool {
 	tool, ok := r.Get(name)
 	require.True(t, ok, name)
 	return tool
+}
+
+type nopGoals struct{}
+
+func (nopGoals) CreateGoal(context.Context, Env, string, string) (string, error) { return "", nil }
+func (nopGoals) UpdateGoal(context.Context, Env, string, string, string, string) (string, error) {
+	return "", nil
+}
+
+type nopCron struct{}
+
+func (nopCron) Add(_ context.Context, j cron.Job) (cron.Job, error) { return j, nil }
+func (nopCron) List(context.Context) ([]cron.Job, error)            { return nil, nil }
+func (nopCron) Remove(context.Context, string) (string, error)      { return "", nil }
+
+// TestBuiltinSchemasCompile: a built-in's schema is compiled on its first
+// call, so a bad one must be caught here, not at registration.
+func TestBuiltinSchemasCompile(t *testing.T) {
+	r := NewRegistry()
+	require.NoError(t, RegisterBuiltins(r, BuiltinOptions{ExecEnabled: true, Exec: DefaultExecOptions(), WebEnabled: true,
+		MessageSender: nopSender{}, Spawn: true, Goals: nopGoals{}, Cron: nopCron{}}))
+	require.Len(t, r.Names(), 15)
+	for _, name := range r.Names() {
+		_, err := r.entries[name].schema()
+		require.NoError(t, err, name)
+	}
 }

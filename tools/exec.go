@@ -60,6 +60,9 @@ type ExecOptions struct {
 	// Secrets are the configured keys: an AllowedEnvKeys variable holding
 	// one is not passed on.
 	Secrets *secrets.Set
+	// Sessions, when set, lets yield_time_ms start a session that outlives
+	// the call (and the worker), driven by write_stdin.
+	Sessions *ExecSessions
 }
 
 // DefaultExecOptions returns nanobot's defaults: 60 s, at most 600 s.
@@ -74,6 +77,11 @@ const execDescription = "Execute a shell command (bash -c) in the workspace and 
 	"working_dir (default: the workspace). Destructive commands (rm -rf, mkfs, dd, shutdown, …) are refused. " +
 	"Prefer read_file/write_file/edit_file/apply_patch over cat/echo/sed, and grep/find_files over shell grep/find. " +
 	"Use -y or --yes flags to avoid interactive prompts."
+
+// execSessionNote is nanobot's sentence on sessions, said when they exist here.
+const execSessionNote = " For long-running or interactive commands, pass yield_time_ms; if the command keeps running, " +
+	"exec returns a session_id that can be polled or written to with write_stdin. Sessions keep running across " +
+	"restarts of nanobot; list_exec_sessions shows them."
 
 // execSandboxNote tells the model what the sandbox allows, so it does not
 // take a refused write or connection for a bug; the network's part follows.
@@ -90,10 +98,16 @@ const execParameters = `{
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "The shell command to execute"},
     "working_dir": {"type": "string", "description": "Optional working directory for the command (default: the workspace)"},
-    "timeout": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Increase for long-running commands like compilation or installation (default %s, max %d)."}
+    "timeout": {"type": "integer", "minimum": 1, "maximum": %d, "description": "Timeout in seconds. Increase for long-running commands like compilation or installation (default %s, max %d)."}%s
   },
   "required": ["command"]
 }`
+
+// execSessionParameters are nanobot's background arguments of exec.
+const execSessionParameters = `,
+    "yield_time_ms": {"type": ["integer", "null"], "minimum": 0, "maximum": 30000, "description": "Optional milliseconds to wait before returning output. When set, a still-running command returns a session_id that can be polled or written to with write_stdin. Omit this field to keep one-shot exec behavior."},
+    "max_output_chars": {"type": ["integer", "null"], "minimum": 1000, "maximum": 50000, "description": "Maximum output characters to return when yield_time_ms is used (default 10000, max 50000)."},
+    "max_output_tokens": {"type": ["integer", "null"], "minimum": 1000, "maximum": 50000, "description": "Compatibility alias for max_output_chars. The current runtime uses a character budget."}`
 
 // ExecTool is the exec built-in.
 type ExecTool struct {
@@ -129,12 +143,17 @@ func NewExec(opts ExecOptions) (*ExecTool, error) {
 		def = fmt.Sprintf("%d", int(opts.Timeout/time.Second))
 	}
 	desc := fmt.Sprintf(execDescription, def, maxSecs)
+	sessionParams := ""
+	if opts.Sessions != nil {
+		desc += execSessionNote
+		sessionParams = execSessionParameters
+	}
 	if sb := opts.Sandbox; sb != nil && (opts.SandboxRequired || sb.Ready() == nil) {
 		desc += execSandboxNote + " " + sb.networkNote()
 	}
 	return &ExecTool{
 		opts: opts, guard: guard, shell: shell,
-		params: json.RawMessage(fmt.Sprintf(execParameters, maxSecs, def, maxSecs)),
+		params: json.RawMessage(fmt.Sprintf(execParameters, maxSecs, def, maxSecs, sessionParams)),
 		desc:   desc,
 	}, nil
 }
@@ -167,11 +186,22 @@ func (t *ExecTool) Run(ctx context.Context, env Env, args map[string]any) Result
 	if secs := IntArg(args, "timeout", 0); secs > 0 {
 		timeout = min(time.Duration(secs)*time.Second, t.opts.MaxTimeout)
 	}
-	res := t.run(ctx, command, dir, timeout)
+	var res Result
+	if t.opts.Sessions != nil && args["yield_time_ms"] != nil {
+		res = t.startSession(ctx, env, command, dir, timeout, args)
+	} else {
+		res = t.run(ctx, command, dir, timeout)
+	}
 	if t.unsandboxed() && t.warned.first(env) {
 		res.Text = strings.TrimRight(res.Text, "\n") + "\n\n" + ExecUnsandboxedWarning
 	}
 	return res
+}
+
+// RetrySafe: a session's start is keyed by the call, so a retry finds it
+// instead of starting another; a one-shot command is not.
+func (t *ExecTool) RetrySafe(args map[string]any) bool {
+	return t.opts.Sessions != nil && args["yield_time_ms"] != nil
 }
 
 // unsandboxed reports whether commands run bare where the sandbox was wanted.

@@ -72,14 +72,10 @@ func newCommandGuard(deny, allow []string, urls *SSRFGuard) (*commandGuard, erro
 
 // check returns the reason a command is refused, or "" when it may run.
 func (g *commandGuard) check(ctx context.Context, command string) string {
+	if reason := g.dangerous(command); reason != "" {
+		return reason
+	}
 	lower := strings.ToLower(strings.Trim(command, " \t\r\n"))
-	label := matchDeny(g.deny, lower)
-	if label == "" {
-		label = matchDeny(g.deny, unobfuscate(lower))
-	}
-	if label != "" {
-		return "dangerous pattern detected: " + label
-	}
 	if len(g.allow) > 0 {
 		allowed := false
 		for _, re := range g.allow {
@@ -99,6 +95,20 @@ func (g *commandGuard) check(ctx context.Context, command string) string {
 				return "internal/private URL detected: " + blocked.Error()
 			}
 		}
+	}
+	return ""
+}
+
+// dangerous returns why text matches a deny pattern, as written or
+// unobfuscated, or "": what is typed into a shell session is held to it too.
+func (g *commandGuard) dangerous(text string) string {
+	lower := strings.ToLower(strings.Trim(text, " \t\r\n"))
+	label := matchDeny(g.deny, lower)
+	if label == "" {
+		label = matchDeny(g.deny, unobfuscate(lower))
+	}
+	if label != "" {
+		return "dangerous pattern detected: " + label
 	}
 	return ""
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // keyArgs are the arguments that say most about a call, best first.
-var keyArgs = []string{"path", "file_path", "command", "url", "query", "pattern", "task", "content", "name"}
+var keyArgs = []string{"path", "file_path", "command", "url", "query", "pattern", "task", "content", "name", "session_id"}
 
 // KeyArg picks the argument that says most about a call: a known key when
 // present, else the first string argument by name.

@@ -47,6 +47,7 @@ func refuse(format string, args ...any) *Refusal {
 // Texts of the refusals the model sees.
 const (
 	heartbeatMessageText = "Error: the message tool is not available during a heartbeat run"
+	heartbeatSessionText = "Error: send_session_message is not available during a heartbeat run"
 	createGoalText       = "Error: create_goal is only available after the user sets a goal with /goal"
 )
 
@@ -94,6 +95,8 @@ func (p Policy) permitName(name string) *Refusal {
 		return refuse("Error: Tool '%s' is not available here (allowed: %s)", name, strings.Join(p.profile.Tools, ", "))
 	case name == "message" && p.profile.Kind == protocol.HeartbeatTurn:
 		return &Refusal{Text: heartbeatMessageText} // nanobot withholds it while the heartbeat runs
+	case name == "send_session_message" && p.profile.Kind == protocol.HeartbeatTurn:
+		return &Refusal{Text: heartbeatSessionText} // the heartbeat tells people nothing but through its decision
 	case name == "create_goal" && !p.profile.Goal:
 		return &Refusal{Text: createGoalText}
 	}

@@ -26,7 +26,7 @@ type Registry struct {
 
 type entry struct {
 	tool     Tool
-	schema   *compiledSchema
+	schema   func() (*compiledSchema, error)
 	external bool
 }
 
@@ -40,24 +40,34 @@ func External() RegisterOption { return func(e *entry) { e.external = true } }
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{entries: map[string]*entry{}} }
 
-// Register adds t and panics on a duplicate name or a schema that does not
-// compile: both are programming errors for built-ins. Use TryRegister for
-// tools whose definitions come from outside (MCP).
+// Register adds a built-in tool and panics on a duplicate name, a
+// programming error. Its schema is compiled on its first call, not at
+// every process start (TestBuiltinSchemasCompile compiles each).
 func (r *Registry) Register(t Tool, opts ...RegisterOption) {
-	if err := r.TryRegister(t, opts...); err != nil {
+	if err := r.add(t, builtinSchema(t), opts...); err != nil {
 		panic(err)
 	}
 }
 
-// TryRegister adds t, compiling its parameter schema once.
+// TryRegister adds a tool whose definition comes from outside (MCP),
+// compiling its parameter schema now: a bad one is refused here.
 func (r *Registry) TryRegister(t Tool, opts ...RegisterOption) error {
+	schema, err := compileSchema(t.Name(), t.Parameters())
+	if err != nil {
+		return fmt.Errorf("tools: register: %w", err)
+	}
+	return r.add(t, func() (*compiledSchema, error) { return schema, nil }, opts...)
+}
+
+// builtinSchema compiles a built-in's schema once, on first use.
+func builtinSchema(t Tool) func() (*compiledSchema, error) {
+	return sync.OnceValues(func() (*compiledSchema, error) { return compileSchema(t.Name(), t.Parameters()) })
+}
+
+func (r *Registry) add(t Tool, schema func() (*compiledSchema, error), opts ...RegisterOption) error {
 	name := t.Name()
 	if name == "" {
 		return errors.New("tools: register: empty tool name")
-	}
-	schema, err := compileSchema(name, t.Parameters())
-	if err != nil {
-		return fmt.Errorf("tools: register: %w", err)
 	}
 	e := &entry{tool: t, schema: schema}
 	for _, o := range opts {
@@ -182,15 +192,37 @@ func (r *Registry) execute(ctx context.Context, env Env, name, argsJSON string) 
 	return e.tool.Run(ctx, env, args)
 }
 
+// RetrySafe reports whether a call of name with these arguments may run
+// again on a retry: its tool dedupes its own effect by the call (RetrySafe).
+func (r *Registry) RetrySafe(name, argsJSON string) bool {
+	r.mu.RLock()
+	e, ok := r.entries[name]
+	r.mu.RUnlock()
+	if !ok {
+		return false
+	}
+	rs, ok := e.tool.(RetrySafe)
+	if !ok {
+		return false
+	}
+	args, errRes := e.args(name, argsJSON)
+	return errRes == nil && rs.RetrySafe(args)
+}
+
 // args parses, coerces and validates a call's arguments against the tool's schema.
 func (e *entry) args(name, argsJSON string) (map[string]any, *Result) {
-	args, err := parseArgs(argsJSON, e.schema.raw)
+	schema, err := e.schema()
+	if err != nil {
+		res := ErrorResult("Error: tool '%s' cannot be called: %s", name, err)
+		return nil, &res
+	}
+	args, err := parseArgs(argsJSON, schema.raw)
 	if err != nil {
 		res := ErrorResult("Error: Invalid parameters for tool '%s': %s", name, err)
 		return nil, &res
 	}
-	args = coerceArgs(e.schema.raw, args)
-	if err := e.schema.validate(args); err != nil {
+	args = coerceArgs(schema.raw, args)
+	if err := schema.validate(args); err != nil {
 		res := ErrorResult("Error: Invalid parameters for tool '%s': %s", name, err)
 		return nil, &res
 	}

@@ -20,7 +20,7 @@ import (
 // printer renders validator messages; English, like the rest of the text the model sees.
 var printer = message.NewPrinter(language.English)
 
-// compiledSchema is a tool's parameter schema, compiled once at Register.
+// compiledSchema is a tool's parameter schema, compiled once (Registry).
 type compiledSchema struct {
 	raw       map[string]any // drives coercion
 	validator *jsonschema.Schema

@@ -41,6 +41,13 @@ type Tool interface {
 	Run(ctx context.Context, env Env, args map[string]any) Result
 }
 
+// RetrySafe is a side-effecting tool whose call, given its arguments, does
+// its effect at most once per Env.Turn and Env.CallID: a retried attempt
+// runs it again (and gets the answer) instead of reporting the outcome unknown.
+type RetrySafe interface {
+	RetrySafe(args map[string]any) bool
+}
+
 // Result is what the model sees of a tool call.
 type Result struct {
 	Text    string

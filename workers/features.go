@@ -69,6 +69,7 @@ func Features(a *activities.Set) []Feature {
 		{"tool call", []Entry{
 			ws(protocol.ActivityTool, a.Tools.ToolCall),
 			act(protocol.ActivityToolResult, a.Tools.ToolResult, turns),
+			ws(protocol.ActivityEndExecSessions, a.Tools.EndExecSessions),
 		}},
 		{"approval", []Entry{
 			act(protocol.ActivityApprovalAsk, a.Approvals.ApprovalAsk, turns),
@@ -97,6 +98,10 @@ func Features(a *activities.Set) []Feature {
 			act(protocol.ActivityHeartbeatDecide, a.Heartbeat.HeartbeatDecide, llm),
 			act(protocol.ActivityHeartbeatTrim, a.Heartbeat.HeartbeatTrim, turns),
 		}},
+		{"disk", []Entry{
+			wf(protocol.DiskGCWorkflowName, workflows.DiskGCWorkflow),
+			ws(protocol.ActivityDiskGC, a.Upkeep.DiskGC),
+		}},
 		{"cron", []Entry{
 			wf(protocol.ScheduledTurnWorkflowName, workflows.ScheduledTurnWorkflow),
 			act(protocol.ActivityPublishScheduled, a.Cron.PublishScheduled, turns),
@@ -107,6 +112,10 @@ func Features(a *activities.Set) []Feature {
 			act(protocol.ActivityPrepareSpawn, a.Subagents.PrepareSpawn, turns),
 			ws(protocol.ActivitySubagentBuild, a.Subagents.SubagentBuild),
 			act(protocol.ActivityAnnounce, a.Subagents.Announce, turns),
+		}},
+		{"session messages", []Entry{
+			wf(protocol.SessionReplyWaitWorkflowName, workflows.SessionReplyWaitWorkflow),
+			act(protocol.ActivitySessionReplyTimeout, a.Sessions.SessionReplyTimeout, turns),
 		}},
 	}
 }

@@ -37,7 +37,7 @@ func registered(kind queueKind, holdsWorkspace bool) *names {
 // both queues.
 func TestOnlyTheWorkspaceHolderRegistersWorkspaceActivities(t *testing.T) {
 	workspace := []string{protocol.ActivityBuild, protocol.ActivityTool, protocol.ActivityPrepareDream,
-		protocol.ActivityFinishDream, protocol.ActivityHeartbeatTasks, protocol.ActivitySubagentBuild}
+		protocol.ActivityFinishDream, protocol.ActivityHeartbeatTasks, protocol.ActivitySubagentBuild, protocol.ActivityEndExecSessions, protocol.ActivityDiskGC}
 	stateless := registered(turnQueue, false)
 	holder := registered(turnQueue, true)
 	onWorkspace := registered(workspaceQueue, true)

@@ -6,21 +6,18 @@ import (
 	"log/slog"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // WorkerGoneError is the failure type of an attempt the resume scan ended.
 const WorkerGoneError = "WorkerGone"
-
-// retryNow replaces the retry policy's first backoff: the attempt did not fail, its worker died.
-const retryNow = 10 * time.Millisecond
 
 // timeoutMargin: an attempt whose heartbeat timeout fires sooner than this
 // is left to the server, so a retry it already started is never failed.
@@ -84,7 +81,7 @@ func FailOrphanedAttempts(ctx context.Context, c client.Client, namespace string
 					continue
 				}
 				cause := temporal.NewApplicationErrorWithOptions(fmt.Sprintf("worker %s of this host is gone; retrying now", a.GetLastWorkerIdentity()),
-					WorkerGoneError, temporal.ApplicationErrorOptions{NextRetryDelay: retryNow})
+					WorkerGoneError, temporal.ApplicationErrorOptions{NextRetryDelay: protocol.RetryAtOnce})
 				if err := c.CompleteActivityByID(ctx, namespace, wid, rid, a.GetActivityId(), nil, cause); err != nil {
 					log.Warn("resume scan: failing an orphaned attempt failed", "workflow", wid, "activity", a.GetActivityId(), "error", err)
 					continue
@@ -95,24 +92,14 @@ func FailOrphanedAttempts(ctx context.Context, c client.Client, namespace string
 			}
 			if n > 0 {
 				failed += n
-				resetSticky(ctx, c, namespace, wid, rid, log)
+				if err := activities.ResetSticky(ctx, c, namespace, wid, rid); err != nil {
+					log.Warn("resume scan: the next workflow task may wait for the gone worker's sticky queue", "error", err)
+				}
 			}
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
 			return failed, nil
 		}
-	}
-}
-
-// resetSticky sends the workflow's next task to the shared queue: its
-// sticky queue likely belonged to the gone worker, which would hold the
-// task for the sticky schedule-to-start timeout.
-func resetSticky(ctx context.Context, c client.Client, namespace, wid, rid string, log *slog.Logger) {
-	_, err := c.WorkflowService().ResetStickyTaskQueue(ctx, &workflowservice.ResetStickyTaskQueueRequest{
-		Namespace: namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: wid, RunId: rid},
-	})
-	if err != nil {
-		log.Warn("resume scan: resetting the sticky queue failed", "workflow", wid, "error", err)
 	}
 }
 

@@ -13,10 +13,11 @@ import (
 	"github.com/nanobot-durable/nanobot/schedules"
 )
 
-// Schedule IDs of memory upkeep.
+// Schedule IDs of memory and disk upkeep.
 const (
 	DreamScheduleID       = "dream"
 	IdleCompactScheduleID = "idle-compact"
+	DiskGCScheduleID      = "disk-gc"
 )
 
 // upkeep is one schedule the gateway keeps in step with the config. Its
@@ -64,10 +65,15 @@ var upkeeps = []upkeep{
 			hb := cfg.Gateway.Heartbeat
 			return timing{every: time.Duration(hb.IntervalS) * time.Second}, hb.Enabled && hb.IntervalS > 0
 		}},
+	{id: DiskGCScheduleID, name: "Disk gc", kind: schedules.KindDisk, workflow: protocol.DiskGCWorkflowName, arg: protocol.DiskGCInput{},
+		when: func(cfg *config.Config) (timing, bool) {
+			every := cfg.Retention.Ages().Interval
+			return timing{every: every}, every > 0
+		}},
 }
 
 // UpkeepSchedules are the schedules the config asks for (Dream, idle
-// compaction, the heartbeat); the IDs it leaves out (disabled) are returned in off.
+// compaction, the heartbeat, disk gc); the IDs it leaves out (disabled) are returned in off.
 func UpkeepSchedules(cfg *config.Config) (on []schedules.Spec, off []string) {
 	inst := cfg.Instance()
 	for _, u := range upkeeps {

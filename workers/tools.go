@@ -2,12 +2,24 @@ package workers
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/activities"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/tools"
 )
+
+// execSessions are the host's exec sessions: their supervisors' folders are
+// in the state dir beside the config (hidden from the sandbox), nil without exec.
+func execSessions(cfg *config.Config) *tools.ExecSessions {
+	if !cfg.Tools.Exec.Enable {
+		return nil
+	}
+	root := filepath.Join(config.ConfigDir(cfg.Path), "exec-sessions")
+	return tools.NewExecSessions(root, time.Duration(cfg.Tools.Exec.SessionIdleMinutes)*time.Minute)
+}
 
 // builtinOptions maps config.json's tools block onto the built-in tools;
 // exec runs in sb unless tools.exec.sandbox is "none" ("bwrap": or not at all).
@@ -37,13 +49,19 @@ func builtinOptions(t config.Tools, sb *tools.Sandbox, keys *secrets.Set) tools.
 
 // newRegistry builds the tool registry of a worker from its config; the
 // message tool comes with a sender.
-func newRegistry(cfg *config.Config, sb *tools.Sandbox, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs) (*tools.Registry, error) {
+func newRegistry(cfg *config.Config, sb *tools.Sandbox, sessions *tools.ExecSessions, sender tools.MessageSender, goals tools.GoalStore, jobs tools.CronJobs, book tools.SessionBook, self *activities.Self) (*tools.Registry, error) {
 	reg := tools.NewRegistry()
 	opts := builtinOptions(cfg.Tools, sb, secrets.FromEnv(cfg))
+	opts.Exec.Sessions = sessions
 	opts.MessageSender = sender
 	opts.Spawn = sender != nil // subagents need Temporal, as messages do
 	opts.Goals = goals
 	opts.Cron, opts.CronTimezone = jobs, cfg.Agents.Defaults.Timezone
+	opts.Sessions = book
+	if self != nil && cfg.Tools.My.Enable {
+		opts.Self, opts.MyAllowSet = self, cfg.Tools.My.AllowSet
+		self.Tools = reg.Names
+	}
 	if err := tools.RegisterBuiltins(reg, opts); err != nil {
 		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
 	}

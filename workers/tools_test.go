@@ -86,7 +86,7 @@ func TestExecEnvironmentCarriesNoConfiguredSecret(t *testing.T) {
 	}
 	sb, err := sandboxFor(cfg, nil)
 	require.NoError(t, err)
-	reg, err := newRegistry(cfg, sb, nil, nil, nil)
+	reg, err := newRegistry(cfg, sb, nil, nil, nil, nil, nil, nil)
 	require.NoError(t, err)
 	env := tools.Env{Workspace: cfg.Agents.Defaults.WorkspacePath(), RestrictToWorkspace: true}
 	res := reg.Execute(context.Background(), env, "exec", `{"command": "env"}`)
@@ -113,7 +113,7 @@ func TestConfiguredSandboxHidesTheConfigFromExec(t *testing.T) {
 	require.Contains(t, line, "bwrap: only "+cfg.Agents.Defaults.WorkspacePath()+" writable")
 	require.Equal(t, "HTTP(S) only, through the worker's proxy; loopback, private and link-local addresses are refused", network)
 	require.True(t, sandboxActive(cfg, sb), "the file tools are confined with it")
-	reg, err := newRegistry(cfg, sb, nil, nil, nil)
+	reg, err := newRegistry(cfg, sb, nil, nil, nil, nil, nil, nil)
 	require.NoError(t, err)
 	env := tools.Env{Workspace: cfg.Agents.Defaults.WorkspacePath(), RestrictToWorkspace: true}
 	res := reg.Execute(context.Background(), env, "exec", fmt.Sprintf(`{"command": "cat %s; env"}`, cfg.Path))

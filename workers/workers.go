@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/nanobot-durable/nanobot/activities"
@@ -22,6 +23,7 @@ import (
 	"github.com/nanobot-durable/nanobot/media"
 	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/prompt"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -128,7 +130,13 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
-	reg, err := newRegistry(cfg, sb, sender, activities.GoalStore{Store: store}, jobs)
+	sessions := execSessions(cfg)
+	models := newConfigModels(cfg, log)
+	var book tools.SessionBook
+	if c != nil {
+		book = activities.NewSessionBook(store, c, models.Config)
+	}
+	reg, err := newRegistry(cfg, sb, sessions, sender, activities.GoalStore{Store: store}, jobs, book, activities.NewSelf(store, models.Config, jobs))
 	if err != nil {
 		return activities.Deps{}, nil, err
 	}
@@ -139,13 +147,12 @@ func newActivities(cfg *config.Config, st *stores.Set, holdsWorkspace bool, c cl
 			log.Warn("MCP server unavailable; its tools are left out of this turn", "error", err)
 		}
 	}
-	models := newConfigModels(cfg, log)
 	deps := activities.Deps{
 		RefreshTools: refresh, Config: models.Config,
 		Store: store, Tools: reg, Models: models,
 		Prompt: prompt.Builder{Workspace: workspace, BotName: cfg.Agents.Defaults.BotName,
 			DisabledSkills: func() []string { return models.Config().Agents.Defaults.DisabledSkills }},
-		Streams: hub, Channels: mgr, Workspace: workspace,
+		Streams: hub, Channels: mgr, Workspace: workspace, ExecSessions: sessions,
 		// As in nanobot, the sandbox confines the file tools too, where it is active.
 		RestrictToWorkspace: cfg.Tools.RestrictToWorkspaceOrDefault() || sandboxActive(cfg, sb),
 		Private:             privatePaths(cfg),
@@ -204,10 +211,19 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if opts.Identity == "" {
 		opts.Identity = ProcessIdentity()
 	}
+	if opts.BuildID != "" {
+		// Without it the SDK's first worker start hashes the whole executable (~130 ms for 80 MB) to name the build.
+		worker.SetBinaryChecksum(opts.BuildID)
+	}
 	inst := opts.Config.Instance()
 	set.identity = opts.Identity
 	add := func(queue string, o worker.Options, kind queueKind) {
 		o.Identity, o.OnFatalError, o.BuildID = opts.Identity, set.fatal.set, opts.BuildID
+		o.Interceptors = []interceptor.WorkerInterceptor{&activities.Liveness{}}
+		// Each beat reaches the server: the SDK would otherwise hold them back to 80 % of the timeout.
+		o.MaxHeartbeatThrottleInterval = activities.BeatInterval(protocol.HeartbeatTimeout)
+		// A task left on the sticky queue of a worker that vanished moves to the shared queue this soon (SDK: 5 s).
+		o.StickyScheduleToStartTimeout = protocol.HeartbeatTimeout
 		w := worker.New(c, queue, o)
 		set.polled = append(set.polled, PolledQueue{Name: queue, Type: register(w, features, kind, opts.Workspace)})
 		set.workers = append(set.workers, w)

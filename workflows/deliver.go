@@ -34,10 +34,6 @@ const (
 	perProcessDeliveryRun = 30 * time.Second
 )
 
-// deliveryHeartbeat is the heartbeat timeout of a delivery attempt; the
-// activity beats every few seconds.
-const deliveryHeartbeat = 20 * time.Second
-
 // deliver sends the current reply for every answered message not yet
 // answered, once per route. A failed delivery is logged, not fatal: the
 // reply is in the journal.
@@ -134,7 +130,7 @@ func deliverCtx(ctx workflow.Context, in protocol.DeliverInput) workflow.Context
 		StartToCloseTimeout:    run,
 		// The activity beats while it sends: a gateway that died mid-reply is
 		// noticed in this, and the retry resumes from the parts it recorded.
-		HeartbeatTimeout: deliveryHeartbeat,
+		HeartbeatTimeout: protocol.HeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute, MaximumAttempts: attempts,
 			NonRetryableErrorTypes: []string{protocol.ErrDeliveryRejected},

@@ -116,7 +116,7 @@ func onWorkspace(ctx workflow.Context, s protocol.Settings, summary, name string
 // there, unbounded, while the workspace host is away.
 func workspaceCtx(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: instanceOf(ctx).WorkspaceQueue(), StartToCloseTimeout: 2 * time.Minute,
+		TaskQueue: instanceOf(ctx).WorkspaceQueue(), StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: protocol.HeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
 		Summary:     summary,
 	})

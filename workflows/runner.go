@@ -333,8 +333,9 @@ func llmCtx(ctx workflow.Context, s protocol.Settings, summary, queue string) wo
 		TaskQueue:           queue,
 		StartToCloseTimeout: s.LLMTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
+		// A timed-out attempt (its worker gone) retries at once; the call's own errors wait protocol.ErrorBackoff.
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			InitialInterval: protocol.RetryAtOnce, BackoffCoefficient: 2, MaximumInterval: time.Minute,
 			MaximumAttempts:        s.LLMMaxAttempts,
 			NonRetryableErrorTypes: []string{protocol.ErrProviderNonRetryable, protocol.ErrProviderArrears, protocol.ErrConfig},
 		},
@@ -413,12 +414,12 @@ func (r *runner) startTool(ctx workflow.Context, c protocol.ToolCallRef, llmEntr
 		TaskQueue:           workspaceQueue(ctx, s),
 		StartToCloseTimeout: s.ToolTimeout,
 		HeartbeatTimeout:    s.LLMHeartbeat,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: protocol.RetryAtOnce, MaximumAttempts: 3},
 		Summary:             toolSummary(c),
 	}
 	in := protocol.ToolCallInput{
 		SessionKey: r.cfg.SessionKey, Turn: r.cfg.Turn, Iteration: r.Iteration, CallID: c.ID, Name: c.Name,
-		Heartbeat: s.LLMHeartbeat, LLMEntry: llmEntry, Route: r.cfg.Route, Profile: r.cfg.Profile, Hints: hints,
+		LLMEntry: llmEntry, Route: r.cfg.Route, Profile: r.cfg.Profile, Hints: hints,
 		Approved: approved,
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), protocol.ActivityTool, in)

@@ -75,6 +75,7 @@ func (t *turn) transcribe(ctx workflow.Context) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           instanceOf(ctx).LLMTaskQueue(),
 		StartToCloseTimeout: 3 * time.Minute,
+		HeartbeatTimeout:    t.in.Settings.LLMHeartbeat,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			MaximumAttempts: protocol.TranscribeAttempts,

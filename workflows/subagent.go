@@ -111,6 +111,7 @@ func (s *subagent) announce(ctx workflow.Context) (Event, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           instanceOf(ctx).TaskQueue(),
 		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    protocol.HeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 30},
 		Summary:             "announce to " + s.in.OriginKey,
 	})

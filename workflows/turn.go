@@ -226,12 +226,31 @@ func (t *turn) cancelled(ctx workflow.Context, cause error) error {
 	if err := workflow.ExecuteLocalActivity(localCtx(dctx, "save after stop"), protocol.ActivitySave, in).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Error("saving a stopped turn failed", "session", t.in.SessionKey, "error", err)
 	}
+	if workflow.GetVersion(dctx, stopEndsExecSessions, workflow.DefaultVersion, 1) == 1 {
+		t.endExecSessions(dctx)
+	}
 	countTurn(dctx, protocol.StopCancelled)
 	_ = workflow.Await(dctx, func() bool { return t.inflight == 0 })
 	if err := t.carryLeftovers(dctx); err != nil {
 		return err
 	}
 	return cause
+}
+
+// stopEndsExecSessions marks runs whose /stop also ends the exec sessions the session started.
+const stopEndsExecSessions = "stop-ends-exec-sessions"
+
+// endExecSessions ends the session's exec sessions where the workspace is;
+// one left running is logged, and its idle end still comes.
+func (t *turn) endExecSessions(ctx workflow.Context) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue: workspaceQueue(ctx, t.in.Settings), StartToCloseTimeout: 30 * time.Second, ScheduleToCloseTimeout: 2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 3},
+		Summary:     "end exec sessions",
+	})
+	if err := workflow.ExecuteActivity(actx, protocol.ActivityEndExecSessions, t.step()).Get(ctx, nil); err != nil {
+		workflow.GetLogger(ctx).Error("ending a stopped session's exec sessions failed", "session", t.in.SessionKey, "error", err)
+	}
 }
 
 // carryLeftovers drains the signal channel and, when messages are left,

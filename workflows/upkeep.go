@@ -90,7 +90,7 @@ func IdleCompactWorkflow(ctx workflow.Context, in protocol.IdleCompactInput) (*p
 
 func upkeepCtx(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: instanceOf(ctx).TaskQueue(), StartToCloseTimeout: 2 * time.Minute,
+		TaskQueue: instanceOf(ctx).TaskQueue(), StartToCloseTimeout: 2 * time.Minute, HeartbeatTimeout: protocol.HeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
 		Summary:     summary,
 	})

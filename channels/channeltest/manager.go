@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/pairing"
@@ -38,11 +40,24 @@ func (b *Bus) Admitted() []protocol.Inbound {
 // c with, and the bus that sees what got in.
 func BehindManager(t testing.TB, cfg *config.Config, c channels.Channel) (channels.Publish, *Bus) {
 	b := &Bus{}
-	m := channels.NewManager()
-	m.Bus, m.Config, m.Pairing = b, cfg, pairing.NewStore(t.TempDir())
-	m.Unified = cfg.Agents.Defaults.UnifiedSession
+	m := managerFor(t, cfg, b)
 	m.Add(c)
+	return gate(m, c), b
+}
+
+// managerFor is a real manager over cfg publishing into bus, with a
+// pairing store of its own and no channel started.
+func managerFor(t testing.TB, cfg *config.Config, bus channels.Intake) *channels.Manager {
+	m := channels.NewManager()
+	m.Bus, m.Config, m.Pairing = bus, cfg, pairing.NewStore(t.TempDir())
+	m.Unified = cfg.Agents.Defaults.UnifiedSession
+	require.Empty(t, m.Start(context.Background(), nil)) // no channels: the test starts its own
+	return m
+}
+
+// gate is m's admission of what c publishes.
+func gate(m *channels.Manager, c channels.Channel) channels.Publish {
 	return func(ctx context.Context, in protocol.Inbound, admitted channels.Admitted) error {
 		return m.Admit(ctx, c, in, admitted)
-	}, b
+	}
 }

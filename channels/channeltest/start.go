@@ -63,6 +63,8 @@ type Run[C channels.Channel] struct {
 	*Publisher
 	// Down makes publishing fail, as when Temporal cannot be reached.
 	Down atomic.Bool
+	// Manager is the real manager the channel publishes through (Behind), else nil.
+	Manager *channels.Manager
 
 	once sync.Once
 	stop func()
@@ -73,12 +75,18 @@ type Option func(*options)
 
 type options struct {
 	publish channels.Publish
+	bus     channels.Intake
 	noWait  bool
 }
 
 // PublishTo sends what the channel publishes to p (BehindManager's gate)
 // instead of the Run's Publisher.
 func PublishTo(p channels.Publish) Option { return func(o *options) { o.publish = p } }
+
+// Behind puts the channel behind a real manager (its allow lists,
+// pairing, the Admitted hook, replies through Manager.Send) whose bus is
+// bus, where the agent would be.
+func Behind(bus channels.Intake) Option { return func(o *options) { o.bus = bus } }
 
 // NoWait starts the channel without waiting for it to connect (one that is
 // expected not to).
@@ -97,6 +105,12 @@ func Start[C channels.Channel](t testing.TB, env Env, build func(channels.Deps) 
 	require.NoError(t, err)
 	r := &Run[C]{T: t, Ch: ch, Env: env, Publisher: NewPublisher(t)}
 	publish := o.publish
+	if o.bus != nil {
+		r.Manager = managerFor(t, env.Config, o.bus)
+		r.Manager.Log = env.Log
+		r.Manager.Add(ch)
+		publish = gate(r.Manager, ch)
+	}
 	if publish == nil {
 		publish = r.Publish
 	}

@@ -134,7 +134,7 @@ func TestReplyReferencesTheUsersMessage(t *testing.T) {
 	require.Len(t, msgs, 1)
 	require.Equal(t, "Hello, **Alice**.", msgs[0].Content)
 	require.Equal(t, id, msgs[0].ReplyTo)
-	require.Contains(t, h.peer.Calls()[len(h.peer.Calls())-1].Body, `"replied_user":false`)
+	require.Contains(t, string(h.peer.Calls()[len(h.peer.Calls())-1].Body), `"replied_user":false`)
 }
 
 // TestReplyIsDiscordsMarkdown: what reaches Discord is Discord's Markdown

@@ -42,8 +42,6 @@ type Channel struct {
 	working     *workingEmojis
 
 	mu      sync.Mutex
-	botID   string
-	botName string
 	runCtx  context.Context
 	cancel  context.CancelFunc
 	stopped bool
@@ -112,12 +110,11 @@ func botToken(token string) string {
 
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.botID == "" {
+	id, name := c.Bot()
+	if id == "" {
 		return "bot identity unknown (users/@me failed; connecting)"
 	}
-	return fmt.Sprintf("@%s (%s), groupPolicy %s", c.botName, c.botID, c.cfg.GroupPolicy)
+	return fmt.Sprintf("@%s (%s), groupPolicy %s", name, id, c.cfg.GroupPolicy)
 }
 
 // Start checks the token (users/@me), then opens the gateway in the
@@ -134,7 +131,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	done()
 	switch {
 	case err == nil:
-		c.setBot(me.ID, me.Username)
+		c.SetBot(me.ID, me.Username)
 		c.Log.Info("discord bot identified", "bot", "@"+me.Username, "id", me.ID)
 	case isAuthError(err):
 		cancel()
@@ -211,18 +208,6 @@ func (c *Channel) Stop(ctx context.Context) error {
 		return fmt.Errorf("discord gateway close: %w", err)
 	}
 	return nil
-}
-
-func (c *Channel) setBot(id, name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.botID, c.botName = id, name
-}
-
-func (c *Channel) bot() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.botID
 }
 
 // callCtx bounds a REST call made on the channel's own behalf.

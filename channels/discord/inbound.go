@@ -25,7 +25,7 @@ func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
 			c.Log.Warn("discord READY without the bot's user", "error", err)
 			return
 		}
-		c.setBot(ready.User.ID, ready.User.Username)
+		c.SetBot(ready.User.ID, ready.User.Username)
 		c.Log.Info("discord gateway ready", "bot", "@"+ready.User.Username, "id", ready.User.ID, "session", ready.SessionID)
 	case "MESSAGE_CREATE", "INTERACTION_CREATE": // INTERACTION_CREATE: an approval button pressed
 		c.mu.Lock()
@@ -72,7 +72,7 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 		c.Log.Warn("discord message dropped", "message_id", id, "error", err)
 		return
 	}
-	botID := c.bot()
+	botID := c.BotID()
 	parent := ""
 	if !m.isDM() {
 		parent = c.threadParent(m.ChannelID)

@@ -75,10 +75,10 @@ func TestBadMailIsLoggedAndDroppedOrHandled(t *testing.T) {
 				answered++
 			}
 			if c.log != "" {
-				require.Contains(t, h.logs.String(), c.log)
+				require.Contains(t, h.Logs.String(), c.log)
 			}
 		})
 	}
 	require.Len(t, h.waitMails(answered), answered)
-	require.Contains(t, h.logs.String(), "uid=")
+	require.Contains(t, h.Logs.String(), "uid=")
 }

@@ -21,7 +21,7 @@ func TestIdleAnswersAMailWithoutWaitingForAPoll(t *testing.T) {
 	h := startHarness(t, mailpeer.Options{}, nil)
 	h.deliver("first", mailFrom(alice, "idle1@x", "One")...)
 	h.waitMails(1) // the channel has checked and idles again
-	require.Contains(t, h.logs.String(), "idle=true")
+	require.Contains(t, h.Logs.String(), "idle=true")
 
 	h.deliver("second", mailFrom(alice, "idle2@x", "Two")...)
 	m := h.waitMails(2)[1]
@@ -30,7 +30,7 @@ func TestIdleAnswersAMailWithoutWaitingForAPoll(t *testing.T) {
 
 func TestPollsWhenTheServerHasNoIdle(t *testing.T) {
 	h := startHarness(t, mailpeer.Options{NoIdle: true}, func(b map[string]any) { b["pollIntervalSeconds"] = 1 }) // nanobot's floor: 5 s
-	require.Contains(t, h.logs.String(), "idle=false")
+	require.Contains(t, h.Logs.String(), "idle=false")
 	start := time.Now()
 	h.deliver("polled", mailFrom(alice, "poll@x", "Poll")...)
 	require.Equal(t, "<poll@x>", h.waitMails(1)[0].Header.Get("In-Reply-To"))
@@ -45,7 +45,7 @@ func TestReconnectsAfterTheConnectionIsLost(t *testing.T) {
 	h.imap.Restart() // every connection cut
 	h.deliver("after", mailFrom(alice, "after@x", "After")...)
 	require.Equal(t, "<after@x>", h.waitMails(2)[1].Header.Get("In-Reply-To"))
-	require.Contains(t, h.logs.String(), "IMAP connection lost; reconnecting")
+	require.Contains(t, h.Logs.String(), "IMAP connection lost")
 }
 
 // markSeen off: the mail stays unseen, and only the handled keys kept
@@ -55,10 +55,10 @@ func TestARestartDoesNotAnswerAMailTwice(t *testing.T) {
 	h.deliver("once", mailFrom(alice, "once@x", "Once")...)
 	h.waitMails(1)
 	// The key is kept once the mail is handed to the turn, which may answer first (an eager start).
-	handled := filepath.Join(filepath.Dir(h.cfg.Path), "channels", "email-handled.json")
+	handled := filepath.Join(filepath.Dir(h.Config.Path), "channels", "email-handled.json")
 	require.Eventually(t, func() bool { _, err := os.Stat(handled); return err == nil }, 30*time.Second, 10*time.Millisecond, "no %s", handled)
 
-	h.stop()
+	h.Stop()
 	h.start()
 	h.deliver("next", mailFrom(alice, "next@x", "Next")...)
 	mails := h.waitMails(2)
@@ -75,12 +75,12 @@ func TestAutoReplyDisabledReadsButDoesNotAnswer(t *testing.T) {
 	h.deliver("hello", mailFrom(alice, "noreply@x", "Hello")...)
 	h.deliver("no id", "From: "+alice, "Subject: No Message-ID")
 	require.Eventually(t, func() bool {
-		return len(h.agent.received()) == 2 && strings.Count(h.logs.String(), "autoReplyEnabled is false") == 2
+		return len(h.agent.received()) == 2 && strings.Count(h.Logs.String(), "autoReplyEnabled is false") == 2
 	}, wait, 20*time.Millisecond)
 	require.Empty(t, h.agent.sendErrors())
 	require.Empty(t, h.smtp.Mails())
 
-	err := h.agent.mgr.Send(context.Background(), channels.Reply{ID: "p1",
+	err := h.Manager.Send(context.Background(), channels.Reply{ID: "p1",
 		Route: protocol.Route{Channel: Name, ChatID: "carol@example.org"}, Text: "a note", Kind: protocol.ReplyMessage})
 	require.NoError(t, err)
 	m := h.waitMails(1)[0]

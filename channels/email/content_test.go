@@ -41,7 +41,7 @@ func TestAttachmentInLandsInMediaAndOutIsAttached(t *testing.T) {
 	})
 	pdf := []byte("%PDF-1.4 a tiny document")
 	big := strings.Repeat("x", 2000)
-	report := filepath.Join(h.ws, "out", "report.csv")
+	report := filepath.Join(h.Workspace, "out", "report.csv")
 	require.NoError(t, os.MkdirAll(filepath.Dir(report), 0o755))
 	require.NoError(t, os.WriteFile(report, []byte("a,b\n1,2\n"), 0o644))
 	h.agent.media = []string{"out/report.csv", "missing.txt"}
@@ -55,7 +55,7 @@ func TestAttachmentInLandsInMediaAndOutIsAttached(t *testing.T) {
 
 	in := h.waitPublished("att@x")
 	require.Len(t, in.Media, 1)
-	require.Equal(t, filepath.Join(h.ws, "media"), filepath.Dir(in.Media[0]), "saved in <workspace>/media, the name cannot climb out")
+	require.Equal(t, filepath.Join(h.Workspace, "media"), filepath.Dir(in.Media[0]), "saved in <workspace>/media, the name cannot climb out")
 	require.True(t, strings.HasSuffix(in.Media[0], "-in.pdf"), in.Media[0])
 	saved, err := os.ReadFile(in.Media[0])
 	require.NoError(t, err)

@@ -39,15 +39,12 @@ const (
 
 // Channel is one mailbox: IMAP in, SMTP out.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	workspace string
 	self      map[string]bool
-	log       *slog.Logger
 
-	handled channels.SeenKeys // Message-IDs (or mailbox UIDs) taken in
-
-	publish channels.Publish
-	loop    channels.Loop
+	loop channels.Loop
 
 	mu        sync.Mutex
 	connected bool
@@ -75,21 +72,18 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, self: cfg.selfAddresses(),
-		log: log.With("channel", Name),
 	}
 	file := ""
 	if deps.Config.Path != "" {
 		file = filepath.Join(config.ConfigDir(deps.Config.Path), "channels", "email-handled.json")
 	}
-	c.handled = deps.SeenSet("email-handled", handledKeys, file)
+	// Message-IDs (or mailbox UIDs) taken in.
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("email-handled", handledKeys, file))
 	if !cfg.VerifyDKIM && !cfg.VerifySPF {
-		c.log.Warn("email: verifyDkim and verifySpf are both off: mail with a forged From is taken as its sender's")
+		c.Log.Warn("email: verifyDkim and verifySpf are both off: mail with a forged From is taken as its sender's")
 	}
 	return c, nil
 }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
 
 // Describe tells the gateway banner which mailbox this is.
 func (c *Channel) Describe() string {
@@ -112,9 +106,9 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	if err != nil {
 		return fmt.Errorf("email: %w", err)
 	}
-	c.publish = publish
+	c.Attach(publish)
 	c.loop.Go(ctx, func(ctx context.Context) { c.receive(ctx, first) })
-	c.log.Info("email mailbox connected", "mailbox", c.cfg.mailbox(), "imap", fmt.Sprintf("%s:%d", c.cfg.IMAPHost, c.cfg.IMAPPort), "idle", first.idle)
+	c.Log.Info("email mailbox connected", "mailbox", c.cfg.mailbox(), "imap", fmt.Sprintf("%s:%d", c.cfg.IMAPHost, c.cfg.IMAPPort), "idle", first.idle)
 	return nil
 }
 

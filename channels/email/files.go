@@ -41,10 +41,10 @@ func (c *Channel) saveFiles(m *parsedMail, uid imap.UID, in *protocol.Inbound) {
 				in.Content += fmt.Sprintf("\n[attachment: %s — saved to %s]", filepath.Base(p), p)
 				continue
 			}
-			c.log.Warn("email attachment not saved", "uid", uid, "file", name, "error", err)
+			c.Log.Warn("email attachment not saved", "uid", uid, "file", name, "error", err)
 			why = "could not be saved"
 		} else {
-			c.log.Info("email attachment not saved: "+why, "uid", uid, "file", name)
+			c.Log.Info("email attachment not saved: "+why, "uid", uid, "file", name)
 		}
 		in.Content += fmt.Sprintf("\n[attachment: %s — not saved: %s]", name, why)
 	}
@@ -138,18 +138,18 @@ func (c *Channel) loadFiles(refs []string) (files []outFile, notes []string) {
 		}
 		st, err := os.Stat(p)
 		if err != nil || !st.Mode().IsRegular() {
-			c.log.Warn("email attachment not found", "file", p, "error", err)
+			c.Log.Warn("email attachment not found", "file", p, "error", err)
 			notes = append(notes, "[attachment: "+name+" - send failed]")
 			continue
 		}
 		if st.Size() > int64(c.cfg.MaxAttachmentSize) {
-			c.log.Warn("email attachment too large", "file", p, "size", st.Size(), "max", c.cfg.MaxAttachmentSize)
+			c.Log.Warn("email attachment too large", "file", p, "size", st.Size(), "max", c.cfg.MaxAttachmentSize)
 			notes = append(notes, "[attachment: "+name+" - too large]")
 			continue
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
-			c.log.Warn("email attachment unreadable", "file", p, "error", err)
+			c.Log.Warn("email attachment unreadable", "file", p, "error", err)
 			notes = append(notes, "[attachment: "+name+" - send failed]")
 			continue
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-message/charset"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // maxRawMail is how much of one mail is read; the rest of a bigger one
@@ -84,35 +86,24 @@ func (mb *mailbox) close() {
 }
 
 // receive reads the mailbox until ctx ends, reconnecting whenever the
-// connection is lost; mail that came meanwhile is still unseen and read then.
+// connection is lost; mail that came meanwhile is still unseen and read
+// then. A mailbox checked resets the backoff.
 func (c *Channel) receive(ctx context.Context, mb *mailbox) {
-	backoff := time.Second
-	for ctx.Err() == nil {
+	c.Reconnect(ctx, channels.Backoff{Max: maxBackoff, Healthy: time.Nanosecond}, func(ctx context.Context) error {
 		if mb == nil {
 			var err error
 			if mb, err = c.connect(ctx); err != nil {
 				c.setState(false, false)
-				c.log.Warn("email: cannot reach the mailbox; retrying", "in", backoff, "error", err)
-				if !sleep(ctx, backoff) {
-					return
-				}
-				backoff = min(2*backoff, maxBackoff)
-				continue
+				return fmt.Errorf("email: cannot reach the mailbox: %w", err)
 			}
-			c.log.Info("email mailbox reconnected", "idle", mb.idle)
+			c.Log.Info("email mailbox reconnected", "idle", mb.idle)
 		}
-		err := c.serve(ctx, mb, func() { backoff = time.Second })
+		err := c.serve(ctx, mb, c.Up)
 		mb.close()
 		mb = nil
-		if ctx.Err() != nil {
-			return
-		}
 		c.setState(false, false)
-		c.log.Warn("email: IMAP connection lost; reconnecting", "error", err)
-		if !sleep(ctx, backoff) {
-			return
-		}
-	}
+		return fmt.Errorf("email: IMAP connection lost: %w", err)
+	})
 }
 
 // serve checks the mailbox, waits for news, and again, until an error.
@@ -195,21 +186,22 @@ func (c *Channel) check(ctx context.Context, mb *mailbox) (retry bool, err error
 			return false, nil
 		}
 		key := mailKey(mb.validity, h)
-		// Claimed before it is taken: another gateway may poll the same mailbox.
-		if !c.handled.Claim(key) {
+		if c.Seen().Has(key) {
 			continue // markSeen off, a restart between taking it in and marking it, or another gateway's
 		}
 		raw, err := fetchRaw(mb.client, h.UID, h.RFC822Size)
 		if err != nil {
-			c.handled.Forget(key)
 			return false, err
 		}
-		out := c.take(ctx, h.UID, raw)
-		if out == retryLater {
-			c.handled.Forget(key)
+		out := c.take(ctx, h.UID, key, raw)
+		switch out {
+		case retryLater:
 			return true, nil // keep the order: later mails wait for this one
+		case elsewhere:
+			continue
+		case skipped, rejected:
+			c.Seen().Add(key) // never read again (one the agent took, TakeIn recorded)
 		}
-		c.handled.Done(key)
 		if err := c.afterTaken(mb, h.UID, out); err != nil {
 			return false, err
 		}
@@ -259,12 +251,12 @@ func (c *Channel) afterTaken(mb *mailbox, uid imap.UID, out outcome) error {
 	switch c.cfg.PostAction {
 	case "move":
 		if _, err := mb.client.Move(set, c.cfg.PostActionMoveMailbox).Wait(); err != nil {
-			c.log.Warn("email: postAction move failed", "uid", uid, "to", c.cfg.PostActionMoveMailbox, "error", err)
+			c.Log.Warn("email: postAction move failed", "uid", uid, "to", c.cfg.PostActionMoveMailbox, "error", err)
 		}
 	case "delete":
 		flags := &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagDeleted}}
 		if err := mb.client.Store(set, flags, nil).Close(); err != nil {
-			c.log.Warn("email: postAction delete failed", "uid", uid, "error", err)
+			c.Log.Warn("email: postAction delete failed", "uid", uid, "error", err)
 			return nil
 		}
 		var err error
@@ -275,20 +267,8 @@ func (c *Channel) afterTaken(mb *mailbox, uid imap.UID, out outcome) error {
 			err = mb.client.Expunge().Close()
 		}
 		if err != nil {
-			c.log.Warn("email: postAction expunge failed", "uid", uid, "error", err)
+			c.Log.Warn("email: postAction expunge failed", "uid", uid, "error", err)
 		}
 	}
 	return nil
-}
-
-// sleep waits d or until ctx ends; false if it ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

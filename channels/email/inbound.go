@@ -25,13 +25,15 @@ const (
 	rejected
 	// retryLater: the agent could not take it now; left as it was.
 	retryLater
+	// elsewhere: another gateway took it in; left to it.
+	elsewhere
 )
 
 // take reads one mail and hands it to the agent through the manager's
 // gate. Whatever the mail holds, it is logged with its UID and dropped,
 // never a crash.
-func (c *Channel) take(ctx context.Context, uid imap.UID, raw []byte) outcome {
-	log := c.log.With("uid", uid)
+func (c *Channel) take(ctx context.Context, uid imap.UID, key string, raw []byte) outcome {
+	log := c.Log.With("uid", uid)
 	m, err := parseMail(raw, c.cfg.MaxAttachmentSize)
 	if err != nil {
 		log.Warn("email dropped: unreadable", "error", err)
@@ -55,15 +57,17 @@ func (c *Channel) take(ctx context.Context, uid imap.UID, raw []byte) outcome {
 		c.saveFiles(m, uid, in)
 		return nil
 	}
-	err = c.publish(ctx, in, admitted)
+	// Claimed before it is taken: another gateway may poll the same mailbox.
+	err = c.TakeIn(ctx, key, in, admitted)
 	switch {
 	case err == nil, errors.Is(err, channels.ErrHandled):
 		return delivered
 	case errors.Is(err, channels.ErrRefused):
 		return skipped // the manager logged the stranger
+	case errors.Is(err, channels.ErrDuplicate):
+		return elsewhere
 	default:
-		log.Error("email not delivered to the agent; it is tried again", "error", err)
-		return retryLater
+		return retryLater // TakeIn logged it; it is tried again
 	}
 }
 

@@ -48,9 +48,9 @@ func TestLoopsAndStrangersGetNothing(t *testing.T) {
 	for _, want := range []string{"Auto-Submitted: auto-replied", "Auto-Submitted: auto-generated", "X-Autoreply", "X-Autorespond",
 		"Precedence: bulk", "Precedence: auto_reply", "empty Return-Path", "from mailer-daemon@example.org", "from postmaster@example.org",
 		"List-Id", "List-Unsubscribe", "own address", "multipart/report"} {
-		require.Contains(t, h.logs.String(), want)
+		require.Contains(t, h.Logs.String(), want)
 	}
-	require.Contains(t, h.logs.String(), "message refused: sender not allowed")
+	require.Contains(t, h.Logs.String(), "message refused: sender not allowed")
 	require.Zero(t, h.imap.Unseen(), "every one of them is marked seen")
 }
 
@@ -63,8 +63,8 @@ func TestSpoofCheckNeedsAuthenticationResults(t *testing.T) {
 	h.waitPublished("real@x")
 	require.Len(t, h.waitMails(1), 1)
 	require.Len(t, h.agent.received(), 1)
-	require.Contains(t, h.logs.String(), "email rejected: it failed SPF")
-	require.Contains(t, h.logs.String(), "email rejected: it failed DKIM")
+	require.Contains(t, h.Logs.String(), "email rejected: it failed SPF")
+	require.Contains(t, h.Logs.String(), "email rejected: it failed DKIM")
 	require.Equal(t, 2, h.imap.Unseen(), "a rejected mail is left unseen for the owner, as nanobot does")
 }
 

@@ -36,7 +36,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	// sender; the message tool's route to a new address starts a conversation.
 	answersMail := r.Route.ReplyTo != "" || r.Route.SenderID != ""
 	if answersMail && !c.cfg.AutoReplyEnabled {
-		c.log.Info("email reply not sent: autoReplyEnabled is false", "to", addr.Address, "in_reply_to", r.Route.ReplyTo)
+		c.Log.Info("email reply not sent: autoReplyEnabled is false", "to", addr.Address, "in_reply_to", r.Route.ReplyTo)
 		return "", nil
 	}
 	firstText := p.Media == "" && p.Index == len(r.Media)
@@ -69,7 +69,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if err := c.sendSMTP(ctx, from.Address, addr.Address, raw); err != nil {
 		return "", sendError(err)
 	}
-	c.log.Info("email sent", "to", addr.Address, "message_id", m.messageID, "in_reply_to", m.inReplyTo, "files", len(files))
+	c.Log.Info("email sent", "to", addr.Address, "message_id", m.messageID, "in_reply_to", m.inReplyTo, "files", len(files))
 	return m.messageID, nil
 }
 

@@ -39,11 +39,8 @@ type Channel struct {
 	reactMu   sync.Mutex
 	reactions map[string]string // message id + emoji → reaction_id
 
-	mu      sync.Mutex
-	botID   string // the bot's open_id
-	botName string
-	loop    channels.Loop
-	wg      sync.WaitGroup
+	loop channels.Loop
+	wg   sync.WaitGroup
 }
 
 // New builds the channel from config; it connects in Start.
@@ -83,12 +80,11 @@ func New(deps channels.Deps) (*Channel, error) {
 
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.botID == "" {
+	id, name := c.Bot() // the bot's open_id and app name
+	if id == "" {
 		return fmt.Sprintf("app %s, bot identity unknown (bot/v3/info failed), groupPolicy %s", c.cfg.AppID, c.cfg.GroupPolicy)
 	}
-	return fmt.Sprintf("%s (%s), app %s, groupPolicy %s", c.botName, c.botID, c.cfg.AppID, c.cfg.GroupPolicy)
+	return fmt.Sprintf("%s (%s), app %s, groupPolicy %s", name, id, c.cfg.AppID, c.cfg.GroupPolicy)
 }
 
 // Start checks the app's credentials (a tenant token, the bot's open_id),
@@ -102,7 +98,8 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	var ae *apiError
 	switch {
 	case err == nil:
-		c.Log.Info("feishu bot identified", "bot", c.botName, "open_id", c.bot())
+		id, name := c.Bot()
+		c.Log.Info("feishu bot identified", "bot", name, "open_id", id)
 	case errors.As(err, &ae) && ae.Op == "tenant token":
 		return fmt.Errorf("feishu refused channels.feishu.appId/appSecret: %w", err)
 	default:
@@ -139,19 +136,11 @@ func (c *Channel) identify(ctx context.Context) error {
 	if got.Code != 0 || got.Bot.OpenID == "" {
 		return refusal("bot info", resp, got.Code, got.Msg)
 	}
-	c.mu.Lock()
-	c.botID, c.botName = got.Bot.OpenID, got.Bot.AppName
-	c.mu.Unlock()
+	c.SetBot(got.Bot.OpenID, got.Bot.AppName)
 	return nil
 }
 
 // Stop implements channels.Channel: the connection closes, the handler ends.
 func (c *Channel) Stop(ctx context.Context) error {
 	return c.loop.Stop(ctx, 10*time.Second, "feishu long connection")
-}
-
-func (c *Channel) bot() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.botID
 }

@@ -151,7 +151,7 @@ func (c *Channel) mentioned(m messageEvent) bool {
 }
 
 func (c *Channel) isBot(mn mention) bool {
-	if bot := c.bot(); bot != "" {
+	if bot := c.BotID(); bot != "" {
 		return mn.ID.OpenID == bot
 	}
 	return mn.ID.UserID == "" && strings.HasPrefix(mn.ID.OpenID, "ou_")

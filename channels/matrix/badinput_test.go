@@ -57,11 +57,12 @@ func TestBadEventsFromDendrite(t *testing.T) {
 // is dropped by onEvent with its id logged, before any call is made.
 func TestBadEventsNoHomeserverSends(t *testing.T) {
 	logs := &testenv.SyncBuffer{}
-	c := &Channel{log: slog.New(slog.NewTextHandler(logs, nil)), seen: channels.NewRecentKeys(16), warned: channels.NewRecentKeys(16), me: "@bot:localhost"}
-	c.publish = func(context.Context, protocol.Inbound, channels.Admitted) error {
+	c := &Channel{warned: channels.NewRecentKeys(16), me: "@bot:localhost"}
+	c.Init(Name, slog.New(slog.NewTextHandler(logs, nil)), channels.NewRecentKeys(16))
+	c.Attach(func(context.Context, protocol.Inbound, channels.Admitted) error {
 		t.Fatal("a bad event reached the manager")
 		return nil
-	}
+	})
 	cases := []struct {
 		name, raw, id string
 	}{

@@ -34,25 +34,25 @@ func (c *Channel) onInvite(ctx context.Context, room string, state []json.RawMes
 		}
 	}
 	if inviter == "" {
-		c.log.Warn("matrix invite without its member event; not joined", "room", room)
+		c.Log.Warn("matrix invite without its member event; not joined", "room", room)
 		return nil
 	}
 	if !c.mayInvite(inviter) {
-		c.log.Warn("matrix invite from a sender not allowed; not joined", "room", room, "inviter", inviter)
+		c.Log.Warn("matrix invite from a sender not allowed; not joined", "room", room, "inviter", inviter)
 		return nil
 	}
 	cctx, cancel := callCtx(ctx)
 	defer cancel()
 	if _, err := c.api().JoinRoomByID(cctx, id.RoomID(room)); err != nil {
 		if err := sendError("join", err); !isPermanent(err) {
-			c.log.Warn("matrix auto-join failed; trying again with the next sync", "room", room, "inviter", inviter, "error", err)
+			c.Log.Warn("matrix auto-join failed; trying again with the next sync", "room", room, "inviter", inviter, "error", err)
 			return err
 		}
-		c.log.Error("matrix auto-join refused", "room", room, "inviter", inviter, "error", err)
+		c.Log.Error("matrix auto-join refused", "room", room, "inviter", inviter, "error", err)
 		return nil
 	}
 	c.members.forget(room)
-	c.log.Info("matrix joined a room on invite", "room", room, "inviter", inviter)
+	c.Log.Info("matrix joined a room on invite", "room", room, "inviter", inviter)
 	return nil
 }
 
@@ -61,7 +61,7 @@ func (c *Channel) onInvite(ctx context.Context, room string, state []json.RawMes
 func (c *Channel) mayInvite(sender string) bool {
 	ok, err := channels.Allowed(c.full, c.pairing, Name, sender)
 	if err != nil {
-		c.log.Warn("matrix pairing check failed; invite not joined", "sender", sender, "error", err)
+		c.Log.Warn("matrix pairing check failed; invite not joined", "sender", sender, "error", err)
 	}
 	return ok
 }
@@ -82,7 +82,7 @@ func (c *Channel) noteState(room string, raw json.RawMessage) {
 func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage) error {
 	ev, err := decodeEvent(raw)
 	if err != nil {
-		c.log.Warn("matrix event dropped", "room", room, "event_id", eventIDOf(raw), "error", err)
+		c.Log.Warn("matrix event dropped", "room", room, "event_id", eventIDOf(raw), "error", err)
 		return nil
 	}
 	me, _ := c.identity()
@@ -91,12 +91,12 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 		return nil // our own reply, echoed back
 	case ev.Type == event.EventEncrypted.Type:
 		if !c.warned.Add(room) {
-			c.log.Warn("matrix encrypted room skipped: end-to-end encryption is not supported by this build", "room", room, "event_id", ev.ID, "sender", ev.Sender)
+			c.Log.Warn("matrix encrypted room skipped: end-to-end encryption is not supported by this build", "room", room, "event_id", ev.ID, "sender", ev.Sender)
 		}
 		return nil
 	case ev.Type != event.EventMessage.Type:
 		if ev.StateKey == nil {
-			c.log.Debug("matrix event of a type not answered", "room", room, "event_id", ev.ID, "type", ev.Type)
+			c.Log.Debug("matrix event of a type not answered", "room", room, "event_id", ev.ID, "type", ev.Type)
 		}
 		return nil
 	}
@@ -104,24 +104,21 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 	var ignored errIgnored
 	switch {
 	case errors.As(err, &ignored):
-		c.log.Debug("matrix message not answered", "room", room, "event_id", ev.ID, "why", ignored.why)
+		c.Log.Debug("matrix message not answered", "room", room, "event_id", ev.ID, "why", ignored.why)
 		return nil
 	case err != nil:
-		c.log.Warn("matrix message dropped", "room", room, "event_id", ev.ID, "sender", ev.Sender, "error", err)
-		return nil
-	}
-	// Claimed before it is handed over: another gateway syncing the same
-	// account gets the event at the same moment, and one of them takes it.
-	if !c.seen.Claim(ev.ID) {
+		c.Log.Warn("matrix message dropped", "room", room, "event_id", ev.ID, "sender", ev.Sender, "error", err)
 		return nil
 	}
 	err = c.take(ctx, room, ev, m)
-	if err != nil && !c.givenUp(ev.ID, err) {
-		c.seen.Forget(ev.ID) // synced again, and taken then
-		return err
+	if channels.Handed(err) {
+		return nil
 	}
-	c.seen.Done(ev.ID)
-	return nil
+	if c.givenUp(ev.ID, err) {
+		c.Seen().Add(ev.ID)
+		return nil
+	}
+	return err // synced again, and taken then
 }
 
 // take applies the room policy and hands the message to the manager,
@@ -129,7 +126,7 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 func (c *Channel) take(ctx context.Context, room string, ev rawEvent, m message) error {
 	group := !c.isDM(ctx, room)
 	if group && !c.admitsGroup(room, m) {
-		c.log.Debug("matrix room message not for the bot (groupPolicy)", "room", room, "event_id", ev.ID, "policy", c.cfg.GroupPolicy)
+		c.Log.Debug("matrix room message not for the bot (groupPolicy)", "room", room, "event_id", ev.ID, "policy", c.cfg.GroupPolicy)
 		return nil
 	}
 	text := c.stripMention(m.Body)
@@ -158,17 +155,9 @@ func (c *Channel) take(ctx context.Context, room string, ev rawEvent, m message)
 			return nil
 		}
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	err := publish(ctx, in, admitted)
-	if errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) {
-		return nil // the manager logged it and, in a DM, offered pairing
-	}
-	if err != nil {
-		c.log.Warn("the agent did not take a matrix message; the batch will be synced again", "room", room, "event_id", ev.ID, "error", err)
-	}
-	return err
+	// Claimed before it is handed over: another gateway syncing the same
+	// account gets the event at the same moment, and one of them takes it.
+	return c.TakeIn(ctx, ev.ID, in, admitted)
 }
 
 // givenUp tells whether a message the agent keeps refusing has been
@@ -184,6 +173,6 @@ func (c *Channel) givenUp(eventID string, err error) bool {
 	if time.Since(c.failing.since) < publishPatience {
 		return false
 	}
-	c.log.Error("matrix message given up: the agent refused it for too long", "event_id", eventID, "error", err)
+	c.Log.Error("matrix message given up: the agent refused it for too long", "event_id", eventID, "error", err)
 	return true
 }

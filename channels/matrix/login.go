@@ -27,14 +27,14 @@ func (c *Channel) login(ctx context.Context) error {
 		return c.useToken(ctx, user, c.cfg.AccessToken)
 	}
 	if c.cfg.AccessToken != "" || c.cfg.DeviceID != "" {
-		c.log.Warn("matrix password login: channels.matrix.accessToken and deviceId are ignored")
+		c.Log.Warn("matrix password login: channels.matrix.accessToken and deviceId are ignored")
 	}
 	if s, ok := c.loadSession(); ok {
 		err := c.useToken(ctx, id.UserID(s.UserID), s.AccessToken)
 		if err == nil || !isAuthError(err) {
 			return err
 		}
-		c.log.Info("matrix saved session refused; logging in with the password again", "error", err)
+		c.Log.Info("matrix saved session refused; logging in with the password again", "error", err)
 	}
 	anon, err := c.newClient(user, "")
 	if err != nil {
@@ -50,7 +50,7 @@ func (c *Channel) login(ctx context.Context) error {
 		return fmt.Errorf("matrix password login: %w", err)
 	}
 	c.saveState(sessionFile, session{Homeserver: c.base, UserID: string(resp.UserID), AccessToken: resp.AccessToken, DeviceID: string(resp.DeviceID)})
-	c.log.Info("matrix logged in with the password", "user", resp.UserID, "device", resp.DeviceID)
+	c.Log.Info("matrix logged in with the password", "user", resp.UserID, "device", resp.DeviceID)
 	return c.useToken(ctx, resp.UserID, resp.AccessToken)
 }
 
@@ -65,7 +65,7 @@ func (c *Channel) useToken(ctx context.Context, user id.UserID, token string) er
 		return fmt.Errorf("matrix whoami: %w", err)
 	}
 	if c.cfg.UserID != "" && who.UserID != id.UserID(c.cfg.UserID) {
-		c.log.Warn("matrix token belongs to another user than channels.matrix.userId", "userId", c.cfg.UserID, "token_user", who.UserID)
+		c.Log.Warn("matrix token belongs to another user than channels.matrix.userId", "userId", c.cfg.UserID, "token_user", who.UserID)
 	}
 	client.UserID, client.DeviceID = who.UserID, who.DeviceID
 	name := ""
@@ -80,7 +80,7 @@ func (c *Channel) useToken(ctx context.Context, user id.UserID, token string) er
 	c.me, c.displayName, c.uploadLimit = who.UserID, name, limit
 	c.mu.Unlock()
 	c.client.Store(client)
-	c.log.Info("matrix connected", "user", who.UserID, "device", who.DeviceID, "display_name", name)
+	c.Log.Info("matrix connected", "user", who.UserID, "device", who.DeviceID, "display_name", name)
 	return nil
 }
 

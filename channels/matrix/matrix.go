@@ -34,6 +34,7 @@ const callTimeout = 30 * time.Second
 
 // Channel is one Matrix account's connection to its homeserver.
 type Channel struct {
+	channels.Base
 	cfg       Config
 	full      *config.Config // for the allow list invites are checked against
 	pairing   *pairing.Store
@@ -44,11 +45,9 @@ type Channel struct {
 	// client is swapped whole at login, so calls in flight keep the
 	// credentials they started with.
 	client atomic.Pointer[mautrix.Client]
-	synced atomic.Bool // the last /sync was answered
 
 	// seen are event ids already handed over: a re-sync after a crash
 	// between an event and the saved token does not answer it twice.
-	seen channels.SeenKeys
 	// warned are rooms whose encrypted events were already logged.
 	warned *channels.RecentKeys
 	// backlog are rooms invited to before the first start, not joined in
@@ -60,7 +59,6 @@ type Channel struct {
 	me          id.UserID
 	displayName string
 	uploadLimit int64
-	publish     channels.Publish
 	failing     struct {
 		id    string
 		since time.Time
@@ -87,14 +85,14 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	c := &Channel{
 		cfg: cfg, full: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
-		log: log.With("channel", Name), base: base,
+		base:   base,
 		warned: channels.NewRecentKeys(256), backlog: channels.NewRecentKeys(256),
 		members: newMemberCounts(), me: id.UserID(cfg.UserID), uploadLimit: cfg.MaxMediaBytes,
 	}
 	if deps.Config != nil && deps.Config.Path != "" {
 		c.stateDir = filepath.Join(config.ConfigDir(deps.Config.Path), "channels")
 	}
-	c.seen = deps.SeenSet("matrix-events", 4096, c.statePath(eventsFile))
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("matrix-events", 4096, c.statePath(eventsFile)))
 	client, err := c.newClient(id.UserID(cfg.UserID), "")
 	if err != nil {
 		return nil, fmt.Errorf("channels.matrix.homeserver: %w", err)
@@ -117,12 +115,6 @@ func (c *Channel) newClient(user id.UserID, token string) (*mautrix.Client, erro
 // api is the client with the current credentials.
 func (c *Channel) api() *mautrix.Client { return c.client.Load() }
 
-// Connected implements channels.Connector.
-func (c *Channel) Connected() bool { return c.synced.Load() }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
 // Describe tells the gateway banner which account this is.
 func (c *Channel) Describe() string {
 	c.mu.Lock()
@@ -136,7 +128,7 @@ func (c *Channel) Describe() string {
 // refuses fail the start; a homeserver not answering yet only delays it.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	if c.cfg.E2EEEnabled {
-		c.log.Info("matrix end-to-end encryption is not supported by this build: encrypted rooms are skipped (channels.matrix.e2eeEnabled is ignored)")
+		c.Log.Info("matrix end-to-end encryption is not supported by this build: encrypted rooms are skipped (channels.matrix.e2eeEnabled is ignored)")
 	}
 	loginCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := c.login(loginCtx)
@@ -145,11 +137,9 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		if isAuthError(err) {
 			return fmt.Errorf("matrix homeserver %s refused the credentials of %s: %w", c.base, c.cfg.UserID, err)
 		}
-		c.log.Warn("matrix login failed; retrying in the sync loop", "error", err)
+		c.Log.Warn("matrix login failed; retrying in the sync loop", "error", err)
 	}
-	c.mu.Lock()
-	c.publish = publish
-	c.mu.Unlock()
+	c.Attach(publish)
 	loggedIn := err == nil
 	c.loop.Go(ctx, func(ctx context.Context) { c.syncLoop(ctx, loggedIn) })
 	return nil

@@ -31,7 +31,7 @@ func (c *Channel) downloadInto(ctx context.Context, in *protocol.Inbound, eventI
 		in.Media = []string{path}
 		return
 	}
-	c.log.Warn("matrix file not downloaded", "event_id", eventID, "url", m.URL, "error", err)
+	c.Log.Warn("matrix file not downloaded", "event_id", eventID, "url", m.URL, "error", err)
 	note := "[" + m.kind() + ": " + m.fileName() + " - download failed]"
 	if errors.Is(err, errTooLarge) {
 		note = "[" + m.kind() + ": " + m.fileName() + " - too large]"

@@ -36,7 +36,7 @@ func (c *Channel) isDM(ctx context.Context, room string) bool {
 		resp, err := c.api().JoinedMembers(cctx, id.RoomID(room))
 		cancel()
 		if err != nil {
-			c.log.Warn("matrix room members unknown; treating the room as a group", "room", room, "error", err)
+			c.Log.Warn("matrix room members unknown; treating the room as a group", "room", room, "error", err)
 			return false
 		}
 		n = len(resp.Joined)

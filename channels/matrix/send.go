@@ -90,7 +90,7 @@ func (c *Channel) sendFile(ctx context.Context, r channels.Reply, p channels.Par
 	content, err := c.fileContent(ctx, c.mediaPath(p.Media))
 	var local *fileError
 	if errors.As(err, &local) || isPermanent(err) {
-		c.log.Warn("matrix file not sent", "file", p.Media, "error", err)
+		c.Log.Warn("matrix file not sent", "file", p.Media, "error", err)
 		content = textContent("(file not sent: " + filepath.Base(p.Media) + ")")
 	} else if err != nil {
 		return "", err
@@ -207,6 +207,6 @@ func (c *Channel) stopTyping(ctx context.Context, route protocol.Route) {
 	cctx, cancel := callCtx(context.WithoutCancel(ctx))
 	defer cancel()
 	if _, err := c.api().UserTyping(cctx, id.RoomID(route.ChatID), false, 0); err != nil {
-		c.log.Debug("matrix typing not cleared", "room", route.ChatID, "error", err)
+		c.Log.Debug("matrix typing not cleared", "room", route.ChatID, "error", err)
 	}
 }

@@ -36,7 +36,7 @@ func (c *Channel) loadState(name string, v any) bool {
 		err = json.Unmarshal(data, v)
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		c.log.Warn("matrix state file unreadable; starting without it", "path", path, "error", err)
+		c.Log.Warn("matrix state file unreadable; starting without it", "path", path, "error", err)
 	}
 	return err == nil
 }
@@ -55,6 +55,6 @@ func (c *Channel) saveState(name string, v any) {
 		err = atomicfile.Write(path, data, 0o600)
 	}
 	if err != nil {
-		c.log.Warn("matrix state file not saved: a restart will not have it", "path", path, "error", err)
+		c.Log.Warn("matrix state file not saved: a restart will not have it", "path", path, "error", err)
 	}
 }

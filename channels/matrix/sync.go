@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // syncTimeout is the /sync long poll.
@@ -56,48 +59,42 @@ type syncState struct {
 // hammering the homeserver.
 func (c *Channel) syncLoop(ctx context.Context, loggedIn bool) {
 	since := c.loadToken()
-	delay := time.Second
-	for ctx.Err() == nil {
-		var err error
+	// An answered sync resets the backoff.
+	c.Reconnect(ctx, channels.Backoff{Healthy: time.Nanosecond}, func(ctx context.Context) error {
 		if !loggedIn {
 			lctx, cancel := callCtx(ctx)
-			err = c.login(lctx)
+			err := c.login(lctx)
 			cancel()
-			loggedIn = err == nil
-		}
-		if err == nil {
-			var next string
-			next, err = c.syncOnce(ctx, since)
-			c.synced.Store(err == nil)
-			if err == nil {
-				since, delay = next, time.Second
-				continue
+			if err != nil {
+				return c.syncFailed(err, &loggedIn)
 			}
+			loggedIn = true
 		}
-		if ctx.Err() != nil {
-			return
+		for ctx.Err() == nil {
+			next, err := c.syncOnce(ctx, since)
+			if err != nil {
+				return c.syncFailed(err, &loggedIn)
+			}
+			c.Up()
+			since = next
 		}
-		c.synced.Store(false)
-		wait := delay
-		switch w, limited := retryAfter(err); {
-		case limited:
-			wait = w
-		case isAuthError(err) && c.cfg.Password == "":
-			c.log.Error("matrix homeserver refused channels.matrix.accessToken; the channel stops syncing", "error", err)
-			return
-		case isAuthError(err):
-			c.log.Warn("matrix session refused; logging in with the password again", "error", err)
-			loggedIn = false
-		default:
-			c.log.Warn("matrix sync failed; retrying", "error", err, "in", wait)
-			delay = min(2*delay, time.Minute)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
+		return ctx.Err()
+	})
+}
+
+// syncFailed is how a failed sync or login goes on: after the homeserver's
+// rate limit, logging in again, or not at all (a refused access token).
+func (c *Channel) syncFailed(err error, loggedIn *bool) error {
+	switch w, limited := retryAfter(err); {
+	case limited:
+		return channels.RetryIn(w, fmt.Errorf("matrix sync rate limited: %w", err))
+	case isAuthError(err) && c.cfg.Password == "":
+		return channels.Fatal(fmt.Errorf("matrix homeserver refused channels.matrix.accessToken; the channel stops syncing: %w", err))
+	case isAuthError(err):
+		*loggedIn = false
+		return fmt.Errorf("matrix session refused; logging in with the password again: %w", err)
 	}
+	return fmt.Errorf("matrix sync failed: %w", err)
 }
 
 // syncOnce is one /sync: the batch handled, then its next_batch saved.
@@ -128,7 +125,7 @@ func (c *Channel) syncOnce(ctx context.Context, since string) (string, error) {
 	}
 	c.saveState(syncFile, syncState{UserID: c.cfg.UserID, NextBatch: resp.NextBatch})
 	if first {
-		c.log.Info("matrix first sync: earlier messages are not answered", "rooms", len(resp.Rooms.Join), "invites", len(resp.Rooms.Invite))
+		c.Log.Info("matrix first sync: earlier messages are not answered", "rooms", len(resp.Rooms.Join), "invites", len(resp.Rooms.Invite))
 	}
 	return resp.NextBatch, nil
 }

@@ -44,12 +44,17 @@ func (r *Recorder) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		r.mu.Lock()
-		r.calls = append(r.calls, Call{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery,
+		r.Record(Call{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery,
 			Auth: req.Header.Get("Authorization"), Body: body})
-		r.mu.Unlock()
 		h.ServeHTTP(w, req)
 	})
+}
+
+// Record keeps a call the peer read itself (a path it normalised).
+func (r *Recorder) Record(c Call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, c)
 }
 
 // Calls are the requests so far, in order.
@@ -132,6 +137,12 @@ func (t *Tokens) Issued() []time.Time {
 
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
+// UpgradeConn takes a bot's WebSocket request as a bare connection, for a
+// peer with framing of its own (the response is written on failure).
+func UpgradeConn(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
+	return upgrader.Upgrade(w, r, nil)
+}
+
 // Socket is the peer's side of a bot's WebSocket.
 type Socket struct {
 	ws   *websocket.Conn
@@ -142,7 +153,7 @@ type Socket struct {
 
 // Upgrade takes a bot's WebSocket request (the response is written on failure).
 func Upgrade(w http.ResponseWriter, r *http.Request) (*Socket, error) {
-	ws, err := upgrader.Upgrade(w, r, nil)
+	ws, err := UpgradeConn(w, r)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +168,9 @@ func (s *Socket) Send(v any) error {
 	}
 	return s.write(websocket.TextMessage, data)
 }
+
+// SendText writes bytes as a text message, as they are.
+func (s *Socket) SendText(data []byte) error { return s.write(websocket.TextMessage, data) }
 
 // SendBinary writes a binary message.
 func (s *Socket) SendBinary(data []byte) error { return s.write(websocket.BinaryMessage, data) }

@@ -154,7 +154,7 @@ func (c *Channel) dispatch(ctx context.Context, st *gatewayState, f frame, event
 			return
 		}
 		st.sessionID = r.SessionID
-		c.setBot(r.User.ID, r.User.Username)
+		c.SetBot(r.User.ID, r.User.Username)
 		c.Up()
 		c.Log.Info("qq gateway ready", "bot", r.User.Username, "id", r.User.ID, "session", r.SessionID)
 	case eventResumed:

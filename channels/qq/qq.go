@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -35,10 +34,6 @@ type Channel struct {
 	seqs   *seqs             // msg_seq per replied-to msg_id
 
 	loop channels.Loop
-
-	mu      sync.Mutex
-	botID   string
-	botName string
 }
 
 // New builds the channel from config; it connects in Start.
@@ -69,12 +64,11 @@ func New(deps channels.Deps) (*Channel, error) {
 
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.botID == "" {
+	id, name := c.Bot()
+	if id == "" {
 		return fmt.Sprintf("app %s (connecting), msgFormat %s", c.cfg.AppID, c.cfg.MsgFormat)
 	}
-	return fmt.Sprintf("%s (%s), app %s, msgFormat %s", c.botName, c.botID, c.cfg.AppID, c.cfg.MsgFormat)
+	return fmt.Sprintf("%s (%s), app %s, msgFormat %s", name, id, c.cfg.AppID, c.cfg.MsgFormat)
 }
 
 // Start fetches an access token (refused credentials fail the start; a
@@ -116,11 +110,5 @@ func (c *Channel) whoAmI(ctx context.Context) {
 		c.Log.Warn("qq users/@me failed; READY will say who the bot is", "error", err)
 		return
 	}
-	c.setBot(me.ID, me.Username)
-}
-
-func (c *Channel) setBot(id, name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.botID, c.botName = id, name
+	c.SetBot(me.ID, me.Username)
 }

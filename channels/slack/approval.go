@@ -51,11 +51,11 @@ func approvalBlocks(r channels.Reply, text string) []slack.Block {
 func (c *Channel) handlePress(ctx context.Context, req request) {
 	var ic slack.InteractionCallback
 	if err := json.Unmarshal(req.payload, &ic); err != nil {
-		c.log.Warn("slack interaction not understood; dropped", "envelope", req.envelopeID, "error", err)
+		c.Log.Warn("slack interaction not understood; dropped", "envelope", req.envelopeID, "error", err)
 		return
 	}
 	if ic.Type != slack.InteractionTypeBlockActions {
-		c.log.Debug("slack interaction ignored", "type", string(ic.Type))
+		c.Log.Debug("slack interaction ignored", "type", string(ic.Type))
 		return
 	}
 	for _, a := range ic.ActionCallback.BlockActions {
@@ -82,11 +82,11 @@ func (c *Channel) press(ctx context.Context, envelopeID string, ic slack.Interac
 		thread = "" // a top-level request someone replied to: still the chat's, not a thread's
 	}
 	if !channels.IsApprovalPress(a.Value) || ic.User.ID == "" || channel == "" || !validTS(ts) {
-		c.log.Warn("slack button press ignored: not an approval answer on a message", "value", a.Value, "user", ic.User.ID, "channel", channel)
+		c.Log.Warn("slack button press ignored: not an approval answer on a message", "value", a.Value, "user", ic.User.ID, "channel", channel)
 		return
 	}
-	if c.seen.Add(keyOf("envelope:", envelopeID), keyOf("press:"+channel+":", a.ActionTs)) {
-		c.log.Info("slack button press redelivered; already taken in", "envelope", envelopeID)
+	if c.Seen().Add(keyOf("envelope:", envelopeID), keyOf("press:"+channel+":", a.ActionTs)) {
+		c.Log.Info("slack button press redelivered; already taken in", "envelope", envelopeID)
 		return
 	}
 	msg := protocol.Inbound{
@@ -102,12 +102,12 @@ func (c *Channel) press(ctx context.Context, envelopeID string, ic slack.Interac
 	if thread != "" {
 		msg.Scope = protocol.Within(thread) // the thread's session asked, as a typed answer there
 	}
-	err := c.publishWithRetry(ctx, msg, nil)
+	err := c.TakeInPatiently(ctx, "", msg, nil, publishPatience)
 	switch {
 	case errors.Is(err, channels.ErrRefused):
 		return // the manager logged who was refused; the buttons stay for someone allowed
 	case err != nil:
-		c.log.Error("slack button press could not be handed to the agent", "channel", channel, "user", ic.User.ID, "error", err)
+		c.Log.Error("slack button press could not be handed to the agent", "channel", channel, "user", ic.User.ID, "error", err)
 		return
 	}
 	c.answered(ctx, channel, ts, ic, a.Value)
@@ -125,6 +125,6 @@ func (c *Channel) answered(ctx context.Context, channel, ts string, ic slack.Int
 	kept = append(kept, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "<@"+ic.User.ID+"> answered `"+command+"`", false, false)))
 	_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(ic.Message.Text, false), slack.MsgOptionBlocks(kept...))
 	if err != nil {
-		c.log.Warn("slack could not take the buttons off an answered request", "channel", channel, "ts", ts, "error", err)
+		c.Log.Warn("slack could not take the buttons off an answered request", "channel", channel, "ts", ts, "error", err)
 	}
 }

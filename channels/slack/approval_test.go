@@ -25,9 +25,7 @@ func behindManager(t *testing.T, h *harness, unified bool, allowFrom ...string) 
 	cfg.Channels.Slack.AllowFrom = allowFrom
 	cfg.Agents.Defaults.UnifiedSession = unified
 	publish, b := channeltest.BehindManager(t, cfg, h.ch)
-	h.ch.mu.Lock()
-	h.ch.publish = publish
-	h.ch.mu.Unlock()
+	h.ch.Attach(publish)
 	return b
 }
 

@@ -52,12 +52,12 @@ func (c *Channel) download(ctx context.Context, f file) (string, string) {
 	}
 	if !c.slackFileURL(url) {
 		// The download carries the bot token: it goes to Slack only.
-		c.log.Warn("slack file url is not Slack's; not downloaded", "file", f.ID, "url", redactQuery(url))
+		c.Log.Warn("slack file url is not Slack's; not downloaded", "file", f.ID, "url", redactQuery(url))
 		return fail("not a Slack file url")
 	}
 	path, err := c.fetch(ctx, url, f.ID+"_"+name)
 	if err != nil {
-		c.log.Warn("slack file not downloaded", "file", f.ID, "error", err)
+		c.Log.Warn("slack file not downloaded", "file", f.ID, "error", err)
 		return fail("download failed")
 	}
 	return path, fmt.Sprintf("[%s: %s]", kind, name)

@@ -45,35 +45,37 @@ func (c *Channel) receive(ctx context.Context) {
 		}
 		switch ev.Type {
 		case socketmode.EventTypeConnecting:
-			c.up.Store(false)
-			c.log.Debug("slack socket mode connecting")
+			c.Down()
+			c.Log.Debug("slack socket mode connecting")
 		case socketmode.EventTypeConnected:
-			c.up.Store(true)
-			c.log.Info("slack socket mode connected")
-			if c.bot() == "" {
+			c.Up()
+			c.Log.Info("slack socket mode connected")
+			if c.BotID() == "" {
 				actx, cancel := context.WithTimeout(ctx, 15*time.Second)
 				if err := c.identify(actx); err != nil {
-					c.log.Warn("slack auth.test failed", "error", err)
+					c.Log.Warn("slack auth.test failed", "error", err)
 				}
 				cancel()
 			}
 		case socketmode.EventTypeHello:
-			c.log.Debug("slack socket mode hello")
+			c.Log.Debug("slack socket mode hello")
 		case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
-			c.up.Store(ev.Type == socketmode.EventTypeIncomingError)
-			c.log.Warn("slack socket mode error", "event", string(ev.Type), "detail", fmt.Sprintf("%+v", ev.Data))
+			if ev.Type != socketmode.EventTypeIncomingError {
+				c.Down()
+			}
+			c.Log.Warn("slack socket mode error", "event", string(ev.Type), "detail", fmt.Sprintf("%+v", ev.Data))
 		case socketmode.EventTypeInvalidAuth:
-			c.up.Store(false)
-			c.log.Error("Slack refused channels.slack.appToken")
+			c.Down()
+			c.Log.Error("Slack refused channels.slack.appToken")
 		case socketmode.EventTypeErrorBadMessage:
 			// A frame slack-go could not parse: still acknowledge an envelope
 			// in it, or Slack would redeliver what we can never read.
 			if bad, ok := ev.Data.(*socketmode.ErrorBadMessage); ok {
 				if id := envelopeIDOf(bad.Message); id != "" {
 					c.ack(ctx, id)
-					c.log.Warn("slack envelope could not be read; acknowledged and dropped", "envelope", id, "error", bad.Cause)
+					c.Log.Warn("slack envelope could not be read; acknowledged and dropped", "envelope", id, "error", bad.Cause)
 				} else {
-					c.log.Debug("slack frame ignored", "error", bad.Cause)
+					c.Log.Debug("slack frame ignored", "error", bad.Cause)
 				}
 			}
 		case socketmode.EventTypeEventsAPI:
@@ -100,7 +102,7 @@ func (c *Channel) receive(ctx context.Context) {
 			// Slash commands are not used: acknowledge so Slack stops asking.
 			if ev.Request != nil && ev.Request.EnvelopeID != "" {
 				c.ack(ctx, ev.Request.EnvelopeID)
-				c.log.Debug("slack request acknowledged and ignored", "type", string(ev.Type))
+				c.Log.Debug("slack request acknowledged and ignored", "type", string(ev.Type))
 			}
 		}
 	}
@@ -113,7 +115,7 @@ func (c *Channel) ack(ctx context.Context, envelopeID string) {
 	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := c.sock.AckCtx(actx, envelopeID, nil); err != nil {
-		c.log.Warn("slack envelope not acknowledged", "envelope", envelopeID, "error", err)
+		c.Log.Warn("slack envelope not acknowledged", "envelope", envelopeID, "error", err)
 	}
 }
 
@@ -147,31 +149,26 @@ func (c *Channel) handleQueue(ctx context.Context) {
 func (c *Channel) handle(ctx context.Context, req request) {
 	var cb callback
 	if err := json.Unmarshal(req.payload, &cb); err != nil {
-		c.log.Warn("slack event payload not understood; dropped", "envelope", req.envelopeID, "error", err)
+		c.Log.Warn("slack event payload not understood; dropped", "envelope", req.envelopeID, "error", err)
 		return
 	}
 	e := cb.Event
-	if c.seen.Add(keyOf("envelope:", req.envelopeID), keyOf("event:", cb.EventID)) {
-		c.log.Info("slack event redelivered; already taken in", "event_id", cb.EventID, "envelope", req.envelopeID, "retry", req.retry)
+	if c.Seen().Add(keyOf("envelope:", req.envelopeID), keyOf("event:", cb.EventID)) {
+		c.Log.Info("slack event redelivered; already taken in", "event_id", cb.EventID, "envelope", req.envelopeID, "retry", req.retry)
 		return
 	}
-	botID := c.bot()
+	botID := c.BotID()
 	if why := c.policy.decide(e, botID); why != "" {
 		level := slog.LevelDebug // the usual traffic of a channel
 		if why == skipIncomplete {
 			level = slog.LevelWarn // Slack never sends a user's message like this
 		}
-		c.log.Log(ctx, level, "slack event skipped", "why", why, "event_id", cb.EventID, "type", e.Type, "channel", e.Channel, "user", e.User)
-		return
-	}
-	// The same message can arrive as two events (message and app_mention) or be redelivered.
-	if e.TS != "" && c.seen.Add("message:"+e.Channel+":"+e.TS) {
-		c.log.Info("slack message already taken in", "channel", e.Channel, "ts", e.TS)
+		c.Log.Log(ctx, level, "slack event skipped", "why", why, "event_id", cb.EventID, "type", e.Type, "channel", e.Channel, "user", e.User)
 		return
 	}
 	msg, ok := c.inbound(ctx, e, botID)
 	if !ok {
-		c.log.Debug("slack event skipped", "why", "nothing to say (no text or files)", "event_id", cb.EventID, "channel", e.Channel, "user", e.User)
+		c.Log.Debug("slack event skipped", "why", "nothing to say (no text or files)", "event_id", cb.EventID, "channel", e.Channel, "user", e.User)
 		return
 	}
 	reacted := false
@@ -192,17 +189,15 @@ func (c *Channel) handle(ctx context.Context, req request) {
 		reacted = true
 		return nil
 	}
-	err := c.publishWithRetry(ctx, msg, admitted)
-	if err == nil {
-		return
+	// The same message can arrive as two events (message and app_mention) or be redelivered.
+	key := ""
+	if e.TS != "" {
+		key = "message:" + e.Channel + ":" + e.TS
 	}
-	if reacted {
+	err := c.TakeInPatiently(ctx, key, msg, admitted, publishPatience)
+	if err != nil && !errors.Is(err, channels.ErrDuplicate) && reacted {
 		c.react(ctx, "reactions.remove", e.Channel, e.TS, c.cfg.ReactEmoji, false)
 	}
-	if errors.Is(err, channels.ErrRefused) {
-		return // the manager logged who was refused
-	}
-	c.log.Error("slack message could not be handed to the agent", "channel", e.Channel, "ts", e.TS, "user", e.User, "error", err)
 }
 
 // inbound builds the message the agent gets. ok is false when nothing is left to say.
@@ -234,28 +229,10 @@ func (c *Channel) inbound(ctx context.Context, e event, botID string) (protocol.
 	return msg, true
 }
 
-// publishWithRetry hands the message to the manager, retrying a while if
-// Temporal is unreachable: the envelope is already acknowledged, so this
-// is the message's only chance.
-func (c *Channel) publishWithRetry(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	delay := time.Second
-	for attempt := 1; ; attempt++ {
-		err := publish(ctx, msg, admitted)
-		if err == nil || errors.Is(err, channels.ErrRefused) || attempt == 5 || ctx.Err() != nil {
-			return err
-		}
-		c.log.Warn("slack message not delivered to its turn yet; retrying", "attempt", attempt, "error", err)
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(delay):
-		}
-		delay *= 2
-	}
-}
+// publishPatience is how long a message is retried while Temporal does
+// not take it: the envelope is already acknowledged, so this is the
+// message's only chance.
+const publishPatience = 15 * time.Second
 
 // react adds or removes a reaction, best effort: a missing emoji or a
 // reaction already there must not stop a reply.
@@ -273,7 +250,7 @@ func (c *Channel) react(ctx context.Context, op, channel, ts, emoji string, add 
 		err = c.api.RemoveReactionContext(rctx, emoji, ref)
 	}
 	if err != nil {
-		c.log.Debug("slack reaction failed", "op", op, "emoji", emoji, "channel", channel, "ts", ts, "error", err)
+		c.Log.Debug("slack reaction failed", "op", op, "emoji", emoji, "channel", channel, "ts", ts, "error", err)
 	}
 }
 

@@ -102,7 +102,7 @@ func (c *Channel) uploadMedia(ctx context.Context, route protocol.Route, m strin
 	if se := sendError("files.upload", err); !errors.As(err, &local) && !isPermanent(se) {
 		return se
 	}
-	c.log.Warn("slack file not sent", "file", m, "error", err)
+	c.Log.Warn("slack file not sent", "file", m, "error", err)
 	if _, err := c.post(ctx, route, "_(file not sent: "+markdown.EscapeSlack(filepath.Base(m))+")_"); err != nil {
 		return sendError("chat.postMessage", err)
 	}

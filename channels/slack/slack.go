@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -30,25 +29,19 @@ const MaxMessageLen = 39_000
 
 // Channel is one Slack app connection (a bot token and an app token).
 type Channel struct {
+	channels.Base
 	cfg       config.Slack
 	policy    policy
 	workspace string
 	api       *slack.Client
 	sock      *socketmode.Client
-	log       *slog.Logger
-	up        atomic.Bool // socket mode is connected
 
-	// seen are envelopes, events and messages already taken in.
-	seen channels.SeenKeys
 	// threadsRead are threads whose earlier messages were already given to the model.
 	threadsRead *channels.RecentKeys
 
 	mu      sync.Mutex
-	botID   string
-	botName string
 	targets map[string]string // chat names the message tool used, resolved
 	team    string
-	publish channels.Publish
 	queue   chan request
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -82,29 +75,24 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 		policy:      policy{cfg: s},
 		workspace:   deps.Workspace,
 		api:         api,
-		log:         log,
-		seen:        deps.SeenSet("slack-events", 10_000, ""), // shared: Slack's retry may reach another gateway's connection
 		threadsRead: channels.NewRecentKeys(10_000),
 		queue:       make(chan request, 256),
 		targets:     map[string]string{},
 	}
+	// Envelopes, events and messages taken in; shared: Slack's retry may reach another gateway's connection.
+	c.Init(Name, log, deps.SeenSet("slack-events", 10_000, ""))
 	c.sock = socketmode.New(api, socketmode.OptionLog(slogWriter{log}))
 	return c, nil
 }
 
-// Connected implements channels.Connector.
-func (c *Channel) Connected() bool { return c.up.Load() }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
-
 // Describe tells the gateway's banner who the bot is.
 func (c *Channel) Describe() string {
+	id, name := c.Bot()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	who := "bot identity unknown (auth.test failed)"
-	if c.botID != "" {
-		who = fmt.Sprintf("@%s (%s) in %s", c.botName, c.botID, c.team)
+	if id != "" {
+		who = fmt.Sprintf("@%s (%s) in %s", name, id, c.team)
 	}
 	return "Socket Mode, " + who
 }
@@ -120,11 +108,12 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		if isAuthError(err) {
 			return fmt.Errorf("slack auth.test refused channels.slack.botToken: %w", err)
 		}
-		c.log.Warn("slack auth.test failed; retrying once connected", "error", err)
+		c.Log.Warn("slack auth.test failed; retrying once connected", "error", err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
+	c.Attach(publish)
 	c.mu.Lock()
-	c.publish, c.cancel = publish, stop
+	c.cancel = stop
 	c.mu.Unlock()
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.connect(runCtx) }()
@@ -158,40 +147,24 @@ func (c *Channel) identify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.SetBot(auth.UserID, auth.User)
 	c.mu.Lock()
-	c.botID, c.botName, c.team = auth.UserID, auth.User, auth.Team
+	c.team = auth.Team
 	c.mu.Unlock()
-	c.log.Info("slack bot identified", "user_id", auth.UserID, "user", auth.User, "team", auth.Team)
+	c.Log.Info("slack bot identified", "user_id", auth.UserID, "user", auth.User, "team", auth.Team)
 	return nil
-}
-
-func (c *Channel) bot() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.botID
 }
 
 // connect runs the Socket Mode connection, reconnecting with backoff when
 // it ends (slack-go reconnects by itself; this covers the errors it gives up on).
 func (c *Channel) connect(ctx context.Context) {
-	delay := time.Second
-	for {
+	c.Reconnect(ctx, channels.Backoff{}, func(ctx context.Context) error {
 		err := c.sock.RunContext(ctx)
-		if ctx.Err() != nil {
-			return
-		}
 		if isAuthError(err) {
-			c.log.Error("Slack refused channels.slack.appToken (it must be an app-level token, xapp-…, with connections:write)", "error", err)
-		} else {
-			c.log.Warn("slack socket mode connection ended; reconnecting", "error", err, "in", delay)
+			return channels.Fatal(fmt.Errorf("Slack refused channels.slack.appToken (it must be an app-level token, xapp-…, with connections:write): %w", err))
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, time.Minute)
-	}
+		return fmt.Errorf("slack socket mode connection ended: %w", err)
+	})
 }
 
 // slogWriter sends slack-go's log lines to our logger at debug level.

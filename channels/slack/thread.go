@@ -25,7 +25,7 @@ func (c *Channel) withThreadContext(ctx context.Context, e event, text, botID st
 		ChannelID: e.Channel, Timestamp: e.ThreadTS, Limit: limit,
 	})
 	if err != nil {
-		c.log.Warn("slack thread context unavailable", "channel", e.Channel, "thread", e.ThreadTS, "error", err)
+		c.Log.Warn("slack thread context unavailable", "channel", e.Channel, "thread", e.ThreadTS, "error", err)
 		return text
 	}
 	var lines []string

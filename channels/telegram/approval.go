@@ -58,7 +58,7 @@ func (c *Channel) onPress(ctx context.Context, q *models.CallbackQuery) {
 	}
 	chatID, msgID, chatType, ok := pressedMessage(q)
 	if !ok || !channels.IsApprovalPress(q.Data) || q.From.ID == 0 {
-		c.log.Warn("telegram button press ignored: not an approval button of a message", "data", q.Data, "from", q.From.ID)
+		c.Log.Warn("telegram button press ignored: not an approval button of a message", "data", q.Data, "from", q.From.ID)
 		c.answerPress(q.ID, "")
 		return
 	}
@@ -78,7 +78,7 @@ func (c *Channel) onPress(ctx context.Context, q *models.CallbackQuery) {
 	if c.cfg.ReplyToMessage {
 		in.Route.ReplyTo = strconv.Itoa(msgID)
 	}
-	err := c.publish(ctx, in, nil)
+	err := c.Publish(ctx, in, nil)
 	switch {
 	case err == nil:
 		c.answerPress(q.ID, "")
@@ -87,9 +87,8 @@ func (c *Channel) onPress(ctx context.Context, q *models.CallbackQuery) {
 		return // the keyboard stays for someone who may answer
 	default:
 		c.answerPress(q.ID, pressFailedText) // Telegram wants the answer within seconds
-		if err = c.publishRetrying(ctx, in, nil); err != nil {
-			c.log.Error("telegram button press not delivered to the agent", "chat", chatID, "sender", in.Route.SenderID, "error", err)
-			return
+		if err = c.TakeInPatiently(ctx, "", in, nil, publishPatience); !channels.Handed(err) {
+			return // TakeIn logged it
 		}
 	}
 	c.clearKeyboard(in.Route.ChatID, msgID)

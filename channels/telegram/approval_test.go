@@ -49,7 +49,7 @@ func TestPressBecomesThePressersMessage(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"alice"} })
 	p := &capture{}
-	c.publish = p.via(t, c)
+	c.Attach(p.via(t, c))
 	private := models.Chat{ID: 42, Type: models.ChatTypePrivate}
 
 	c.onUpdate(context.Background(), nil, &models.Update{ID: 1, Message: &models.Message{ID: 5, From: alice, Chat: private, Text: "/approve 1a2b"}})
@@ -82,7 +82,7 @@ func TestStrangersPressIsRefused(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"alice"} })
 	p := &capture{}
-	c.publish = p.via(t, c)
+	c.Attach(p.via(t, c))
 	group := models.Chat{ID: -77, Type: models.ChatTypeSupergroup}
 	mallory := &models.User{ID: 666, Username: "mallory"}
 
@@ -107,7 +107,7 @@ func TestBadPressesAreAnsweredAndDropped(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, nil)
 	p := &capture{}
-	c.publish = p.via(t, c)
+	c.Attach(p.via(t, c))
 	for i, raw := range []string{
 		`{"update_id":1,"callback_query":{"id":"q1"}}`,
 		`{"update_id":2,"callback_query":{"id":"q2","from":{"id":42},"data":"/approve 1a2b"}}`,
@@ -133,7 +133,7 @@ func TestTopicHasItsOwnSession(t *testing.T) {
 		cfg.Channels.Telegram.GroupPolicy = "open"
 	})
 	p := &capture{}
-	c.publish = p.via(t, c)
+	c.Attach(p.via(t, c))
 	forum := models.Chat{ID: -100, Type: models.ChatTypeSupergroup, IsForum: true}
 	c.onUpdate(context.Background(), nil, &models.Update{ID: 1, Message: &models.Message{ID: 5, From: alice, Chat: forum, Text: "hi",
 		IsTopicMessage: true, MessageThreadID: 77}})

@@ -46,7 +46,7 @@ func TestBadInputUpdates(t *testing.T) {
 		// onUpdate on a channel with no connection must not panic for updates it skips.
 		if upd.Message == nil || upd.Message.From == nil {
 			c := testChannel("open", false)
-			c.seen = channels.NewRecentKeys(8)
+			c.Init(Name, nil, channels.NewRecentKeys(8))
 			c.onUpdate(context.Background(), nil, &upd)
 		}
 	}

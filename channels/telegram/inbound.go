@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -25,19 +24,19 @@ func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, upd *models.Update) 
 	if upd == nil {
 		return
 	}
+	// A server that ignores offset, or a restart, sends updates again.
 	key := strconv.FormatInt(upd.ID, 10)
-	if c.seen.Has(key) {
-		return // a server that ignores offset, or a restart, sends updates again
-	}
-	defer c.seen.Add(key) // once handled: a restart does not hand it to the agent again
-	c.handle(ctx, upd)
-}
-
-func (c *Channel) handle(ctx context.Context, upd *models.Update) {
 	if upd.CallbackQuery != nil {
-		c.onPress(ctx, upd.CallbackQuery)
+		if !c.Seen().Has(key) {
+			c.onPress(ctx, upd.CallbackQuery)
+			c.Seen().Add(key)
+		}
 		return
 	}
+	c.handle(ctx, key, upd)
+}
+
+func (c *Channel) handle(ctx context.Context, key string, upd *models.Update) {
 	msg := upd.Message
 	if msg == nil || msg.From == nil || (c.me != nil && msg.From.ID == c.me.ID) {
 		return
@@ -66,33 +65,8 @@ func (c *Channel) handle(ctx context.Context, upd *models.Update) {
 		}
 		return nil
 	}
-	err := c.publishRetrying(ctx, in, admitted)
-	switch {
-	case errors.Is(err, channels.ErrRefused), errors.Is(err, channels.ErrHandled):
-		// the manager logged it and, in a DM, offered pairing; or it was answered here
-	case err != nil:
-		c.log.Error("telegram message not delivered to the agent", "chat", in.Route.ChatID, "sender", in.Route.SenderID, "error", err)
-	}
-}
-
-// publishRetrying hands the message over, retrying while the agent cannot
-// take it (Temporal restarting): Telegram will not send it again.
-func (c *Channel) publishRetrying(ctx context.Context, in protocol.Inbound, admitted channels.Admitted) error {
-	wait := time.Second
-	deadline := time.Now().Add(publishPatience)
-	for {
-		err := c.publish(ctx, in, admitted)
-		if err == nil || errors.Is(err, channels.ErrRefused) || errors.Is(err, channels.ErrHandled) || ctx.Err() != nil || time.Now().After(deadline) {
-			return err
-		}
-		c.log.Warn("the agent did not take a telegram message; retrying", "chat", in.Route.ChatID, "in", wait, "error", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 30*time.Second)
-	}
+	// Telegram will not send it again once the offset moved on: retried a while.
+	_ = c.TakeInPatiently(ctx, key, in, admitted, publishPatience)
 }
 
 // publishPatience bounds how long one message is retried before it is given up (and logged).
@@ -242,6 +216,6 @@ func (c *Channel) greet(ctx context.Context, in protocol.Inbound, from *models.U
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if _, err := c.sendText(cctx, in.Route, fmt.Sprintf(startText, name), false, nil); err != nil {
-		c.log.Warn("telegram /start greeting not sent", "chat", in.Route.ChatID, "error", err)
+		c.Log.Warn("telegram /start greeting not sent", "chat", in.Route.ChatID, "error", err)
 	}
 }

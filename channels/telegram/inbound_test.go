@@ -56,7 +56,9 @@ func TestCommandTarget(t *testing.T) {
 }
 
 func testChannel(policy string, replyTo bool) *Channel {
-	return &Channel{me: botUser, cfg: config.Telegram{GroupPolicy: policy, ReplyToMessage: replyTo}}
+	c := &Channel{me: botUser, cfg: config.Telegram{GroupPolicy: policy, ReplyToMessage: replyTo}}
+	c.Init(Name, nil, nil)
+	return c
 }
 
 func TestInboundRouteAndGroupPolicy(t *testing.T) {

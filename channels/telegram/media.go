@@ -58,7 +58,7 @@ func (c *Channel) downloadMedia(ctx context.Context, msg *models.Message) []stri
 	}
 	p, err := c.download(ctx, att)
 	if err != nil {
-		c.log.Warn("telegram file not downloaded", "chat", msg.Chat.ID, "kind", att.kind, "error", err)
+		c.Log.Warn("telegram file not downloaded", "chat", msg.Chat.ID, "kind", att.kind, "error", err)
 		return nil
 	}
 	return []string{p}

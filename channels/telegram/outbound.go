@@ -72,7 +72,7 @@ func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, message
 	}
 	err = c.editText(ctx, route, id, format.Markdown(md), true)
 	if err != nil && isParseError(err) {
-		c.log.Warn("telegram rejected the HTML; editing to plain text", "chat", route.ChatID, "error", err)
+		c.Log.Warn("telegram rejected the HTML; editing to plain text", "chat", route.ChatID, "error", err)
 		err = c.editText(ctx, route, id, md, false)
 	}
 	if isNotModified(err) {
@@ -86,7 +86,7 @@ func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, message
 func (c *Channel) sendChunk(ctx context.Context, route protocol.Route, md string, markup models.ReplyMarkup) (int, error) {
 	id, err := c.sendText(ctx, route, format.Markdown(md), true, markup)
 	if err != nil && isParseError(err) {
-		c.log.Warn("telegram rejected the HTML; sending plain text", "chat", route.ChatID, "error", err)
+		c.Log.Warn("telegram rejected the HTML; sending plain text", "chat", route.ChatID, "error", err)
 		return c.sendText(ctx, route, md, false, markup)
 	}
 	return id, err
@@ -136,7 +136,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref strin
 		}
 		f, err := os.Open(p)
 		if err != nil {
-			c.log.Warn("telegram attachment not found", "file", p, "error", err)
+			c.Log.Warn("telegram attachment not found", "file", p, "error", err)
 			_, err = c.sendText(ctx, route, "[Failed to send: "+name+"]", false, nil)
 			return err
 		}
@@ -152,7 +152,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref strin
 	if err == nil || !serverRefused(err) {
 		return err // a rate limit or the network: worth another attempt
 	}
-	c.log.Warn("telegram refused an attachment", "file", ref, "error", err)
+	c.Log.Warn("telegram refused an attachment", "file", ref, "error", err)
 	_, err = c.sendText(ctx, route, "[Failed to send: "+name+"]", false, nil)
 	return err
 }

@@ -34,7 +34,8 @@ func TestUpdateTakenInByAnotherGatewayIsDropped(t *testing.T) {
 	withHome := func(cfg *config.Config) { cfg.Path = filepath.Join(home, "config.json") }
 	first, second := startChannelWith(t, f, withHome, seen), startChannelWith(t, f, withHome, seen)
 	p1, p2 := &capture{}, &capture{}
-	first.publish, second.publish = p1.via(t, first), p2.via(t, second)
+	first.Attach(p1.via(t, first))
+	second.Attach(p2.via(t, second))
 
 	first.onUpdate(context.Background(), nil, textUpdate(7, "hello"))
 	second.onUpdate(context.Background(), nil, textUpdate(7, "hello")) // redelivered to the other gateway
@@ -58,7 +59,7 @@ func TestWithoutASharedSetEachChannelKeepsItsOwn(t *testing.T) {
 	withHome := func(cfg *config.Config) { cfg.Path = filepath.Join(home, "config.json") }
 	first := startChannel(t, f, withHome)
 	p1 := &capture{}
-	first.publish = p1.via(t, first)
+	first.Attach(p1.via(t, first))
 	first.onUpdate(context.Background(), nil, textUpdate(7, "hello"))
 	first.onUpdate(context.Background(), nil, textUpdate(7, "hello"))
 	require.Len(t, p1.got(), 1)
@@ -66,7 +67,7 @@ func TestWithoutASharedSetEachChannelKeepsItsOwn(t *testing.T) {
 
 	other := startChannel(t, f, nil) // no home: memory only, its own set
 	p2 := &capture{}
-	other.publish = p2.via(t, other)
+	other.Attach(p2.via(t, other))
 	other.onUpdate(context.Background(), nil, textUpdate(7, "hello"))
 	require.Len(t, p2.got(), 1, "sets are not shared without Deps.Seen")
 }

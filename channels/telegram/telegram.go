@@ -43,20 +43,18 @@ const (
 
 // Channel is a Telegram bot connection.
 type Channel struct {
+	channels.Base
 	cfg       config.Telegram
 	workspace string
 	apiBase   string
-	log       *slog.Logger
 	http      *transport
 
-	bot     *bot.Bot
-	me      *models.User
-	publish channels.Publish
-	runCtx  context.Context // the polling loop's: calls made on the channel's behalf end with it
-	loop    channels.Loop
+	bot    *bot.Bot
+	me     *models.User
+	runCtx context.Context // the polling loop's: calls made on the channel's behalf end with it
+	loop   channels.Loop
 
-	seen   channels.SeenKeys // update ids handled
-	warned sync.Map          // Bot API method → logged once
+	warned sync.Map // Bot API method → logged once
 }
 
 // Connected implements channels.Connector: the Bot API answered the last call.
@@ -98,18 +96,15 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, apiBase: base,
-		log: log.With("channel", Name), http: &transport{client: hc, minPoll: minPoll},
+		http: &transport{client: hc, minPoll: minPoll},
 	}
 	file := ""
 	if deps.Config.Path != "" {
 		file = filepath.Join(config.ConfigDir(deps.Config.Path), "channels", "telegram-updates.json")
 	}
-	c.seen = deps.SeenSet("telegram-updates", 4096, file)
+	c.Init(Name, log.With("channel", Name), deps.SeenSet("telegram-updates", 4096, file)) // update ids handled
 	return c, nil
 }
-
-// Name implements channels.Channel.
-func (c *Channel) Name() string { return Name }
 
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
@@ -129,7 +124,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		bot.WithNotAsyncHandlers(), // one update at a time: a chat's messages keep their order
 		bot.WithAllowedUpdates(bot.AllowedUpdates{"message", "callback_query"}), // callback_query: approval buttons
 		bot.WithDefaultHandler(c.onUpdate),
-		bot.WithErrorsHandler(func(err error) { c.log.Warn("telegram polling error", "error", err) }),
+		bot.WithErrorsHandler(func(err error) { c.Log.Warn("telegram polling error", "error", err) }),
 	)
 	if err != nil {
 		return fmt.Errorf("telegram: %w", err)
@@ -140,9 +135,10 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	if err != nil {
 		return fmt.Errorf("telegram getMe at %s (is the token right?): %w", c.apiBase, err)
 	}
-	c.bot, c.me, c.publish = b, me, publish
+	c.bot, c.me = b, me
+	c.Attach(publish)
 	c.runCtx = c.loop.Go(ctx, b.Start)
-	c.log.Info("telegram bot connected", "bot", "@"+me.Username, "api", c.apiBase)
+	c.Log.Info("telegram bot connected", "bot", "@"+me.Username, "api", c.apiBase)
 	return nil
 }
 
@@ -157,7 +153,7 @@ func (c *Channel) warnOnce(method string, err error) {
 	if _, seen := c.warned.LoadOrStore(method, true); seen {
 		return
 	}
-	c.log.Warn("telegram "+method+" failed; replies still go out (logged once)", "error", err)
+	c.Log.Warn("telegram "+method+" failed; replies still go out (logged once)", "error", err)
 }
 
 // callCtx bounds a Bot API call made on the channel's own behalf.

@@ -30,7 +30,7 @@ func TestPhotoIsDownloadedIntoMediaAndPublishedOnce(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"alice"} })
 	p := &capture{}
-	c.publish = p.via(t, c)
+	c.Attach(p.via(t, c))
 
 	c.onUpdate(context.Background(), nil, photoUpdate(7, alice))
 	c.onUpdate(context.Background(), nil, photoUpdate(7, alice))
@@ -53,7 +53,7 @@ func TestStrangersFilesAreNotFetched(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"someone-else"} })
 	p := &capture{}
-	c.publish = p.via(t, c)
+	c.Attach(p.via(t, c))
 	up := photoUpdate(8, alice)
 	up.Message.Caption = ""
 	c.onUpdate(context.Background(), nil, up)
@@ -71,7 +71,7 @@ func TestStartIsGreetedWithoutTheAgent(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, nil)
 	p := &capture{}
-	c.publish = p.via(t, c)
+	c.Attach(p.via(t, c))
 	c.onUpdate(context.Background(), nil, &models.Update{ID: 1, Message: &models.Message{
 		ID: 1, From: alice, Chat: models.Chat{ID: 42, Type: models.ChatTypePrivate}, Text: "/start",
 	}})

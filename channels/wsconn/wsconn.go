@@ -43,7 +43,9 @@ type DialError struct {
 	Err    error
 }
 
-func (e *DialError) Error() string { return fmt.Sprintf("websocket dial: HTTP %d: %v", e.Status, e.Err) }
+func (e *DialError) Error() string {
+	return fmt.Sprintf("websocket dial: HTTP %d: %v", e.Status, e.Err)
+}
 func (e *DialError) Unwrap() error { return e.Err }
 
 // Conn is one open socket. Reads are the caller's loop; writes, pings and

@@ -65,7 +65,7 @@ func randomID() string {
 
 // startRuntime connects to Temporal and runs the workers this command needs.
 func (a *app) startRuntime(ctx context.Context, cfg *config.Config, opts workers.Options) (*runtimeEnv, error) {
-	conn, err := connectTemporal(ctx, config.ConfigDir(cfg.Path), a.log)
+	conn, err := connectTemporal(ctx, cfg, a.log)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +119,8 @@ func (a *app) agent(ctx context.Context, args []string) error {
 	// The SDK's and the workers' log lines go to a file, not into the conversation.
 	log, closeLog := agentLogger(config.ConfigDir(cfg.Path), a.log)
 	defer closeLog()
-	log = slog.New(secrets.Handler(log.Handler(), secrets.FromEnv(cfg)))
-	conn, err := connectTemporal(ctx, config.ConfigDir(cfg.Path), log)
+	log = slog.New(secrets.Handler(log.Handler(), a.secrets)) // loadConfig collected them
+	conn, err := connectTemporal(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -54,7 +53,7 @@ func (a *app) cron(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tc, err := connectTemporal(ctx, config.ConfigDir(cfg.Path), a.log)
+	tc, err := connectTemporal(ctx, cfg, a.log)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/diskgc"
+	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 )
 
 // devReadyPrefix starts the line temporal-dev prints once its frontend serves the namespaces.
@@ -64,8 +68,9 @@ func devPorts() (int, int) {
 }
 
 // connectTemporal dials TEMPORAL_ADDRESS, or the embedded default on
-// 127.0.0.1, starting temporal-dev as a supervised child when nothing answers.
-func connectTemporal(ctx context.Context, configDir string, log *slog.Logger) (*temporalConn, error) {
+// 127.0.0.1, starting temporal-dev as a supervised child when nothing answers
+// (its database in the config's home, its retention from retention.temporalDays).
+func connectTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger) (*temporalConn, error) {
 	ns := envOr("TEMPORAL_NAMESPACE", "default")
 	if addr := os.Getenv("TEMPORAL_ADDRESS"); addr != "" {
 		c, err := dial(ctx, addr, ns, log, 15*time.Second)
@@ -89,7 +94,7 @@ func connectTemporal(ctx context.Context, configDir string, log *slog.Logger) (*
 	} else if sec.TLS != nil {
 		return nil, fmt.Errorf("%s is set (TLS), %w", sec.Why, errEmbeddedPlaintext)
 	}
-	dev, err := startDevServer(configDir, port, uiPort, ns, log)
+	dev, err := startDevServer(config.ConfigDir(cfg.Path), port, uiPort, ns, embeddedRetention(cfg), log)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +126,7 @@ func dial(ctx context.Context, addr, ns string, log *slog.Logger, wait time.Dura
 	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	c, err := client.DialContext(dctx, sec.clientOptions(client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics}))
+	c, err := client.DialContext(dctx, sec.clientOptions(clientOptions(addr, ns, log)))
 	if err != nil {
 		return nil, sec.explain(err, addr)
 	}
@@ -130,6 +135,15 @@ func dial(ctx context.Context, addr, ns string, log *slog.Logger, wait time.Dura
 		return nil, err
 	}
 	return c, nil
+}
+
+// clientOptions are every process's Temporal client options before TLS and keys.
+func clientOptions(addr, ns string, log *slog.Logger) client.Options {
+	opts := client.Options{HostPort: addr, Namespace: ns, Logger: sdklog.NewStructuredLogger(log), MetricsHandler: clientMetrics}
+	if hostcheck.Loopback(addr) { // gzip costs CPU on both ends of every call and saves nothing on this machine
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
+	return opts
 }
 
 // findDevServer looks next to this binary, in ./bin, then on PATH.
@@ -158,12 +172,19 @@ func isExecutable(p string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-func startDevServer(configDir string, port, uiPort int, ns string, log *slog.Logger) (*devServer, error) {
+// embeddedRetention is the namespace retention the embedded server is
+// started with: retention.temporalDays (0 keeps the server's least, an hour).
+func embeddedRetention(cfg *config.Config) time.Duration {
+	return max(cfg.Retention.Ages().Temporal, time.Hour)
+}
+
+func startDevServer(configDir string, port, uiPort int, ns string, retention time.Duration, log *slog.Logger) (*devServer, error) {
 	bin, err := findDevServer()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(configDir, "temporal")
+	dbFile := diskgc.EmbeddedTemporalDB(configDir)
+	dir := filepath.Dir(dbFile)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -173,7 +194,7 @@ func startDevServer(configDir string, port, uiPort int, ns string, log *slog.Log
 	}
 	cmd := exec.Command(bin,
 		"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--ui-port", strconv.Itoa(uiPort),
-		"--db-filename", filepath.Join(dir, "temporal.db"), "--namespace", ns,
+		"--db-filename", dbFile, "--namespace", ns, "--namespace-retention", retention.String(),
 		"--search-attribute", "NanobotSessionKey=Keyword", "--search-attribute", "NanobotChannel=Keyword")
 	// Its stdout passes through us to the log, so the ready line is seen the moment it is printed.
 	outR, outW, err := os.Pipe()

@@ -20,6 +20,7 @@ import (
 	"github.com/nanobot-durable/nanobot/cron"
 	"github.com/nanobot-durable/nanobot/internal/residency"
 	"github.com/nanobot-durable/nanobot/metrics"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/workers"
@@ -129,6 +130,15 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	}
 	mgr.Bus, mgr.Log, mgr.Config, mgr.Pairing, mgr.Owner = r.bus, a.log, cfg, deps.Pairing, st.Owner
 	mgr.Unified = cfg.Agents.Defaults.UnifiedSession
+	restart := make(chan protocol.Route, 1)
+	if name == "gateway" {
+		mgr.Restart = func(from protocol.Route) {
+			select {
+			case restart <- from:
+			default: // one restart at a time
+			}
+		}
+	}
 	useTemporal(mgr, r)
 	wanted := mgr.Names() // before Start, which drops the channels that fail
 	for _, err := range mgr.Start(ctx, r.hub) {
@@ -142,15 +152,20 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		health.setChecks(readyChecks(r, mgr, wanted, st))
 	}
 	a.banner(name, r, cfg, mgr, sandbox, network, st, health)
+	announceRestart(ctx, mgr, a.log)
 	go a.releaseStartupMemory()
 	status := time.NewTicker(channels.StatusEvery)
 	defer status.Stop()
 	a.writeStatus(deps.Home, mgr)
 	defer channels.RemoveStatus(deps.Home, os.Getpid())
+	var restarting *errRestart
 	for running := true; running; {
 		select {
 		case <-ctx.Done():
 			running = false
+		case from := <-restart:
+			restarting, running = &errRestart{from: from, mode: cfg.Gateway.RestartMode}, false
+			a.log.Info("restarting, as asked", "from", from.String())
 		case <-status.C:
 			a.writeStatus(deps.Home, mgr)
 		case next := <-reloaded:
@@ -172,6 +187,9 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	mgr.Stop(stopCtx) // intake first; running activities finish as the workers stop
+	if restarting != nil {
+		return *restarting // after the deferred closes, run re-executes the binary
+	}
 	return nil
 }
 
@@ -273,6 +291,9 @@ func (a *app) banner(name string, r *runtimeEnv, cfg *config.Config, mgr *channe
 // of the binary that only start-up read: an idle gateway's RSS is then mostly its own memory.
 func (a *app) releaseStartupMemory() {
 	debug.FreeOSMemory()
+	if os.Getenv("NANOBOT_DROP_STARTUP_PAGES") == "0" { // make bench's memory rows compare without it
+		return
+	}
 	n := residency.DropExecutablePages(a.log)
 	a.log.Debug("released start-up memory", "executable_bytes_advised", n)
 }

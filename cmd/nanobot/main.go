@@ -19,6 +19,7 @@ import (
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/pgstore"
 	"github.com/nanobot-durable/nanobot/secrets"
+	"github.com/nanobot-durable/nanobot/stores"
 )
 
 const usage = `nanobot — a personal AI agent, made durable on Temporal
@@ -36,7 +37,7 @@ Commands:
   gateway install-service, worker install-service
             write a systemd user unit (--output FILE | --print)
   serve     run the worker and the OpenAI-compatible API (api.host:api.port)
-  status    show config, workspace, provider, model and Temporal
+  status    show config, workspace, provider, model, Temporal and disk use
   pairing   list | approve CODE | deny CODE | revoke ID: who may talk to the agent
   channels  status | login NAME [--force]: every channel, and a channel's QR login
   turn      list | show <session|workflow id>: what a turn did, state by state
@@ -44,6 +45,9 @@ Commands:
   usage     token usage by day and model, and by session (--days N, --json)
   cron      list | add | remove ID | run ID: jobs kept as Temporal Schedules
   db        migrate | status | import: the PostgreSQL store (database.url)
+  trigger   <id> ["message"]: deliver a message to the chat a /trigger is bound to (stdin when omitted)
+  gc        remove old media, stale cache copies and idle archived sessions
+            now (retention.* in the config; --json); the gateway runs it daily
   version   print the version (also --version)
 
 Global flags: --config FILE, --log-format text|json (NANOBOT_LOG_FORMAT)
@@ -117,7 +121,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
 		"pairing": a.pairing, "channels": a.channelsCmd, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
-		"setup-temporal": a.setupTemporal, "db": a.db,
+		"setup-temporal": a.setupTemporal, "db": a.db, "trigger": a.trigger, "gc": a.gcCmd,
 		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]
@@ -130,6 +134,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := cmd(ctx, rest[1:]); err != nil {
+		if r, ok := asRestart(err); ok {
+			stop() // the next process handles the signals
+			fmt.Fprintln(stdout, "restarting…")
+			if err = restartProcess(r, os.Stderr); err == nil {
+				return 0 // spawned: the new gateway runs on
+			}
+		}
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -179,6 +190,19 @@ func (a *app) parse(fs *flag.FlagSet, args []string) error {
 		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
 	}
 	return nil
+}
+
+// openStores loads the config and opens the stores it names; the caller closes them.
+func (a *app) openStores(ctx context.Context) (*config.Config, *stores.Set, error) {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := stores.Open(ctx, cfg, a.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, st, nil
 }
 
 // loadConfig reads the config and logs its warnings.

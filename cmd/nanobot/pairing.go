@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/activities"
-	"github.com/nanobot-durable/nanobot/stores"
 )
 
 // pairing manages who may talk to the agent from a chat app: list the
@@ -31,11 +30,7 @@ func (a *app) pairing(ctx context.Context, args []string) error {
 	default:
 		return usageError{fmt.Errorf("pairing: want list | approve CODE | deny CODE | revoke ID")}
 	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	st, err := stores.Open(ctx, cfg, a.log)
+	_, st, err := a.openStores(ctx)
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(out, "Temporal:  %s (%s), namespace %s: %s\n", addr, source, envOr("TEMPORAL_NAMESPACE", "default"), state)
 	writeSecurity(out, cfg, os.Getenv)
+	a.writeDisk(ctx, out, cfg)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 )
 
@@ -79,7 +80,9 @@ func TestTLSNeverStartsThePlaintextEmbeddedServer(t *testing.T) {
 	t.Setenv("NANOBOT_DEV_PORT", strconv.Itoa(testenv.FreePort(t)))
 	t.Setenv("TEMPORAL_TLS_SERVER_CA_CERT_PATH", c.CA)
 	dir := t.TempDir()
-	_, err := connectTemporal(context.Background(), dir, slog.New(slog.DiscardHandler))
+	cfg := config.Default()
+	cfg.Path = filepath.Join(dir, "config.json")
+	_, err := connectTemporal(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "TEMPORAL_TLS_SERVER_CA_CERT_PATH is set (TLS), so nanobot does not start its embedded Temporal")
 	require.NoDirExists(t, filepath.Join(dir, "temporal"), "temporal-dev was never started")
 }

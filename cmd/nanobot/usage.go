@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nanobot-durable/nanobot/stores"
 	tokenusage "github.com/nanobot-durable/nanobot/usage"
 )
 
@@ -24,11 +23,7 @@ func (a *app) usageCmd(ctx context.Context, args []string) error {
 	if *days < 0 {
 		return usageError{fmt.Errorf("usage: --days must be 0 or more, got %d", *days)}
 	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	st, err := stores.Open(ctx, cfg, a.log)
+	_, st, err := a.openStores(ctx)
 	if err != nil {
 		return err
 	}

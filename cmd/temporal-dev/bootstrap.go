@@ -9,11 +9,13 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	namespacepb "go.temporal.io/api/namespace/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // namespaceCacheRefresh is the server's default system.namespaceCacheRefreshInterval plus slack.
@@ -45,6 +47,11 @@ func bootstrap(ctx context.Context, o *options, frontend string, frontendTLS *fr
 		if err != nil {
 			return err
 		}
+		updated, err := keepRetention(ctx, wf, desc, o.Retention, logger)
+		if err != nil {
+			return err
+		}
+		added = added || updated
 		missing := missingSearchAttributes(desc.GetConfig().GetCustomSearchAttributeAliases(), o.SearchAttributes)
 		if len(missing) == 0 {
 			continue
@@ -57,7 +64,7 @@ func bootstrap(ctx context.Context, o *options, frontend string, frontendTLS *fr
 		added = true
 	}
 	if added {
-		// Other services see the new aliases only after their namespace cache refreshes.
+		// Other services see new aliases or retention only after their namespace cache refreshes.
 		select {
 		case <-time.After(namespaceCacheRefresh):
 		case <-ctx.Done():
@@ -65,6 +72,23 @@ func bootstrap(ctx context.Context, o *options, frontend string, frontendTLS *fr
 		}
 	}
 	return nil
+}
+
+// keepRetention sets the namespace's retention to want when a database
+// from an earlier run holds another; a new namespace got it when pre-registered.
+func keepRetention(ctx context.Context, wf workflowservice.WorkflowServiceClient, desc *workflowservice.DescribeNamespaceResponse, want time.Duration, logger *slog.Logger) (bool, error) {
+	ns := desc.GetNamespaceInfo().GetName()
+	had := desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()
+	if had == want {
+		return false, nil
+	}
+	_, err := wf.UpdateNamespace(ctx, &workflowservice.UpdateNamespaceRequest{Namespace: ns,
+		Config: &namespacepb.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(want)}})
+	if err != nil {
+		return false, fmt.Errorf("setting the retention of namespace %q to %s: %w", ns, want, err)
+	}
+	logger.Info("namespace retention set", "namespace", ns, "was", had, "now", want)
+	return true, nil
 }
 
 // describeWhenReady retries DescribeNamespace until the frontend serves it or ctx ends.

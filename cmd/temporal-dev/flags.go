@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/common/searchattribute/sadefs"
@@ -35,6 +36,12 @@ type options struct {
 	// Postgres is the parsed --db, nil on SQLite.
 	Postgres   *postgresTarget
 	Namespaces []string
+	// Retention is how long every namespace keeps a closed workflow's history (and the Web UI shows it).
+	Retention time.Duration
+	// VacuumFreePercent: at start, a SQLite file whose free pages are at least this share is vacuumed (0 = never).
+	VacuumFreePercent int
+	// CompactOnly compacts the database file (a stopped server's) and exits.
+	CompactOnly bool
 	// SearchAttributes keeps flag order so registration and errors are deterministic.
 	SearchAttributes []searchAttribute
 	DynamicConfig    []dynamicConfigValue
@@ -45,8 +52,10 @@ type options struct {
 	LeanVisibility bool
 	// ReleaseStartupMemory returns start-up garbage to the OS once the server is up.
 	ReleaseStartupMemory bool
-	LogLevel             string
-	LogFormat            string
+	// DropStartupPages also advises the kernel to drop the executable's start-up pages (madvise).
+	DropStartupPages bool
+	LogLevel         string
+	LogFormat        string
 	// UIAllowedHosts are Host names the Web UI answers to beside loopback and its bound IP.
 	UIAllowedHosts []string
 	// TLSCert and TLSKey serve the frontend over TLS; TLSClientCA then requires client certificates.
@@ -104,6 +113,9 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.StringVar(&o.DBURL, "db", "", "PostgreSQL to persist to, postgres://user:password@host:port/database (visibility in database_visibility; both set up on first start)")
 	fs.Var(&namespaces, "namespace", "extra namespace to register (repeatable)")
 	fs.Var(&namespaces, "n", "shorthand for --namespace")
+	fs.DurationVar(&o.Retention, "namespace-retention", 24*time.Hour, "how long the namespaces keep closed workflows (set on existing ones too; at least 1h)")
+	fs.IntVar(&o.VacuumFreePercent, "sqlite-vacuum-free-percent", 20, "at start, VACUUM a SQLite file whose free pages are at least this percent of it (0 = never)")
+	fs.BoolVar(&o.CompactOnly, "compact-only", false, "checkpoint and, per --sqlite-vacuum-free-percent, VACUUM the --db-filename of a stopped server, then exit")
 	fs.Var(&searchAttrs, "search-attribute", "custom search attribute NAME=TYPE (repeatable)")
 	fs.Var(&dynValues, "dynamic-config-value", "dynamic config KEY=JSONVALUE (repeatable; KEY=null restores the server's default)")
 	fs.Var(&pragmas, "sqlite-pragma", "SQLite pragma NAME=VALUE (repeatable)")
@@ -111,6 +123,7 @@ func parseFlags(args []string, usageOut io.Writer) (*options, error) {
 	fs.IntVar(&o.SQLiteMaxConns, "sqlite-max-conns", 1, "SQLite connections (more than 1 needs --db-filename in WAL mode)")
 	fs.BoolVar(&o.LeanVisibility, "sqlite-lean-visibility", true, "create the visibility schema without the indexes nanobot never queries (new databases only)")
 	fs.BoolVar(&o.ReleaseStartupMemory, "release-startup-memory", true, "return start-up memory to the OS once the server is up")
+	fs.BoolVar(&o.DropStartupPages, "drop-startup-pages", true, "with --release-startup-memory, also madvise(DONTNEED) the executable's pages start-up read")
 	fs.StringVar(&o.LogLevel, "log-level", "warn", "server log level: debug|info|warn|error")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "server log format: text|json")
 	fs.Var(&uiHosts, "ui-allowed-host", "a Host name the Web UI answers to beside 127.0.0.1, localhost, [::1] and its IP (repeatable)")
@@ -198,6 +211,12 @@ func (o *options) validate() error {
 	}
 	if o.SQLiteMaxConns < 1 {
 		return fmt.Errorf("invalid --sqlite-max-conns %d: want 1 or more", o.SQLiteMaxConns)
+	}
+	if o.Retention < time.Hour { // the server's own minimum for a namespace's retention
+		return fmt.Errorf("invalid --namespace-retention %s: want 1h or more", o.Retention)
+	}
+	if o.VacuumFreePercent < 0 || o.VacuumFreePercent > 100 {
+		return fmt.Errorf("invalid --sqlite-vacuum-free-percent %d: want 0 to 100", o.VacuumFreePercent)
 	}
 	if o.SQLiteMaxConns > 1 && o.DBFilename == "" {
 		return fmt.Errorf("--sqlite-max-conns %d needs --db-filename: an in-memory database runs on one connection", o.SQLiteMaxConns)

@@ -34,6 +34,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
 		return 2
 	}
+	if o.CompactOnly {
+		if err := compactOnly(o, stdout, slog.New(slog.NewTextHandler(stderr, nil))); err != nil {
+			_, _ = fmt.Fprintf(stderr, "temporal-dev: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	tuneGC()
 
 	serverLogger, err := newServerLogger(o)
@@ -120,7 +127,7 @@ func start(o *options, serverLogger *serverLogger, logger *slog.Logger, stdout i
 	}
 	_, _ = fmt.Fprintf(stdout, "temporal-dev: server %s, ui %s, db %s\n", joinHostPort(o.IP, o.Port), uiDesc, dbDesc)
 	if o.ReleaseStartupMemory {
-		go releaseStartupMemory(logger) // after the ready line: clients need not wait for it
+		go releaseStartupMemory(logger, o.DropStartupPages) // after the ready line: clients need not wait for it
 	}
 
 	return func() error {

@@ -136,6 +136,9 @@ func TestSQLiteMaxConns(t *testing.T) {
 	if cfg.MaxConns != 4 || cfg.MaxIdleConns != 4 {
 		t.Errorf("pool = %d/%d, want 4/4", cfg.MaxConns, cfg.MaxIdleConns)
 	}
+	if got := cfg.ConnectAttributes["journal_size_limit"]; got != "67108864" {
+		t.Errorf("journal_size_limit = %q: a file database's WAL would keep its high-water mark", got)
+	}
 	_, err = sqlConfig(mustParse(t, "--db-filename", "/tmp/td/x.db", "--sqlite-max-conns", "2", "--sqlite-pragma", "journal_mode=delete"))
 	if err == nil || !strings.Contains(err.Error(), "needs journal_mode=wal") {
 		t.Errorf("max conns without WAL: err = %v", err)

@@ -39,11 +39,13 @@ const secondRelease = 10 * time.Second
 // releaseStartupMemory hands the start-up garbage back to the OS once the server is up,
 // instead of leaving it to the background scavenger's slow pace, and the executable's pages
 // start-up read; once more when its first clients have started.
-func releaseStartupMemory(logger *slog.Logger) {
+func releaseStartupMemory(logger *slog.Logger, dropPages bool) {
 	for i, wait := range []time.Duration{0, secondRelease} {
 		time.Sleep(wait) // a point in the server's life, not a wait for an event
 		debug.FreeOSMemory()
-		dropStartupPages(logger)
+		if dropPages {
+			dropStartupPages(logger)
+		}
 		logger.Debug("released start-up memory", "pass", i+1)
 	}
 }

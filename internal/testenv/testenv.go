@@ -107,8 +107,12 @@ func NanobotBin(t testing.TB) string {
 type DevServer struct {
 	Addr   string
 	Client client.Client
-	cmd    *exec.Cmd
-	done   chan struct{}
+	// DBFile is its SQLite file when it has one (StartRunDevServer).
+	DBFile string
+	// Ready is when it first answered a health check.
+	Ready time.Time
+	cmd   *exec.Cmd
+	done  chan struct{}
 }
 
 // StartDevServer runs temporal-dev on a free port with an in-memory
@@ -117,6 +121,17 @@ type DevServer struct {
 func StartDevServer(t testing.TB, extra ...string) *DevServer {
 	t.Helper()
 	return startOnFreePort(t, append(nanobotSearchAttributes(), extra...))
+}
+
+// StartRunDevServer is temporal-dev as `make run` starts it: a SQLite file database (WAL) in a
+// directory of its own, the Web UI on, nanobot's search attributes; extra flags come last.
+func StartRunDevServer(t testing.TB, extra ...string) *DevServer {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "temporal.db")
+	args := []string{"--db-filename", db, "--headless=false", "--ui-port", strconv.Itoa(FreePort(t))}
+	s := StartDevServer(t, append(args, extra...)...)
+	s.DBFile = db
+	return s
 }
 
 // StartBareDevServer is StartDevServer without nanobot's search attributes:
@@ -211,7 +226,7 @@ func startDevServer(t testing.TB, port int, extra []string) (*DevServer, string,
 		if err == nil {
 			if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
 				cancel()
-				s.Client = c
+				s.Client, s.Ready = c, time.Now()
 				return s, "", nil
 			}
 			c.Close()

@@ -300,28 +300,60 @@ func (s *Store) resolve(rev string) (*object.Commit, error) {
 
 // Show describes one commit: its message and its diff against its parent.
 func (s *Store) Show(rev string) (string, error) {
-	c, err := s.resolve(rev)
+	ch, err := s.Change(rev)
 	if err != nil {
 		return "", err
 	}
-	from := &object.Commit{}
+	return fmt.Sprintf("commit %s\nDate: %s\n\n    %s\n\n%s", ch.Hash, ch.When.Format(time.RFC3339), ch.Message, ch.Diff), nil
+}
+
+// Change is one commit with what it changed.
+type Change struct {
+	Entry
+	// Parent is the commit before ("" for the first).
+	Parent string
+	// Diff is the unified diff against the parent; Files the paths it touches.
+	Diff  string
+	Files []string
+}
+
+// Change reads one commit (full or abbreviated hash) and its diff.
+func (s *Store) Change(rev string) (Change, error) {
+	c, err := s.resolve(rev)
+	if err != nil {
+		return Change{}, err
+	}
+	ch := Change{Entry: Entry{Hash: c.Hash.String(), When: c.Author.When, Message: strings.TrimSpace(c.Message)}}
 	var patch *object.Patch
 	if c.NumParents() > 0 {
-		if from, err = c.Parent(0); err != nil {
-			return "", err
+		from, err := c.Parent(0)
+		if err != nil {
+			return Change{}, err
 		}
+		ch.Parent = from.Hash.String()
 		patch, err = from.Patch(c)
+		if err != nil {
+			return Change{}, fmt.Errorf("diff %s: %w", c.Hash, err)
+		}
 	} else {
-		var empty, tree *object.Tree
-		empty = &object.Tree{}
-		if tree, err = c.Tree(); err == nil {
-			patch, err = empty.Patch(tree)
+		tree, err := c.Tree()
+		if err == nil {
+			patch, err = (&object.Tree{}).Patch(tree)
+		}
+		if err != nil {
+			return Change{}, fmt.Errorf("diff %s: %w", c.Hash, err)
 		}
 	}
-	if err != nil {
-		return "", fmt.Errorf("diff %s: %w", c.Hash, err)
+	ch.Diff = patch.String()
+	for _, fp := range patch.FilePatches() {
+		from, to := fp.Files()
+		if to != nil {
+			ch.Files = append(ch.Files, to.Path())
+		} else if from != nil {
+			ch.Files = append(ch.Files, from.Path())
+		}
 	}
-	return fmt.Sprintf("commit %s\nDate: %s\n\n    %s\n\n%s", c.Hash, c.Author.When.Format(time.RFC3339), strings.TrimSpace(c.Message), patch.String()), nil
+	return ch, nil
 }
 
 // Restore brings the tracked files back to how they were at rev (files

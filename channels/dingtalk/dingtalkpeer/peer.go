@@ -17,8 +17,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gorilla/websocket"
 )
 
 // The app the peer knows.
@@ -233,5 +231,3 @@ func writeJSONRaw(w http.ResponseWriter, status int, body string) {
 
 // wsURL is the peer's address as a WebSocket URL.
 func (p *Peer) wsURL() string { return "ws" + strings.TrimPrefix(p.srv.URL, "http") }
-
-var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}

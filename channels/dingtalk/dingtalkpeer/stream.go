@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // The robot message topic, and the frame types (DingTalk's Stream mode).
@@ -70,7 +72,7 @@ func (p *Peer) stream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown ticket", http.StatusUnauthorized)
 		return
 	}
-	ws, err := upgrader.Upgrade(w, r, nil)
+	ws, err := peerkit.UpgradeConn(w, r)
 	if err != nil {
 		return
 	}

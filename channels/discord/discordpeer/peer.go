@@ -13,10 +13,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // The bot the peer knows.
@@ -55,11 +56,7 @@ type File struct {
 }
 
 // Call is one REST request the bot made.
-type Call struct {
-	Method string
-	Path   string // without the /api/v{n} prefix
-	Body   string // JSON body or multipart payload_json
-}
+type Call = peerkit.Call
 
 // Stats count the gateway's traffic.
 type Stats struct {
@@ -85,20 +82,18 @@ type failure struct {
 
 // Peer is a running fake Discord.
 type Peer struct {
-	t   testing.TB
-	srv *httptest.Server
+	peerkit.Recorder // the REST calls the bot made
+	t                testing.TB
+	srv              *httptest.Server
 
 	mu        sync.Mutex
 	heartbeat time.Duration
 	intents   int
-	sessionN  int
-	sess      *session
-	conn      *conn
+	gw        *peerkit.Gateway
 	stats     Stats
 	nextID    int64
 	channels  map[string]*channel
-	messages  []*Message // posted, in order
-	calls     []Call
+	messages  []*Message        // posted, in order
 	files     map[string][]byte // attachments the users sent, by path
 	failures  []failure
 	responses []InteractionResponse
@@ -113,6 +108,7 @@ func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, heartbeat: time.Second, nextID: 1200000000000000000,
 		channels: map[string]*channel{}, files: map[string][]byte{}, release: make(chan struct{})}
+	p.gw = peerkit.NewGateway(t, "discordpeer", nil)
 	mux := http.NewServeMux()
 	for _, path := range []string{"/gateway", "/gateway/", "/resume-gateway", "/resume-gateway/"} {
 		mux.HandleFunc(path, p.gateway) // discordgo adds a slash to the url it is given
@@ -222,24 +218,6 @@ func (p *Peer) Messages(channelID string) []Message {
 		}
 	}
 	return out
-}
-
-// Calls are the REST requests the bot made, in order.
-func (p *Peer) Calls() []Call {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]Call(nil), p.calls...)
-}
-
-// CallsTo counts the requests of a method to a path starting with prefix.
-func (p *Peer) CallsTo(method, prefix string) int {
-	n := 0
-	for _, c := range p.Calls() {
-		if c.Method == method && strings.HasPrefix(c.Path, prefix) {
-			n++
-		}
-	}
-	return n
 }
 
 // Stats count the gateway's traffic so far.

@@ -24,8 +24,8 @@ func restError(w http.ResponseWriter, status, code int, msg string) {
 func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 	path := apiPrefix.ReplaceAllString(r.URL.EscapedPath(), "")
 	body, content := p.readBody(r)
+	p.Record(Call{Method: r.Method, Path: path, Body: []byte(body)})
 	p.mu.Lock()
-	p.calls = append(p.calls, Call{Method: r.Method, Path: path, Body: body})
 	fail, failed := p.takeFailure(r.Method, path)
 	p.mu.Unlock()
 	if r.Header.Get("Authorization") != "Bot "+Token {

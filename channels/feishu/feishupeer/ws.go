@@ -15,9 +15,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/nanobot-durable/nanobot/channels/feishu/pbbp2"
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
-
-var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
 // endpoint is POST /callback/ws/endpoint: the app's id and secret buy the
 // long connection's URL and its client config.
@@ -57,7 +56,7 @@ func (p *Peer) websocket(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusForbidden)
 		return
 	}
-	ws, err := upgrader.Upgrade(w, r, nil)
+	ws, err := peerkit.UpgradeConn(w, r)
 	if err != nil {
 		return
 	}

@@ -13,10 +13,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // The app the peer knows.
@@ -52,9 +53,7 @@ type Upload struct {
 }
 
 // Call is one REST request the bot made.
-type Call struct {
-	Method, Path, Auth, Body string
-}
+type Call = peerkit.Call
 
 // Stats count the peer's traffic.
 type Stats struct {
@@ -81,24 +80,21 @@ type failure struct {
 
 // Peer is a running fake QQ.
 type Peer struct {
-	t   testing.TB
-	srv *httptest.Server
+	peerkit.Recorder // the REST calls the bot made
+	t                testing.TB
+	srv              *httptest.Server
 
 	mu        sync.Mutex
 	heartbeat time.Duration
 	noACK     bool
-	tokenTTL  int
-	tokens    map[string]time.Time // valid tokens and their expiry
+	tokens    *peerkit.Tokens
 	intents   int
 	shard     []int
-	sessionN  int
-	sess      *session
-	conn      *conn
+	gw        *peerkit.Gateway
 	stats     Stats
 	nextID    int
 	messages  []Message
 	uploads   []Upload
-	calls     []Call
 	seqsUsed  map[string]bool // msg_id + msg_seq already answered
 	files     map[string][]byte
 	failures  []failure
@@ -107,8 +103,9 @@ type Peer struct {
 // New starts the peer on 127.0.0.1; it stops when the test ends.
 func New(t testing.TB) *Peer {
 	t.Helper()
-	p := &Peer{t: t, heartbeat: time.Second, tokenTTL: 7200, tokens: map[string]time.Time{},
+	p := &Peer{t: t, heartbeat: time.Second, tokens: peerkit.NewTokens("peer-access-token", 7200*time.Second),
 		seqsUsed: map[string]bool{}, files: map[string][]byte{}}
+	p.gw = peerkit.NewGateway(t, "qqpeer", qqFrame)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/app/getAppAccessToken", p.token)
 	mux.HandleFunc("/websocket", p.gateway)
@@ -140,18 +137,10 @@ func (p *Peer) StopACKs(on bool) {
 }
 
 // SetTokenTTL sets the expires_in of the tokens issued from now on.
-func (p *Peer) SetTokenTTL(seconds int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.tokenTTL = seconds
-}
+func (p *Peer) SetTokenTTL(seconds int) { p.tokens.SetTTL(time.Duration(seconds) * time.Second) }
 
 // ExpireTokens makes every token issued so far invalid (401 on REST).
-func (p *Peer) ExpireTokens() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	clear(p.tokens)
-}
+func (p *Peer) ExpireTokens() { p.tokens.Revoke() }
 
 // AddFile serves an attachment on the peer's CDN and returns its URL.
 func (p *Peer) AddFile(name string, data []byte) string {
@@ -190,24 +179,6 @@ func (p *Peer) Uploads() []Upload {
 	return append([]Upload(nil), p.uploads...)
 }
 
-// Calls are the REST requests the bot made, in order.
-func (p *Peer) Calls() []Call {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]Call(nil), p.calls...)
-}
-
-// CallsTo counts the requests of a method to a path starting with prefix.
-func (p *Peer) CallsTo(method, prefix string) int {
-	n := 0
-	for _, c := range p.Calls() {
-		if c.Method == method && strings.HasPrefix(c.Path, prefix) {
-			n++
-		}
-	}
-	return n
-}
-
 // Stats count the traffic so far.
 func (p *Peer) Stats() Stats {
 	p.mu.Lock()
@@ -239,11 +210,7 @@ func (p *Peer) idLocked() string {
 }
 
 // validLocked: the Authorization value carries a token still valid.
-func (p *Peer) validLocked(auth string) bool {
-	tok, ok := strings.CutPrefix(auth, "QQBot ")
-	exp, known := p.tokens[tok]
-	return ok && known && time.Now().Before(exp)
-}
+func (p *Peer) validLocked(auth string) bool { return p.tokens.ValidBearer(auth, "QQBot") }
 
 // token serves POST /app/getAppAccessToken.
 func (p *Peer) token(w http.ResponseWriter, r *http.Request) {
@@ -259,16 +226,14 @@ func (p *Peer) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"code": 100016, "message": "invalid appid or secret"})
 		return
 	}
+	now := time.Now()
+	tok, ttl := p.tokens.Issue()
 	p.mu.Lock()
 	p.stats.TokensIssued++
-	tok := fmt.Sprintf("peer-access-token-%d", p.stats.TokensIssued)
-	now := time.Now()
-	p.tokens[tok] = now.Add(time.Duration(p.tokenTTL) * time.Second)
 	p.stats.TokenIssues = append(p.stats.TokenIssues, now)
-	p.stats.TokenExpiries = append(p.stats.TokenExpiries, p.tokens[tok])
-	ttl := p.tokenTTL
+	p.stats.TokenExpiries = append(p.stats.TokenExpiries, now.Add(ttl))
 	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": fmt.Sprint(ttl)})
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": fmt.Sprint(int(ttl / time.Second))})
 }
 
 func (p *Peer) cdn(w http.ResponseWriter, r *http.Request) {
@@ -283,10 +248,6 @@ func (p *Peer) cdn(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { peerkit.WriteJSON(w, status, v) }
 
-func (p *Peer) wsURL() string { return "ws" + strings.TrimPrefix(p.srv.URL, "http") + "/websocket" }
+func (p *Peer) wsURL() string { return peerkit.WSURL(p.srv.URL, "/websocket") }

@@ -18,8 +18,8 @@ func apiError(w http.ResponseWriter, status, code int, msg string) {
 func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	path := r.URL.Path
+	p.Record(Call{Method: r.Method, Path: path, Auth: r.Header.Get("Authorization"), Body: raw})
 	p.mu.Lock()
-	p.calls = append(p.calls, Call{Method: r.Method, Path: path, Auth: r.Header.Get("Authorization"), Body: string(raw)})
 	valid := p.validLocked(r.Header.Get("Authorization"))
 	if !valid {
 		p.stats.Unauthorized++

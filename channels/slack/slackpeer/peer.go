@@ -24,6 +24,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack/slacktest"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // BotUserID is the bot's user id: what slacktest's auth.test answers.
@@ -375,8 +377,7 @@ func (p *Peer) dropSocket(sock *botSocket) {
 // relay joins the bot's socket to slacktest's /ws, pings the bot as
 // Slack does, and records the messages slacktest echoes for each post.
 func (p *Peer) relay(w http.ResponseWriter, r *http.Request) {
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-	bot, err := up.Upgrade(w, r, nil)
+	bot, err := peerkit.UpgradeConn(w, r)
 	if err != nil {
 		return
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // The bot the peer knows.
@@ -121,8 +123,6 @@ func (p *Peer) URL() string { return "ws" + strings.TrimPrefix(p.srv.URL, "http"
 // HTTPURL is the base of the files' URLs.
 func (p *Peer) HTTPURL() string { return p.srv.URL }
 
-var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-
 // frame is one message on the socket.
 type frame struct {
 	Cmd     string `json:"cmd,omitempty"`
@@ -148,7 +148,7 @@ func answer(reqID string, code int, msg string, body any) ack {
 
 // socket serves one connection: the first frame must subscribe.
 func (p *Peer) socket(w http.ResponseWriter, r *http.Request) {
-	ws, err := upgrader.Upgrade(w, r, nil)
+	ws, err := peerkit.UpgradeConn(w, r)
 	if err != nil {
 		return
 	}

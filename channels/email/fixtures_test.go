@@ -2,10 +2,7 @@ package email
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,10 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/email/mailpeer"
-	"github.com/nanobot-durable/nanobot/config"
-	"github.com/nanobot-durable/nanobot/internal/testenv"
-	"github.com/nanobot-durable/nanobot/pairing"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -31,23 +26,20 @@ const alice = "alice@example.org"
 // behind the real channel manager (allowFrom, pairing, the hook), with an
 // agent that answers every message at once.
 type harness struct {
+	*channeltest.Run[*Channel]
 	t     *testing.T
 	imap  *mailpeer.IMAP
 	smtp  *mailpeer.SMTP
-	cfg   *config.Config
-	block map[string]any
-	ws    string
-	logs  *testenv.SyncBuffer
+	env   channeltest.Env
 	agent *echoAgent
-	stop  func()
 }
 
 // startHarness starts the servers and the channel; mod changes the
 // channels.email block (keys as in config.json) before it starts.
 func startHarness(t *testing.T, opts mailpeer.Options, mod func(block map[string]any)) *harness {
 	t.Helper()
-	h := &harness{t: t, imap: mailpeer.StartIMAP(t, opts), smtp: mailpeer.StartSMTP(t), ws: t.TempDir(), logs: &testenv.SyncBuffer{}}
-	h.block = map[string]any{
+	h := &harness{t: t, imap: mailpeer.StartIMAP(t, opts), smtp: mailpeer.StartSMTP(t), agent: &echoAgent{}}
+	block := map[string]any{
 		"enabled": true, "consentGranted": true,
 		"imapHost": h.imap.Host, "imapPort": h.imap.Port, "imapUsername": h.imap.User, "imapPassword": h.imap.Pass, "imapUseSsl": false,
 		"smtpHost": h.smtp.Host, "smtpPort": h.smtp.Port, "smtpUsername": h.smtp.User, "smtpPassword": h.smtp.Pass, "smtpUseTls": false,
@@ -57,52 +49,19 @@ func startHarness(t *testing.T, opts mailpeer.Options, mod func(block map[string
 		"pollIntervalSeconds": 3600, // IDLE does the work; a test that polls says so
 	}
 	if mod != nil {
-		mod(h.block)
+		mod(block)
 	}
-	raw, err := json.Marshal(h.block)
-	require.NoError(t, err)
-	h.cfg = config.Default()
-	h.cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	h.cfg.Channels.Other = map[string]json.RawMessage{"email": raw}
+	h.env = channeltest.NewEnv(t, Name, block)
 	h.start()
-	t.Cleanup(func() {
-		h.stop()
-		if t.Failed() {
-			t.Logf("channel log:\n%s", h.logs.String())
-		}
-	})
 	return h
 }
 
-// start builds the channel from the config and runs it under a manager;
-// h.stop stops it (a restart is stop, then start).
+// start runs a channel on the harness's env under a manager (a restart
+// is Stop, then start: the same config, the same handled mails).
 func (h *harness) start() {
 	h.t.Helper()
-	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ch, err := New(channels.Deps{Config: h.cfg, Workspace: h.ws, Log: log})
-	require.NoError(h.t, err)
-	m := channels.NewManager()
-	m.Config, m.Log = h.cfg, log
-	m.Pairing = pairing.NewStore(h.t.TempDir()) // strangers must still get no mail
-	if h.agent == nil {
-		h.agent = &echoAgent{}
-	}
-	h.agent.mgr = m
-	m.Bus = h.agent
-	m.Add(ch)
-	ctx, cancel := context.WithCancel(context.Background())
-	require.Empty(h.t, m.Start(ctx, nil))
-	stopped := false
-	h.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		stopCtx, done := context.WithTimeout(context.Background(), 15*time.Second)
-		defer done()
-		m.Stop(stopCtx)
-		cancel()
-	}
+	h.Run = channeltest.Start(h.t, h.env, New, channeltest.Behind(h.agent))
+	h.agent.setManager(h.Manager)
 }
 
 // deliver puts a mail in the INBOX.
@@ -154,18 +113,29 @@ func (h *harness) waitPublished(messageID string) protocol.Inbound {
 // echoAgent stands in for the bus and the agent: it records each message
 // and answers it through the manager, as a turn's delivery would.
 type echoAgent struct {
-	mgr *channels.Manager
-
 	mu    sync.Mutex
+	mgr   *channels.Manager
 	got   []protocol.Inbound
 	media []string // files every answer carries
 	errs  []error
 }
 
+func (a *echoAgent) setManager(m *channels.Manager) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.mgr = m
+}
+
+func (a *echoAgent) manager() *channels.Manager {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mgr
+}
+
 func (a *echoAgent) Publish(ctx context.Context, msg protocol.Inbound) (string, error) {
 	a.mu.Lock()
 	a.got = append(a.got, msg)
-	media := a.media
+	media, mgr := a.media, a.mgr
 	a.mu.Unlock()
 	go func() {
 		body := msg.Content
@@ -175,7 +145,7 @@ func (a *echoAgent) Publish(ctx context.Context, msg protocol.Inbound) (string, 
 		first, _, _ := strings.Cut(body, "\n")
 		r := channels.Reply{ID: "d-" + msg.ID, Route: msg.Route, SessionKey: msg.SessionKey, Turn: msg.ID,
 			Text: fmt.Sprintf("**echo**: %s", first), Media: media, Kind: protocol.ReplyAnswer}
-		if err := a.mgr.Send(context.Background(), r); err != nil {
+		if err := mgr.Send(context.Background(), r); err != nil {
 			a.mu.Lock()
 			a.errs = append(a.errs, err)
 			a.mu.Unlock()
