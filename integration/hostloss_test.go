@@ -149,8 +149,8 @@ func TestHostLossResumesWithinTheHeartbeatTimeout(t *testing.T) {
 		}
 	}
 	require.False(t, lastSeen.IsZero(), "the tool call is not running: %v", desc.GetPendingActivities())
-	require.Equal(t, protocol.HeartbeatTimeout, desc.GetExecutionConfig().GetDefaultWorkflowTaskTimeout().AsDuration(),
-		"a workflow task held by a lost worker waits this long (temporal-dev's history.defaultWorkflowTaskTimeout)")
+	require.Equal(t, 4*time.Second, desc.GetExecutionConfig().GetDefaultWorkflowTaskTimeout().AsDuration(),
+		"a workflow task held by a lost worker waits this long (temporal-dev's history.defaultWorkflowTaskTimeout, deploy/temporal-dynamicconfig.yaml)")
 
 	startGateway(t, dev, home.Env(dev.Addr, workers.WorkerHostEnv+"=host-b"))
 	var res protocol.TurnResult
