@@ -74,7 +74,7 @@ func (m *upgradeModel) handle(req *modeltest.RecordedRequest) modeltest.Step {
 func buildUpgradeBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "nanobot-next")
-	cmd := exec.Command("go", "build", "-tags", "upgradetest", "-o", bin, "./cmd/nanobot")
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "upgradetest", "-o", bin, "./cmd/nanobot")
 	cmd.Dir = testenv.RepoRoot(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "build the second binary:\n%s", out)
