@@ -36,7 +36,13 @@ func (o outputs) String() string {
 // the test failed.
 func startNanobot(t *testing.T, env []string, args ...string) (*exec.Cmd, *testenv.SyncBuffer, *testenv.SyncBuffer) {
 	t.Helper()
-	cmd := exec.Command(testenv.NanobotBin(t), args...)
+	return startNanobotFrom(t, testenv.NanobotBin(t), env, args...)
+}
+
+// startNanobotFrom is startNanobot with the given nanobot binary.
+func startNanobotFrom(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, *testenv.SyncBuffer, *testenv.SyncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	var stdout, stderr testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

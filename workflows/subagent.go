@@ -49,6 +49,7 @@ func SubagentWorkflow(ctx workflow.Context, in protocol.SubagentInput) (*protoco
 	if in.Resume != nil {
 		s.run.RunnerState, start = *in.Resume, Run
 	}
+	upgradeStep(ctx)
 	workflow.SetCurrentDetails(ctx, "subagent ["+in.Label+"] of "+in.OriginKey)
 	err := s.m.run(ctx, start, Done)
 	var can *workflow.ContinueAsNewError

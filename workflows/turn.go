@@ -98,6 +98,7 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 	} else if !t.takeFirstMessage(ctx) {
 		return &protocol.TurnResult{SessionKey: in.SessionKey, StopReason: "no_message"}, nil
 	}
+	upgradeStep(ctx)
 	workflow.Go(ctx, t.receive)
 	workflow.SetCurrentDetails(ctx, "message: "+chat.Preview(t.msg.Content, 120))
 	if err := t.m.run(ctx, start, Done); err != nil {
