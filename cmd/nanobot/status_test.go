@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,4 +45,12 @@ func TestStatusListsTheUnsupportedKeysSet(t *testing.T) {
 	require.Contains(t, out, `Web search: tools.web.search.baseUrl is read for searxng only; it has no effect with "brave"`)
 	unsupported, _, _ := strings.Cut(out, "\nSecurity:\n")
 	require.Equal(t, 41, strings.Count(unsupported, "\n  "), out)
+}
+
+func TestStatusNamesAnImageProviderThisBuildLacks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"tools": {"imageGeneration": {"enabled": true, "provider": "gemini"}, "cliApps": {"enable": false}}}`), 0o600))
+	out, _ := statusOf(t, path)
+	require.Contains(t, out, "\nImages:    tools.imageGeneration.provider: image generation provider 'gemini' is not in this build (openai, custom and openrouter are)\n")
+	require.NotContains(t, out, "\nCLI apps:")
 }
