@@ -10,6 +10,8 @@ import (
 	"image/png"
 	"mime"
 	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,4 +209,41 @@ func TestOpenAIImageSize(t *testing.T) {
 	require.Equal(t, "1024x1024", openAIImageSize("gpt-image-1", "21:9", ""))
 	require.Equal(t, "1536x1024", customImageSize("4:3", ""))
 	require.Equal(t, "2K", customImageSize("1:1", "2K"), "custom passes other hints through")
+}
+
+// TestGenerateImageOpenRouter: OpenRouter answers chat completions with the
+// image as a data URL in message.images (aimock has no such response; a
+// fake at the wire stands in).
+func TestGenerateImageOpenRouter(t *testing.T) {
+	pic := testPNG(t, color.RGBA{G: 128, A: 255})
+	var got map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer or-key" {
+			http.Error(w, "wrong path or key", http.StatusUnauthorized)
+			return
+		}
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&got))
+		url := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pic)
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{
+			"role": "assistant", "content": "here", "images": []any{map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}}}}}}})
+	}))
+	defer srv.Close()
+	env := imageEnv(t)
+	ref := testPNG(t, color.Black)
+	require.NoError(t, os.WriteFile(filepath.Join(env.Workspace, "ref.png"), ref, 0o644))
+	tool := NewGenerateImage(ImageGenOptions{Provider: "openrouter", Model: "openai/gpt-5.4-image-2", APIKey: "or-key",
+		APIBase: srv.URL + "/api/v1", DefaultAspectRatio: "1:1", DefaultImageSize: "1K", MaxImagesPerTurn: 4, SaveDir: "generated"}, nil)
+	res, out := runGenerateImage(t, tool, env, map[string]any{"prompt": "green", "reference_images": []any{"ref.png"}})
+	require.False(t, res.IsError, res.Text)
+	require.Len(t, out.Artifacts, 1)
+	saved, err := os.ReadFile(out.Artifacts[0].Path)
+	require.NoError(t, err)
+	require.Equal(t, pic, saved)
+	require.Equal(t, "openai/gpt-5.4-image-2", got["model"])
+	require.Equal(t, []any{"image", "text"}, got["modalities"])
+	require.Equal(t, map[string]any{"aspect_ratio": "1:1", "image_size": "1K"}, got["image_config"])
+	content := got["messages"].([]any)[0].(map[string]any)["content"].([]any)
+	require.Equal(t, map[string]any{"type": "text", "text": "green"}, content[0])
+	require.Equal(t, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(ref),
+		content[1].(map[string]any)["image_url"].(map[string]any)["url"], "the reference goes inline")
 }
