@@ -77,7 +77,10 @@ func TestGenerateImageThroughTheGateway(t *testing.T) {
 		return false
 	}, time.Minute, 50*time.Millisecond, "no closing answer\n%s", logs)
 
-	saved := filepath.Join(home.Workspace, "pictures", time.Now().Format("2006-01-02"), sent[0].Name)
+	found, err := filepath.Glob(filepath.Join(home.Workspace, "pictures", "*-*-*", sent[0].Name))
+	require.NoError(t, err)
+	require.Len(t, found, 1, "the image is kept under saveDir/YYYY-MM-DD in the workspace")
+	saved := found[0]
 	data, err := os.ReadFile(saved)
 	require.NoError(t, err, "the image is kept under saveDir in the workspace")
 	require.Equal(t, pic, data)

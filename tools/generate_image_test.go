@@ -77,7 +77,10 @@ func TestGenerateImageOpenAIGenerationsSavesAndSends(t *testing.T) {
 	res, out := runGenerateImage(t, tool, env, map[string]any{"prompt": "a red square", "aspect_ratio": "16:9", "count": float64(2)})
 	require.False(t, res.IsError, res.Text)
 	require.Len(t, out.Artifacts, 2, "one image per call: asked twice")
-	day := filepath.Join(env.Workspace, "generated", time.Now().Format("2006-01-02"))
+	day := filepath.Dir(out.Artifacts[0].Path)
+	require.Equal(t, filepath.Join(env.Workspace, "generated"), filepath.Dir(day))
+	_, err := time.Parse("2006-01-02", filepath.Base(day))
+	require.NoError(t, err, "a folder per day")
 	for _, a := range out.Artifacts {
 		require.Equal(t, day, filepath.Dir(a.Path))
 		require.True(t, strings.HasPrefix(a.ID, "img_") && strings.HasSuffix(a.Path, a.ID+".png"), a.Path)
