@@ -202,6 +202,12 @@ func (c *Config) validate(src string) error {
 	if m := c.Gateway.RestartMode; m != "" && m != "auto" && m != "exec" && m != "spawn" {
 		return &Error{Source: src, Key: "gateway.restartMode", Msg: fmt.Sprintf("%q is not one of auto, exec, spawn", m)}
 	}
+	if n := c.Tools.ImageGeneration.MaxImagesPerTurn; n < 1 || n > 8 {
+		return &Error{Source: src, Key: "tools.imageGeneration.maxImagesPerTurn", Msg: fmt.Sprintf("%d is outside 1..8", n)}
+	}
+	if d := c.Tools.ImageGeneration.SaveDir; d == "" || filepath.IsAbs(d) || d == ".." || strings.HasPrefix(filepath.Clean(d), "..") {
+		return &Error{Source: src, Key: "tools.imageGeneration.saveDir", Msg: fmt.Sprintf("%q must be a relative path inside the workspace", d)}
+	}
 	if n := c.Tools.MaxSessionMessagesPerMinute; n < 1 {
 		return &Error{Source: src, Key: "tools.maxSessionMessagesPerMinute", Msg: fmt.Sprintf("%d is below 1", n)}
 	}

@@ -233,6 +233,8 @@ func TestFileErrors(t *testing.T) {
 		{"web port", `{"channels": {"web": {"port": 70000}}}`, `channels.web.port: 70000 is not a TCP port (0–65535)`},
 		{"web host", `{"channels": {"web": {"host": " "}}}`, `channels.web.host: empty: use 127.0.0.1 (this machine only) or an address to listen on`},
 		{"web enabled", `{"channels": {"web": {"enabled": "yes"}}}`, `channels.web.enabled: want a boolean, got string "yes"`},
+		{"images per turn", `{"tools": {"imageGeneration": {"maxImagesPerTurn": 9}}}`, `tools.imageGeneration.maxImagesPerTurn: 9 is outside 1..8`},
+		{"image saveDir", `{"tools": {"imageGeneration": {"saveDir": "../out"}}}`, `tools.imageGeneration.saveDir: "../out" must be a relative path inside the workspace`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

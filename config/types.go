@@ -265,11 +265,28 @@ type Tools struct {
 	Approval                    Approval             `json:"approval"`
 	My                          MyTool               `json:"my"`
 	MaxSessionMessagesPerMinute int                  `json:"maxSessionMessagesPerMinute"` // send_session_message's limit per session
+	ImageGeneration             ImageGenerationTool  `json:"imageGeneration"`
 	// nanobot's tools this build does not have.
-	CLIApps                        CLIAppsTool         `json:"cliApps"`
-	ImageGeneration                ImageGenerationTool `json:"imageGeneration"`
-	WebUIAllowLocalServiceAccess   bool                `json:"webuiAllowLocalServiceAccess" config:"alias=allowLocalPreviewAccess" unused:"nanobot's WebUI is not in this build"`
-	WebUIAllowRemotePackageInstall bool                `json:"webuiAllowRemotePackageInstall" unused:"nanobot's WebUI is not in this build"`
+	CLIApps                        CLIAppsTool `json:"cliApps"`
+	WebUIAllowLocalServiceAccess   bool        `json:"webuiAllowLocalServiceAccess" config:"alias=allowLocalPreviewAccess" unused:"nanobot's WebUI is not in this build"`
+	WebUIAllowRemotePackageInstall bool        `json:"webuiAllowRemotePackageInstall" unused:"nanobot's WebUI is not in this build"`
+}
+
+// ImageGenerationTool is tools.imageGeneration: generate_image (off by
+// default) and the provider whose providers.<name> block it uses.
+type ImageGenerationTool struct {
+	Enabled            bool   `json:"enabled"`
+	Provider           string `json:"provider"`
+	Model              string `json:"model"`
+	DefaultAspectRatio string `json:"defaultAspectRatio"`
+	DefaultImageSize   string `json:"defaultImageSize"`
+	MaxImagesPerTurn   int    `json:"maxImagesPerTurn"` // 1..8
+	SaveDir            string `json:"saveDir"`          // relative to the workspace
+}
+
+func defaultImageGeneration() ImageGenerationTool {
+	return ImageGenerationTool{Provider: "openrouter", Model: "openai/gpt-5.4-image-2", DefaultAspectRatio: "1:1",
+		DefaultImageSize: "1K", MaxImagesPerTurn: 4, SaveDir: "generated"}
 }
 
 // MyTool is tools.my: the agent's look at itself (check), and changing

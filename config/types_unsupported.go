@@ -6,28 +6,12 @@ package config
 
 // CLIAppsTool is tools.cliApps, nanobot's installer of command-line apps.
 type CLIAppsTool struct {
-	Enable            bool `json:"enable" unused:"there is no cli_apps tool in this build"`
-	InstallTimeout    int  `json:"installTimeout" unused:"there is no cli_apps tool in this build"`
-	RunTimeout        int  `json:"runTimeout" unused:"there is no cli_apps tool in this build"`
-	CatalogTTLSeconds int  `json:"catalogTtlSeconds" unused:"there is no cli_apps tool in this build"`
-}
-
-// ImageGenerationTool is tools.imageGeneration.
-type ImageGenerationTool struct {
-	Enabled            bool   `json:"enabled" unused:"there is no image generation in this build"`
-	Provider           string `json:"provider" unused:"there is no image generation in this build"`
-	Model              string `json:"model" unused:"there is no image generation in this build"`
-	DefaultAspectRatio string `json:"defaultAspectRatio" unused:"there is no image generation in this build"`
-	DefaultImageSize   string `json:"defaultImageSize" unused:"there is no image generation in this build"`
-	MaxImagesPerTurn   int    `json:"maxImagesPerTurn" unused:"there is no image generation in this build"`
-	SaveDir            string `json:"saveDir" unused:"there is no image generation in this build"`
+	Enable            bool `json:"enable" unused:"run_cli_app is not in this build: its catalog is a remote registry"`
+	InstallTimeout    int  `json:"installTimeout" unused:"run_cli_app is not in this build: its catalog is a remote registry"`
+	RunTimeout        int  `json:"runTimeout" unused:"run_cli_app is not in this build: its catalog is a remote registry"`
+	CatalogTTLSeconds int  `json:"catalogTtlSeconds" unused:"run_cli_app is not in this build: its catalog is a remote registry"`
 }
 
 func defaultCLIApps() CLIAppsTool {
 	return CLIAppsTool{Enable: true, InstallTimeout: 300, RunTimeout: 60, CatalogTTLSeconds: 3600}
-}
-
-func defaultImageGeneration() ImageGenerationTool {
-	return ImageGenerationTool{Provider: "openrouter", Model: "openai/gpt-5.4-image-2", DefaultAspectRatio: "1:1",
-		DefaultImageSize: "1K", MaxImagesPerTurn: 4, SaveDir: "generated"}
 }

@@ -1,5 +1,7 @@
 package tools
 
+import "time"
+
 // BuiltinOptions carry the config values the built-in tools need; the
 // caller maps config.Tools onto them so this package stays config-free.
 type BuiltinOptions struct {
@@ -36,6 +38,9 @@ type BuiltinOptions struct {
 	// Cron, when set, registers the cron tool; CronTimezone is its default zone.
 	Cron         CronJobs
 	CronTimezone string
+	// ImageGen, when set, registers generate_image (tools.imageGeneration.enabled);
+	// it sends its images through MessageSender.
+	ImageGen *ImageGenOptions
 }
 
 // RegisterBuiltins registers the built-in tools the options enable. It
@@ -90,6 +95,13 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 	}
 	if opts.Self != nil {
 		tools = append(tools, NewMyTool(opts.Self, opts.MyAllowSet))
+	}
+	if opts.ImageGen != nil {
+		ig := *opts.ImageGen
+		if ig.Downloads == nil {
+			ig.Downloads = guard.HTTPClient(120*time.Second, 5, nil)
+		}
+		tools = append(tools, NewGenerateImage(ig, opts.MessageSender))
 	}
 	if opts.Sessions != nil {
 		tools = append(tools, NewListSessions(opts.Sessions), NewReadSession(opts.Sessions),

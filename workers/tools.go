@@ -58,6 +58,7 @@ func newRegistry(cfg *config.Config, sb *tools.Sandbox, sessions *tools.ExecSess
 	opts.Goals = goals
 	opts.Cron, opts.CronTimezone = jobs, cfg.Agents.Defaults.Timezone
 	opts.Sessions = book
+	opts.ImageGen = imageGenOptions(cfg)
 	if self != nil && cfg.Tools.My.Enable {
 		opts.Self, opts.MyAllowSet = self, cfg.Tools.My.AllowSet
 		self.Tools = reg.Names
@@ -66,6 +67,34 @@ func newRegistry(cfg *config.Config, sb *tools.Sandbox, sessions *tools.ExecSess
 		return nil, fmt.Errorf("config %s: tools: %w", cfg.Path, err)
 	}
 	return reg, nil
+}
+
+// imageGenOptions maps tools.imageGeneration and its provider's block; nil when off.
+func imageGenOptions(cfg *config.Config) *tools.ImageGenOptions {
+	ig := cfg.Tools.ImageGeneration
+	if !ig.Enabled {
+		return nil
+	}
+	p := cfg.Providers[ig.Provider]
+	return &tools.ImageGenOptions{
+		Provider: ig.Provider, Model: ig.Model,
+		DefaultAspectRatio: ig.DefaultAspectRatio, DefaultImageSize: ig.DefaultImageSize,
+		MaxImagesPerTurn: ig.MaxImagesPerTurn, SaveDir: ig.SaveDir,
+		APIKey: p.APIKey, APIBase: p.APIBase, ExtraHeaders: p.ExtraHeaders, ExtraBody: p.ExtraBody,
+	}
+}
+
+// ImageGenerationWarning says when generate_image is on with a provider
+// this build cannot call, "" otherwise.
+func ImageGenerationWarning(cfg *config.Config) string {
+	ig := cfg.Tools.ImageGeneration
+	if !ig.Enabled {
+		return ""
+	}
+	if err := tools.ImageProviderSupported(ig.Provider); err != nil {
+		return "tools.imageGeneration.provider: " + err.Error()
+	}
+	return ""
 }
 
 // WebSearchWarning says when web_search will not use the provider the

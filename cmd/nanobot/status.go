@@ -52,6 +52,12 @@ func (a *app) status(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "API model: %s\n", res.APIModel)
 	}
 	writeUnsupported(out, a.warnings)
+	if cfg.Tools.CLIApps.Enable {
+		fmt.Fprintln(out, "CLI apps:  run_cli_app is not in this build: nanobot's CLI Apps catalog and installs come from remote registries (CLI-Anything, nanobot-extension), which this build does not fetch")
+	}
+	if w := workers.ImageGenerationWarning(cfg); w != "" {
+		fmt.Fprintf(out, "Images:    %s\n", w)
+	}
 	if w := workers.WebSearchWarning(cfg); w != "" {
 		fmt.Fprintf(out, "Web search: %s\n", w)
 	}
