@@ -92,6 +92,7 @@ func checkEverything(t *testing.T, p *Pool) {
 	require.NotContains(t, img.Text, "iVBOR", "no base64 in the model's context")
 	bad := reg.Execute(ctx, tools.Env{}, "mcp_everything_get-sum", `{"a":"two"}`)
 	require.True(t, bad.IsError, "our registry validates against the server's schema")
+	checkEverythingExtras(t, reg)
 }
 
 func TestE2EEverythingStdio(t *testing.T) {
