@@ -88,6 +88,9 @@ func Login(ctx context.Context, home, name string, cfg config.MCPServer, listenA
 	if listenAddr == "" {
 		listenAddr = "127.0.0.1:0"
 	}
+	if host, _, err := net.SplitHostPort(listenAddr); err != nil || !hostcheck.Loopback(host) {
+		return fmt.Errorf("the OAuth callback must listen on a loopback address, not %q", listenAddr)
+	}
 	ln, err := net.Listen("tcp", listenAddr)
 	if err != nil {
 		return fmt.Errorf("listen for the OAuth callback: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/peer"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
@@ -34,7 +34,7 @@ func startOAuthDemo(t *testing.T) string {
 		peer.Missing(t, peer.MCPServers, e2eHint)
 	}
 	peer.Used(t, peer.MCPServers)
-	mcpPort, authPort := freePort(t), freePort(t)
+	mcpPort, authPort := testenv.FreePort(t), testenv.FreePort(t)
 	cmd := exec.Command("node", script, "--oauth")
 	cmd.Env = append(os.Environ(), "MCP_PORT="+strconv.Itoa(mcpPort), "MCP_AUTH_PORT="+strconv.Itoa(authPort))
 	out := startPeerProcess(t, cmd)
@@ -42,14 +42,6 @@ func startOAuthDemo(t *testing.T) string {
 	waitListening(t, authPort, out, "the OAuth demo's authorization server")
 	// The demo names itself localhost in its metadata; the URL must match.
 	return fmt.Sprintf("http://localhost:%d/mcp", mcpPort)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // browse plays the user's browser: it opens the authorization URL and
@@ -135,3 +127,12 @@ func tokenFor(access string) *transport.Token {
 }
 
 func errNoToken() error { return transport.ErrNoToken }
+
+func TestOAuthLoginRefusesAPublicCallback(t *testing.T) {
+	err := Login(context.Background(), t.TempDir(), "s", config.MCPServer{URL: "http://127.0.0.1:1/mcp", Auth: AuthOAuth}, "0.0.0.0:0", func(string) {})
+	require.ErrorContains(t, err, "loopback address")
+	err = Login(context.Background(), t.TempDir(), "s", config.MCPServer{Command: "x", Auth: AuthOAuth}, "", func(string) {})
+	require.ErrorContains(t, err, "OAuth requires an SSE or Streamable HTTP transport")
+	err = Login(context.Background(), t.TempDir(), "s", config.MCPServer{URL: "http://127.0.0.1:1/mcp"}, "", func(string) {})
+	require.ErrorContains(t, err, `set tools.mcpServers.s.auth to "oauth"`)
+}
