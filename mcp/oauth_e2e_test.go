@@ -10,13 +10,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/mcp/oauthpeer"
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
@@ -135,4 +138,41 @@ func TestOAuthLoginRefusesAPublicCallback(t *testing.T) {
 	require.ErrorContains(t, err, "OAuth requires an SSE or Streamable HTTP transport")
 	err = Login(context.Background(), t.TempDir(), "s", config.MCPServer{URL: "http://127.0.0.1:1/mcp"}, "", func(string) {})
 	require.ErrorContains(t, err, `set tools.mcpServers.s.auth to "oauth"`)
+}
+
+// An expired access token is refreshed with the stored refresh token, the
+// new tokens are saved (still 0600) and the call goes through.
+func TestOAuthTokenRefresh(t *testing.T) {
+	peerSrv := oauthpeer.New(mcpserver.NewStreamableHTTPServer(newTestServer()))
+	defer peerSrv.Close()
+	home := t.TempDir()
+	cfg := config.MCPServer{URL: peerSrv.URL(), Auth: AuthOAuth}
+	ctx := context.Background()
+	show, status := browse(t)
+	require.NoError(t, Login(ctx, home, "srv", cfg, "", show))
+	require.Equal(t, http.StatusOK, <-status)
+	tokens := newOAuthTokens(home, "srv", cfg.URL)
+	first, err := tokens.GetToken(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, first.RefreshToken)
+
+	p := NewPool(map[string]config.MCPServer{"srv": cfg}, nil)
+	p.home = home
+	defer p.Close()
+	ts := byName(t, p)
+	echo := map[string]any{"message": "hi"}
+	require.Equal(t, tools.Result{Text: "echo: hi"}, ts["mcp_srv_echo"].Run(ctx, tools.Env{}, echo))
+
+	// The token runs out: on the server, and by its expiry in the store.
+	peerSrv.ExpireAccessTokens()
+	require.NoError(t, tokens.update(func(e *storedCredential) { e.Tokens.ExpiresAt = time.Now().Add(-time.Minute) }))
+	require.Equal(t, tools.Result{Text: "echo: hi"}, ts["mcp_srv_echo"].Run(ctx, tools.Env{}, echo))
+	require.Equal(t, int32(1), peerSrv.Refreshes.Load())
+	second, err := tokens.GetToken(ctx)
+	require.NoError(t, err)
+	require.NotEqual(t, first.AccessToken, second.AccessToken, "the refreshed token is stored")
+	require.NotEqual(t, first.RefreshToken, second.RefreshToken, "and the rotated refresh token")
+	fi, err := os.Stat(filepath.Join(home, CredentialsFile))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 }
