@@ -79,10 +79,13 @@ func TestE2EOAuthLoginThenTools(t *testing.T) {
 	require.Contains(t, errs[0].Error(), "run `nanobot mcp login demo`")
 	p.Close()
 
+	require.False(t, LoggedIn(home, "demo", url))
 	show, status := browse(t)
 	var shown string
 	require.NoError(t, Login(ctx, home, "demo", cfg, "", func(u string) { shown = u; show(u) }))
 	require.Equal(t, http.StatusOK, <-status, "the callback answered the browser")
+	require.True(t, LoggedIn(home, "demo", url))
+	require.False(t, LoggedIn(home, "demo", url+"/other"), "bound to the URL")
 	require.Contains(t, shown, "code_challenge_method=S256", "PKCE")
 	require.Contains(t, shown, "redirect_uri=http%3A%2F%2F127.0.0.1%3A")
 

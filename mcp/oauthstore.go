@@ -155,3 +155,9 @@ func writeCredentials(path string, st *credentialStore) error {
 	}
 	return nil
 }
+
+// LoggedIn reports whether a login left tokens for this server name and URL.
+func LoggedIn(home, server, url string) bool {
+	e, err := newOAuthTokens(home, server, url).entry()
+	return err == nil && e != nil && e.Tokens != nil && e.Tokens.AccessToken != ""
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,4 +42,11 @@ func TestStatusListsTheUnsupportedKeysSet(t *testing.T) {
 	require.Contains(t, out, `Web search: tools.web.search.baseUrl is read for searxng only; it has no effect with "brave"`)
 	unsupported, _, _ := strings.Cut(out, "\nSecurity:\n")
 	require.Equal(t, 48, strings.Count(unsupported, "\n  "), out)
+}
+
+func TestStatusSaysWhichOAuthMCPServersNeedALogin(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(`{"tools":{"mcpServers":{"remote":{"url":"http://127.0.0.1:1/mcp","auth":"oauth"},"local":{"command":"x"}}}}`), 0o600))
+	out, _ := statusOf(t, cfgPath)
+	require.Contains(t, out, "MCP OAuth: remote (not logged in: run nanobot mcp login remote)\n")
 }
