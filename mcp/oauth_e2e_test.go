@@ -178,4 +178,12 @@ func TestOAuthTokenRefresh(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(home, CredentialsFile))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	// Access revoked: the call is an error result that says how to log in again.
+	peerSrv.ExpireAccessTokens()
+	peerSrv.RevokeRefreshTokens()
+	require.NoError(t, tokens.update(func(e *storedCredential) { e.Tokens.ExpiresAt = time.Now().Add(-time.Minute) }))
+	res := ts["mcp_srv_echo"].Run(ctx, tools.Env{}, echo)
+	require.True(t, res.IsError, res.Text)
+	require.Contains(t, res.Text, "nanobot mcp login srv")
 }

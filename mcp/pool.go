@@ -333,6 +333,9 @@ func (p *Pool) call(ctx context.Context, t *Tool, args map[string]any) tools.Res
 	case isDecodeFailure(err):
 		s.log.Warn("mcp: reply cannot be read", "tool", t.name, "err", err)
 		return tools.ErrorResult("Error: MCP server '%s' sent a reply to %s '%s' that cannot be read: %s", t.server, t.kind, t.raw, describeDecodeError(err))
+	case mcpclient.IsOAuthAuthorizationRequiredError(err):
+		s.log.Warn("mcp: OAuth token expired and cannot be refreshed", "tool", t.name, "err", err)
+		return tools.ErrorResult("Error: MCP server '%s' needs a new OAuth login: run `nanobot mcp login %s`", t.server, t.server)
 	case isTransportFailure(err):
 		err = withStderr(err, c)
 		s.mu.Lock()
@@ -342,21 +345,6 @@ func (p *Pool) call(ctx context.Context, t *Tool, args map[string]any) tools.Res
 	default:
 		return tools.ErrorResult("Error: MCP %s '%s' failed: %v", t.kind, t.raw, err)
 	}
-}
-
-// runServerTool runs one tools/call.
-func runServerTool(ctx context.Context, c *conn, name string, args map[string]any) (tools.Result, error) {
-	if args == nil {
-		args = map[string]any{} // some servers reject "arguments": null
-	}
-	req := mcpgo.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.client.CallTool(ctx, req)
-	if err != nil {
-		return tools.Result{}, err
-	}
-	return ConvertResult(res), nil
 }
 
 // connectLocked returns the server's live client, connecting it if needed;

@@ -105,6 +105,21 @@ func marshalSchema(v any) (json.RawMessage, error) {
 	return b, nil
 }
 
+// runServerTool runs one tools/call.
+func runServerTool(ctx context.Context, c *conn, name string, args map[string]any) (tools.Result, error) {
+	if args == nil {
+		args = map[string]any{} // some servers reject "arguments": null
+	}
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.client.CallTool(ctx, req)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return ConvertResult(res), nil
+}
+
 // ConvertResult turns a tools/call result into what the model sees: text
 // joined by newlines, other content summarized (base64 would only burn
 // context), isError kept as an error result.

@@ -68,6 +68,14 @@ func (s *Server) ExpireAccessTokens() {
 	}
 }
 
+// RevokeRefreshTokens ends every refresh token issued so far, as when the
+// user revokes the app's access.
+func (s *Server) RevokeRefreshTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.refresh)
+}
+
 func (s *Server) resourceMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"resource": s.URL(), "authorization_servers": []string{s.srv.URL}})
 }
