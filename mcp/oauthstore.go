@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
@@ -20,8 +21,8 @@ import (
 // relative to nanobot's home (~/.nanobot), as nanobot keeps them.
 const CredentialsFile = "auth/mcp.json"
 
-// credentialsMu serializes read-modify-write of the credentials file within
-// a process; the login command and a worker write it at different times.
+// credentialsMu serializes reads and updates of the credentials file within a
+// process; lockCredentials serializes updates across processes.
 var credentialsMu sync.Mutex
 
 // credentialStore is the file's shape: one entry per configured server name.
@@ -104,6 +105,11 @@ func (s *oauthTokens) entry() (*storedCredential, error) {
 func (s *oauthTokens) update(change func(*storedCredential)) error {
 	credentialsMu.Lock()
 	defer credentialsMu.Unlock()
+	unlock, err := lockCredentials(s.path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	st, err := readCredentials(s.path)
 	if err != nil {
 		return err
@@ -116,6 +122,23 @@ func (s *oauthTokens) update(change func(*storedCredential)) error {
 	}
 	change(e)
 	return writeCredentials(s.path, st)
+}
+
+// lockCredentials holds the file's lock across processes (the gateway, a
+// worker and the login command may write it), so no update is lost.
+func lockCredentials(path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	lf, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("MCP credentials lock: %w", err)
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("MCP credentials lock: %w", err)
+	}
+	return func() { lf.Close() }, nil // closing releases the lock
 }
 
 func readCredentials(path string) (*credentialStore, error) {
