@@ -31,22 +31,30 @@ func extrasEnabled(enabled []string) bool {
 	return enabled == nil || slices.Contains(enabled, "*")
 }
 
+// offersTools is false only for a server that declares resources or prompts
+// but no tools: asking it for tools fails and would hide the rest. A server
+// that declares nothing is asked anyway, as before.
+func offersTools(caps mcpgo.ServerCapabilities) bool {
+	return caps.Tools != nil || (caps.Resources == nil && caps.Prompts == nil)
+}
+
 // listExtras lists the server's resources and prompts when it advertises
-// them. Like nanobot, a server that fails to list them still offers its
-// tools; the failure is only logged.
+// them: their first page, as nanobot does, so a server with thousands of
+// resources does not flood the model's tool list. Like nanobot, a server
+// that fails to list them still offers its tools; the failure is only logged.
 func listExtras(ctx context.Context, c *conn, log *slog.Logger) ([]mcpgo.Resource, []mcpgo.Prompt) {
 	caps := c.client.GetServerCapabilities()
 	var resources []mcpgo.Resource
 	var prompts []mcpgo.Prompt
 	if caps.Resources != nil {
-		if res, err := c.client.ListResources(ctx, mcpgo.ListResourcesRequest{}); err != nil {
+		if res, err := c.client.ListResourcesByPage(ctx, mcpgo.ListResourcesRequest{}); err != nil {
 			log.Debug("mcp: resources not supported or failed", "err", err)
 		} else {
 			resources = res.Resources
 		}
 	}
 	if caps.Prompts != nil {
-		if res, err := c.client.ListPrompts(ctx, mcpgo.ListPromptsRequest{}); err != nil {
+		if res, err := c.client.ListPromptsByPage(ctx, mcpgo.ListPromptsRequest{}); err != nil {
 			log.Debug("mcp: prompts not supported or failed", "err", err)
 		} else {
 			prompts = res.Prompts

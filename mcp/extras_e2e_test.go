@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"log/slog"
+	"net/http/httptest"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
@@ -73,3 +75,21 @@ func TestE2EEverythingResourceGone(t *testing.T) {
 }
 
 func mcpResource(name, uri string) mcpgo.Resource { return mcpgo.Resource{Name: name, URI: uri} }
+
+// Like nanobot, only the first page of resources becomes tools; a server
+// with resources and no tools is not asked for tools.
+func TestResourcesFirstPageOnly(t *testing.T) {
+	s := mcpserver.NewMCPServer("pager", "1.0.0", mcpserver.WithResourceCapabilities(false, false), mcpserver.WithPaginationLimit(2))
+	for _, n := range []string{"a", "b", "c"} {
+		s.AddResource(mcpgo.NewResource("demo://"+n, n), func(_ context.Context, r mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+			return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: r.Params.URI, Text: "text of " + n}}, nil
+		})
+	}
+	srv := httptest.NewServer(mcpserver.NewStreamableHTTPServer(s))
+	defer srv.Close()
+	p := NewPool(map[string]config.MCPServer{"pager": {URL: srv.URL + "/mcp"}}, nil)
+	defer p.Close()
+	ts := byName(t, p)
+	require.Len(t, ts, 2, "%v", ts)
+	require.Equal(t, tools.Result{Text: "text of a"}, ts["mcp_pager_resource_a"].Run(context.Background(), tools.Env{}, nil))
+}

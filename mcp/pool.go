@@ -256,11 +256,14 @@ func (p *Pool) serverTools(ctx context.Context, s *server) (listing, error) {
 	lctx, cancel := context.WithTimeout(ctx, toolTimeout(s.cfg))
 	defer cancel()
 	var defs []mcpgo.Tool
-	res, err := c.client.ListTools(lctx, mcpgo.ListToolsRequest{})
-	if err == nil {
-		defs = res.Tools
-	} else if isDecodeFailure(err) {
-		defs, err = listToolsLenient(lctx, c.client)
+	if offersTools(c.client.GetServerCapabilities()) {
+		var res *mcpgo.ListToolsResult
+		res, err = c.client.ListTools(lctx, mcpgo.ListToolsRequest{})
+		if err == nil {
+			defs = res.Tools
+		} else if isDecodeFailure(err) {
+			defs, err = listToolsLenient(lctx, c.client)
+		}
 	}
 	var skipped *skippedToolsError
 	if err != nil && !errors.As(err, &skipped) {
