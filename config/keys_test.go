@@ -165,7 +165,7 @@ var readKeys = map[string]string{
 	"tools.mcpServers.<name>.headers":                 "mcp",
 	"tools.mcpServers.<name>.toolTimeout":             "mcp",
 	"tools.mcpServers.<name>.enabledTools":            "mcp",
-	"tools.mcpServers.<name>.auth":                    "mcp (oauth refused with an error)",
+	"tools.mcpServers.<name>.auth":                    "mcp (oauth: nanobot mcp login)",
 	"tools.approval.mode":                             "tools: approval policy",
 	"tools.approval.tools":                            "tools: approval policy",
 	"tools.approval.commands":                         "tools: approval policy",

@@ -31,6 +31,10 @@ for bin in mcp-server-everything mcp-server-filesystem llmock; do
     exit 1
   fi
 done
+if [ ! -f node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js ]; then
+  echo "e2e/install.sh: the MCP SDK's OAuth demo server is missing after npm install" >&2
+  exit 1
+fi
 if ! node -e 'require("./node_modules/telegram-test-api")' 2>/dev/null; then
   echo "e2e/install.sh: telegram-test-api missing after npm install" >&2
   exit 1

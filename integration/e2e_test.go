@@ -31,7 +31,7 @@ func mcpBin(t *testing.T, name string) string {
 }
 
 // TestToolsAndMCPEndToEnd: one turn reads, edits and greps files, runs a
-// command, and calls tools of two real MCP servers (npm's server-everything
+// command, reads a resource and renders a prompt, and calls tools of two real MCP servers (npm's server-everything
 // and server-filesystem over stdio) through the real worker and dev server.
 func TestToolsAndMCPEndToEnd(t *testing.T) {
 	everything, filesystem := mcpBin(t, "mcp-server-everything"), mcpBin(t, "mcp-server-filesystem")
@@ -61,6 +61,8 @@ func TestToolsAndMCPEndToEnd(t *testing.T) {
 		modeltest.ToolCalls(call("x", "exec", `{"command":"wc -l notes.md"}`)),
 		modeltest.ToolCalls(call("m1", "mcp_everything_echo", `{"message":"hello over MCP"}`)),
 		modeltest.ToolCalls(call("m2", "mcp_filesystem_read_text_file", `{"path":"`+filepath.Join(ws, "notes.md")+`"}`)),
+		modeltest.ToolCalls(call("m3", "mcp_everything_resource_architecture_md", `{}`)),
+		modeltest.ToolCalls(call("m4", "mcp_everything_prompt_args-prompt", `{"city":"Paris"}`)),
 		modeltest.Text("All done: notes.md is final."),
 	)
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
@@ -77,7 +79,8 @@ func TestToolsAndMCPEndToEnd(t *testing.T) {
 	for _, d := range model.Requests()[0].Tools {
 		offered[d.Name] = true
 	}
-	for _, name := range []string{"read_file", "edit_file", "grep", "exec", "mcp_everything_echo", "mcp_filesystem_read_text_file"} {
+	for _, name := range []string{"read_file", "edit_file", "grep", "exec", "mcp_everything_echo", "mcp_filesystem_read_text_file",
+		"mcp_everything_resource_architecture_md", "mcp_everything_prompt_args-prompt"} {
 		require.True(t, offered[name], "tool %s offered to the model", name)
 	}
 	_, msgs := sessionLines(t, home, "cli:e2e")
@@ -93,6 +96,8 @@ func TestToolsAndMCPEndToEnd(t *testing.T) {
 	require.Contains(t, results["x"], "3 notes.md")
 	require.Contains(t, results["m1"], "hello over MCP")
 	require.Contains(t, results["m2"], "status: final")
+	require.Contains(t, results["m3"], "# Everything Server – Architecture", "a resource read through the worker")
+	require.Equal(t, "What's weather in Paris?", results["m4"], "a prompt rendered through the worker")
 	data, err := os.ReadFile(filepath.Join(ws, "notes.md"))
 	require.NoError(t, err)
 	require.True(t, strings.Contains(string(data), "status: final"))

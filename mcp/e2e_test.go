@@ -92,6 +92,7 @@ func checkEverything(t *testing.T, p *Pool) {
 	require.NotContains(t, img.Text, "iVBOR", "no base64 in the model's context")
 	bad := reg.Execute(ctx, tools.Env{}, "mcp_everything_get-sum", `{"a":"two"}`)
 	require.True(t, bad.IsError, "our registry validates against the server's schema")
+	checkEverythingExtras(t, reg)
 }
 
 func TestE2EEverythingStdio(t *testing.T) {
@@ -225,24 +226,33 @@ func startEverything(t *testing.T, mode string) int {
 
 	cmd := exec.Command(bin, mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	var out tailBuffer
-	out.max = 4096
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := startPeerProcess(t, cmd)
+	waitListening(t, port, out, "server-everything "+mode)
+	return port
+}
+
+// startPeerProcess starts a server process for the test, its output kept
+// for failure messages, and kills it when the test ends.
+func startPeerProcess(t *testing.T, cmd *exec.Cmd) *tailBuffer {
+	t.Helper()
+	out := &tailBuffer{max: 4096}
+	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	return out
+}
+
+// waitListening waits until what listens on 127.0.0.1:port accepts.
+func waitListening(t *testing.T, port int, out *tailBuffer, what string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
 		if err == nil {
 			_ = c.Close()
-			return port
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything %s did not listen on %d: %s", mode, port, out.lastLine())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil
+	}, 20*time.Second, 50*time.Millisecond, "%s did not listen on %d: %s", what, port, out.lastLine())
 }

@@ -1,6 +1,7 @@
 // Package mcp is the MCP client side: it connects to the configured MCP
 // servers (stdio, SSE, streamable HTTP) and offers their tools to the model
-// as mcp_<server>_<tool>. Clients are pooled per worker process and connect
+// as mcp_<server>_<tool>, their resources as mcp_<server>_resource_<name>
+// and their prompts as mcp_<server>_prompt_<name>, as nanobot does. Clients are pooled per worker process and connect
 // lazily; a server that fails is reported and retried later, never failing
 // the turn.
 package mcp
@@ -12,7 +13,6 @@ import (
 	"log/slog"
 	"os/exec"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +49,8 @@ type Pool struct {
 	names   []string // server names, sorted
 	// sandbox runs the stdio servers that opt in (tools.mcpServers.NAME.sandbox).
 	sandbox *tools.Sandbox
+	// home is nanobot's folder, where OAuth credentials are (CredentialsFile).
+	home string
 
 	// backoff is the delay before retrying a server that failed to connect;
 	// it doubles per consecutive failure up to maxBackoff.
@@ -77,6 +79,8 @@ type conn struct {
 	stderr     *tailBuffer // stdio only
 	stale      atomic.Bool // tools/list_changed seen since the last listing
 	tools      []mcpgo.Tool
+	resources  []mcpgo.Resource // listed with the tools when enabledTools allows all
+	prompts    []mcpgo.Prompt
 	skipped    *skippedToolsError // definitions of the last listing that could not be read
 	listed     bool
 	stopListen func() // ends a subscriptions/listen stream (modern protocol)
@@ -93,7 +97,7 @@ func NewPool(servers map[string]config.MCPServer, log *slog.Logger) *Pool {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pool{
-		log: log, ctx: ctx, cancel: cancel,
+		log: log, ctx: ctx, cancel: cancel, home: config.Home(),
 		servers:    make(map[string]*server, len(servers)),
 		backoff:    2 * time.Second,
 		maxBackoff: time.Minute,
@@ -198,10 +202,18 @@ func (p *Pool) Close() {
 	}
 }
 
-// list fetches the tool definitions of every server in parallel.
-func (p *Pool) list(ctx context.Context) (map[string][]mcpgo.Tool, []error) {
+// listing is what one server offers: its tools, and its resources and
+// prompts when enabledTools allows them.
+type listing struct {
+	tools     []mcpgo.Tool
+	resources []mcpgo.Resource
+	prompts   []mcpgo.Prompt
+}
+
+// list fetches the definitions of every server in parallel.
+func (p *Pool) list(ctx context.Context) (map[string]listing, []error) {
 	type outcome struct {
-		defs []mcpgo.Tool
+		defs listing
 		err  error
 	}
 	results := make([]outcome, len(p.names))
@@ -213,7 +225,7 @@ func (p *Pool) list(ctx context.Context) (map[string][]mcpgo.Tool, []error) {
 		})
 	}
 	wg.Wait()
-	listed := map[string][]mcpgo.Tool{}
+	listed := map[string]listing{}
 	var errs []error
 	for i, name := range p.names {
 		err := results[i].err
@@ -228,30 +240,30 @@ func (p *Pool) list(ctx context.Context) (map[string][]mcpgo.Tool, []error) {
 	return listed, errs
 }
 
-// serverTools returns the server's tool definitions, listing them again
-// only when the server said they changed (or never listed them).
-func (p *Pool) serverTools(ctx context.Context, s *server) ([]mcpgo.Tool, error) {
+// serverTools returns the server's definitions, listing them again only
+// when the server said they changed (or never listed them).
+func (p *Pool) serverTools(ctx context.Context, s *server) (listing, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := p.connectLocked(ctx, s)
 	if err != nil {
-		return nil, err
+		return listing{}, err
 	}
 	if c.listed && !c.stale.Load() {
-		if c.skipped != nil {
-			return c.tools, c.skipped
-		}
-		return c.tools, nil
+		return c.listing(), c.skippedErr()
 	}
 	c.stale.Store(false) // before listing, so a change during it is not lost
 	lctx, cancel := context.WithTimeout(ctx, toolTimeout(s.cfg))
 	defer cancel()
 	var defs []mcpgo.Tool
-	res, err := c.client.ListTools(lctx, mcpgo.ListToolsRequest{})
-	if err == nil {
-		defs = res.Tools
-	} else if isDecodeFailure(err) {
-		defs, err = listToolsLenient(lctx, c.client)
+	if offersTools(c.client.GetServerCapabilities()) {
+		var res *mcpgo.ListToolsResult
+		res, err = c.client.ListTools(lctx, mcpgo.ListToolsRequest{})
+		if err == nil {
+			defs = res.Tools
+		} else if isDecodeFailure(err) {
+			defs, err = listToolsLenient(lctx, c.client)
+		}
 	}
 	var skipped *skippedToolsError
 	if err != nil && !errors.As(err, &skipped) {
@@ -259,75 +271,36 @@ func (p *Pool) serverTools(ctx context.Context, s *server) ([]mcpgo.Tool, error)
 			p.dropLocked(s, c, err)
 		}
 		c.listed = false
-		return nil, fmt.Errorf("list tools: %w", withStderr(err, c))
+		return listing{}, fmt.Errorf("list tools: %w", withStderr(err, c))
 	}
 	c.tools, c.listed, c.skipped = defs, true, skipped
-	s.log.Debug("mcp: listed tools", "count", len(defs))
+	c.resources, c.prompts = nil, nil
+	if extrasEnabled(s.cfg.EnabledTools) {
+		c.resources, c.prompts = listExtras(lctx, c, s.log)
+	} else {
+		s.log.Debug("mcp: skipping resources and prompts (enabledTools does not include '*': only tools allowed)")
+	}
+	s.log.Debug("mcp: listed", "tools", len(defs), "resources", len(c.resources), "prompts", len(c.prompts))
 	if skipped != nil {
 		s.log.Warn("mcp: server listed tools that cannot be read; offering the others", "err", skipped)
-		return c.tools, skipped
 	}
-	return c.tools, nil
+	return c.listing(), c.skippedErr()
 }
 
-// wrap names and wraps the listed tools. Names are assigned over all
-// servers in (server, tool) order so a collision resolves the same way
-// every time: the first keeps the plain name, the others get a hash suffix.
-func (p *Pool) wrap(listed map[string][]mcpgo.Tool) ([]*Tool, []error) {
-	type candidate struct {
-		server, base string
-		def          mcpgo.Tool
-	}
-	var cands []candidate
-	for _, name := range p.names {
-		defs, ok := listed[name]
-		if !ok {
-			continue
-		}
-		s := p.servers[name]
-		var raws, bases []string
-		for _, d := range defs {
-			base := ToolName(name, d.Name)
-			raws, bases = append(raws, d.Name), append(bases, base)
-			if toolEnabled(s.cfg.EnabledTools, d.Name, base) {
-				cands = append(cands, candidate{name, base, d})
-			}
-		}
-		if miss := unmatchedEnabled(s.cfg.EnabledTools, raws, bases); len(miss) > 0 {
-			s.log.Warn("mcp: enabledTools entries match no tool", "entries", miss, "raw_names", raws, "wrapped_names", bases)
-		}
-	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].server != cands[j].server {
-			return cands[i].server < cands[j].server
-		}
-		return cands[i].def.Name < cands[j].def.Name
-	})
-	used := map[string]bool{}
-	var out []*Tool
-	var errs []error
-	for _, c := range cands {
-		if strings.TrimSpace(c.def.Name) == "" {
-			errs = append(errs, fmt.Errorf("mcp server %q: a tool without a name was skipped", c.server))
-			continue
-		}
-		name := c.base
-		if used[name] {
-			name = disambiguate(c.base, c.server, c.def.Name)
-		}
-		t, err := newTool(p, c.server, name, c.def)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("mcp server %q: %w", c.server, err))
-			continue
-		}
-		used[name] = true
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out, errs
+func (c *conn) listing() listing {
+	return listing{tools: c.tools, resources: c.resources, prompts: c.prompts}
 }
 
-// call runs one tools/call under the server's toolTimeout.
+// skippedErr is the last listing's unreadable tools, as a nil error when none.
+func (c *conn) skippedErr() error {
+	if c.skipped == nil {
+		return nil
+	}
+	return c.skipped
+}
+
+// call runs one tools/call, resources/read or prompts/get under the
+// server's toolTimeout; every failure is an error result for the model.
 func (p *Pool) call(ctx context.Context, t *Tool, args map[string]any) tools.Result {
 	s, ok := p.servers[t.server]
 	if !ok {
@@ -343,24 +316,29 @@ func (p *Pool) call(ctx context.Context, t *Tool, args map[string]any) tools.Res
 	if err != nil {
 		return tools.ErrorResult("Error: MCP server '%s' is unavailable: %v", t.server, err)
 	}
-	if args == nil {
-		args = map[string]any{} // some servers reject "arguments": null
+	var res tools.Result
+	switch t.kind {
+	case kindResource:
+		res, err = readResource(cctx, c, t.raw)
+	case kindPrompt:
+		res, err = getPrompt(cctx, c, t.raw, args)
+	default:
+		res, err = runServerTool(cctx, c, t.raw, args)
 	}
-	req := mcpgo.CallToolRequest{}
-	req.Params.Name = t.raw
-	req.Params.Arguments = args
-	res, err := c.client.CallTool(cctx, req)
 	switch {
 	case err == nil:
-		return ConvertResult(res)
+		return res
 	case ctx.Err() != nil:
-		return tools.ErrorResult("Error: MCP tool call was cancelled: %v", ctx.Err())
+		return tools.ErrorResult("Error: MCP %s call was cancelled: %v", t.kind, ctx.Err())
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		s.log.Warn("mcp: tool call timed out", "tool", t.name, "timeout", timeout)
-		return tools.ErrorResult("Error: MCP tool call timed out after %s", timeout)
+		s.log.Warn("mcp: call timed out", "tool", t.name, "timeout", timeout)
+		return tools.ErrorResult("Error: MCP %s call timed out after %s", t.kind, timeout)
 	case isDecodeFailure(err):
-		s.log.Warn("mcp: tool call reply cannot be read", "tool", t.name, "err", err)
-		return tools.ErrorResult("Error: MCP server '%s' sent a reply to tool '%s' that cannot be read: %s", t.server, t.raw, describeDecodeError(err))
+		s.log.Warn("mcp: reply cannot be read", "tool", t.name, "err", err)
+		return tools.ErrorResult("Error: MCP server '%s' sent a reply to %s '%s' that cannot be read: %s", t.server, t.kind, t.raw, describeDecodeError(err))
+	case mcpclient.IsOAuthAuthorizationRequiredError(err):
+		s.log.Warn("mcp: OAuth token expired and cannot be refreshed", "tool", t.name, "err", err)
+		return tools.ErrorResult("Error: MCP server '%s' needs a new OAuth login: run `nanobot mcp login %s`", t.server, t.server)
 	case isTransportFailure(err):
 		err = withStderr(err, c)
 		s.mu.Lock()
@@ -368,7 +346,7 @@ func (p *Pool) call(ctx context.Context, t *Tool, args map[string]any) tools.Res
 		s.mu.Unlock()
 		return tools.ErrorResult("Error: MCP server '%s' failed: %v (reconnecting on the next call)", t.server, err)
 	default:
-		return tools.ErrorResult("Error: MCP tool '%s' failed: %v", t.raw, err)
+		return tools.ErrorResult("Error: MCP %s '%s' failed: %v", t.kind, t.raw, err)
 	}
 }
 
@@ -414,7 +392,7 @@ func (p *Pool) dial(ctx context.Context, s *server) (*conn, error) {
 	// never block (no locks).
 	cl.OnNotification(func(n mcpgo.JSONRPCNotification) {
 		switch n.Method {
-		case mcpgo.MethodNotificationToolsListChanged:
+		case mcpgo.MethodNotificationToolsListChanged, mcpgo.MethodNotificationResourcesListChanged, mcpgo.MethodNotificationPromptsListChanged:
 			c.stale.Store(true)
 			s.log.Debug("mcp: notification", "method", n.Method)
 		case string(mcpgo.MethodNotificationMessage): // the server's own log
@@ -425,6 +403,7 @@ func (p *Pool) dial(ctx context.Context, s *server) (*conn, error) {
 		}
 	})
 	if err := cl.Start(p.ctx); err != nil {
+		err = withLoginHint(err, s.name)
 		err = withStderr(err, c) // before close, which cuts the stderr pipe
 		c.close(s.log)
 		return nil, fmt.Errorf("start: %w", err)
@@ -433,13 +412,20 @@ func (p *Pool) dial(ctx context.Context, s *server) (*conn, error) {
 	init.Params.ClientInfo = clientInfo
 	res, err := cl.Initialize(ctx, init)
 	if err != nil {
+		err = withLoginHint(err, s.name)
 		err = withStderr(err, c)
 		c.close(s.log)
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	// Protocol 2026-07-28 delivers list_changed only on a subscription.
-	if mcpgo.IsModernProtocol(res.ProtocolVersion) && res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged {
-		stop, err := cl.ListenAsync(p.ctx, mcpgo.SubscriptionFilter{ToolsListChanged: true}, func(err error) {
+	caps := res.Capabilities
+	filter := mcpgo.SubscriptionFilter{
+		ToolsListChanged:     caps.Tools != nil && caps.Tools.ListChanged,
+		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged && extrasEnabled(s.cfg.EnabledTools),
+		PromptsListChanged:   caps.Prompts != nil && caps.Prompts.ListChanged && extrasEnabled(s.cfg.EnabledTools),
+	}
+	if mcpgo.IsModernProtocol(res.ProtocolVersion) && !filter.IsEmpty() {
+		stop, err := cl.ListenAsync(p.ctx, filter, func(err error) {
 			s.log.Debug("mcp: subscription ended", "err", err)
 		})
 		if err == nil {

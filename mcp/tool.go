@@ -18,7 +18,8 @@ import (
 type Tool struct {
 	pool   *Pool
 	server string
-	raw    string // the tool's name on the server
+	kind   string // kindTool, kindResource or kindPrompt
+	raw    string // the tool's or prompt's name, or the resource's URI, on the server
 	name   string
 	desc   string
 	params json.RawMessage
@@ -35,7 +36,7 @@ func (t *Tool) Flags() tools.Flags          { return t.flags }
 // Server is the configured name of the server the tool comes from.
 func (t *Tool) Server() string { return t.server }
 
-// RawName is the tool's name on its server.
+// RawName is the tool's or prompt's name, or the resource's URI, on its server.
 func (t *Tool) RawName() string { return t.raw }
 
 // Run calls the tool on its server; every failure is an error result.
@@ -45,7 +46,7 @@ func (t *Tool) Run(ctx context.Context, _ tools.Env, args map[string]any) tools.
 
 // fingerprint changes whenever what the registry holds for the tool would.
 func (t *Tool) fingerprint() string {
-	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%+v", t.server, t.raw, t.desc, t.params, t.flags)
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s\x00%+v", t.server, t.kind, t.raw, t.desc, t.params, t.flags)
 }
 
 // newTool wraps a server's tool definition.
@@ -58,7 +59,7 @@ func newTool(p *Pool, server, name string, def mcpgo.Tool) (*Tool, error) {
 	if desc == "" {
 		desc = def.Name
 	}
-	return &Tool{pool: p, server: server, raw: def.Name, name: name, desc: desc, params: params, flags: flagsFor(def)}, nil
+	return &Tool{pool: p, server: server, kind: kindTool, raw: def.Name, name: name, desc: desc, params: params, flags: flagsFor(def)}, nil
 }
 
 // flagsFor trusts only an explicit readOnlyHint; anything else may change
@@ -102,6 +103,21 @@ func marshalSchema(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encode inputSchema: %w", err)
 	}
 	return b, nil
+}
+
+// runServerTool runs one tools/call.
+func runServerTool(ctx context.Context, c *conn, name string, args map[string]any) (tools.Result, error) {
+	if args == nil {
+		args = map[string]any{} // some servers reject "arguments": null
+	}
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.client.CallTool(ctx, req)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return ConvertResult(res), nil
 }
 
 // ConvertResult turns a tools/call result into what the model sees: text

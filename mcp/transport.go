@@ -107,8 +107,16 @@ func (p *Pool) newClient(name string, cfg config.MCPServer, c *conn, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Auth != "" {
-		return nil, fmt.Errorf("auth %q is not supported yet; pass a token in headers instead", cfg.Auth)
+	if err := checkAuth(cfg, kind); err != nil {
+		return nil, err
+	}
+	var oauth *transport.OAuthConfig
+	if cfg.Auth == AuthOAuth {
+		oc, err := oauthConfig(p.home, name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		oauth = &oc
 	}
 	switch kind {
 	case TransportStdio:
@@ -127,12 +135,17 @@ func (p *Pool) newClient(name string, cfg config.MCPServer, c *conn, log *slog.L
 			transport.WithCommandStderrWriter(c.stderr))
 		return mcpclient.NewClient(t), nil
 	case TransportSSE:
-		t, err := transport.NewSSE(cfg.URL,
+		opts := []transport.ClientOption{
 			transport.WithHeaders(cfg.Headers),
 			transport.WithSSELogger(log),
 			transport.WithEndpointTimeout(connectTimeout),
 			// The per-call context carries the real deadline (toolTimeout).
-			transport.WithResponseTimeout(max(toolTimeout(cfg), connectTimeout)+time.Minute))
+			transport.WithResponseTimeout(max(toolTimeout(cfg), connectTimeout) + time.Minute),
+		}
+		if oauth != nil {
+			opts = append(opts, transport.WithOAuth(*oauth))
+		}
+		t, err := transport.NewSSE(cfg.URL, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("sse transport: %w", err)
 		}
@@ -140,9 +153,11 @@ func (p *Pool) newClient(name string, cfg config.MCPServer, c *conn, log *slog.L
 		cl.OnConnectionLost(func(err error) { go p.drop(name, c, fmt.Errorf("sse connection lost: %w", err)) })
 		return cl, nil
 	default:
-		t, err := transport.NewStreamableHTTP(cfg.URL,
-			transport.WithHTTPHeaders(cfg.Headers),
-			transport.WithHTTPLogger(log))
+		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(cfg.Headers), transport.WithHTTPLogger(log)}
+		if oauth != nil {
+			opts = append(opts, transport.WithHTTPOAuth(*oauth))
+		}
+		t, err := transport.NewStreamableHTTP(cfg.URL, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("streamable http transport: %w", err)
 		}

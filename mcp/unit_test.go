@@ -42,10 +42,14 @@ func TestToolName(t *testing.T) {
 func TestWrapCollisions(t *testing.T) {
 	p := NewPool(map[string]config.MCPServer{"a": {}, "a_b": {}, "s": {}}, nil)
 	defer p.Close()
-	listed := map[string][]mcpgo.Tool{
-		"a_b": {{Name: "c"}},
-		"a":   {{Name: "b_c"}},
-		"s":   {{Name: "x_y"}, {Name: "x.y"}, {Name: strings.Repeat("l", 70) + "1"}, {Name: strings.Repeat("l", 70) + "2"}},
+	listed := map[string]listing{
+		"a_b": {tools: []mcpgo.Tool{{Name: "c"}}},
+		"a":   {tools: []mcpgo.Tool{{Name: "b_c"}}},
+		"s": {
+			tools:     []mcpgo.Tool{{Name: "x_y"}, {Name: "x.y"}, {Name: strings.Repeat("l", 70) + "1"}, {Name: strings.Repeat("l", 70) + "2"}, {Name: "resource_r"}},
+			resources: []mcpgo.Resource{{Name: "r", URI: "demo://r"}},
+			prompts:   []mcpgo.Prompt{{Name: "p"}},
+		},
 	}
 	for range 3 { // map order must not matter
 		wrapped, errs := p.wrap(listed)
@@ -59,7 +63,10 @@ func TestWrapCollisions(t *testing.T) {
 			seen[w.Name()] = true
 			byRaw[w.Server()+"/"+w.RawName()] = w.Name()
 		}
-		require.Len(t, wrapped, 6)
+		require.Len(t, wrapped, 9)
+		require.Equal(t, "mcp_s_prompt_p", byRaw["s/p"])
+		require.Equal(t, "mcp_s_resource_r", byRaw["s/demo://r"], "r sorts before resource_r")
+		require.Equal(t, disambiguate("mcp_s_resource_r", "s", "resource_r"), byRaw["s/resource_r"])
 		require.Equal(t, "mcp_a_b_c", byRaw["a/b_c"], "first in (server, tool) order keeps the plain name")
 		require.Equal(t, disambiguate("mcp_a_b_c", "a_b", "c"), byRaw["a_b/c"])
 		require.Equal(t, "mcp_s_x_y", byRaw["s/x.y"], "x.y sorts before x_y")
@@ -86,7 +93,7 @@ func TestEnabledTools(t *testing.T) {
 
 	p := NewPool(map[string]config.MCPServer{"srv": {EnabledTools: []string{"echo", "mcp_srv_sum"}}}, nil)
 	defer p.Close()
-	wrapped, _ := p.wrap(map[string][]mcpgo.Tool{"srv": {{Name: "echo"}, {Name: "sum"}, {Name: "rm"}}})
+	wrapped, _ := p.wrap(map[string]listing{"srv": {tools: []mcpgo.Tool{{Name: "echo"}, {Name: "sum"}, {Name: "rm"}}}})
 	var names []string
 	for _, w := range wrapped {
 		names = append(names, w.Name())

@@ -46,6 +46,7 @@ Commands:
   cron      list | add | remove ID | run ID: jobs kept as Temporal Schedules
   db        migrate | status | import: the PostgreSQL store (database.url)
   trigger   <id> ["message"]: deliver a message to the chat a /trigger is bound to (stdin when omitted)
+  mcp       login <server>: OAuth login to a remote MCP server ("auth": "oauth"); prints the URL
   gc        remove old media, stale cache copies and idle archived sessions
             now (retention.* in the config; --json); the gateway runs it daily
   version   print the version (also --version)
@@ -121,7 +122,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
 		"pairing": a.pairing, "channels": a.channelsCmd, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
-		"setup-temporal": a.setupTemporal, "db": a.db, "trigger": a.trigger, "gc": a.gcCmd,
+		"setup-temporal": a.setupTemporal, "db": a.db, "trigger": a.trigger, "gc": a.gcCmd, "mcp": a.mcpCmd,
 		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]

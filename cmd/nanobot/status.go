@@ -6,11 +6,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/mcp"
 	"github.com/nanobot-durable/nanobot/providers"
 	"github.com/nanobot-durable/nanobot/transcription"
 	"github.com/nanobot-durable/nanobot/workers"
@@ -62,6 +64,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 		fmt.Fprintf(out, "Web search: %s\n", w)
 	}
 	fmt.Fprintf(out, "Voice:     %s\n", transcription.Describe(cfg, os.Getenv))
+	writeMCPLogins(out, cfg)
 	addr, source := os.Getenv("TEMPORAL_ADDRESS"), "TEMPORAL_ADDRESS"
 	if addr == "" {
 		port, _ := devPorts()
@@ -101,4 +104,28 @@ func writeUnsupported(out io.Writer, warnings []config.Warning) {
 	for _, w := range keys {
 		fmt.Fprintf(out, "  %s: %s\n", w.Key, strings.TrimPrefix(w.Msg, "has no effect in this build: "))
 	}
+}
+
+// writeMCPLogins lists the MCP servers with "auth": "oauth" and whether they
+// are logged in, since one that is not stays out of every turn.
+func writeMCPLogins(out io.Writer, cfg *config.Config) {
+	var names []string
+	for name, srv := range cfg.Tools.MCPServers {
+		if srv.Auth == mcp.AuthOAuth {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	sort.Strings(names)
+	lines := make([]string, 0, len(names))
+	for _, name := range names {
+		state := "logged in"
+		if !mcp.LoggedIn(config.Home(), name, cfg.Tools.MCPServers[name].URL) {
+			state = "not logged in: run nanobot mcp login " + name
+		}
+		lines = append(lines, name+" ("+state+")")
+	}
+	fmt.Fprintf(out, "MCP OAuth: %s\n", strings.Join(lines, "; "))
 }

@@ -54,3 +54,10 @@ func TestStatusNamesAnImageProviderThisBuildLacks(t *testing.T) {
 	require.Contains(t, out, "\nImages:    tools.imageGeneration.provider: image generation provider 'gemini' is not in this build (openai, custom and openrouter are)\n")
 	require.NotContains(t, out, "\nCLI apps:")
 }
+
+func TestStatusSaysWhichOAuthMCPServersNeedALogin(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(`{"tools":{"mcpServers":{"remote":{"url":"http://127.0.0.1:1/mcp","auth":"oauth"},"local":{"command":"x"}}}}`), 0o600))
+	out, _ := statusOf(t, cfgPath)
+	require.Contains(t, out, "MCP OAuth: remote (not logged in: run nanobot mcp login remote)\n")
+}
