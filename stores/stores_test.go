@@ -102,6 +102,35 @@ func TestSeenKeysAreSharedOnTheDatabaseOnly(t *testing.T) {
 	require.False(t, other.SeenKeys(work)("telegram-updates", 10).Add("7"), "another instance, another bot: its own set")
 }
 
+// TestChannelStateIsSharedOnTheDatabaseOnly: two processes on one database
+// read one channel state per instance (the unnamed instance is "default");
+// the files open none (each channel keeps its own file).
+func TestChannelStateIsSharedOnTheDatabaseOnly(t *testing.T) {
+	ctx := context.Background()
+	cfg := home(t)
+	files, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer files.Close()
+	require.Nil(t, files.ChannelState(protocol.DefaultInstance), "the files keep each channel's own")
+
+	cfg.Database.URL = pgtest.Database(t)
+	one, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer one.Close()
+	other, err := stores.Open(ctx, cfg, nil)
+	require.NoError(t, err)
+	defer other.Close()
+	require.NoError(t, one.ChannelState("")("matrix").Put("next_batch:@bot:hs", "s1"))
+	got, err := other.ChannelState(protocol.DefaultInstance)("matrix").Get("next_batch:@bot:hs")
+	require.NoError(t, err)
+	require.Equal(t, "s1", got, "another gateway reads it")
+	work, err := protocol.ParseInstance("work")
+	require.NoError(t, err)
+	got, err = other.ChannelState(work)("matrix").Get("next_batch:@bot:hs")
+	require.NoError(t, err)
+	require.Empty(t, got, "another instance, another bot: its own state")
+}
+
 // TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey: the files give each
 // home its own key (owner.key, made when missing); on a database the first
 // host's key is the instance's, so a worker of another home checks the
