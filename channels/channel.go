@@ -112,5 +112,8 @@ type Deps struct {
 	// Seen opens the dedupe set named set (its newest n keys) that every
 	// gateway on the process's database shares; nil: a channel keeps its own.
 	Seen func(set string, n int) SeenKeys
-	Log  *slog.Logger
+	// State opens the state store of a channel (sync and context tokens)
+	// that every gateway on the process's database shares; nil: the files.
+	State func(channel string) StateStore
+	Log   *slog.Logger
 }

@@ -109,3 +109,14 @@ func TestOwnerKeyContract(t *testing.T) {
 		}
 	})
 }
+
+// TestChannelStateContract: each open is another gateway on the database.
+func TestChannelStateContract(t *testing.T) {
+	storetest.ChannelState(t, func(t *testing.T) storetest.Open[func(string) channels.StateStore] {
+		url := pgtest.Database(t)
+		return func(t *testing.T) func(string) channels.StateStore {
+			db := open(t, url)
+			return func(channel string) channels.StateStore { return db.ChannelState("default", channel) }
+		}
+	}, true)
+}

@@ -110,6 +110,19 @@ func (s *Set) SeenKeys(inst protocol.Instance) func(set string, n int) channels.
 	return func(set string, n int) channels.SeenKeys { return s.DB.SeenKeys(inst.Name(set), n, s.lease) }
 }
 
+// ChannelState opens the instance's channel state (sync and context tokens)
+// on the database, shared by every gateway on it; nil on the files, where
+// each channel keeps it in a file under the home.
+func (s *Set) ChannelState(inst protocol.Instance) func(channel string) channels.StateStore {
+	if s.DB == nil {
+		return nil
+	}
+	if inst == "" {
+		inst = protocol.DefaultInstance
+	}
+	return func(channel string) channels.StateStore { return s.DB.ChannelState(string(inst), channel) }
+}
+
 // ClaimLease is the lease of a gateway's claims: NANOBOT_CLAIM_LEASE_S long
 // (pgstore.DefaultClaimLease when unset or 0), held by this host and home, so
 // the same gateway restarted takes back what it claimed before a kill.

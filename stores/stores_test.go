@@ -80,26 +80,45 @@ func TestThePromptReadsTheDatabaseArchive(t *testing.T) {
 // open one dedupe set per instance; the files open none (each channel
 // keeps its own).
 func TestSeenKeysAreSharedOnTheDatabaseOnly(t *testing.T) {
-	ctx := context.Background()
-	cfg := home(t)
-	files, err := stores.Open(ctx, cfg, nil)
-	require.NoError(t, err)
-	defer files.Close()
+	files, one, other := filesAndTwoOnADatabase(t)
 	require.Nil(t, files.SeenKeys(protocol.DefaultInstance), "the files keep today's per-channel sets")
-
-	cfg.Database.URL = pgtest.Database(t)
-	one, err := stores.Open(ctx, cfg, nil)
-	require.NoError(t, err)
-	defer one.Close()
-	other, err := stores.Open(ctx, cfg, nil)
-	require.NoError(t, err)
-	defer other.Close()
 	require.False(t, one.SeenKeys(protocol.DefaultInstance)("telegram-updates", 10).Add("7"))
 	require.True(t, other.SeenKeys(protocol.DefaultInstance)("telegram-updates", 10).Has("7"), "another gateway sees the key")
 	require.False(t, other.SeenKeys(protocol.DefaultInstance)("slack-events", 10).Has("7"), "sets are apart")
 	work, err := protocol.ParseInstance("work")
 	require.NoError(t, err)
 	require.False(t, other.SeenKeys(work)("telegram-updates", 10).Add("7"), "another instance, another bot: its own set")
+}
+
+// filesAndTwoOnADatabase is a set on a home's files and two processes' sets on one database.
+func filesAndTwoOnADatabase(t *testing.T) (files, one, other *stores.Set) {
+	cfg := home(t)
+	open := func() *stores.Set {
+		s, err := stores.Open(context.Background(), cfg, nil)
+		require.NoError(t, err)
+		t.Cleanup(s.Close)
+		return s
+	}
+	files = open()
+	cfg.Database.URL = pgtest.Database(t)
+	return files, open(), open()
+}
+
+// TestChannelStateIsSharedOnTheDatabaseOnly: two processes on one database
+// read one channel state per instance (the unnamed instance is "default");
+// the files open none (each channel keeps its own file).
+func TestChannelStateIsSharedOnTheDatabaseOnly(t *testing.T) {
+	files, one, other := filesAndTwoOnADatabase(t)
+	require.Nil(t, files.ChannelState(protocol.DefaultInstance), "the files keep each channel's own")
+	require.NoError(t, one.ChannelState("")("matrix").Put("next_batch:@bot:hs", "s1"))
+	got, err := other.ChannelState(protocol.DefaultInstance)("matrix").Get("next_batch:@bot:hs")
+	require.NoError(t, err)
+	require.Equal(t, "s1", got, "another gateway reads it")
+	work, err := protocol.ParseInstance("work")
+	require.NoError(t, err)
+	got, err = other.ChannelState(work)("matrix").Get("next_batch:@bot:hs")
+	require.NoError(t, err)
+	require.Empty(t, got, "another instance, another bot: its own state")
 }
 
 // TestEveryHostOnADatabaseHoldsTheFirstHostsOwnerKey: the files give each

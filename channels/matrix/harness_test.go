@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -44,6 +43,8 @@ type harness struct {
 	hub        *channels.StreamHub // stream events reach the channel through the manager
 	intake     *intake
 	stop       func()
+	// state is the shared channel state the gateway is given (nil: the files).
+	state func(channel string) channels.StateStore
 }
 
 // intake stands where the agent is: it records what the manager admits.
@@ -107,7 +108,7 @@ func (h *harness) start() {
 	t := h.t
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ch, err := New(channels.Deps{Config: h.cfg, Workspace: h.workspace, Log: log})
+	ch, err := New(channels.Deps{Config: h.cfg, Workspace: h.workspace, Log: log, State: h.state})
 	require.NoError(t, err)
 	if h.intake == nil {
 		h.intake = &intake{}
@@ -138,9 +139,16 @@ func (h *harness) start() {
 // from now on are new to it.
 func (h *harness) waitSynced() {
 	h.t.Helper()
-	path := h.ch.statePath(syncFile)
-	require.Eventually(h.t, func() bool { _, err := os.Stat(path); return err == nil }, 30*time.Second, 10*time.Millisecond,
+	require.Eventually(h.t, func() bool { return h.syncToken() != "" }, 30*time.Second, 10*time.Millisecond,
 		"the channel never finished its first sync")
+}
+
+// syncToken is the next_batch the channel saved ("" before its first sync).
+func (h *harness) syncToken() string {
+	h.t.Helper()
+	token, err := h.ch.state.Get(h.ch.tokenKey())
+	require.NoError(h.t, err)
+	return token
 }
 
 // waitLog waits until the channel logged a line containing every part.

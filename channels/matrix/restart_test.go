@@ -1,11 +1,17 @@
 package matrix
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/internal/pgtest"
+	"github.com/nanobot-durable/nanobot/pgstore"
 )
 
 // TestRestartResumesFromTheSavedToken: the first start skips the backlog
@@ -65,14 +71,62 @@ func TestPasswordLoginKeepsItsSession(t *testing.T) {
 func TestReplayedBatchIsDeduplicated(t *testing.T) {
 	h := startHarness(t, nil)
 	room := h.dm(h.alice)
-	before, err := os.ReadFile(h.ch.statePath(syncFile))
-	require.NoError(t, err)
+	before := h.syncToken()
 	h.alice.SendText(t, room, "one")
 	h.waitInbound(1)
 	h.stop()
-	require.NoError(t, os.WriteFile(h.ch.statePath(syncFile), before, 0o600)) // the token as it was before "one"
+	require.NoError(t, h.ch.state.Put(h.ch.tokenKey(), before)) // the token as it was before "one"
 	h.start()
 	h.alice.SendText(t, room, "two")
 	got := h.waitInbound(2)
 	require.Equal(t, []string{"one", "two"}, contents(got))
+}
+
+// TestAFreshHomeResumesFromTheDatabase: on PostgreSQL the sync token is the
+// database's, so a gateway started with an empty home (another host, a
+// replaced disk) goes on where the last one stopped: what came while no
+// gateway ran is answered, and nothing handed over before comes again,
+// though the new home has no seen set of its own.
+func TestAFreshHomeResumesFromTheDatabase(t *testing.T) {
+	db, err := pgstore.Open(context.Background(), pgtest.Database(t), nil)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	h := newHarness(t, nil)
+	h.state = func(channel string) channels.StateStore { return db.ChannelState("default", channel) }
+	h.start()
+	room := h.dm(h.alice)
+	h.alice.SendText(t, room, "one")
+	h.waitInbound(1)
+	firstHome := h.ch.stateDir
+
+	h.stop()
+	h.alice.SendText(t, room, "while down")
+	h.cfg.Path = filepath.Join(t.TempDir(), "config.json") // a fresh home, the same database
+	h.start()
+	require.NotEqual(t, firstHome, h.ch.stateDir)
+	h.alice.SendText(t, room, "after")
+	got := h.waitInbound(3)
+	require.Equal(t, []string{"one", "while down", "after"}, contents(got), "none missed, none twice")
+	for _, home := range []string{firstHome, h.ch.stateDir} {
+		_, err := os.Stat(filepath.Join(home, stateFile))
+		require.ErrorIs(t, err, os.ErrNotExist, "the token is kept in the database, not under %s", home)
+	}
+}
+
+// TestTheTokenOfAnEarlierBuildIsRead: a home whose token is still in
+// matrix-sync.json (before the state store) resumes from it.
+func TestTheTokenOfAnEarlierBuildIsRead(t *testing.T) {
+	h := startHarness(t, nil)
+	room := h.dm(h.alice)
+	h.alice.SendText(t, room, "one")
+	h.waitInbound(1)
+	h.stop()
+	old, err := json.Marshal(syncState{UserID: h.bot.ID, NextBatch: h.syncToken()})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(h.ch.statePath(syncFile), old, 0o600))
+	require.NoError(t, os.Remove(h.ch.statePath(stateFile)))
+	h.alice.SendText(t, room, "while down")
+	h.start()
+	h.alice.SendText(t, room, "after")
+	require.Equal(t, []string{"one", "while down", "after"}, contents(h.waitInbound(3)))
 }

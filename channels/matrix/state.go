@@ -12,7 +12,8 @@ import (
 // The channel's files under <nanobot home>/channels: what a restart needs.
 const (
 	sessionFile = "matrix-session.json" // a password login's session
-	syncFile    = "matrix-sync.json"    // the next_batch to sync from
+	stateFile   = "matrix-state.json"   // the next_batch to sync from, per account (without a database)
+	syncFile    = "matrix-sync.json"    // where earlier builds kept it: read when the state has none
 	eventsFile  = "matrix-events.json"  // the event ids already handed over
 )
 

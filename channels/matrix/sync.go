@@ -47,7 +47,7 @@ type eventList struct {
 	Events []json.RawMessage `json:"events"`
 }
 
-// syncState is the saved next_batch of one account.
+// syncState is the next_batch of one account as earlier builds saved it.
 type syncState struct {
 	UserID    string `json:"user_id"`
 	NextBatch string `json:"next_batch"`
@@ -58,9 +58,16 @@ type syncState struct {
 // seen); a refused token stops the loop, as nanobot does, rather than
 // hammering the homeserver.
 func (c *Channel) syncLoop(ctx context.Context, loggedIn bool) {
-	since := c.loadToken()
+	since, loaded := "", false
 	// An answered sync resets the backoff.
 	c.Reconnect(ctx, channels.Backoff{Healthy: time.Nanosecond}, func(ctx context.Context) error {
+		if !loaded { // an unreadable token is retried: syncing without it would skip the backlog
+			token, err := c.loadToken()
+			if err != nil {
+				return err
+			}
+			since, loaded = token, true
+		}
 		if !loggedIn {
 			lctx, cancel := callCtx(ctx)
 			err := c.login(lctx)
@@ -123,7 +130,12 @@ func (c *Channel) syncOnce(ctx context.Context, since string) (string, error) {
 	if err := c.handleBatch(ctx, &resp, first); err != nil {
 		return since, err
 	}
-	c.saveState(syncFile, syncState{UserID: c.cfg.UserID, NextBatch: resp.NextBatch})
+	// Two gateways syncing one account each put theirs: next_batch is opaque,
+	// so the last writer wins, and a batch replayed from an older token is
+	// dropped by the shared seen set.
+	if err := c.state.Put(c.tokenKey(), resp.NextBatch); err != nil {
+		c.Log.Warn("matrix sync token not saved: a restart syncs from the one before", "error", err)
+	}
 	if first {
 		c.Log.Info("matrix first sync: earlier messages are not answered", "rooms", len(resp.Rooms.Join), "invites", len(resp.Rooms.Invite))
 	}
@@ -207,11 +219,19 @@ func ownMembership(raw json.RawMessage, me id.UserID) string {
 	return ev.Content.Membership
 }
 
-// loadToken is the saved next_batch of this account ("" for a first start).
-func (c *Channel) loadToken() string {
+// tokenKey is where the state keeps this account's next_batch.
+func (c *Channel) tokenKey() string { return "next_batch:" + c.cfg.UserID }
+
+// loadToken is the saved next_batch of this account ("" for a first start),
+// from the state, else from the file earlier builds wrote.
+func (c *Channel) loadToken() (string, error) {
+	token, err := c.state.Get(c.tokenKey())
+	if err != nil || token != "" {
+		return token, err
+	}
 	var s syncState
 	if !c.loadState(syncFile, &s) || s.UserID != c.cfg.UserID {
-		return ""
+		return "", nil
 	}
-	return s.NextBatch
+	return s.NextBatch, nil
 }

@@ -34,9 +34,11 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 	if m.ContextToken != "" {
 		c.mu.Lock()
 		changed := c.acct.ContextTokens[m.FromUserID] != m.ContextToken
+		at := time.Now()
 		c.acct.ContextTokens[m.FromUserID] = m.ContextToken
-		c.tokenAt[m.FromUserID] = time.Now()
+		c.tokenAt[m.FromUserID] = at
 		c.mu.Unlock()
+		c.shareToken(m.FromUserID, m.ContextToken, at) // even unchanged: its age is news to the others
 		if changed {
 			c.saveAccount()
 		}

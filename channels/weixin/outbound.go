@@ -195,6 +195,7 @@ const contextTokenMaxAge = 60 * time.Second
 // contextToken is the user's context token, refreshed through getconfig
 // when it is old; a failed refresh keeps the old one, as nanobot does.
 func (c *Channel) contextToken(ctx context.Context, user string) string {
+	c.adoptShared(user)
 	c.mu.Lock()
 	token, at := c.acct.ContextTokens[user], c.tokenAt[user]
 	c.mu.Unlock()
@@ -213,9 +214,11 @@ func (c *Channel) contextToken(ctx context.Context, user string) string {
 	if resp.ContextToken == "" || resp.ContextToken == token {
 		return token
 	}
+	now := time.Now()
 	c.mu.Lock()
-	c.acct.ContextTokens[user], c.tokenAt[user] = resp.ContextToken, time.Now()
+	c.acct.ContextTokens[user], c.tokenAt[user] = resp.ContextToken, now
 	c.mu.Unlock()
+	c.shareToken(user, resp.ContextToken, now)
 	c.saveAccount()
 	c.Log.Info("weixin context token refreshed", "user", user, "age", time.Since(at).Round(time.Second))
 	return resp.ContextToken

@@ -59,6 +59,8 @@ type Channel struct {
 	tickets map[string]string    // user → typing ticket
 	tokenAt map[string]time.Time // user → when their context token came (zero: from a previous run)
 	runCtx  context.Context
+	// shared is the context tokens of every gateway on the database (nil: account.json only).
+	shared channels.StateStore
 }
 
 // New builds the channel from config and the stored login; it polls in Start.
@@ -78,6 +80,9 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, dir: stateDir(cfg, home), workspace: deps.Workspace,
 		secrets: deps.Secrets, http: &http.Client{}, tickets: map[string]string{}, tokenAt: map[string]time.Time{},
+	}
+	if deps.State != nil {
+		c.shared = deps.State(Name)
 	}
 	file := ""
 	if c.dir != "" {

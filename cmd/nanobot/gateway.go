@@ -98,6 +98,7 @@ func (a *app) serveWorkers(ctx context.Context, name string, args []string, only
 		ProcessQueue: "nanobot-" + name + "-" + randomID(), Log: a.log,
 		Pairing: st.Pairing, Sessions: st.Sessions,
 		Home: config.ConfigDir(cfg.Path), Secrets: a.secrets, Seen: st.SeenKeys(cfg.Instance()),
+		State: st.ChannelState(cfg.Instance()),
 	}
 	if health != nil {
 		deps.Shared = health.srv
