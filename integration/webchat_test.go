@@ -66,7 +66,7 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	model := modeltest.New(
 		modeltest.Text("Hello from **nanobot**, streamed in pieces.").ChunkDelay(30*time.Millisecond),
 		modeltest.ToolCalls(modeltest.Call{ID: "call_slow", Name: "exec", Args: `{"command":"sleep 4"}`}),
-		modeltest.Text("Done. I also saw your note."),
+		modeltest.Text("Done. I also saw your note.\n\n| tool | took |\n|---|---|\n| exec | 4 s |\n\n[docs](https://example.org) <b>raw</b>\n\n```sh\nsleep 4\n```"),
 		modeltest.Block(),
 	)
 	defer model.Close()
@@ -179,6 +179,11 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	waitFor("the conversation from the journal", `document.getElementById('log').textContent.includes('Hello from nanobot') &&
 		document.getElementById('log').textContent.includes('Done. I also saw your note.')`)
 	waitFor("the session in the list", `[...document.querySelectorAll('#sessions li')].some(li => li.textContent === 'hello')`)
+	// The answer's Markdown is rendered by the server (goldmark): a table, a code block, a safe link, raw HTML as text.
+	waitFor("the rendered answer", `document.querySelector('.msg.assistant td') !== null && document.querySelector('.msg.assistant td').textContent === 'exec' &&
+		document.querySelector('.msg.assistant pre code.language-sh').textContent === 'sleep 4' &&
+		document.querySelector('.msg.assistant a[href="https://example.org"]').rel === 'noopener noreferrer' &&
+		document.querySelector('.msg.assistant b') === null && document.getElementById('log').textContent.includes('<b>raw</b>')`)
 	require.Empty(t, errs.all(), "the page reported errors")
 
 	link, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(".inspect"), "href"))

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -29,6 +30,7 @@ type sessionItem struct {
 type item struct {
 	Role    string `json:"role"`
 	Text    string `json:"text"`
+	HTML    string `json:"html,omitempty"` // an answer's Markdown rendered (markdown.WebHTML)
 	Turn    string `json:"turn,omitempty"`
 	Command bool   `json:"command,omitempty"`
 }
@@ -85,7 +87,7 @@ func (c *Channel) history(ctx context.Context, key string) ([]item, error) {
 				}
 			}
 			if strings.TrimSpace(m.Content) != "" {
-				out = append(out, item{Role: "assistant", Text: m.Content, Turn: m.Turn, Command: m.Command})
+				out = append(out, item{Role: "assistant", Text: m.Content, HTML: markdown.WebHTML(m.Content), Turn: m.Turn, Command: m.Command})
 			}
 		}
 	}

@@ -306,7 +306,7 @@ func TestSessionsAndHistoryComeFromTheJournal(t *testing.T) {
 		{Role: "user", Text: "/help", Turn: "r1", Command: true},
 		{Role: "user", Text: "read the readme", Turn: "r1"},
 		{Role: "hint", Text: "read_file README.md", Turn: "r1"},
-		{Role: "assistant", Text: "It says *readme*.", Turn: "r1"},
+		{Role: "assistant", Text: "It says *readme*.", HTML: "<p>It says <em>readme</em>.</p>", Turn: "r1"},
 	}, h.Messages)
 	require.False(t, h.Turn.Running)
 	require.Equal(t, "http://127.0.0.1:8233/namespaces/default/workflows/turn%2Fweb:new/", h.Inspect)

@@ -5,40 +5,6 @@
 const $ = (id) => document.getElementById(id);
 const state = { chat: '', inspect: '', busy: false, es: null, turn: null };
 
-// escape makes model text inert; markdown below only adds our own tags.
-function escape(s) {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
-}
-
-function inline(s) {
-  return s
-    .replace(/`([^`]+)`/g, '<code>$1</code>')
-    .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
-    .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>')
-    .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, '<a href="$2" rel="noopener noreferrer" target="_blank">$1</a>');
-}
-
-// markdown renders a small, safe subset: code blocks, headings, lists, paragraphs.
-function markdown(text) {
-  const parts = escape(text).split(/```[^\n]*\n?/);
-  let html = '';
-  parts.forEach((part, i) => {
-    if (i % 2 === 1) { html += '<pre><code>' + part + '</code></pre>'; return; }
-    for (const block of part.split(/\n{2,}/)) {
-      const lines = block.split('\n').filter((l) => l.trim() !== '');
-      if (!lines.length) continue;
-      if (lines.every((l) => /^\s*([-*]|\d+\.)\s/.test(l))) {
-        html += '<ul>' + lines.map((l) => '<li>' + inline(l.replace(/^\s*([-*]|\d+\.)\s/, '')) + '</li>').join('') + '</ul>';
-      } else if (/^#{1,6}\s/.test(lines[0]) && lines.length === 1) {
-        html += '<p><strong>' + inline(lines[0].replace(/^#+\s/, '')) + '</strong></p>';
-      } else {
-        html += '<p>' + lines.map(inline).join('<br>') + '</p>';
-      }
-    }
-  });
-  return html;
-}
-
 // api GETs path, or POSTs body: JSON, or a FormData as multipart (a voice note).
 async function api(path, body) {
   let opts = {};
@@ -121,7 +87,7 @@ function delta(ev) {
   if (ev.iteration !== t.iteration) { t.iteration = ev.iteration; t.text = ''; }
   t.text += ev.text;
   if (!t.bubble) t.bubble = add('msg assistant streaming', '');
-  t.bubble.innerHTML = markdown(t.text);
+  t.bubble.textContent = t.text; // as written until the reply comes rendered by the server
   $('log').scrollTop = $('log').scrollHeight;
 }
 
@@ -131,7 +97,7 @@ function approval(req, turn) {
   if (document.querySelector('.approval[data-approval="' + CSS.escape(req.id) + '"]')) return;
   const t = live(turn);
   if (t.bubble) { t.bubble.classList.remove('streaming'); t.bubble = null; } // what was said before the call stays
-  const el = add('msg assistant approval', markdown(req.text));
+  const el = add('msg assistant approval', req.html);
   el.dataset.approval = req.id;
   const row = document.createElement('div');
   row.className = 'buttons';
@@ -172,11 +138,11 @@ function untag(ids) {
 
 function reply(ev) {
   if (ev.kind === 'approval' && ev.approval) { approval(ev.approval, ev.turn); return; }
-  if (inlineReply(ev)) { add('msg assistant', markdown(ev.text)); untag(ev.message_ids); return; }
+  if (inlineReply(ev)) { add('msg assistant', ev.html); untag(ev.message_ids); return; }
   const t = state.turn;
   let el = t && t.bubble;
   if (el) el.classList.remove('streaming'); else el = add('msg assistant', '');
-  el.innerHTML = markdown(ev.text);
+  el.innerHTML = ev.html; // the server's rendering (goldmark): no raw HTML gets through
   inspectLink(el, ev.turn);
   untag(ev.message_ids);
   if (ev.kind === 'message') { if (t) t.bubble = null; return; } // the turn goes on
@@ -230,7 +196,7 @@ async function load() {
       continue;
     }
     if (hints) { fold({ hints }); hints = null; }
-    const el = add('msg assistant', markdown(m.text));
+    const el = add('msg assistant', m.html);
     if (m.turn !== lastTurn) inspectLink(el, m.turn);
     lastTurn = m.turn;
   }
