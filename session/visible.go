@@ -96,8 +96,8 @@ func matchIn(s *Session, needle string, modified time.Time) (Match, bool) {
 	return Match{Key: s.Key, Title: Title(s.Metadata, msgs), Modified: modified, Messages: hits[max(0, len(hits)-MatchMessages):]}, true
 }
 
-// newestFirst orders listed sessions by their last change, newest first.
-func newestFirst(infos []Info) {
+// NewestFirst orders listed sessions by their last change, newest first.
+func NewestFirst(infos []Info) {
 	sort.Slice(infos, func(i, j int) bool {
 		if !infos[i].Modified.Equal(infos[j].Modified) {
 			return infos[i].Modified.After(infos[j].Modified)

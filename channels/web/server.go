@@ -59,6 +59,10 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			c.showHistory(w, r)
 		}
+	case "/api/fork":
+		if allow(w, r, http.MethodPost) {
+			c.fork(w, r)
+		}
 	case "/api/events":
 		if allow(w, r, http.MethodGet) {
 			c.events(w, r)
@@ -136,22 +140,23 @@ func (c *Channel) info(w http.ResponseWriter) {
 }
 
 func (c *Channel) listSessions(w http.ResponseWriter, r *http.Request) {
-	list, err := c.sessions(r.Context())
+	list, err := c.conversations(r.Context(), strings.TrimSpace(r.URL.Query().Get("q")))
 	if err != nil {
-		c.log.Error("listing web sessions failed", "error", err)
+		c.log.Error("listing sessions failed", "error", err)
 		writeError(w, http.StatusInternalServerError, "could not list the sessions: "+err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
 }
 
-// showHistory answers a conversation from the journal, with where its turn is now.
+// showHistory answers a conversation from the journal, with where its turn
+// is now: a web chat by ?chat=, or any channel's session by ?session=key
+// (the page shows another channel's read-only: its replies go there).
 func (c *Channel) showHistory(w http.ResponseWriter, r *http.Request) {
-	chatID, ok := chatParam(w, r.URL.Query().Get("chat"))
+	key, ok := sessionParam(w, r)
 	if !ok {
 		return
 	}
-	key := protocol.SessionKey(Name, chatID)
 	items, err := c.history(r.Context(), key)
 	if err != nil {
 		c.log.Error("reading a web session failed", "session", key, "error", err)
@@ -159,7 +164,7 @@ func (c *Channel) showHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"session": key, "messages": items, "turn": c.turnNow(r.Context(), key), "inspect": c.inspectBase(key),
+		"session": key, "web": strings.HasPrefix(key, Name+":"), "messages": items, "turn": c.turnNow(r.Context(), key), "inspect": c.inspectBase(key),
 	})
 }
 
@@ -320,6 +325,20 @@ func sameOrigin(r *http.Request) bool {
 	}
 	u, err := url.Parse(o)
 	return err == nil && u.Host == r.Host
+}
+
+// sessionParam is the session a request names: ?session=<channel:chat> or a web ?chat=.
+func sessionParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	key := r.URL.Query().Get("session")
+	if key == "" {
+		chatID, ok := chatParam(w, r.URL.Query().Get("chat"))
+		return protocol.SessionKey(Name, chatID), ok
+	}
+	if _, _, err := protocol.SplitSessionKey(key); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("session %q: %v", key, err))
+		return "", false
+	}
+	return key, true
 }
 
 func chatParam(w http.ResponseWriter, chatID string) (string, bool) {

@@ -285,12 +285,17 @@ func TestSessionsAndHistoryComeFromTheJournal(t *testing.T) {
 
 	a := call(t, http.MethodGet, base+"/api/sessions", "")
 	require.Equal(t, http.StatusOK, a.status, a.body)
-	var list struct{ Sessions []sessionItem }
+	var list struct{ Sessions []conversation }
 	require.NoError(t, json.Unmarshal([]byte(a.body), &list))
-	require.Len(t, list.Sessions, 2, "only web sessions")
-	require.Equal(t, "new", list.Sessions[0].Chat, "newest first")
-	require.Equal(t, "read the readme", list.Sessions[0].Title, "the first line a person typed, not a command")
-	require.Equal(t, "first question", list.Sessions[1].Title)
+	require.Len(t, list.Sessions, 3, "the sessions of every channel")
+	require.Equal(t, "web:old", list.Sessions[2].Key, "newest first")
+	require.Equal(t, "first question", list.Sessions[2].Title)
+	byKey := map[string]conversation{}
+	for _, s := range list.Sessions {
+		byKey[s.Key] = s
+	}
+	require.Equal(t, "read the readme", byKey["web:new"].Title, "the first line a person typed, not a command")
+	require.Equal(t, conversation{Key: "cli:direct", Channel: "cli", Chat: "direct", Title: "not a web session", Updated: byKey["cli:direct"].Updated}, byKey["cli:direct"])
 
 	a = call(t, http.MethodGet, base+"/api/history?chat=new", "")
 	require.Equal(t, http.StatusOK, a.status, a.body)
@@ -304,9 +309,9 @@ func TestSessionsAndHistoryComeFromTheJournal(t *testing.T) {
 	require.Equal(t, "web:new", h.Session)
 	require.Equal(t, []item{
 		{Role: "user", Text: "/help", Turn: "r1", Command: true},
-		{Role: "user", Text: "read the readme", Turn: "r1"},
-		{Role: "hint", Text: "read_file README.md", Turn: "r1"},
-		{Role: "assistant", Text: "It says *readme*.", HTML: "<p>It says <em>readme</em>.</p>", Turn: "r1"},
+		{Role: "user", Text: "read the readme", Turn: "r1", Index: 1},
+		{Role: "hint", Text: "read_file README.md", Turn: "r1", Index: 2},
+		{Role: "assistant", Text: "It says *readme*.", HTML: "<p>It says <em>readme</em>.</p>", Turn: "r1", Index: 4},
 	}, h.Messages)
 	require.False(t, h.Turn.Running)
 	require.Equal(t, "http://127.0.0.1:8233/namespaces/default/workflows/turn%2Fweb:new/", h.Inspect)
