@@ -61,6 +61,28 @@ func (c *consoleErrors) all() []string {
 
 // TestWebChatInABrowserEndToEnd is the newcomer's path: a gateway on the
 // embedded Temporal, its chat page in headless Chromium, the scripted model at the wire.
+// watchConsole starts the browser of ctx and collects the errors its pages report.
+func watchConsole(ctx context.Context, t *testing.T) *consoleErrors {
+	t.Helper()
+	errs := &consoleErrors{}
+	// The first call starts the browser, on a context without a deadline (it would stop the browser).
+	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			errs.add(fmt.Sprintf("exception: %s %s", ev.ExceptionDetails.Text, ev.ExceptionDetails.URL))
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError {
+				errs.add(fmt.Sprintf("console.error %d args", len(ev.Args)))
+			}
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.EntryLevelError {
+				errs.add("log: " + ev.Entry.Text + " " + ev.Entry.URL)
+			}
+		}
+	}))
+	return errs
+}
+
 func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	chromium := browser(t)
 	model := modeltest.New(
@@ -89,22 +111,7 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	}
 	require.NoError(t, os.MkdirAll(shots, 0o755))
 	ctx := browserContext(t, chromium, 1280, 860)
-	errs := &consoleErrors{}
-	// The first call starts the browser, on a context without a deadline (it would stop the browser).
-	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			errs.add(fmt.Sprintf("exception: %s %s", ev.ExceptionDetails.Text, ev.ExceptionDetails.URL))
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError {
-				errs.add(fmt.Sprintf("console.error %d args", len(ev.Args)))
-			}
-		case *cdplog.EventEntryAdded:
-			if ev.Entry.Level == cdplog.EntryLevelError {
-				errs.add("log: " + ev.Entry.Text + " " + ev.Entry.URL)
-			}
-		}
-	}))
+	errs := watchConsole(ctx, t)
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		require.NoError(t, chromedp.Do(ctx, actions...), "%s\ngateway:\n%s\n%s", what, out, errOut)

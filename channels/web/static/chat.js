@@ -3,7 +3,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const state = { chat: '', inspect: '', busy: false, es: null, turn: null };
+const state = { chat: '', session: '', web: true, inspect: '', busy: false, es: null, turn: null };
 
 // api GETs path, or POSTs body: JSON, or a FormData as multipart (a voice note).
 async function api(path, body) {
@@ -179,15 +179,32 @@ function connect() {
   es.onopen = () => { if (state.opened) load(); state.opened = true; };
 }
 
+// forkButton lets a message of the journal start a new chat whose history ends with it.
+function forkButton(el, index) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = 'fork';
+  b.title = 'Fork: a new chat with this conversation up to here';
+  b.textContent = 'fork';
+  b.onclick = async () => {
+    try {
+      const r = await api('api/fork', { session: state.session, index });
+      await open(r.chat);
+    } catch (err) { add('msg assistant error', '').textContent = '⚠ ' + err.message; }
+  };
+  el.appendChild(b);
+}
+
 async function load() {
-  const h = await api('api/history?chat=' + encodeURIComponent(state.chat));
+  const q = state.web ? 'chat=' + encodeURIComponent(state.chat) : 'session=' + encodeURIComponent(state.session);
+  const h = await api('api/history?' + q);
   state.inspect = h.inspect;
   $('log').innerHTML = '';
   state.turn = null;
   let lastTurn = '';
   let hints = null;
   for (const m of h.messages) {
-    if (m.role === 'user') { add('msg user', '').textContent = m.text; hints = null; continue; }
+    if (m.role === 'user') { const u = add('msg user', ''); u.textContent = m.text; forkButton(u, m.index); hints = null; continue; }
     if (m.role === 'hint') {
       if (!hints) hints = add('hints', '');
       const line = document.createElement('div');
@@ -197,6 +214,7 @@ async function load() {
     }
     if (hints) { fold({ hints }); hints = null; }
     const el = add('msg assistant', m.html);
+    forkButton(el, m.index);
     if (m.turn !== lastTurn) inspectLink(el, m.turn);
     lastTurn = m.turn;
   }
@@ -207,27 +225,65 @@ async function load() {
 
 async function open(chat) {
   state.chat = chat;
+  state.session = 'web:' + chat;
+  state.web = true;
   state.opened = false;
   localStorage.setItem('nanobot-chat', chat);
   history.replaceState(null, '', '#' + chat);
   $('title').textContent = 'web:' + chat;
+  $('input').hidden = false;
   await load();
   connect();
   loadSessions();
 }
 
+// openOther shows another channel's session read-only: its turns answer on that channel.
+async function openOther(key) {
+  if (state.es) { state.es.close(); state.es = null; }
+  state.session = key;
+  state.web = false;
+  state.chat = '';
+  $('title').textContent = key + ' (read-only here: fork it to go on in the web chat)';
+  $('input').hidden = true;
+  await load();
+  loadSessions();
+}
+
+// loadSessions draws the sidebar: every channel's chats, grouped, newest first; or what a search found.
 async function loadSessions() {
-  const { sessions } = await api('api/sessions');
-  const ul = $('sessions');
-  ul.innerHTML = '';
+  const q = $('search').value.trim();
+  const { sessions } = await api('api/sessions' + (q ? '?q=' + encodeURIComponent(q) : ''));
+  const box = $('sessions');
+  box.innerHTML = '';
+  const groups = new Map();
   for (const s of sessions) {
-    const li = document.createElement('li');
-    li.textContent = s.title || '(empty)';
-    li.title = s.updated;
-    if (s.chat === state.chat) li.className = 'current';
-    li.onclick = () => open(s.chat);
-    ul.appendChild(li);
+    if (!groups.has(s.channel)) groups.set(s.channel, []);
+    groups.get(s.channel).push(s);
   }
+  const order = [...groups.keys()].sort((a, b) => (a === 'web' ? -1 : b === 'web' ? 1 : a.localeCompare(b)));
+  for (const ch of order) {
+    const h = document.createElement('h3');
+    h.textContent = ch;
+    const ul = document.createElement('ul');
+    ul.dataset.channel = ch;
+    for (const s of groups.get(ch)) {
+      const li = document.createElement('li');
+      li.textContent = s.title || '(empty)';
+      li.title = s.key + ' · ' + s.updated;
+      li.dataset.key = s.key;
+      if (s.found) {
+        const f = document.createElement('div');
+        f.className = 'found';
+        f.textContent = s.found;
+        li.appendChild(f);
+      }
+      if (s.key === state.session) li.className = 'current';
+      li.onclick = () => (s.channel === 'web' ? open(s.chat) : openOther(s.key));
+      ul.appendChild(li);
+    }
+    box.append(h, ul);
+  }
+  if (!sessions.length) box.textContent = q ? 'nothing found' : '';
 }
 
 function newChat() {
@@ -328,4 +384,6 @@ $('text').addEventListener('keydown', (e) => {
 });
 $('stop').addEventListener('click', () => api('api/stop', { chat: state.chat }).catch((err) => add('msg assistant error', '').textContent = '⚠ ' + err.message));
 $('new').addEventListener('click', () => open(newChat()));
+let searching = 0;
+$('search').addEventListener('input', () => { clearTimeout(searching); searching = setTimeout(loadSessions, 250); });
 open(location.hash.slice(1) || localStorage.getItem('nanobot-chat') || newChat());
