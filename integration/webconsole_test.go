@@ -27,7 +27,9 @@ import (
 // the message; the new endpoints refuse a missing token and a foreign Host.
 func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 	chromium := browser(t)
-	model := modeltest.New(modeltest.Text("Zebras have **stripes**."))
+	model := modeltest.New(
+		modeltest.ToolCalls(modeltest.Call{ID: "call_echo", Name: "exec", Args: `{"command":"echo striped"}`}),
+		modeltest.Text("Zebras have **stripes**."))
 	defer model.Close()
 	webPort := testenv.FreePort(t)
 	const token = "t0k3n-console"
@@ -35,7 +37,9 @@ func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 	env, _ := embeddedEnv(t, home)
 	_, out, errOut := startNanobot(t, env, "gateway")
 	chatLine := regexp.MustCompile(`Chat:\s+(http://\S+)`)
-	require.Eventually(t, func() bool { return chatLine.MatchString(out.String()) && strings.Contains(out.String(), "Press Ctrl-C") },
+	require.Eventually(t, func() bool {
+		return chatLine.MatchString(out.String()) && strings.Contains(out.String(), "Press Ctrl-C")
+	},
 		2*time.Minute, 100*time.Millisecond, "gateway did not print the chat URL:\n%s\n%s", out, errOut)
 	chatURL := chatLine.FindStringSubmatch(out.String())[1]
 	base := fmt.Sprintf("http://127.0.0.1:%d/", webPort)
@@ -67,6 +71,17 @@ func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 	run("ask", chromedp.SetValue(chromedp.CSS("#text"), "tell me about zebras"), chromedp.Click(chromedp.CSS("#send")))
 	waitFor("the answer", `[...document.querySelectorAll('.msg.assistant strong')].some(e => e.textContent === 'stripes')`)
 
+	// What the turn did, under the answer: collapsed, then states, the model calls and the tool's card.
+	waitFor("collapsed turn details", `document.querySelector('.msg.assistant .turn-details') !== null && !document.querySelector('.msg.assistant .turn-details').open`)
+	run("open the turn's details", chromedp.Click(chromedp.CSS(".msg.assistant .turn-details summary")))
+	waitFor("the tool card", `(() => {
+		const d = document.querySelector('.msg.assistant .turn-details'), card = d.querySelector('.tool-card[data-tool="exec"]');
+		return card && card.querySelector('.tool-args').textContent.includes('echo striped') &&
+			card.querySelector('.tool-result').textContent.includes('striped') && card.querySelector('.tool-head').textContent.includes('exit 0') &&
+			d.querySelectorAll('.model-call').length === 2 && d.querySelector('.model-call').textContent.includes('test-model') &&
+			d.querySelector('.states .state') !== null && d.querySelector('a.inspect').href.includes('/history');
+	})()`)
+
 	waitFor("two channels in the sidebar", `(() => {
 		const web = document.querySelector('#sessions ul[data-channel="web"]'), tg = document.querySelector('#sessions ul[data-channel="telegram"]');
 		return web && tg && [...web.querySelectorAll('li')].some(li => li.textContent === 'tell me about zebras') &&
@@ -97,6 +112,7 @@ func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 		{http.MethodGet, "api/sessions?q=giraffe", ""},
 		{http.MethodGet, "api/history?session=telegram:4242", ""},
 		{http.MethodPost, "api/fork", `{"session":"telegram:4242","index":1}`},
+		{http.MethodGet, "api/turn?session=telegram:4242&turn=00000000-0000-0000-0000-000000000000", ""},
 	} {
 		req, err := http.NewRequest(r.method, base+r.path, strings.NewReader(r.body))
 		require.NoError(t, err)

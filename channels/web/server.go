@@ -59,6 +59,10 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			c.showHistory(w, r)
 		}
+	case "/api/turn":
+		if allow(w, r, http.MethodGet) {
+			c.showTurn(w, r)
+		}
 	case "/api/fork":
 		if allow(w, r, http.MethodPost) {
 			c.fork(w, r)
@@ -239,8 +243,7 @@ type sendRequest struct {
 // send publishes a message typed in the page (or, for /api/stop, /stop);
 // /api/send also takes a voice note as multipart/form-data (readForm).
 func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
-	if !sameOrigin(r) {
-		writeError(w, http.StatusForbidden, "cross-origin requests are refused")
+	if crossOrigin(w, r) {
 		return
 	}
 	id := "web-" + newID(8)
@@ -314,6 +317,15 @@ func (c *Channel) readSend(w http.ResponseWriter, r *http.Request, id string, au
 		return req, "", http.StatusBadRequest, fmt.Errorf("the body is not JSON {\"chat\", \"text\"}: %w", err)
 	}
 	return req, "", http.StatusOK, nil
+}
+
+// crossOrigin answers 403 to a browser request from another site and says so.
+func crossOrigin(w http.ResponseWriter, r *http.Request) bool {
+	if sameOrigin(r) {
+		return false
+	}
+	writeError(w, http.StatusForbidden, "cross-origin requests are refused")
+	return true
 }
 
 // sameOrigin refuses a browser POST from another site (a page elsewhere

@@ -89,8 +89,7 @@ type forkRequest struct {
 // fork starts a web session whose journal is a copy of another's up to a
 // message; the original is only read.
 func (c *Channel) fork(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		writeError(w, http.StatusForbidden, "cross-origin requests are refused")
+	if crossOrigin(w, r) {
 		return
 	}
 	var req forkRequest

@@ -82,6 +82,7 @@ func TestTheConsoleEndpointsKeepTheGuard(t *testing.T) {
 		{http.MethodGet, "/api/sessions?q=secret", ""},
 		{http.MethodGet, "/api/history?session=telegram:42", ""},
 		{http.MethodPost, "/api/fork", `{"session":"telegram:42","index":0}`},
+		{http.MethodGet, "/api/turn?session=telegram:42&turn=" + runA, ""},
 	}
 	for _, r := range requests {
 		a := call(t, r.method, base+r.path, r.body)
