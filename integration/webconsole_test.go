@@ -102,6 +102,14 @@ func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 		return document.getElementById('title').textContent.startsWith('web:') && !document.getElementById('input').hidden &&
 			log.includes('the giraffe question') && log.includes('Giraffes are tall.') && !log.toLowerCase().includes('okapi');
 	})()`)
+	run("rename the fork", chromedp.Click(chromedp.CSS("#rename")), chromedp.SendKeys(chromedp.CSS(".rename-to"), "Giraffe fork\r"))
+	waitFor("renamed in the sidebar", `[...document.querySelectorAll('#sessions ul[data-channel="web"] li')].some(li => li.textContent === 'Giraffe fork')`)
+	run("archive it", chromedp.Click(chromedp.CSS("#archive")))
+	waitFor("gone from the list", `document.querySelector('#sessions ul[data-channel="web"] li') !== null &&
+		![...document.querySelectorAll('#sessions li')].some(li => li.textContent === 'Giraffe fork')`)
+	run("show the archived", chromedp.Click(chromedp.CSS("#show-archived")))
+	waitFor("listed as archived", `[...document.querySelectorAll('#sessions li')].map(li => li.textContent).join('|') === 'Giraffe fork'`)
+
 	orig, err := store.Load(context.Background(), "telegram:4242")
 	require.NoError(t, err)
 	require.Len(t, orig.Messages, 4, "the forked chat is untouched")
@@ -113,6 +121,7 @@ func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 		{http.MethodGet, "api/history?session=telegram:4242", ""},
 		{http.MethodPost, "api/fork", `{"session":"telegram:4242","index":1}`},
 		{http.MethodGet, "api/turn?session=telegram:4242&turn=00000000-0000-0000-0000-000000000000", ""},
+		{http.MethodPost, "api/session", `{"session":"telegram:4242","archived":true}`},
 	} {
 		req, err := http.NewRequest(r.method, base+r.path, strings.NewReader(r.body))
 		require.NoError(t, err)

@@ -41,19 +41,19 @@ func visible(index int, m chat.Message) (Visible, bool) {
 	return Visible{Index: index, Role: m.Role, Timestamp: m.Timestamp, Content: text}, true
 }
 
-// titleChars bounds a session's title (nanobot cuts titles at 160).
-const titleChars = 160
+// TitleChars bounds a session's title (nanobot cuts titles at 160).
+const TitleChars = 160
 
 // Title is how a session is named in lists: the title its metadata holds,
 // else the first line of its first user message.
 func Title(metadata map[string]any, msgs []Visible) string {
 	if t, ok := metadata["title"].(string); ok && strings.TrimSpace(t) != "" {
-		return chat.Cut(strings.TrimSpace(t), titleChars)
+		return chat.Cut(strings.TrimSpace(t), TitleChars)
 	}
 	for _, m := range msgs {
 		if m.Role == chat.RoleUser {
 			line, _, _ := strings.Cut(m.Content, "\n")
-			return chat.Cut(strings.TrimSpace(line), titleChars)
+			return chat.Cut(strings.TrimSpace(line), TitleChars)
 		}
 	}
 	return ""

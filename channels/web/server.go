@@ -43,7 +43,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.URL.Path {
-	case "/", "/index.html", "/chat.js", "/chat.css":
+	case "/", "/index.html", "/chat.js", "/turn.js", "/chat.css":
 		if allow(w, r, http.MethodGet) {
 			c.asset(w, r)
 		}
@@ -62,6 +62,10 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/api/turn":
 		if allow(w, r, http.MethodGet) {
 			c.showTurn(w, r)
+		}
+	case "/api/session":
+		if allow(w, r, http.MethodPost) {
+			c.changeSession(w, r)
 		}
 	case "/api/fork":
 		if allow(w, r, http.MethodPost) {
@@ -144,7 +148,7 @@ func (c *Channel) info(w http.ResponseWriter) {
 }
 
 func (c *Channel) listSessions(w http.ResponseWriter, r *http.Request) {
-	list, err := c.conversations(r.Context(), strings.TrimSpace(r.URL.Query().Get("q")))
+	list, err := c.conversations(r.Context(), strings.TrimSpace(r.URL.Query().Get("q")), r.URL.Query().Get("archived") == "1")
 	if err != nil {
 		c.log.Error("listing sessions failed", "error", err)
 		writeError(w, http.StatusInternalServerError, "could not list the sessions: "+err.Error())
@@ -346,11 +350,7 @@ func sessionParam(w http.ResponseWriter, r *http.Request) (string, bool) {
 		chatID, ok := chatParam(w, r.URL.Query().Get("chat"))
 		return protocol.SessionKey(Name, chatID), ok
 	}
-	if _, _, err := protocol.SplitSessionKey(key); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("session %q: %v", key, err))
-		return "", false
-	}
-	return key, true
+	return key, validSession(w, key)
 }
 
 func chatParam(w http.ResponseWriter, chatID string) (string, bool) {

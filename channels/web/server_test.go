@@ -325,7 +325,7 @@ func TestSessionsAndHistoryComeFromTheJournal(t *testing.T) {
 func TestTokenGuardsEveryRequest(t *testing.T) {
 	c, p, base := startChannel(t, "s3cret")
 	require.Contains(t, c.Describe(), "?token=s3cret", "the banner prints a URL that opens")
-	for _, path := range []string{"/", "/chat.js", "/api/sessions", "/api/history?chat=c", "/api/events?chat=c", "/api/info"} {
+	for _, path := range []string{"/", "/chat.js", "/turn.js", "/api/sessions", "/api/history?chat=c", "/api/events?chat=c", "/api/info"} {
 		a := call(t, http.MethodGet, base+path, "")
 		require.Equal(t, http.StatusUnauthorized, a.status, path)
 		require.Contains(t, a.body, "needs its token")

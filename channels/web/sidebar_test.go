@@ -83,6 +83,7 @@ func TestTheConsoleEndpointsKeepTheGuard(t *testing.T) {
 		{http.MethodGet, "/api/history?session=telegram:42", ""},
 		{http.MethodPost, "/api/fork", `{"session":"telegram:42","index":0}`},
 		{http.MethodGet, "/api/turn?session=telegram:42&turn=" + runA, ""},
+		{http.MethodPost, "/api/session", `{"session":"telegram:42","title":"renamed"}`},
 	}
 	for _, r := range requests {
 		a := call(t, r.method, base+r.path, r.body)
@@ -93,4 +94,35 @@ func TestTheConsoleEndpointsKeepTheGuard(t *testing.T) {
 		require.NotContains(t, a.body, "secret plan")
 		require.Equal(t, http.StatusOK, call(t, r.method, base+r.path, r.body, "Authorization", "Bearer s3cret").status, r.path)
 	}
+}
+
+func TestRenameAndArchiveChangeOnlyTheMetadata(t *testing.T) {
+	c, _, base := startChannel(t, "")
+	ctx := context.Background()
+	_, err := c.store.Append(ctx, "slack:C1", chat.Message{Role: chat.RoleUser, Content: "budget talk", Turn: "r", EntryID: "u"})
+	require.NoError(t, err)
+	list := func(query string) []conversation {
+		t.Helper()
+		a := call(t, http.MethodGet, base+"/api/sessions"+query, "")
+		require.Equal(t, http.StatusOK, a.status, a.body)
+		var l struct{ Sessions []conversation }
+		require.NoError(t, json.Unmarshal([]byte(a.body), &l))
+		return l.Sessions
+	}
+
+	require.Equal(t, http.StatusOK, call(t, http.MethodPost, base+"/api/session", `{"session":"slack:C1","title":"Budget 2027"}`).status)
+	require.Equal(t, "Budget 2027", list("")[0].Title)
+	require.Equal(t, http.StatusOK, call(t, http.MethodPost, base+"/api/session", `{"session":"slack:C1","archived":true}`).status)
+	require.Empty(t, list(""), "an archived chat leaves the list")
+	require.Equal(t, "slack:C1", list("?archived=1")[0].Key)
+	require.Equal(t, "slack:C1", list("?q=budget")[0].Key, "a search still finds it")
+	require.Equal(t, http.StatusOK, call(t, http.MethodPost, base+"/api/session", `{"session":"slack:C1","archived":false,"title":""}`).status)
+	require.Equal(t, "budget talk", list("")[0].Title, "an empty name gives back the first line")
+	s, err := c.store.Load(ctx, "slack:C1")
+	require.NoError(t, err)
+	require.Len(t, s.Messages, 1)
+
+	require.Equal(t, http.StatusNotFound, call(t, http.MethodPost, base+"/api/session", `{"session":"web:none","title":"x"}`).status)
+	require.Equal(t, http.StatusBadRequest, call(t, http.MethodPost, base+"/api/session", `{"session":"slack:C1"}`).status)
+	require.Equal(t, http.StatusForbidden, call(t, http.MethodPost, base+"/api/session", `{"session":"slack:C1","title":"x"}`, "Origin", "http://evil.example").status)
 }
