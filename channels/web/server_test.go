@@ -22,6 +22,7 @@ import (
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/session"
 )
 
 // published records what the channel publishes, as the manager would take it.
@@ -60,11 +61,17 @@ func startChannel(t *testing.T, token string) (*Channel, *published, string) {
 // startChannelWith starts a web chat on a free port with the default config as adjust leaves it.
 func startChannelWith(t *testing.T, adjust func(*config.Config)) (*Channel, *published, string) {
 	t.Helper()
+	return startChannelOn(t, nil, adjust)
+}
+
+// startChannelOn starts a web chat on a journal (nil: the home's files).
+func startChannelOn(t *testing.T, journal session.Store, adjust func(*config.Config)) (*Channel, *published, string) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
 	cfg.Channels.Web.Port = 0
 	adjust(cfg)
-	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Log: slog.New(slog.DiscardHandler)})
+	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Sessions: journal, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	p := &published{}
 	require.NoError(t, c.Start(context.Background(), p.publish))

@@ -101,14 +101,7 @@ func TestRenameAndArchiveChangeOnlyTheMetadata(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.store.Append(ctx, "slack:C1", chat.Message{Role: chat.RoleUser, Content: "budget talk", Turn: "r", EntryID: "u"})
 	require.NoError(t, err)
-	list := func(query string) []conversation {
-		t.Helper()
-		a := call(t, http.MethodGet, base+"/api/sessions"+query, "")
-		require.Equal(t, http.StatusOK, a.status, a.body)
-		var l struct{ Sessions []conversation }
-		require.NoError(t, json.Unmarshal([]byte(a.body), &l))
-		return l.Sessions
-	}
+	list := func(query string) []conversation { t.Helper(); return listed(t, base, query) }
 
 	require.Equal(t, http.StatusOK, call(t, http.MethodPost, base+"/api/session", `{"session":"slack:C1","title":"Budget 2027"}`).status)
 	require.Equal(t, "Budget 2027", list("")[0].Title)
@@ -125,4 +118,14 @@ func TestRenameAndArchiveChangeOnlyTheMetadata(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, call(t, http.MethodPost, base+"/api/session", `{"session":"web:none","title":"x"}`).status)
 	require.Equal(t, http.StatusBadRequest, call(t, http.MethodPost, base+"/api/session", `{"session":"slack:C1"}`).status)
 	require.Equal(t, http.StatusForbidden, call(t, http.MethodPost, base+"/api/session", `{"session":"slack:C1","title":"x"}`, "Origin", "http://evil.example").status)
+}
+
+// listed is what GET /api/sessions answers to query ("?q=…", "?archived=1" or "").
+func listed(t *testing.T, base, query string) []conversation {
+	t.Helper()
+	a := call(t, http.MethodGet, base+"/api/sessions"+query, "")
+	require.Equal(t, http.StatusOK, a.status, a.body)
+	var l struct{ Sessions []conversation }
+	require.NoError(t, json.Unmarshal([]byte(a.body), &l))
+	return l.Sessions
 }
