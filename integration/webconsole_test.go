@@ -71,6 +71,8 @@ func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 	run("ask", chromedp.SetValue(chromedp.CSS("#text"), "tell me about zebras"), chromedp.Click(chromedp.CSS("#send")))
 	waitFor("the answer", `[...document.querySelectorAll('.msg.assistant strong')].some(e => e.textContent === 'stripes')`)
 
+	waitFor("the live messages get their fork buttons once journaled", `document.querySelector('#log > .msg.user > .fork') !== null &&
+		document.querySelector('#log > .msg.assistant > .fork') !== null`)
 	// What the turn did, under the answer: collapsed, then states, the model calls and the tool's card.
 	waitFor("collapsed turn details", `document.querySelector('.msg.assistant .turn-details') !== null && !document.querySelector('.msg.assistant .turn-details').open`)
 	run("open the turn's details", chromedp.Click(chromedp.CSS(".msg.assistant .turn-details summary")))

@@ -153,6 +153,7 @@ function reply(ev) {
   state.turn = null;
   setBusy(document.querySelector('.tag:not(.injected)') !== null); // a queued message starts the next turn
   loadSessions();
+  if (!state.busy) attachForks().catch(() => {}); // a failed look-up only leaves the buttons for the next load
 }
 
 function connect() {
@@ -196,6 +197,19 @@ function forkButton(el, index) {
     } catch (err) { add('msg assistant error', '').textContent = '⚠ ' + err.message; }
   };
   el.appendChild(b);
+}
+
+// attachForks gives the messages drawn live their fork buttons once the turn
+// is journaled: the page's messages and the journal's, in order; if they do
+// not line up (a message still queued), the next load draws them.
+async function attachForks() {
+  const session = state.session;
+  const h = await api('api/history?chat=' + encodeURIComponent(state.chat));
+  if (session !== state.session) return;
+  const said = h.messages.filter((m) => m.role !== 'hint');
+  const shown = [...$('log').querySelectorAll(':scope > .msg.user, :scope > .msg.assistant:not(.approval):not(.error)')];
+  if (said.length !== shown.length) return;
+  shown.forEach((m, i) => { if (!m.querySelector(':scope > .fork')) forkButton(m, said[i].index); });
 }
 
 async function load() {
