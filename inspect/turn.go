@@ -63,6 +63,7 @@ type Tool struct {
 	Args     string        `json:"args,omitempty"`
 	Duration time.Duration `json:"duration"`
 	Outcome  string        `json:"outcome"` // ok, error, unknown, failed, running
+	Attempts int32         `json:"attempts,omitempty"`
 	Preview  string        `json:"preview,omitempty"`
 }
 
@@ -132,6 +133,8 @@ func FromHistory(workflowID string, events []*historypb.HistoryEvent) (*Turn, er
 			a := ev.GetActivityTaskStartedEventAttributes()
 			if s := sched[a.GetScheduledEventId()]; s != nil && s.tool < 0 {
 				t.Iterations[s.iter].Attempts = a.GetAttempt()
+			} else if s != nil {
+				t.Iterations[s.iter].Tools[s.tool].Attempts = a.GetAttempt()
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := ev.GetActivityTaskCompletedEventAttributes()

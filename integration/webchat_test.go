@@ -61,12 +61,34 @@ func (c *consoleErrors) all() []string {
 
 // TestWebChatInABrowserEndToEnd is the newcomer's path: a gateway on the
 // embedded Temporal, its chat page in headless Chromium, the scripted model at the wire.
+// watchConsole starts the browser of ctx and collects the errors its pages report.
+func watchConsole(ctx context.Context, t *testing.T) *consoleErrors {
+	t.Helper()
+	errs := &consoleErrors{}
+	// The first call starts the browser, on a context without a deadline (it would stop the browser).
+	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			errs.add(fmt.Sprintf("exception: %s %s", ev.ExceptionDetails.Text, ev.ExceptionDetails.URL))
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError {
+				errs.add(fmt.Sprintf("console.error %d args", len(ev.Args)))
+			}
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.EntryLevelError {
+				errs.add("log: " + ev.Entry.Text + " " + ev.Entry.URL)
+			}
+		}
+	}))
+	return errs
+}
+
 func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	chromium := browser(t)
 	model := modeltest.New(
 		modeltest.Text("Hello from **nanobot**, streamed in pieces.").ChunkDelay(30*time.Millisecond),
 		modeltest.ToolCalls(modeltest.Call{ID: "call_slow", Name: "exec", Args: `{"command":"sleep 4"}`}),
-		modeltest.Text("Done. I also saw your note."),
+		modeltest.Text("Done. I also saw your note.\n\n| tool | took |\n|---|---|\n| exec | 4 s |\n\n[docs](https://example.org) <b>raw</b>\n\n```sh\nsleep 4\n```"),
 		modeltest.Block(),
 	)
 	defer model.Close()
@@ -89,22 +111,7 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	}
 	require.NoError(t, os.MkdirAll(shots, 0o755))
 	ctx := browserContext(t, chromium, 1280, 860)
-	errs := &consoleErrors{}
-	// The first call starts the browser, on a context without a deadline (it would stop the browser).
-	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			errs.add(fmt.Sprintf("exception: %s %s", ev.ExceptionDetails.Text, ev.ExceptionDetails.URL))
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError {
-				errs.add(fmt.Sprintf("console.error %d args", len(ev.Args)))
-			}
-		case *cdplog.EventEntryAdded:
-			if ev.Entry.Level == cdplog.EntryLevelError {
-				errs.add("log: " + ev.Entry.Text + " " + ev.Entry.URL)
-			}
-		}
-	}))
+	errs := watchConsole(ctx, t)
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		require.NoError(t, chromedp.Do(ctx, actions...), "%s\ngateway:\n%s\n%s", what, out, errOut)
@@ -179,6 +186,11 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	waitFor("the conversation from the journal", `document.getElementById('log').textContent.includes('Hello from nanobot') &&
 		document.getElementById('log').textContent.includes('Done. I also saw your note.')`)
 	waitFor("the session in the list", `[...document.querySelectorAll('#sessions li')].some(li => li.textContent === 'hello')`)
+	// The answer's Markdown is rendered by the server (goldmark): a table, a code block, a safe link, raw HTML as text.
+	waitFor("the rendered answer", `document.querySelector('.msg.assistant td') !== null && document.querySelector('.msg.assistant td').textContent === 'exec' &&
+		document.querySelector('.msg.assistant pre code.language-sh').textContent === 'sleep 4' &&
+		document.querySelector('.msg.assistant a[href="https://example.org"]').rel === 'noopener noreferrer' &&
+		document.querySelector('.msg.assistant b') === null && document.getElementById('log').textContent.includes('<b>raw</b>')`)
 	require.Empty(t, errs.all(), "the page reported errors")
 
 	link, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(".inspect"), "href"))

@@ -16,7 +16,7 @@ func (s *JSONLStore) Search(query, exclude string, limit int) ([]Match, error) {
 	if err != nil {
 		return nil, err
 	}
-	newestFirst(infos)
+	NewestFirst(infos)
 	var out []Match
 	for _, info := range infos {
 		if len(out) >= limit {

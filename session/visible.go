@@ -41,19 +41,19 @@ func visible(index int, m chat.Message) (Visible, bool) {
 	return Visible{Index: index, Role: m.Role, Timestamp: m.Timestamp, Content: text}, true
 }
 
-// titleChars bounds a session's title (nanobot cuts titles at 160).
-const titleChars = 160
+// TitleChars bounds a session's title (nanobot cuts titles at 160).
+const TitleChars = 160
 
 // Title is how a session is named in lists: the title its metadata holds,
 // else the first line of its first user message.
 func Title(metadata map[string]any, msgs []Visible) string {
 	if t, ok := metadata["title"].(string); ok && strings.TrimSpace(t) != "" {
-		return chat.Cut(strings.TrimSpace(t), titleChars)
+		return chat.Cut(strings.TrimSpace(t), TitleChars)
 	}
 	for _, m := range msgs {
 		if m.Role == chat.RoleUser {
 			line, _, _ := strings.Cut(m.Content, "\n")
-			return chat.Cut(strings.TrimSpace(line), titleChars)
+			return chat.Cut(strings.TrimSpace(line), TitleChars)
 		}
 	}
 	return ""
@@ -96,8 +96,8 @@ func matchIn(s *Session, needle string, modified time.Time) (Match, bool) {
 	return Match{Key: s.Key, Title: Title(s.Metadata, msgs), Modified: modified, Messages: hits[max(0, len(hits)-MatchMessages):]}, true
 }
 
-// newestFirst orders listed sessions by their last change, newest first.
-func newestFirst(infos []Info) {
+// NewestFirst orders listed sessions by their last change, newest first.
+func NewestFirst(infos []Info) {
 	sort.Slice(infos, func(i, j int) bool {
 		if !infos[i].Modified.Equal(infos[j].Modified) {
 			return infos[i].Modified.After(infos[j].Modified)

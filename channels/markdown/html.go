@@ -9,7 +9,10 @@ import (
 )
 
 // htmlFlavor writes inline HTML for htmlBlocks, linking only to schemes (else "label (url)").
-func htmlFlavor(schemes ...string) *flavor {
+func htmlFlavor(schemes ...string) *flavor { return htmlLinking("", schemes...) }
+
+// htmlLinking is htmlFlavor with linkAttrs (` rel="…"`) written into each <a>.
+func htmlLinking(linkAttrs string, schemes ...string) *flavor {
 	link := func(label, url string) string {
 		if !safeURL(url, schemes...) {
 			return label + " (" + EscapeHTML(url) + ")"
@@ -17,7 +20,7 @@ func htmlFlavor(schemes ...string) *flavor {
 		if label == "" {
 			label = EscapeHTML(url)
 		}
-		return `<a href="` + escapeAttr(url) + `">` + label + "</a>"
+		return `<a href="` + escapeAttr(url) + `"` + linkAttrs + `>` + label + "</a>"
 	}
 	return &flavor{
 		text:      EscapeHTML,

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -187,7 +188,7 @@ func (c *Channel) Send(_ context.Context, r channels.Reply) error {
 		return nil // a retried delivery already shown
 	}
 	c.clients.broadcast(r.Route.ChatID, event{Name: "reply", Data: replyEvent{
-		ID: r.ID, Turn: r.Turn, Text: r.Text, MessageIDs: r.MessageIDs, Kind: string(r.Kind), Media: r.Media,
+		ID: r.ID, Turn: r.Turn, Text: r.Text, HTML: markdown.WebHTML(r.Text), MessageIDs: r.MessageIDs, Kind: string(r.Kind), Media: r.Media,
 		StopReason: r.StopReason, Approval: viewOf(r.Approval),
 	}})
 	return nil

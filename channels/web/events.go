@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/markdown"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -29,6 +30,7 @@ type replyEvent struct {
 	ID         string   `json:"id"`
 	Turn       string   `json:"turn"`
 	Text       string   `json:"text"`
+	HTML       string   `json:"html"` // Text rendered (markdown.WebHTML): the page shows it as is
 	MessageIDs []string `json:"message_ids,omitempty"`
 	Kind       string   `json:"kind,omitempty"`
 	Media      []string `json:"media,omitempty"`
@@ -43,6 +45,7 @@ type approvalView struct {
 	ID      string       `json:"id"`
 	Call    string       `json:"call"`
 	Text    string       `json:"text"`
+	HTML    string       `json:"html"`
 	Buttons []buttonView `json:"buttons"`
 }
 
@@ -58,7 +61,7 @@ func viewOf(req *protocol.ApprovalRequest) *approvalView {
 	if req == nil || req.ID == "" {
 		return nil
 	}
-	v := &approvalView{ID: req.ID, Call: req.Call(), Text: req.Text()}
+	v := &approvalView{ID: req.ID, Call: req.Call(), Text: req.Text(), HTML: markdown.WebHTML(req.Text())}
 	for _, b := range channels.ApprovalButtons(*req) {
 		v.Buttons = append(v.Buttons, buttonView{Label: b.Label, Command: b.Command, Verdict: b.Verdict})
 	}

@@ -43,7 +43,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.URL.Path {
-	case "/", "/index.html", "/chat.js", "/chat.css":
+	case "/", "/index.html", "/chat.js", "/turn.js", "/chat.css":
 		if allow(w, r, http.MethodGet) {
 			c.asset(w, r)
 		}
@@ -58,6 +58,18 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/api/history":
 		if allow(w, r, http.MethodGet) {
 			c.showHistory(w, r)
+		}
+	case "/api/turn":
+		if allow(w, r, http.MethodGet) {
+			c.showTurn(w, r)
+		}
+	case "/api/session":
+		if allow(w, r, http.MethodPost) {
+			c.changeSession(w, r)
+		}
+	case "/api/fork":
+		if allow(w, r, http.MethodPost) {
+			c.fork(w, r)
 		}
 	case "/api/events":
 		if allow(w, r, http.MethodGet) {
@@ -136,22 +148,23 @@ func (c *Channel) info(w http.ResponseWriter) {
 }
 
 func (c *Channel) listSessions(w http.ResponseWriter, r *http.Request) {
-	list, err := c.sessions(r.Context())
+	list, err := c.conversations(r.Context(), strings.TrimSpace(r.URL.Query().Get("q")), r.URL.Query().Get("archived") == "1")
 	if err != nil {
-		c.log.Error("listing web sessions failed", "error", err)
+		c.log.Error("listing sessions failed", "error", err)
 		writeError(w, http.StatusInternalServerError, "could not list the sessions: "+err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
 }
 
-// showHistory answers a conversation from the journal, with where its turn is now.
+// showHistory answers a conversation from the journal, with where its turn
+// is now: a web chat by ?chat=, or any channel's session by ?session=key
+// (the page shows another channel's read-only: its replies go there).
 func (c *Channel) showHistory(w http.ResponseWriter, r *http.Request) {
-	chatID, ok := chatParam(w, r.URL.Query().Get("chat"))
+	key, ok := sessionParam(w, r)
 	if !ok {
 		return
 	}
-	key := protocol.SessionKey(Name, chatID)
 	items, err := c.history(r.Context(), key)
 	if err != nil {
 		c.log.Error("reading a web session failed", "session", key, "error", err)
@@ -159,7 +172,7 @@ func (c *Channel) showHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"session": key, "messages": items, "turn": c.turnNow(r.Context(), key), "inspect": c.inspectBase(key),
+		"session": key, "web": strings.HasPrefix(key, Name+":"), "messages": items, "turn": c.turnNow(r.Context(), key), "inspect": c.inspectBase(key),
 	})
 }
 
@@ -234,8 +247,7 @@ type sendRequest struct {
 // send publishes a message typed in the page (or, for /api/stop, /stop);
 // /api/send also takes a voice note as multipart/form-data (readForm).
 func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
-	if !sameOrigin(r) {
-		writeError(w, http.StatusForbidden, "cross-origin requests are refused")
+	if crossOrigin(w, r) {
 		return
 	}
 	id := "web-" + newID(8)
@@ -311,6 +323,15 @@ func (c *Channel) readSend(w http.ResponseWriter, r *http.Request, id string, au
 	return req, "", http.StatusOK, nil
 }
 
+// crossOrigin answers 403 to a browser request from another site and says so.
+func crossOrigin(w http.ResponseWriter, r *http.Request) bool {
+	if sameOrigin(r) {
+		return false
+	}
+	writeError(w, http.StatusForbidden, "cross-origin requests are refused")
+	return true
+}
+
 // sameOrigin refuses a browser POST from another site (a page elsewhere
 // must not talk to the agent through this one's open port).
 func sameOrigin(r *http.Request) bool {
@@ -320,6 +341,16 @@ func sameOrigin(r *http.Request) bool {
 	}
 	u, err := url.Parse(o)
 	return err == nil && u.Host == r.Host
+}
+
+// sessionParam is the session a request names: ?session=<channel:chat> or a web ?chat=.
+func sessionParam(w http.ResponseWriter, r *http.Request) (string, bool) {
+	key := r.URL.Query().Get("session")
+	if key == "" {
+		chatID, ok := chatParam(w, r.URL.Query().Get("chat"))
+		return protocol.SessionKey(Name, chatID), ok
+	}
+	return key, validSession(w, key)
 }
 
 func chatParam(w http.ResponseWriter, chatID string) (string, bool) {

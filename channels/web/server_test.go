@@ -22,6 +22,7 @@ import (
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/session"
 )
 
 // published records what the channel publishes, as the manager would take it.
@@ -60,11 +61,17 @@ func startChannel(t *testing.T, token string) (*Channel, *published, string) {
 // startChannelWith starts a web chat on a free port with the default config as adjust leaves it.
 func startChannelWith(t *testing.T, adjust func(*config.Config)) (*Channel, *published, string) {
 	t.Helper()
+	return startChannelOn(t, nil, adjust)
+}
+
+// startChannelOn starts a web chat on a journal (nil: the home's files).
+func startChannelOn(t *testing.T, journal session.Store, adjust func(*config.Config)) (*Channel, *published, string) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
 	cfg.Channels.Web.Port = 0
 	adjust(cfg)
-	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Log: slog.New(slog.DiscardHandler)})
+	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Sessions: journal, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	p := &published{}
 	require.NoError(t, c.Start(context.Background(), p.publish))
@@ -285,12 +292,17 @@ func TestSessionsAndHistoryComeFromTheJournal(t *testing.T) {
 
 	a := call(t, http.MethodGet, base+"/api/sessions", "")
 	require.Equal(t, http.StatusOK, a.status, a.body)
-	var list struct{ Sessions []sessionItem }
+	var list struct{ Sessions []conversation }
 	require.NoError(t, json.Unmarshal([]byte(a.body), &list))
-	require.Len(t, list.Sessions, 2, "only web sessions")
-	require.Equal(t, "new", list.Sessions[0].Chat, "newest first")
-	require.Equal(t, "read the readme", list.Sessions[0].Title, "the first line a person typed, not a command")
-	require.Equal(t, "first question", list.Sessions[1].Title)
+	require.Len(t, list.Sessions, 3, "the sessions of every channel")
+	require.Equal(t, "web:old", list.Sessions[2].Key, "newest first")
+	require.Equal(t, "first question", list.Sessions[2].Title)
+	byKey := map[string]conversation{}
+	for _, s := range list.Sessions {
+		byKey[s.Key] = s
+	}
+	require.Equal(t, "read the readme", byKey["web:new"].Title, "the first line a person typed, not a command")
+	require.Equal(t, conversation{Key: "cli:direct", Channel: "cli", Chat: "direct", Title: "not a web session", Updated: byKey["cli:direct"].Updated}, byKey["cli:direct"])
 
 	a = call(t, http.MethodGet, base+"/api/history?chat=new", "")
 	require.Equal(t, http.StatusOK, a.status, a.body)
@@ -304,9 +316,9 @@ func TestSessionsAndHistoryComeFromTheJournal(t *testing.T) {
 	require.Equal(t, "web:new", h.Session)
 	require.Equal(t, []item{
 		{Role: "user", Text: "/help", Turn: "r1", Command: true},
-		{Role: "user", Text: "read the readme", Turn: "r1"},
-		{Role: "hint", Text: "read_file README.md", Turn: "r1"},
-		{Role: "assistant", Text: "It says *readme*.", Turn: "r1"},
+		{Role: "user", Text: "read the readme", Turn: "r1", Index: 1},
+		{Role: "hint", Text: "read_file README.md", Turn: "r1", Index: 2},
+		{Role: "assistant", Text: "It says *readme*.", HTML: "<p>It says <em>readme</em>.</p>", Turn: "r1", Index: 4},
 	}, h.Messages)
 	require.False(t, h.Turn.Running)
 	require.Equal(t, "http://127.0.0.1:8233/namespaces/default/workflows/turn%2Fweb:new/", h.Inspect)
@@ -320,7 +332,7 @@ func TestSessionsAndHistoryComeFromTheJournal(t *testing.T) {
 func TestTokenGuardsEveryRequest(t *testing.T) {
 	c, p, base := startChannel(t, "s3cret")
 	require.Contains(t, c.Describe(), "?token=s3cret", "the banner prints a URL that opens")
-	for _, path := range []string{"/", "/chat.js", "/api/sessions", "/api/history?chat=c", "/api/events?chat=c", "/api/info"} {
+	for _, path := range []string{"/", "/chat.js", "/turn.js", "/api/sessions", "/api/history?chat=c", "/api/events?chat=c", "/api/info"} {
 		a := call(t, http.MethodGet, base+path, "")
 		require.Equal(t, http.StatusUnauthorized, a.status, path)
 		require.Contains(t, a.body, "needs its token")

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	sdkclient "go.temporal.io/sdk/client"
 
+	"github.com/nanobot-durable/nanobot/inspect"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -64,4 +65,15 @@ func (t TemporalTurns) Now(ctx context.Context, sessionKey string) (TurnNow, err
 	}
 	now.State, now.Iteration, now.Hints, now.Waiting = st.State, st.Iteration, st.Hints, viewOf(st.Waiting)
 	return now, nil
+}
+
+// TurnHistories reads what a turn did from Temporal (TemporalTurns does).
+type TurnHistories interface {
+	Details(ctx context.Context, sessionKey, runID string) (*inspect.Turn, error)
+}
+
+// Details implements TurnHistories: the run's history and, while it runs, its state.
+func (t TemporalTurns) Details(ctx context.Context, sessionKey, runID string) (*inspect.Turn, error) {
+	turn, _, err := inspect.Load(ctx, t.Client, t.Instance.TurnWorkflowID(sessionKey), runID)
+	return turn, err
 }

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -167,32 +165,15 @@ func (a *app) turnShow(ctx context.Context, args []string) error {
 	if !strings.Contains(target, "/") {
 		id = c.instance.TurnWorkflowID(target)
 	}
-	var events []*historypb.HistoryEvent
-	it := c.GetWorkflowHistory(ctx, id, *runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			return fmt.Errorf("no turn %s (try nanobot turn list)", id)
-		}
-		if err != nil {
-			return fmt.Errorf("history of %s: %w", id, err)
-		}
-		events = append(events, ev)
+	t, st, err := inspect.Load(ctx, c, id, *runID)
+	if errors.Is(err, inspect.ErrNoTurn) {
+		return fmt.Errorf("no turn %s (try nanobot turn list)", id)
 	}
-	t, err := inspect.FromHistory(id, events)
 	if err != nil {
 		return err
 	}
-	var st protocol.TurnState
-	if t.Status == "running" {
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if v, err := c.QueryWorkflow(qctx, id, t.RunID, protocol.QueryState); err != nil {
-			a.log.Warn("the running turn did not answer the state query (no worker?)", "workflow", id, "error", err)
-		} else if v.Get(&st) == nil {
-			t.WithState(st)
-		}
+	if t.Status == "running" && t.Current == "" {
+		a.log.Warn("the running turn did not answer the state query (no worker?)", "workflow", id)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(a.stdout)

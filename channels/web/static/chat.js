@@ -3,41 +3,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const state = { chat: '', inspect: '', busy: false, es: null, turn: null };
-
-// escape makes model text inert; markdown below only adds our own tags.
-function escape(s) {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
-}
-
-function inline(s) {
-  return s
-    .replace(/`([^`]+)`/g, '<code>$1</code>')
-    .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
-    .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>')
-    .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g, '<a href="$2" rel="noopener noreferrer" target="_blank">$1</a>');
-}
-
-// markdown renders a small, safe subset: code blocks, headings, lists, paragraphs.
-function markdown(text) {
-  const parts = escape(text).split(/```[^\n]*\n?/);
-  let html = '';
-  parts.forEach((part, i) => {
-    if (i % 2 === 1) { html += '<pre><code>' + part + '</code></pre>'; return; }
-    for (const block of part.split(/\n{2,}/)) {
-      const lines = block.split('\n').filter((l) => l.trim() !== '');
-      if (!lines.length) continue;
-      if (lines.every((l) => /^\s*([-*]|\d+\.)\s/.test(l))) {
-        html += '<ul>' + lines.map((l) => '<li>' + inline(l.replace(/^\s*([-*]|\d+\.)\s/, '')) + '</li>').join('') + '</ul>';
-      } else if (/^#{1,6}\s/.test(lines[0]) && lines.length === 1) {
-        html += '<p><strong>' + inline(lines[0].replace(/^#+\s/, '')) + '</strong></p>';
-      } else {
-        html += '<p>' + lines.map(inline).join('<br>') + '</p>';
-      }
-    }
-  });
-  return html;
-}
+const state = { chat: '', session: '', web: true, inspect: '', busy: false, es: null, turn: null };
 
 // api GETs path, or POSTs body: JSON, or a FormData as multipart (a voice note).
 async function api(path, body) {
@@ -59,15 +25,17 @@ function add(cls, html) {
   return el;
 }
 
-function inspectLink(el, turn) {
-  if (!state.inspect || !turn) return;
-  const a = document.createElement('a');
-  a.className = 'inspect';
-  a.textContent = 'inspect';
-  a.target = '_blank';
-  a.rel = 'noopener';
-  a.href = state.inspect + encodeURIComponent(turn) + '/history';
-  el.appendChild(a);
+// inspectLink puts under an answer its turn's link to the Temporal Web UI and what the turn did.
+function inspectLink(bubble, turn) {
+  if (!turn) return;
+  if (state.inspect) {
+    const a = el('a', 'inspect', 'inspect');
+    a.target = '_blank';
+    a.rel = 'noopener';
+    a.href = state.inspect + encodeURIComponent(turn) + '/history';
+    bubble.appendChild(a);
+  }
+  turnDetails(bubble, turn);
 }
 
 function setBusy(busy, status) {
@@ -121,7 +89,7 @@ function delta(ev) {
   if (ev.iteration !== t.iteration) { t.iteration = ev.iteration; t.text = ''; }
   t.text += ev.text;
   if (!t.bubble) t.bubble = add('msg assistant streaming', '');
-  t.bubble.innerHTML = markdown(t.text);
+  t.bubble.textContent = t.text; // as written until the reply comes rendered by the server
   $('log').scrollTop = $('log').scrollHeight;
 }
 
@@ -131,7 +99,7 @@ function approval(req, turn) {
   if (document.querySelector('.approval[data-approval="' + CSS.escape(req.id) + '"]')) return;
   const t = live(turn);
   if (t.bubble) { t.bubble.classList.remove('streaming'); t.bubble = null; } // what was said before the call stays
-  const el = add('msg assistant approval', markdown(req.text));
+  const el = add('msg assistant approval', req.html);
   el.dataset.approval = req.id;
   const row = document.createElement('div');
   row.className = 'buttons';
@@ -172,11 +140,11 @@ function untag(ids) {
 
 function reply(ev) {
   if (ev.kind === 'approval' && ev.approval) { approval(ev.approval, ev.turn); return; }
-  if (inlineReply(ev)) { add('msg assistant', markdown(ev.text)); untag(ev.message_ids); return; }
+  if (inlineReply(ev)) { add('msg assistant', ev.html); untag(ev.message_ids); return; }
   const t = state.turn;
   let el = t && t.bubble;
   if (el) el.classList.remove('streaming'); else el = add('msg assistant', '');
-  el.innerHTML = markdown(ev.text);
+  el.innerHTML = ev.html; // the server's rendering (goldmark): no raw HTML gets through
   inspectLink(el, ev.turn);
   untag(ev.message_ids);
   if (ev.kind === 'message') { if (t) t.bubble = null; return; } // the turn goes on
@@ -185,6 +153,7 @@ function reply(ev) {
   state.turn = null;
   setBusy(document.querySelector('.tag:not(.injected)') !== null); // a queued message starts the next turn
   loadSessions();
+  if (!state.busy) attachForks().catch(() => {}); // a failed look-up only leaves the buttons for the next load
 }
 
 function connect() {
@@ -213,15 +182,46 @@ function connect() {
   es.onopen = () => { if (state.opened) load(); state.opened = true; };
 }
 
-async function load() {
+// forkButton lets a message of the journal start a new chat whose history ends with it.
+function forkButton(el, index) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = 'fork';
+  b.title = 'Fork: a new chat with this conversation up to here';
+  b.textContent = 'fork';
+  b.onclick = async () => {
+    try {
+      const r = await api('api/fork', { session: state.session, index });
+      $('search').value = ''; // the fork shows in the sidebar, not hidden by a search
+      await open(r.chat);
+    } catch (err) { add('msg assistant error', '').textContent = '⚠ ' + err.message; }
+  };
+  el.appendChild(b);
+}
+
+// attachForks gives the messages drawn live their fork buttons once the turn
+// is journaled: the page's messages and the journal's, in order; if they do
+// not line up (a message still queued), the next load draws them.
+async function attachForks() {
+  const session = state.session;
   const h = await api('api/history?chat=' + encodeURIComponent(state.chat));
+  if (session !== state.session) return;
+  const said = h.messages.filter((m) => m.role !== 'hint');
+  const shown = [...$('log').querySelectorAll(':scope > .msg.user, :scope > .msg.assistant:not(.approval):not(.error)')];
+  if (said.length !== shown.length) return;
+  shown.forEach((m, i) => { if (!m.querySelector(':scope > .fork')) forkButton(m, said[i].index); });
+}
+
+async function load() {
+  const q = state.web ? 'chat=' + encodeURIComponent(state.chat) : 'session=' + encodeURIComponent(state.session);
+  const h = await api('api/history?' + q);
   state.inspect = h.inspect;
   $('log').innerHTML = '';
   state.turn = null;
   let lastTurn = '';
   let hints = null;
   for (const m of h.messages) {
-    if (m.role === 'user') { add('msg user', '').textContent = m.text; hints = null; continue; }
+    if (m.role === 'user') { const u = add('msg user', ''); u.textContent = m.text; forkButton(u, m.index); hints = null; continue; }
     if (m.role === 'hint') {
       if (!hints) hints = add('hints', '');
       const line = document.createElement('div');
@@ -230,7 +230,8 @@ async function load() {
       continue;
     }
     if (hints) { fold({ hints }); hints = null; }
-    const el = add('msg assistant', markdown(m.text));
+    const el = add('msg assistant', m.html);
+    forkButton(el, m.index);
     if (m.turn !== lastTurn) inspectLink(el, m.turn);
     lastTurn = m.turn;
   }
@@ -241,27 +242,67 @@ async function load() {
 
 async function open(chat) {
   state.chat = chat;
+  state.session = 'web:' + chat;
+  state.web = true;
   state.opened = false;
   localStorage.setItem('nanobot-chat', chat);
   history.replaceState(null, '', '#' + chat);
   $('title').textContent = 'web:' + chat;
+  $('input').hidden = false;
   await load();
   connect();
   loadSessions();
 }
 
+// openOther shows another channel's session read-only: its turns answer on that channel.
+async function openOther(key) {
+  if (state.es) { state.es.close(); state.es = null; }
+  state.session = key;
+  state.web = false;
+  state.chat = '';
+  $('title').textContent = key + ' (read-only here: fork it to go on in the web chat)';
+  $('input').hidden = true;
+  await load();
+  loadSessions();
+}
+
+// loadSessions draws the sidebar: every channel's chats, grouped, newest first; or what a search found.
 async function loadSessions() {
-  const { sessions } = await api('api/sessions');
-  const ul = $('sessions');
-  ul.innerHTML = '';
+  const q = $('search').value.trim();
+  const archived = $('show-archived').checked;
+  $('archive').textContent = archived ? 'Unarchive' : 'Archive';
+  const { sessions } = await api('api/sessions' + (q ? '?q=' + encodeURIComponent(q) : archived ? '?archived=1' : ''));
+  const box = $('sessions');
+  box.innerHTML = '';
+  const groups = new Map();
   for (const s of sessions) {
-    const li = document.createElement('li');
-    li.textContent = s.title || '(empty)';
-    li.title = s.updated;
-    if (s.chat === state.chat) li.className = 'current';
-    li.onclick = () => open(s.chat);
-    ul.appendChild(li);
+    if (!groups.has(s.channel)) groups.set(s.channel, []);
+    groups.get(s.channel).push(s);
   }
+  const order = [...groups.keys()].sort((a, b) => (a === 'web' ? -1 : b === 'web' ? 1 : a.localeCompare(b)));
+  for (const ch of order) {
+    const h = document.createElement('h3');
+    h.textContent = ch;
+    const ul = document.createElement('ul');
+    ul.dataset.channel = ch;
+    for (const s of groups.get(ch)) {
+      const li = document.createElement('li');
+      li.textContent = s.title || '(empty)';
+      li.title = s.key + ' · ' + s.updated;
+      li.dataset.key = s.key;
+      if (s.found) {
+        const f = document.createElement('div');
+        f.className = 'found';
+        f.textContent = s.found;
+        li.appendChild(f);
+      }
+      if (s.key === state.session) li.className = 'current';
+      li.onclick = () => (s.channel === 'web' ? open(s.chat) : openOther(s.key));
+      ul.appendChild(li);
+    }
+    box.append(h, ul);
+  }
+  if (!sessions.length) box.textContent = q ? 'nothing found' : '';
 }
 
 function newChat() {
@@ -362,4 +403,25 @@ $('text').addEventListener('keydown', (e) => {
 });
 $('stop').addEventListener('click', () => api('api/stop', { chat: state.chat }).catch((err) => add('msg assistant error', '').textContent = '⚠ ' + err.message));
 $('new').addEventListener('click', () => open(newChat()));
+$('show-archived').addEventListener('change', loadSessions);
+// changeSession renames or (un)archives the open chat, then redraws the sidebar.
+async function changeSession(change) {
+  try {
+    await api('api/session', Object.assign({ session: state.session }, change));
+  } catch (err) { add('msg assistant error', '').textContent = '⚠ ' + err.message; }
+  loadSessions();
+}
+$('archive').addEventListener('click', () => changeSession({ archived: !$('show-archived').checked }));
+$('rename').addEventListener('click', () => {
+  const input = el('input', 'rename-to');
+  input.placeholder = 'a name for this chat (empty: its first line)';
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') { changeSession({ title: input.value }); input.remove(); }
+    if (e.key === 'Escape') input.remove();
+  });
+  $('title').after(input);
+  input.focus();
+});
+let searching = 0;
+$('search').addEventListener('input', () => { clearTimeout(searching); searching = setTimeout(loadSessions, 250); });
 open(location.hash.slice(1) || localStorage.getItem('nanobot-chat') || newChat());

@@ -1,0 +1,75 @@
+// nanobot web chat: what a turn did (GET /api/turn), drawn collapsed under
+// its answer; plain JS, loaded before chat.js, which uses el().
+'use strict';
+
+// el makes an element with a class and text (never HTML).
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// took shows a duration given in nanoseconds (Go's time.Duration) or, with ms, milliseconds.
+function took(n, ms) {
+  const v = ms ? n : n / 1e6;
+  return v < 1000 ? Math.round(v) + ' ms' : (v / 1000).toFixed(1) + ' s';
+}
+
+// turnDetails is what a turn did, collapsed under its answer; opened, it asks /api/turn once.
+function turnDetails(bubble, turn) {
+  const d = el('details', 'turn-details');
+  d.appendChild(el('summary', '', 'what this turn did'));
+  d.addEventListener('toggle', async () => {
+    if (!d.open || d.dataset.loaded) return;
+    d.dataset.loaded = '1';
+    try {
+      drawTurn(d, await api('api/turn?session=' + encodeURIComponent(state.session) + '&turn=' + encodeURIComponent(turn)));
+    } catch (err) { d.appendChild(el('div', 'error', '⚠ ' + err.message)); }
+  });
+  bubble.appendChild(d);
+}
+
+function drawTurn(d, r) {
+  const t = r.turn;
+  if (r.unavailable) d.appendChild(el('div', 'note', r.unavailable));
+  if (t) {
+    const states = el('div', 'states');
+    for (const s of t.states || []) states.appendChild(el('span', 'state' + (s.error ? ' failed' : ''), s.state + ' ' + took(s.duration_ms, true)));
+    if (t.current) states.appendChild(el('span', 'state current', t.current + ' …'));
+    d.appendChild(states);
+    for (const it of t.iterations || []) {
+      const m = el('div', 'model-call');
+      let line = (it.model || 'model') + ' · ' + it.prompt_tokens + ' in / ' + it.completion_tokens + ' out';
+      if (it.cached_tokens) line += ' (' + it.cached_tokens + ' cached)';
+      line += ' · ' + (it.pending ? 'running' : took(it.duration));
+      if (it.attempts > 1) line += ' · attempt ' + it.attempts;
+      if (it.error) line += ' · ' + it.error;
+      m.textContent = line;
+      d.appendChild(m);
+      for (const tool of it.tools || []) d.appendChild(toolCard(tool, (r.calls || {})[tool.id] || {}));
+    }
+  }
+  for (const [id, call] of Object.entries(r.calls || {})) { // journaled calls Temporal no longer tells of
+    if (!t) d.appendChild(toolCard({ id, name: call.name, outcome: call.result ? 'ok' : 'unknown' }, call));
+  }
+  if (r.inspect) {
+    const a = el('a', 'inspect', 'inspect in Temporal');
+    a.href = r.inspect; a.target = '_blank'; a.rel = 'noopener';
+    d.appendChild(a);
+  }
+}
+
+// toolCard is one tool call: what it was asked, what it answered, how it went.
+function toolCard(tool, call) {
+  const c = el('div', 'tool-card ' + (tool.outcome || ''));
+  c.dataset.tool = tool.name;
+  let head = tool.name + ' · ' + (tool.outcome === 'unknown' ? 'outcome unknown (its worker died)' : tool.outcome || '');
+  if (tool.duration !== undefined) head += ' · ' + took(tool.duration);
+  if (tool.attempts > 1) head += ' · ' + tool.attempts + ' attempts';
+  if (call.exit_code !== undefined) head += ' · exit ' + call.exit_code;
+  c.appendChild(el('div', 'tool-head', head));
+  c.appendChild(el('pre', 'tool-args', call.args || tool.args || ''));
+  c.appendChild(el('pre', 'tool-result', call.result || tool.preview || ''));
+  return c;
+}
