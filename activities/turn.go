@@ -206,7 +206,7 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("fetch the message's files: %w", err)
 	}
-	user.Content, user.ContentParts = userContent(goalTurnContent(content), files, heardAt(a.transcripts(ctx, in.SessionKey, in.Turn), in.Message.Media, files))
+	user.Content, user.ContentParts = userContent(goalTurnContent(content), files, heardAt(a.transcripts(ctx, in.SessionKey, in.Turn, in.Message.Media), in.Message.Media, files))
 	if _, err := a.store.Append(ctx, in.SessionKey, user); err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}
