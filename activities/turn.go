@@ -68,7 +68,9 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 		err = restore(sess)
 	}
 	if err == nil && (res.ClosedPending || res.SkippedLines > 0) {
-		err = a.store.Update(ctx, in.SessionKey, restore)
+		if err = a.store.Update(ctx, in.SessionKey, restore); err == nil {
+			sess, err = a.load(ctx, in.SessionKey)
+		}
 	}
 	if err != nil {
 		return res, fmt.Errorf("restore session %s: %w", in.SessionKey, err)
@@ -79,9 +81,6 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 		s.Model = res.Model
 		s.MaxTokens = cmp.Or(res.MaxTokens, s.MaxTokens)
 		s.ContextWindowTokens = cmp.Or(res.ContextWindowTokens, s.ContextWindowTokens)
-	}
-	if sess, err = a.load(ctx, in.SessionKey); err != nil {
-		return res, err
 	}
 	step := in
 	step.Settings = s
