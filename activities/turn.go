@@ -206,12 +206,18 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 		return protocol.BuildResult{}, fmt.Errorf("fetch the message's files: %w", err)
 	}
 	user.Content, user.ContentParts = userContent(goalTurnContent(content), files, heardAt(a.transcripts(ctx, in.SessionKey, in.Turn, in.Message.Media), in.Message.Media, files))
-	if _, err := a.store.Append(ctx, in.SessionKey, user); err != nil {
+	added, err := a.store.Append(ctx, in.SessionKey, user)
+	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}
-	sess, err := a.load(ctx, in.SessionKey)
-	if err != nil {
-		return protocol.BuildResult{}, err
+	// The session as journaled now, without reading it again: before and the message just added.
+	sess := before
+	if added > 0 {
+		sess.Messages = append(sess.Messages, user)
+	} else if before.Find(in.Turn, "user") < 0 { // another writer added it since: read what it wrote
+		if sess, err = a.load(ctx, in.SessionKey); err != nil {
+			return protocol.BuildResult{}, err
+		}
 	}
 	return protocol.BuildResult{SystemPromptChars: len(system), HistoryMessages: len(sess.History(inputBudget(in.Settings), tokens.For(in.Settings.Model).Message))}, nil
 }
