@@ -131,7 +131,10 @@ func (a *Transcriber) transcribe(ctx context.Context, s transcription.Settings, 
 }
 
 // transcripts reads a turn's journaled transcripts, by path (none: no audio, or no TRANSCRIBE).
-func (j journal) transcripts(ctx context.Context, key, turn string) map[string]protocol.Transcript {
+func (j journal) transcripts(ctx context.Context, key, turn string, media []string) map[string]protocol.Transcript {
+	if len(media) == 0 { // nothing was transcribed: spare the store a read
+		return nil
+	}
 	raw, err := j.store.TurnData(ctx, key, turn, transcriptsData)
 	if err != nil {
 		return nil

@@ -68,7 +68,9 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 		err = restore(sess)
 	}
 	if err == nil && (res.ClosedPending || res.SkippedLines > 0) {
-		err = a.store.Update(ctx, in.SessionKey, restore)
+		if err = a.store.Update(ctx, in.SessionKey, restore); err == nil {
+			sess, err = a.load(ctx, in.SessionKey)
+		}
 	}
 	if err != nil {
 		return res, fmt.Errorf("restore session %s: %w", in.SessionKey, err)
@@ -79,9 +81,6 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 		s.Model = res.Model
 		s.MaxTokens = cmp.Or(res.MaxTokens, s.MaxTokens)
 		s.ContextWindowTokens = cmp.Or(res.ContextWindowTokens, s.ContextWindowTokens)
-	}
-	if sess, err = a.load(ctx, in.SessionKey); err != nil {
-		return res, err
 	}
 	step := in
 	step.Settings = s
@@ -206,13 +205,19 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("fetch the message's files: %w", err)
 	}
-	user.Content, user.ContentParts = userContent(goalTurnContent(content), files, heardAt(a.transcripts(ctx, in.SessionKey, in.Turn), in.Message.Media, files))
-	if _, err := a.store.Append(ctx, in.SessionKey, user); err != nil {
+	user.Content, user.ContentParts = userContent(goalTurnContent(content), files, heardAt(a.transcripts(ctx, in.SessionKey, in.Turn, in.Message.Media), in.Message.Media, files))
+	added, err := a.store.Append(ctx, in.SessionKey, user)
+	if err != nil {
 		return protocol.BuildResult{}, fmt.Errorf("journal user message: %w", err)
 	}
-	sess, err := a.load(ctx, in.SessionKey)
-	if err != nil {
-		return protocol.BuildResult{}, err
+	// The session as journaled now, without reading it again: before and the message just added.
+	sess := before
+	if added > 0 {
+		sess.Messages = append(sess.Messages, user)
+	} else if before.Find(in.Turn, "user") < 0 { // another writer added it since: read what it wrote
+		if sess, err = a.load(ctx, in.SessionKey); err != nil {
+			return protocol.BuildResult{}, err
+		}
 	}
 	return protocol.BuildResult{SystemPromptChars: len(system), HistoryMessages: len(sess.History(inputBudget(in.Settings), tokens.For(in.Settings.Model).Message))}, nil
 }

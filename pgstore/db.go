@@ -33,6 +33,7 @@ type DB struct {
 	where    string
 	log      *slog.Logger
 	sessions *session.Cache[rowStamp] // parsed sessions, checked against their row's version
+	turnData turnDataCache            // turn blobs written or read here
 }
 
 // Open connects to the database at rawURL (postgres://… or key=value) and

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -355,39 +354,6 @@ func (s *Sessions) Claim(ctx context.Context, key, turn, entryID string) (bool, 
 	return true, nil
 }
 
-// PutTurnData stores a per-turn blob; the last put wins.
-func (s *Sessions) PutTurnData(ctx context.Context, key, turn, name string, data []byte) error {
-	_, err := s.db.pool.Exec(ctx, `INSERT INTO session_turn_data (session_key, turn, name, data) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (session_key, turn, name) DO UPDATE SET data = EXCLUDED.data, written_at = clock_timestamp()`, key, turn, name, data)
-	if err != nil {
-		return fmt.Errorf("write %s of turn %s in session %s: %w", name, turn, key, err)
-	}
-	return nil
-}
-
-// TurnData reads a per-turn blob; a missing blob is os.ErrNotExist.
-func (s *Sessions) TurnData(ctx context.Context, key, turn, name string) ([]byte, error) {
-	var data []byte
-	err := s.db.pool.QueryRow(ctx, `SELECT data FROM session_turn_data WHERE session_key = $1 AND turn = $2 AND name = $3`, key, turn, name).Scan(&data)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = os.ErrNotExist
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s of turn %s in session %s: %w", name, turn, key, err)
-	}
-	return data, nil
-}
-
-// PruneTurnData keeps the blobs of the keep most recently written turns.
-func (s *Sessions) PruneTurnData(ctx context.Context, key string, keep int) error {
-	_, err := s.db.pool.Exec(ctx, `DELETE FROM session_turn_data WHERE session_key = $1 AND turn NOT IN (
-		SELECT turn FROM session_turn_data WHERE session_key = $1 GROUP BY turn ORDER BY max(written_at) DESC LIMIT $2)`, key, max(keep, 0))
-	if err != nil {
-		return fmt.Errorf("prune turn data of session %s: %w", key, err)
-	}
-	return nil
-}
-
 // Sessions lists every session.
 func (s *Sessions) Sessions() ([]session.Info, error) {
 	return s.list(`SELECT key, modified_at FROM sessions`)
@@ -429,5 +395,6 @@ func (s *Sessions) Delete(key string) error {
 	if err != nil {
 		return fmt.Errorf("delete session %s: %w", key, err)
 	}
+	s.db.turnData.forget(key, nil)
 	return nil
 }

@@ -125,10 +125,7 @@ func (sess *Session) clone() *Session {
 	c := *sess
 	c.Messages = append([]chat.Message(nil), sess.Messages...)
 	c.Problems = append([]string(nil), sess.Problems...)
-	c.Metadata = map[string]any{}
-	if raw, err := json.Marshal(sess.Metadata); err == nil {
-		_ = json.Unmarshal(raw, &c.Metadata)
-	}
+	c.Metadata = copyMetadata(sess.Metadata)
 	return &c
 }
 

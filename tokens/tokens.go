@@ -82,9 +82,7 @@ func (c *Counter) Text(s string) int {
 	if s == "" {
 		return 0
 	}
-	if len(s) < 16 {
-		return c.count(s)
-	}
+	// Short strings are cached too: a role or a short reply, counted in every pass over a history.
 	c.mu.Lock()
 	n, ok := c.cache[s]
 	c.mu.Unlock()

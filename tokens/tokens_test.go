@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,4 +62,18 @@ func TestMessageOverheads(t *testing.T) {
 
 func TestInvalidUTF8StillCounts(t *testing.T) {
 	require.Positive(t, For("gpt-4").Text(string([]byte{0xff, 0xfe, 'a', 'b', 'c', 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})))
+}
+
+// BenchmarkMessagesHistory counts a 150-message history as a turn does several times:
+// roles and short replies are counted every time, long contents once.
+func BenchmarkMessagesHistory(b *testing.B) {
+	c := For("gpt-4o")
+	msgs := make([]chat.Message, 0, 150)
+	for i := range 75 {
+		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: fmt.Sprintf("hi %d", i)},
+			chat.Message{Role: chat.RoleAssistant, Content: "hello"})
+	}
+	for b.Loop() {
+		c.Messages(msgs)
+	}
 }
