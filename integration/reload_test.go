@@ -89,7 +89,9 @@ func TestConfigReloadReachesTheNextFirings(t *testing.T) {
 	writeConfig(2, "dream-model-b")
 	require.Eventually(t, func() bool { return every(protocol.HeartbeatScheduleID) == 2*time.Second }, time.Minute, 50*time.Millisecond,
 		"the reload reached the heartbeat schedule:\n%s", out)
-	require.Contains(t, out.String(), "config reloaded")
+	// The reload line follows every upkeep schedule's update, the heartbeat's is not the last.
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "config reloaded") }, time.Minute, 50*time.Millisecond,
+		"the gateway says it reloaded:\n%s", out)
 	fired := func() int {
 		d, err := schedules.Describe(ctx, dev.Client, protocol.HeartbeatScheduleID)
 		require.NoError(t, err)
