@@ -32,12 +32,10 @@ var channelRows = map[string]func(cfg *config.Config){
 	"api": func(cfg *config.Config) { cfg.API.Enabled = true },
 	"web": func(cfg *config.Config) { on := true; cfg.Channels.Web.Enabled = &on },
 	"telegram": func(cfg *config.Config) {
-		cfg.Channels.Telegram.Enabled, cfg.Channels.Telegram.Token = true, "123:abc"
-		cfg.Channels.Telegram.AllowFrom = []string{"owner"}
+		block(cfg, "telegram", map[string]any{"enabled": true, "token": "123:abc", "allowFrom": []string{"owner"}})
 	},
 	"slack": func(cfg *config.Config) {
-		s := &cfg.Channels.Slack
-		s.Enabled, s.BotToken, s.AppToken, s.AllowFrom = true, "xoxb-1", "xapp-1", []string{"owner"}
+		block(cfg, "slack", map[string]any{"enabled": true, "botToken": "xoxb-1", "appToken": "xapp-1", "allowFrom": []string{"owner"}})
 	},
 	"email": func(cfg *config.Config) {
 		block(cfg, "email", map[string]any{"enabled": true, "consentGranted": true,
