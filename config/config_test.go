@@ -58,7 +58,6 @@ func TestDefault(t *testing.T) {
 		{"channels shared", []any{c.Channels.SendProgress, c.Channels.SendToolHints, c.Channels.ShowReasoning, c.Channels.SendMaxRetries}, []any{true, true, true, 3}},
 		{"api", c.API, API{Host: "127.0.0.1", Port: 8900, Timeout: 120}},
 		{"gateway port", c.Gateway.Port, 18790},
-		{"web", c.Channels.Web, Web{Host: "127.0.0.1", Port: 18790}},
 		{"heartbeat", c.Gateway.Heartbeat, Heartbeat{Enabled: true, IntervalS: 1800, KeepRecentMessages: 8}},
 		{"restrictToWorkspace", c.Tools.RestrictToWorkspaceOrDefault(), true},
 		{"exec timeout", c.Tools.Exec.Timeout, 60},
@@ -223,9 +222,6 @@ func TestFileErrors(t *testing.T) {
 		{"unknown fallback preset", `{"agents": {"defaults": {"fallbackModels": ["nope"]}}}`, `agents.defaults.fallbackModels[0]: no preset "nope" in modelPresets`},
 		{"ratio range", `{"agents": {"defaults": {"consolidationRatio": 2}}}`, `agents.defaults.consolidationRatio: 2 is outside 0.1–0.95`},
 		{"retry mode", `{"agents": {"defaults": {"providerRetryMode": "forever"}}}`, `agents.defaults.providerRetryMode: "forever" is not one of standard, persistent`},
-		{"web port", `{"channels": {"web": {"port": 70000}}}`, `channels.web.port: 70000 is not a TCP port (0–65535)`},
-		{"web host", `{"channels": {"web": {"host": " "}}}`, `channels.web.host: empty: use 127.0.0.1 (this machine only) or an address to listen on`},
-		{"web enabled", `{"channels": {"web": {"enabled": "yes"}}}`, `channels.web.enabled: want a boolean, got string "yes"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,15 +395,4 @@ func FuzzLoad(f *testing.F) {
 			require.NotNil(t, c)
 		}
 	})
-}
-
-func TestWebEnabledDefaultsByProcess(t *testing.T) {
-	c, _, err := LoadWithEnv(writeConfig(t, `{}`), nil)
-	require.NoError(t, err)
-	require.True(t, c.Channels.Web.EnabledOr(true))
-	require.False(t, c.Channels.Web.EnabledOr(false))
-	c, _, err = LoadWithEnv(writeConfig(t, `{"channels": {"web": {"enabled": false, "token": "t"}}}`), nil)
-	require.NoError(t, err)
-	require.False(t, c.Channels.Web.EnabledOr(true))
-	require.Equal(t, "t", c.Channels.Web.Token)
 }

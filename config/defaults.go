@@ -76,7 +76,6 @@ func defaultChannels() Channels {
 		SendMaxRetries:        3,
 		ExtractDocumentText:   true,
 		TranscriptionProvider: "groq",
-		Web:                   Web{Host: "127.0.0.1", Port: 18790},
 	}
 }
 

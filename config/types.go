@@ -117,8 +117,8 @@ type ProviderConfig struct {
 	Profile string `json:"profile,omitempty" unused:"there is no Bedrock provider in this build"`
 }
 
-// Channels holds the options shared by all chat channels plus each
-// channel's own block; blocks we have no type for stay raw in Other.
+// Channels holds the options shared by all chat channels; each channel's
+// own block stays raw in Other, read by the channel package that owns its type.
 type Channels struct {
 	SendProgress   bool `json:"sendProgress"`
 	SendToolHints  bool `json:"sendToolHints"`
@@ -130,33 +130,9 @@ type Channels struct {
 	// transcription.provider and .language, read when those are empty.
 	TranscriptionProvider string `json:"transcriptionProvider"`
 	TranscriptionLanguage string `json:"transcriptionLanguage"`
-	Web                   Web    `json:"web"`
 
-	// Other keeps unknown channel blocks (discord, feishu, …) verbatim, keyed as written.
+	// Other keeps the channel blocks (telegram, discord, web, …) verbatim, keyed as written.
 	Other map[string]json.RawMessage `json:"-" config:"rest"`
-}
-
-// Web is channels.web: the chat page the gateway serves.
-type Web struct {
-	// Enabled unset means on when the gateway runs on a local Temporal
-	// (TEMPORAL_ADDRESS unset), off against an external cluster.
-	Enabled *bool  `json:"enabled,omitempty"`
-	Host    string `json:"host"`
-	Port    int    `json:"port"`
-	// Token, when set, is required by every request (Bearer header, ?token= or the page's cookie);
-	// a host beyond loopback requires one.
-	Token string `json:"token"`
-	// AllowedHosts are Host names the chat (and the gateway's /health and /ready) answer to
-	// beside 127.0.0.1, localhost, [::1] and the bound IP; others get 421 (not in nanobot).
-	AllowedHosts []string `json:"allowedHosts"`
-}
-
-// EnabledOr tells whether the web chat runs, given the default for this process.
-func (w Web) EnabledOr(def bool) bool {
-	if w.Enabled == nil {
-		return def
-	}
-	return *w.Enabled
 }
 
 // API is the OpenAI-compatible HTTP server of `nanobot serve`.

@@ -1,8 +1,6 @@
 package slack
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,10 +24,7 @@ func TestConfigDefaultsAreNanobots(t *testing.T) {
 }
 
 func TestConfigMergesTheFileOverDefaults(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "config.json")
-	require.NoError(t, os.WriteFile(path, []byte(`{"channels": {"slack": {"enabled": true, "botToken": "xoxb-1", "dm": {"policy": "allowlist"}}}}`), 0o600))
-	cfg, _, err := config.LoadWithEnv(path, nil)
-	require.NoError(t, err)
+	cfg, _ := channeltest.LoadFile(t, `{"channels": {"slack": {"enabled": true, "botToken": "xoxb-1", "dm": {"policy": "allowlist"}}}}`)
 	c, err := readConfig(cfg)
 	require.NoError(t, err)
 	require.Equal(t, DMConfig{Enabled: true, Policy: "allowlist", AllowFrom: []string{}}, c.DM)
@@ -47,11 +42,8 @@ func TestEveryKeyIsReadOrUnused(t *testing.T) {
 
 func TestBadBlockNamesTheKeyAndFile(t *testing.T) {
 	for block, key := range map[string]string{`{"enabled": 1}`: "channels.slack.enabled", `{"allowFrom": {"a": 1}}`: "channels.slack.allowFrom"} {
-		path := filepath.Join(t.TempDir(), "config.json")
-		require.NoError(t, os.WriteFile(path, []byte(`{"channels": {"slack": `+block+`}}`), 0o600))
-		cfg, _, err := config.LoadWithEnv(path, nil)
-		require.NoError(t, err)
-		_, err = channels.CheckConfig(cfg)
+		cfg, path := channeltest.LoadFile(t, `{"channels": {"slack": `+block+`}}`)
+		_, err := channels.CheckConfig(cfg)
 		require.ErrorContains(t, err, key, block)
 		require.ErrorContains(t, err, path, block)
 	}

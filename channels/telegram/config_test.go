@@ -1,8 +1,6 @@
 package telegram
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,21 +12,7 @@ import (
 
 // editBlock changes channels.telegram of cfg through its typed block.
 func editBlock(t *testing.T, cfg *config.Config, edit func(*Config)) {
-	t.Helper()
-	b, err := readConfig(cfg)
-	require.NoError(t, err)
-	edit(&b)
-	require.NoError(t, cfg.SetChannelBlock(Name, b))
-}
-
-// loadFile loads a config.json holding content.
-func loadFile(t *testing.T, content string) (*config.Config, string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "config.json")
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
-	cfg, _, err := config.LoadWithEnv(path, nil)
-	require.NoError(t, err)
-	return cfg, path
+	channeltest.EditBlock(t, cfg, Name, defaults, edit)
 }
 
 func TestConfigDefaultsAreNanobots(t *testing.T) {
@@ -40,15 +24,14 @@ func TestConfigDefaultsAreNanobots(t *testing.T) {
 }
 
 func TestConfigMergesTheFileOverDefaults(t *testing.T) {
-	cfg, _ := loadFile(t, `{"channels": {"telegram": {"enabled": true, "token": "123:abc", "allowFrom": ["42"], "stream_edit_interval": 1}}}`)
+	cfg, _ := channeltest.LoadFile(t, `{"channels": {"telegram": {"enabled": true, "token": "123:abc", "allowFrom": ["42"], "stream_edit_interval": 1}}}`)
 	c, err := readConfig(cfg)
 	require.NoError(t, err)
 	require.Equal(t, []any{true, "123:abc", []string{"42"}, 1.0, "polling"}, []any{c.Enabled, c.Token, c.AllowFrom, c.StreamEditInterval, c.Mode})
 }
 
 func TestConfigFromTheEnvironment(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "config.json")
-	cfg, _, err := config.LoadWithEnv(path, []string{"NANOBOT_CHANNELS__TELEGRAM__ENABLED=true"})
+	cfg, _, err := config.LoadWithEnv(t.TempDir()+"/config.json", []string{"NANOBOT_CHANNELS__TELEGRAM__ENABLED=true"})
 	require.NoError(t, err)
 	c, err := readConfig(cfg)
 	require.NoError(t, err)
@@ -66,7 +49,7 @@ func TestEveryKeyIsReadOrUnused(t *testing.T) {
 func TestBadBlockNamesTheKeyAndFile(t *testing.T) {
 	for block, key := range map[string]string{`"on"`: "channels.telegram", `{"enabled": "yes"}`: "channels.telegram.enabled",
 		`{"allowFrom": "1001"}`: "channels.telegram.allowFrom", `{"token": 5}`: "channels.telegram.token"} {
-		cfg, path := loadFile(t, `{"channels": {"telegram": `+block+`}}`)
+		cfg, path := channeltest.LoadFile(t, `{"channels": {"telegram": `+block+`}}`)
 		_, err := channels.CheckConfig(cfg)
 		require.ErrorContains(t, err, key, block)
 		require.ErrorContains(t, err, path, block)

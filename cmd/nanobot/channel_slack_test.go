@@ -11,8 +11,7 @@ import (
 
 func TestSlackChannelIsBuiltFromConfig(t *testing.T) {
 	cfg := config.Default()
-	off := false
-	cfg.Channels.Web.Enabled = &off
+	require.NoError(t, cfg.SetChannelBlock("web", map[string]any{"enabled": false}))
 	deps := channels.Deps{Config: cfg, ProcessQueue: "q"}
 	require.Empty(t, channels.Build(cfg, deps, nil).Channels, "disabled by default")
 
