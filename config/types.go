@@ -131,7 +131,7 @@ type Channels struct {
 	TranscriptionProvider string `json:"transcriptionProvider"`
 	TranscriptionLanguage string `json:"transcriptionLanguage"`
 
-	// Other keeps the channel blocks (telegram, discord, web, …) verbatim, keyed as written.
+	// Other keeps every channel block verbatim, keyed as written.
 	Other map[string]json.RawMessage `json:"-" config:"rest"`
 }
 
