@@ -25,7 +25,7 @@ import (
 func heartbeatFixture(t *testing.T, model *modeltest.Server) (*rig, *testsuite.TestActivityEnvironment) {
 	a := newActivities(t, model)
 	cfg := config.Default()
-	cfg.Channels.Telegram.Enabled = true
+	require.NoError(t, cfg.SetChannelBlock("telegram", map[string]any{"enabled": true}))
 	a.Config = func() *config.Config { return cfg }
 	ctx := context.Background()
 	_, err := a.Store.Append(ctx, protocol.HeartbeatSessionKey,

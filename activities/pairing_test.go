@@ -16,7 +16,7 @@ func TestPairingCommand(t *testing.T) {
 	a := newActivities(t, nil)
 	cfg := config.Default()
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	cfg.Channels.Telegram.AllowFrom = []string{"owner"}
+	require.NoError(t, cfg.SetChannelBlock("telegram", map[string]any{"allowFrom": []string{"owner"}}))
 	a.Config = func() *config.Config { return cfg }
 	store := pairing.NewStore(config.ConfigDir(cfg.Path))
 	code, fresh, err := store.Request("telegram", "555|stranger", "555")

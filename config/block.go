@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 )
@@ -47,4 +48,45 @@ func (c Channels) block(name string) (string, json.RawMessage, bool) {
 		}
 	}
 	return "", nil, false
+}
+
+// SetChannelBlock sets the keys of block (a struct or a map, encoded as
+// JSON) in channels.<name>, keeping the block's other keys: how code and
+// tests write a channel's block, whose type this package does not know.
+func (c *Config) SetChannelBlock(name string, block any) error {
+	b, err := json.Marshal(block)
+	if err != nil {
+		return fmt.Errorf("channels.%s: %w", name, err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return fmt.Errorf("channels.%s is not an object: %w", name, err)
+	}
+	key, raw, ok := c.Channels.block(name)
+	merged := map[string]json.RawMessage{}
+	if ok && len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &merged); err != nil {
+			return fmt.Errorf("channels.%s is not an object: %w", key, err)
+		}
+	}
+	if !ok {
+		key = name
+	}
+	for k, v := range keys {
+		for old := range merged {
+			if normKey(old) == normKey(k) {
+				delete(merged, old) // one spelling of a key, not two
+			}
+		}
+		merged[k] = v
+	}
+	out, err := json.Marshal(merged)
+	if err != nil {
+		return fmt.Errorf("channels.%s: %w", key, err)
+	}
+	if c.Channels.Other == nil {
+		c.Channels.Other = map[string]json.RawMessage{}
+	}
+	c.Channels.Other[key] = out
+	return nil
 }

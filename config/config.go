@@ -234,12 +234,6 @@ func (c *Config) validate(src string) error {
 	if err := c.Tools.Approval.check(src); err != nil {
 		return err
 	}
-	if w := c.Channels.Web; w.Port < 0 || w.Port > 65535 {
-		return &Error{Source: src, Key: "channels.web.port", Msg: fmt.Sprintf("%d is not a TCP port (0–65535)", w.Port)}
-	}
-	if strings.TrimSpace(c.Channels.Web.Host) == "" {
-		return &Error{Source: src, Key: "channels.web.host", Msg: "empty: use 127.0.0.1 (this machine only) or an address to listen on"}
-	}
 	return c.validateSandbox(src)
 }
 
@@ -380,4 +374,10 @@ func (c *Config) Fallbacks() []ModelPreset {
 		out = append(out, m)
 	}
 	return out
+}
+
+// KeyError is the error for a key of this config's file whose value is
+// wrong, for the channel packages that check their own blocks.
+func (c *Config) KeyError(key, msg string) error {
+	return &Error{Source: fileSource(c.Path), Key: key, Msg: msg}
 }

@@ -56,14 +56,8 @@ func TestDefault(t *testing.T) {
 		{"consolidationRatio", d.ConsolidationRatio, 0.5},
 		{"dream", d.Dream, Dream{Enabled: true, IntervalH: 2}},
 		{"channels shared", []any{c.Channels.SendProgress, c.Channels.SendToolHints, c.Channels.ShowReasoning, c.Channels.SendMaxRetries}, []any{true, true, true, 3}},
-		{"telegram mode", c.Channels.Telegram.Mode, "polling"},
-		{"telegram webhook port", c.Channels.Telegram.WebhookListenPort, 8081},
-		{"telegram react", c.Channels.Telegram.ReactEmoji, "👀"},
-		{"slack dm", c.Channels.Slack.DM, SlackDM{Enabled: true, Policy: "open", AllowFrom: []string{}}},
-		{"slack thread limit", c.Channels.Slack.ThreadContextLimit, 20},
 		{"api", c.API, API{Host: "127.0.0.1", Port: 8900, Timeout: 120}},
 		{"gateway port", c.Gateway.Port, 18790},
-		{"web", c.Channels.Web, Web{Host: "127.0.0.1", Port: 18790}},
 		{"heartbeat", c.Gateway.Heartbeat, Heartbeat{Enabled: true, IntervalS: 1800, KeepRecentMessages: 8}},
 		{"restrictToWorkspace", c.Tools.RestrictToWorkspaceOrDefault(), true},
 		{"exec timeout", c.Tools.Exec.Timeout, 60},
@@ -167,8 +161,6 @@ func TestLoadRealisticFile(t *testing.T) {
 		{"extraBody", c.Providers["custom"].ExtraBody, map[string]any{"top_k": 20.0, "tags": []any{"a"}}},
 		{"other provider slots kept", c.Providers["anthropic"], ProviderConfig{}},
 		{"channels shared", c.Channels.SendToolHints, false},
-		{"telegram", []any{c.Channels.Telegram.Enabled, c.Channels.Telegram.Token, c.Channels.Telegram.AllowFrom, c.Channels.Telegram.StreamEditInterval, c.Channels.Telegram.Mode}, []any{true, "123:abc", []string{"42"}, 1.0, "polling"}},
-		{"slack dm merge", c.Channels.Slack.DM, SlackDM{Enabled: true, Policy: "allowlist", AllowFrom: []string{}}},
 		{"discord raw", string(c.Channels.Other["discord"]), `{"enabled":true,"intents":37377,"token":"d1"}`},
 		{"heartbeat merge", c.Gateway.Heartbeat, Heartbeat{Enabled: true, IntervalS: 600, KeepRecentMessages: 8}},
 		{"restrict false", c.Tools.RestrictToWorkspaceOrDefault(), false},
@@ -230,9 +222,6 @@ func TestFileErrors(t *testing.T) {
 		{"unknown fallback preset", `{"agents": {"defaults": {"fallbackModels": ["nope"]}}}`, `agents.defaults.fallbackModels[0]: no preset "nope" in modelPresets`},
 		{"ratio range", `{"agents": {"defaults": {"consolidationRatio": 2}}}`, `agents.defaults.consolidationRatio: 2 is outside 0.1–0.95`},
 		{"retry mode", `{"agents": {"defaults": {"providerRetryMode": "forever"}}}`, `agents.defaults.providerRetryMode: "forever" is not one of standard, persistent`},
-		{"web port", `{"channels": {"web": {"port": 70000}}}`, `channels.web.port: 70000 is not a TCP port (0–65535)`},
-		{"web host", `{"channels": {"web": {"host": " "}}}`, `channels.web.host: empty: use 127.0.0.1 (this machine only) or an address to listen on`},
-		{"web enabled", `{"channels": {"web": {"enabled": "yes"}}}`, `channels.web.enabled: want a boolean, got string "yes"`},
 		{"images per turn", `{"tools": {"imageGeneration": {"maxImagesPerTurn": 9}}}`, `tools.imageGeneration.maxImagesPerTurn: 9 is outside 1..8`},
 		{"image saveDir", `{"tools": {"imageGeneration": {"saveDir": "../out"}}}`, `tools.imageGeneration.saveDir: "../out" must be a relative path inside the workspace`},
 	}
@@ -408,15 +397,4 @@ func FuzzLoad(f *testing.F) {
 			require.NotNil(t, c)
 		}
 	})
-}
-
-func TestWebEnabledDefaultsByProcess(t *testing.T) {
-	c, _, err := LoadWithEnv(writeConfig(t, `{}`), nil)
-	require.NoError(t, err)
-	require.True(t, c.Channels.Web.EnabledOr(true))
-	require.False(t, c.Channels.Web.EnabledOr(false))
-	c, _, err = LoadWithEnv(writeConfig(t, `{"channels": {"web": {"enabled": false, "token": "t"}}}`), nil)
-	require.NoError(t, err)
-	require.False(t, c.Channels.Web.EnabledOr(true))
-	require.Equal(t, "t", c.Channels.Web.Token)
 }

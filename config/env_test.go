@@ -38,7 +38,12 @@ func TestEnvOverrides(t *testing.T) {
 			env:  []string{"NANOBOT_TOOLS__RESTRICT_TO_WORKSPACE=false", "NANOBOT_CHANNELS__TELEGRAM__ENABLED=true"},
 			check: func(t *testing.T, c *Config) {
 				require.False(t, c.Tools.RestrictToWorkspaceOrDefault())
-				require.True(t, c.Channels.Telegram.Enabled)
+				var telegram struct {
+					Enabled bool `json:"enabled"`
+				}
+				_, err := c.ChannelBlock("telegram", &telegram)
+				require.NoError(t, err)
+				require.True(t, telegram.Enabled)
 			},
 		},
 		{

@@ -47,3 +47,11 @@ func walkKeys(t reflect.Type, path string, out *[]Key) {
 		}
 	}
 }
+
+// BlockKeys lists every leaf key of channels.<name> as block's type (a
+// channel package's typed block) decodes it.
+func BlockKeys(name string, block any) []Key {
+	var out []Key
+	walkKeys(reflect.TypeOf(block), "channels."+name, &out)
+	return out
+}

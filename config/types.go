@@ -117,8 +117,8 @@ type ProviderConfig struct {
 	Profile string `json:"profile,omitempty" unused:"there is no Bedrock provider in this build"`
 }
 
-// Channels holds the options shared by all chat channels plus each
-// channel's own block; blocks we have no type for stay raw in Other.
+// Channels holds the options shared by all chat channels; each channel's
+// own block stays raw in Other, read by the channel package that owns its type.
 type Channels struct {
 	SendProgress   bool `json:"sendProgress"`
 	SendToolHints  bool `json:"sendToolHints"`
@@ -128,95 +128,11 @@ type Channels struct {
 	ExtractDocumentText bool `json:"extractDocumentText" unused:"deprecated in nanobot: documents are read on demand"`
 	// TranscriptionProvider and TranscriptionLanguage are nanobot's older place for
 	// transcription.provider and .language, read when those are empty.
-	TranscriptionProvider string   `json:"transcriptionProvider"`
-	TranscriptionLanguage string   `json:"transcriptionLanguage"`
-	Telegram              Telegram `json:"telegram"`
-	Slack                 Slack    `json:"slack"`
-	Web                   Web      `json:"web"`
+	TranscriptionProvider string `json:"transcriptionProvider"`
+	TranscriptionLanguage string `json:"transcriptionLanguage"`
 
-	// Other keeps unknown channel blocks (discord, feishu, …) verbatim, keyed as written.
+	// Other keeps every channel block verbatim, keyed as written.
 	Other map[string]json.RawMessage `json:"-" config:"rest"`
-}
-
-// Telegram is channels.telegram.
-type Telegram struct {
-	Enabled               bool     `json:"enabled"`
-	Token                 string   `json:"token"`
-	APIBase               string   `json:"apiBase"` // Bot API server; "" = Telegram's (self-hosted servers, tests)
-	Mode                  string   `json:"mode"`    // "polling" | "webhook"
-	AllowFrom             []string `json:"allowFrom"`
-	Proxy                 string   `json:"proxy"`
-	ReplyToMessage        bool     `json:"replyToMessage"`
-	ReactEmoji            string   `json:"reactEmoji"`
-	GroupPolicy           string   `json:"groupPolicy"` // "open" | "mention"
-	ConnectionPoolSize    int      `json:"connectionPoolSize" unused:"the Bot API client keeps Go's connection pool"`
-	PoolTimeout           float64  `json:"poolTimeout" unused:"the Bot API client keeps Go's connection pool"`
-	Streaming             bool     `json:"streaming"`
-	StreamEditInterval    float64  `json:"streamEditInterval"` // seconds, ≥ 0.1
-	InlineKeyboards       bool     `json:"inlineKeyboards" unused:"replies carry no inline keyboards"`
-	RichMessages          bool     `json:"richMessages" unused:"replies are sent as Markdown, not with sendRichMessage"`
-	WebhookURL            string   `json:"webhookUrl" unused:"Telegram runs in polling mode only"`
-	WebhookListenHost     string   `json:"webhookListenHost" unused:"Telegram runs in polling mode only"`
-	WebhookListenPort     int      `json:"webhookListenPort" unused:"Telegram runs in polling mode only"`
-	WebhookPath           string   `json:"webhookPath" unused:"Telegram runs in polling mode only"`
-	WebhookSecretToken    string   `json:"webhookSecretToken" unused:"Telegram runs in polling mode only"`
-	WebhookMaxConnections int      `json:"webhookMaxConnections" unused:"Telegram runs in polling mode only"`
-}
-
-// Slack is channels.slack.
-type Slack struct {
-	Enabled              bool              `json:"enabled"`
-	APIBase              string            `json:"apiBase"` // Web API base URL; "" = Slack's (tests)
-	Mode                 string            `json:"mode"`
-	WebhookPath          string            `json:"webhookPath" unused:"Slack runs in Socket Mode only"`
-	WebhookHost          string            `json:"webhookHost" unused:"Slack runs in Socket Mode only"`
-	WebhookPort          int               `json:"webhookPort" unused:"Slack runs in Socket Mode only"`
-	WebhookSecret        string            `json:"webhookSecret" unused:"Slack runs in Socket Mode only"`
-	BotToken             string            `json:"botToken"`
-	ChannelTokens        map[string]string `json:"channelTokens" unused:"one bot token serves every channel"`
-	AppToken             string            `json:"appToken"`
-	UserTokenReadOnly    bool              `json:"userTokenReadOnly" unused:"no user token is used"`
-	ReplyInThread        bool              `json:"replyInThread"`
-	ReactEmoji           string            `json:"reactEmoji"`
-	DoneEmoji            string            `json:"doneEmoji"`
-	TypingStatus         string            `json:"typingStatus" unused:"Slack shows the reaction emoji while a turn runs"`
-	IncludeThreadContext bool              `json:"includeThreadContext"`
-	ThreadContextLimit   int               `json:"threadContextLimit"`
-	AllowFrom            []string          `json:"allowFrom"`
-	GroupPolicy          string            `json:"groupPolicy"` // "open" | "mention" | "allowlist"
-	GroupAllowFrom       []string          `json:"groupAllowFrom"`
-	GroupRequireMention  bool              `json:"groupRequireMention"`
-	DM                   SlackDM           `json:"dm"`
-}
-
-// SlackDM is channels.slack.dm.
-type SlackDM struct {
-	Enabled   bool     `json:"enabled"`
-	Policy    string   `json:"policy"` // "open" | "allowlist"
-	AllowFrom []string `json:"allowFrom"`
-}
-
-// Web is channels.web: the chat page the gateway serves.
-type Web struct {
-	// Enabled unset means on when the gateway runs on a local Temporal
-	// (TEMPORAL_ADDRESS unset), off against an external cluster.
-	Enabled *bool  `json:"enabled,omitempty"`
-	Host    string `json:"host"`
-	Port    int    `json:"port"`
-	// Token, when set, is required by every request (Bearer header, ?token= or the page's cookie);
-	// a host beyond loopback requires one.
-	Token string `json:"token"`
-	// AllowedHosts are Host names the chat (and the gateway's /health and /ready) answer to
-	// beside 127.0.0.1, localhost, [::1] and the bound IP; others get 421 (not in nanobot).
-	AllowedHosts []string `json:"allowedHosts"`
-}
-
-// EnabledOr tells whether the web chat runs, given the default for this process.
-func (w Web) EnabledOr(def bool) bool {
-	if w.Enabled == nil {
-		return def
-	}
-	return *w.Enabled
 }
 
 // API is the OpenAI-compatible HTTP server of `nanobot serve`.

@@ -33,7 +33,9 @@ func TestSignature(t *testing.T) {
 	same := []func(*config.Config){
 		func(c *config.Config) { c.Agents.Defaults.Workspace = "/elsewhere" },
 		func(c *config.Config) { c.Agents.Defaults.MaxToolIterations = 7 },
-		func(c *config.Config) { c.Channels.Telegram.Enabled = true },
+		func(c *config.Config) {
+			require.NoError(t, c.SetChannelBlock("telegram", map[string]any{"enabled": true}))
+		},
 		func(c *config.Config) { c.Gateway.Port = 1 },
 	}
 	for i, edit := range same {

@@ -2,9 +2,11 @@ package channeltest
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 )
 
@@ -16,4 +18,33 @@ func ConfigWith(t testing.TB, channel, block string) *config.Config {
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
 	cfg.Channels.Other = map[string]json.RawMessage{channel: json.RawMessage(block)}
 	return cfg
+}
+
+// LoadFile loads a config.json holding content, as a command does; it
+// returns the config and the file's path.
+func LoadFile(t testing.TB, content string) (*config.Config, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.LoadWithEnv(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, path
+}
+
+// EditBlock changes channels.<name> of cfg through the channel's typed
+// block, read over its defaults.
+func EditBlock[T any](t testing.TB, cfg *config.Config, name string, defaults func() T, edit func(*T)) {
+	t.Helper()
+	b, err := channels.Block(cfg, name, defaults)
+	if err == nil {
+		edit(&b)
+		err = cfg.SetChannelBlock(name, b)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }

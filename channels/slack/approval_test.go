@@ -21,8 +21,9 @@ var asked = protocol.ApprovalRequest{ID: "1a2b", Tool: "exec", Args: "rm -rf bui
 // lets only allowFrom in, with unifiedSession as given.
 func behindManager(t *testing.T, h *harness, unified bool, allowFrom ...string) *channeltest.Bus {
 	cfg := config.Default()
-	cfg.Channels.Slack = h.ch.cfg
-	cfg.Channels.Slack.AllowFrom = allowFrom
+	s := h.ch.cfg
+	s.AllowFrom = allowFrom
+	setBlock(t, cfg, s)
 	cfg.Agents.Defaults.UnifiedSession = unified
 	publish, b := channeltest.BehindManager(t, cfg, h.ch)
 	h.ch.Attach(publish)

@@ -43,8 +43,9 @@ func startHarnessWith(t *testing.T, mod func(*config.Config), seen func(string, 
 	t.Helper()
 	peer := slackpeer.New(t)
 	cfg := config.Default()
-	s := &cfg.Channels.Slack
+	s := defaults()
 	s.Enabled, s.BotToken, s.AppToken, s.APIBase, s.AllowFrom = true, "xoxb-test", "xapp-test", peer.APIURL(), []string{"*"}
+	setBlock(t, cfg, s)
 	if mod != nil {
 		mod(cfg)
 	}
@@ -144,7 +145,9 @@ func TestDirectMessages(t *testing.T) {
 }
 
 func TestDirectMessagesDisabledAndPlainChannelMessagesIgnored(t *testing.T) {
-	h := startHarness(t, func(c *config.Config) { c.Channels.Slack.DM.Enabled = false })
+	h := startHarness(t, func(c *config.Config) {
+		require.NoError(t, c.SetChannelBlock(Name, map[string]any{"dm": map[string]any{"enabled": false}}))
+	})
 	h.peer.Push("env-1", "Ev1", 0, slackpeer.MessageEvent("D1", "im", "U1", "200.000001", "", "hello there"))
 	h.peer.Push("env-2", "Ev2", 0, slackpeer.MessageEvent("C1", "channel", "U1", "200.000002", "", "chatter"))
 	h.peer.Push("env-3", "Ev3", 0, slackpeer.AppMention("C1", "U1", "200.000003", "", "<@"+peerBot+"> ping"))

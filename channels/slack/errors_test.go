@@ -65,8 +65,10 @@ func scriptedChannel(t *testing.T, answers ...func(w http.ResponseWriter)) (*Cha
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	cfg := config.Default()
-	cfg.Channels.Slack.BotToken, cfg.Channels.Slack.AppToken, cfg.Channels.Slack.APIBase = "xoxb-t", "xapp-t", srv.URL
-	cfg.Channels.Slack.ReactEmoji, cfg.Channels.Slack.DoneEmoji = "", ""
+	b := defaults()
+	b.BotToken, b.AppToken, b.APIBase = "xoxb-t", "xapp-t", srv.URL
+	b.ReactEmoji, b.DoneEmoji = "", ""
+	setBlock(t, cfg, b)
 	c, err := New(cfg, channels.Deps{Config: cfg})
 	require.NoError(t, err)
 	return c, s

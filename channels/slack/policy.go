@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
 )
 
 // event is the part of a Slack message or app_mention event the channel reads.
@@ -59,7 +58,7 @@ func (e event) mentions(botID string) bool {
 
 // policy holds nanobot's rules for which Slack messages the bot answers.
 type policy struct {
-	cfg config.Slack
+	cfg Config
 }
 
 // Decisions about an event; "" means take it in.
@@ -123,17 +122,6 @@ func (p policy) decide(e event, botID string) string {
 	default:
 		return skipGroupPolicy
 	}
-}
-
-// allowFrom is who may talk through Slack: allowFrom, plus dm.allowFrom
-// when direct messages are on an allowlist (nanobot lets those senders DM
-// the bot). Anyone else comes in through pairing.
-func allowFrom(cfg config.Slack) channels.AllowFrom {
-	list := append(channels.AllowFrom{}, cfg.AllowFrom...)
-	if cfg.DM.Policy == "allowlist" {
-		list = append(list, cfg.DM.AllowFrom...)
-	}
-	return list
 }
 
 // threadOf is the thread a message lives in, as nanobot has it: its own

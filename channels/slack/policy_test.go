@@ -11,8 +11,8 @@ import (
 
 const bot = "UBOT"
 
-func slackCfg(mod func(*config.Slack)) config.Slack {
-	c := config.Default().Channels.Slack
+func slackCfg(mod func(*Config)) Config {
+	c := defaults()
 	if mod != nil {
 		mod(&c)
 	}
@@ -29,16 +29,16 @@ func TestPolicyDecide(t *testing.T) {
 	withUser := func(e event, u string) event { e.User = u; return e }
 	withText := func(e event, s string) event { e.Text = s; return e }
 
-	open := slackCfg(func(c *config.Slack) { c.GroupPolicy = "open" })
-	allow := slackCfg(func(c *config.Slack) { c.GroupPolicy = "allowlist"; c.GroupAllowFrom = []string{"C1"} })
-	allowMention := slackCfg(func(c *config.Slack) {
+	open := slackCfg(func(c *Config) { c.GroupPolicy = "open" })
+	allow := slackCfg(func(c *Config) { c.GroupPolicy = "allowlist"; c.GroupAllowFrom = []string{"C1"} })
+	allowMention := slackCfg(func(c *Config) {
 		c.GroupPolicy, c.GroupAllowFrom, c.GroupRequireMention = "allowlist", []string{"C1"}, true
 	})
-	noDM := slackCfg(func(c *config.Slack) { c.DM.Enabled = false })
+	noDM := slackCfg(func(c *Config) { c.DM.Enabled = false })
 
 	cases := []struct {
 		name string
-		cfg  config.Slack
+		cfg  Config
 		ev   event
 		want string
 	}{
@@ -51,7 +51,7 @@ func TestPolicyDecide(t *testing.T) {
 		{"allowlist ignores other channels", allow, func() event { e := plain; e.Channel = "C2"; return e }(), skipChannel},
 		{"allowlist with requireMention ignores plain", allowMention, plain, skipNoMention},
 		{"allowlist with requireMention answers mentions", allowMention, mention, ""},
-		{"unknown policy answers nothing", slackCfg(func(c *config.Slack) { c.GroupPolicy = "everyone" }), mention, skipGroupPolicy},
+		{"unknown policy answers nothing", slackCfg(func(c *Config) { c.GroupPolicy = "everyone" }), mention, skipGroupPolicy},
 		{"DM answered", slackCfg(nil), dm, ""},
 		{"DM recognised by its D channel", slackCfg(nil), dmNoType, ""},
 		{"DM mentioning the bot still answered (no app_mention in DMs)", slackCfg(nil), withText(dm, "<@UBOT> hi"), ""},
@@ -82,20 +82,20 @@ func TestPolicyDecide(t *testing.T) {
 }
 
 func TestPolicyAllowFrom(t *testing.T) {
-	allows := func(mod func(*config.Slack), sender string) bool {
+	allows := func(mod func(*Config), sender string) bool {
 		cfg := config.Default()
-		cfg.Channels.Slack = slackCfg(mod)
+		setBlock(t, cfg, slackCfg(mod))
 		return channels.AllowFromFor(cfg, Name).Allows(sender)
 	}
-	only := func(c *config.Slack) { c.AllowFrom = []string{"U1"} }
+	only := func(c *Config) { c.AllowFrom = []string{"U1"} }
 	assert.True(t, allows(only, "U1"))
 	assert.False(t, allows(only, "U2"))
 	assert.False(t, allows(nil, "U1"), "no allowFrom: pairing only")
-	assert.True(t, allows(func(c *config.Slack) { c.AllowFrom = []string{"*"} }, "anyone"))
-	dmList := func(c *config.Slack) { c.DM.Policy, c.DM.AllowFrom = "allowlist", []string{"U7"} }
+	assert.True(t, allows(func(c *Config) { c.AllowFrom = []string{"*"} }, "anyone"))
+	dmList := func(c *Config) { c.DM.Policy, c.DM.AllowFrom = "allowlist", []string{"U7"} }
 	assert.True(t, allows(dmList, "U7"), "dm.allowFrom lets its senders in")
 	assert.False(t, allows(dmList, "U8"))
-	assert.False(t, allows(func(c *config.Slack) { c.DM.AllowFrom = []string{"U7"} }, "U7"), "dm.allowFrom counts only with policy allowlist")
+	assert.False(t, allows(func(c *Config) { c.DM.AllowFrom = []string{"U7"} }, "U7"), "dm.allowFrom counts only with policy allowlist")
 }
 
 func TestPolicyThreads(t *testing.T) {
@@ -110,7 +110,7 @@ func TestPolicyThreads(t *testing.T) {
 	assert.Equal(t, "", p.threadOf(dm), "top-level DM: no thread")
 	assert.Equal(t, "200.1", p.threadOf(dmThread), "a thread in a DM is honoured")
 
-	flat := policy{cfg: slackCfg(func(c *config.Slack) { c.ReplyInThread = false })}
+	flat := policy{cfg: slackCfg(func(c *Config) { c.ReplyInThread = false })}
 	assert.Equal(t, "", flat.threadOf(top), "replyInThread false: no thread")
 }
 

@@ -30,7 +30,7 @@ const MaxMessageLen = 39_000
 // Channel is one Slack app connection (a bot token and an app token).
 type Channel struct {
 	channels.Base
-	cfg       config.Slack
+	cfg       Config
 	policy    policy
 	workspace string
 	api       *slack.Client
@@ -49,7 +49,10 @@ type Channel struct {
 
 // New builds the channel from config. It does not connect: Start does.
 func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
-	s := cfg.Channels.Slack
+	s, err := readConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if s.Mode != "" && s.Mode != "socket" {
 		return nil, fmt.Errorf("channels.slack.mode %q is not supported (only \"socket\")", s.Mode)
 	}

@@ -47,7 +47,7 @@ func press(updateID int64, queryID string, from *models.User, chat models.Chat, 
 // again (a restart, a server ignoring offset) is not published twice.
 func TestPressBecomesThePressersMessage(t *testing.T) {
 	f := newFakeAPI(t)
-	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"alice"} })
+	c := startChannel(t, f, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.AllowFrom = []string{"alice"} }) })
 	p := &capture{}
 	c.Attach(p.via(t, c))
 	private := models.Chat{ID: 42, Type: models.ChatTypePrivate}
@@ -80,7 +80,7 @@ func TestPressBecomesThePressersMessage(t *testing.T) {
 // agent, the presser is told, and the keyboard stays.
 func TestStrangersPressIsRefused(t *testing.T) {
 	f := newFakeAPI(t)
-	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"alice"} })
+	c := startChannel(t, f, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.AllowFrom = []string{"alice"} }) })
 	p := &capture{}
 	c.Attach(p.via(t, c))
 	group := models.Chat{ID: -77, Type: models.ChatTypeSupergroup}
@@ -129,8 +129,7 @@ func TestBadPressesAreAnsweredAndDropped(t *testing.T) {
 func TestTopicHasItsOwnSession(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, func(cfg *config.Config) {
-		cfg.Channels.Telegram.AllowFrom = []string{"alice"}
-		cfg.Channels.Telegram.GroupPolicy = "open"
+		editBlock(t, cfg, func(b *Config) { b.AllowFrom, b.GroupPolicy = []string{"alice"}, "open" })
 	})
 	p := &capture{}
 	c.Attach(p.via(t, c))

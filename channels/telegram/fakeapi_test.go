@@ -130,11 +130,9 @@ func startChannel(t *testing.T, f *fakeAPI, edit func(*config.Config)) *Channel 
 // gateway on a database opens them (nil: the channel keeps its own).
 func startChannelWith(t *testing.T, f *fakeAPI, edit func(*config.Config), seen func(string, int) channels.SeenKeys) *Channel {
 	cfg := config.Default()
-	cfg.Channels.Telegram.Enabled = true
-	cfg.Channels.Telegram.Token = "123:abc"
-	cfg.Channels.Telegram.APIBase = f.srv.URL
-	cfg.Channels.Telegram.StreamEditInterval = 0.1
-	cfg.Channels.Telegram.AllowFrom = []string{"*"}
+	editBlock(t, cfg, func(b *Config) {
+		b.Enabled, b.Token, b.APIBase, b.StreamEditInterval, b.AllowFrom = true, "123:abc", f.srv.URL, 0.1, []string{"*"}
+	})
 	if edit != nil {
 		edit(cfg)
 	}
@@ -159,7 +157,7 @@ type capture struct{ bus *channeltest.Bus }
 // store, then the channel's hook.
 func (p *capture) via(t *testing.T, c *Channel) channels.Publish {
 	cfg := config.Default()
-	cfg.Channels.Telegram = c.cfg
+	require.NoError(t, cfg.SetChannelBlock(Name, c.cfg))
 	publish, b := channeltest.BehindManager(t, cfg, c)
 	p.bus = b
 	return publish

@@ -5,8 +5,6 @@ import (
 
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
-
-	"github.com/nanobot-durable/nanobot/config"
 )
 
 var botUser = &models.User{ID: 666, IsBot: true, Username: "NanoBot"}
@@ -56,7 +54,7 @@ func TestCommandTarget(t *testing.T) {
 }
 
 func testChannel(policy string, replyTo bool) *Channel {
-	c := &Channel{me: botUser, cfg: config.Telegram{GroupPolicy: policy, ReplyToMessage: replyTo}}
+	c := &Channel{me: botUser, cfg: Config{GroupPolicy: policy, ReplyToMessage: replyTo}}
 	c.Init(Name, nil, nil)
 	return c
 }

@@ -109,7 +109,7 @@ func TestSendPermanentRefusals(t *testing.T) {
 
 func TestSendReplyToAndTopic(t *testing.T) {
 	f := newFakeAPI(t)
-	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.ReplyToMessage = true })
+	c := startChannel(t, f, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.ReplyToMessage = true }) })
 	route := dm
 	route.ReplyTo, route.ThreadID = "5", "77"
 	require.NoError(t, c.Send(context.Background(), channels.Reply{Route: route, Turn: "t", Text: "hi"}))

@@ -119,7 +119,7 @@ func TestWhatIsDrawnFollowsTheSettings(t *testing.T) {
 		"sendProgress off": {func(c *config.Config) { c.Channels.SendProgress = false }, []string{hint, "sendMessage: Two files."}},
 		"sendToolHints off": {func(c *config.Config) { c.Channels.SendToolHints = false },
 			[]string{"sendMessage: Let me look.", "sendMessage: Two files", "editMessageText: Two files."}},
-		"streaming off": {func(c *config.Config) { c.Channels.Telegram.Streaming = false }, []string{"sendMessage: Two files."}},
+		"streaming off": {func(c *config.Config) { editBlock(t, c, func(b *Config) { b.Streaming = false }) }, []string{"sendMessage: Two files."}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeAPI(t)

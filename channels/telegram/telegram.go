@@ -44,7 +44,7 @@ const (
 // Channel is a Telegram bot connection.
 type Channel struct {
 	channels.Base
-	cfg       config.Telegram
+	cfg       Config
 	workspace string
 	apiBase   string
 	http      *transport
@@ -65,7 +65,10 @@ func New(deps channels.Deps) (*Channel, error) {
 	if deps.Config == nil {
 		return nil, errors.New("telegram: no config")
 	}
-	cfg := deps.Config.Channels.Telegram
+	cfg, err := readConfig(deps.Config)
+	if err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(cfg.Token) == "" {
 		return nil, errors.New("channels.telegram.token is not set")
 	}

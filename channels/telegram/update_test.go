@@ -28,7 +28,7 @@ func photoUpdate(id int64, from *models.User) *models.Update {
 // same update again (a server that ignores offset) is not published twice.
 func TestPhotoIsDownloadedIntoMediaAndPublishedOnce(t *testing.T) {
 	f := newFakeAPI(t)
-	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"alice"} })
+	c := startChannel(t, f, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.AllowFrom = []string{"alice"} }) })
 	p := &capture{}
 	c.Attach(p.via(t, c))
 
@@ -51,7 +51,9 @@ func TestPhotoIsDownloadedIntoMediaAndPublishedOnce(t *testing.T) {
 // no download; the message still goes to the manager (for a pairing code).
 func TestStrangersFilesAreNotFetched(t *testing.T) {
 	f := newFakeAPI(t)
-	c := startChannel(t, f, func(cfg *config.Config) { cfg.Channels.Telegram.AllowFrom = []string{"someone-else"} })
+	c := startChannel(t, f, func(cfg *config.Config) {
+		editBlock(t, cfg, func(b *Config) { b.AllowFrom = []string{"someone-else"} })
+	})
 	p := &capture{}
 	c.Attach(p.via(t, c))
 	up := photoUpdate(8, alice)

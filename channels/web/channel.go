@@ -65,7 +65,10 @@ func New(deps channels.Deps) (*Channel, error) {
 	if deps.Config == nil {
 		return nil, errors.New("web: no config")
 	}
-	cfg := deps.Config.Channels.Web
+	cfg, err := ReadConfig(deps.Config)
+	if err != nil {
+		return nil, err
+	}
 	host := cfg.Host
 	if host == "" {
 		host = "127.0.0.1"

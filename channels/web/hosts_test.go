@@ -19,7 +19,9 @@ import (
 // (Host and Origin evil.example, so the Origin check alone passes) neither
 // reads a conversation nor starts a turn; the names the chat is bound to do.
 func TestAForeignHostGets421(t *testing.T) {
-	c, p, base := startChannelWith(t, func(cfg *config.Config) { cfg.Channels.Web.AllowedHosts = []string{"nanobot.lan"} })
+	c, p, base := startChannelWith(t, func(cfg *config.Config) {
+		editBlock(t, cfg, func(b *Config) { b.AllowedHosts = []string{"nanobot.lan"} })
+	})
 	_, err := c.store.Append(context.Background(), "web:old", chat.Message{Role: chat.RoleUser, Content: "first question", Turn: "r0", EntryID: "u"})
 	require.NoError(t, err)
 	_, port, err := net.SplitHostPort(base[len("http://"):])
@@ -56,7 +58,7 @@ func TestAForeignHostGets421(t *testing.T) {
 func TestBeyondLoopbackTheChatNeedsItsToken(t *testing.T) {
 	cfg := config.Default()
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	cfg.Channels.Web.Host, cfg.Channels.Web.Port = "0.0.0.0", 0
+	editBlock(t, cfg, func(b *Config) { b.Host, b.Port = "0.0.0.0", 0 })
 	deps := channels.Deps{Config: cfg, Workspace: t.TempDir(), Log: slog.New(slog.DiscardHandler)}
 	built := channels.Build(cfg, deps, map[string]bool{Name: true})
 	require.Empty(t, built.Channels)
@@ -64,7 +66,7 @@ func TestBeyondLoopbackTheChatNeedsItsToken(t *testing.T) {
 	require.ErrorContains(t, built.Refused[0], "channels.web.token")
 	require.ErrorContains(t, built.Refused[0], cfg.Path)
 
-	cfg.Channels.Web.Token = "s3cret"
+	editBlock(t, cfg, func(b *Config) { b.Token = "s3cret" })
 	built = channels.Build(cfg, deps, map[string]bool{Name: true})
 	require.Empty(t, built.Refused)
 	require.Len(t, built.Channels, 1)

@@ -25,7 +25,7 @@ func TestThePageReadsTheGatewaysJournal(t *testing.T) {
 	require.NoError(t, err)
 	cfg := config.Default()
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	cfg.Channels.Web.Port = 0
+	editBlock(t, cfg, func(b *Config) { b.Port = 0 })
 	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Log: slog.New(slog.DiscardHandler), Sessions: shared})
 	require.NoError(t, err)
 	require.NoError(t, c.Start(context.Background(), (&published{}).publish))

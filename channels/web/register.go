@@ -14,9 +14,13 @@ import (
 // no gateway runs is delivered by the next.
 func init() {
 	channels.Register(channels.Spec{
-		Name:    Name,
-		Enabled: func(cfg *config.Config) bool { return cfg.Channels.Web.EnabledOr(os.Getenv("TEMPORAL_ADDRESS") == "") },
-		New:     func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
+		Name: Name,
+		Enabled: func(cfg *config.Config) bool {
+			c, err := ReadConfig(cfg)
+			return err == nil && c.EnabledOr(os.Getenv("TEMPORAL_ADDRESS") == "")
+		},
+		Check: checkConfig,
+		New:   func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
 		// the page's own small Markdown (static/chat.js): no tables
 		Format: channels.Format{Hint: "Your reply is shown in a web chat: Markdown with code blocks, lists, bold and links, no tables."},
 	})

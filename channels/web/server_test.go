@@ -55,7 +55,7 @@ func (f fixedTurns) Now(context.Context, string) (TurnNow, error) { return f.now
 
 func startChannel(t *testing.T, token string) (*Channel, *published, string) {
 	t.Helper()
-	return startChannelWith(t, func(cfg *config.Config) { cfg.Channels.Web.Token = token })
+	return startChannelWith(t, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.Token = token }) })
 }
 
 // startChannelWith starts a web chat on a free port with the default config as adjust leaves it.
@@ -69,7 +69,7 @@ func startChannelOn(t *testing.T, journal session.Store, adjust func(*config.Con
 	t.Helper()
 	cfg := config.Default()
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	cfg.Channels.Web.Port = 0
+	editBlock(t, cfg, func(b *Config) { b.Port = 0 })
 	adjust(cfg)
 	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Sessions: journal, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
@@ -394,9 +394,9 @@ func TestChatSharesTheProcessListenerOnTheSameAddress(t *testing.T) {
 	cfg.Path = filepath.Join(t.TempDir(), "config.json")
 	_, port, err := net.SplitHostPort(shared.Addr())
 	require.NoError(t, err)
-	cfg.Channels.Web.Port, err = strconv.Atoi(port)
+	webPort, err := strconv.Atoi(port)
 	require.NoError(t, err)
-	cfg.Channels.Web.Token = "s3cret"
+	editBlock(t, cfg, func(b *Config) { b.Port, b.Token = webPort, "s3cret" })
 	c, err := New(channels.Deps{Config: cfg, Workspace: t.TempDir(), Log: slog.New(slog.DiscardHandler), Shared: shared})
 	require.NoError(t, err)
 	p := &published{}

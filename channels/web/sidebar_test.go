@@ -73,7 +73,7 @@ func TestForkCopiesTheJournalUpToAMessage(t *testing.T) {
 // TestTheConsoleEndpointsKeepTheGuard: a missing token and a foreign Host are
 // refused on the sidebar, search, history of any channel and fork.
 func TestTheConsoleEndpointsKeepTheGuard(t *testing.T) {
-	c, _, base := startChannelWith(t, func(cfg *config.Config) { cfg.Channels.Web.Token = "s3cret" })
+	c, _, base := startChannelWith(t, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.Token = "s3cret" }) })
 	_, err := c.store.Append(context.Background(), "telegram:42", chat.Message{Role: chat.RoleUser, Content: "secret plan", Turn: "r", EntryID: "u"})
 	require.NoError(t, err)
 	_, port, err := net.SplitHostPort(base[len("http://"):])

@@ -11,23 +11,22 @@ import (
 
 func TestSlackChannelIsBuiltFromConfig(t *testing.T) {
 	cfg := config.Default()
-	off := false
-	cfg.Channels.Web.Enabled = &off
+	require.NoError(t, cfg.SetChannelBlock("web", map[string]any{"enabled": false}))
 	deps := channels.Deps{Config: cfg, ProcessQueue: "q"}
 	require.Empty(t, channels.Build(cfg, deps, nil).Channels, "disabled by default")
 
-	cfg.Channels.Slack.Enabled = true
+	require.NoError(t, cfg.SetChannelBlock("slack", map[string]any{"enabled": true}))
 	b := channels.Build(cfg, deps, nil)
 	require.Empty(t, b.Channels)
 	require.Contains(t, b.Warnings, "channels.slack is enabled but lacks channels.slack.botToken and channels.slack.appToken: the channel is not started")
 
-	cfg.Channels.Slack.BotToken, cfg.Channels.Slack.AppToken = "xoxb-1", "xapp-1"
+	require.NoError(t, cfg.SetChannelBlock("slack", map[string]any{"botToken": "xoxb-1", "appToken": "xapp-1"}))
 	b = channels.Build(cfg, deps, nil)
 	require.Len(t, b.Channels, 1)
 	require.Equal(t, "slack", b.Channels[0].Name())
 	require.Contains(t, b.Queues, "nanobot-channel-slack", "replies wait on the shared Slack queue")
 
-	cfg.Channels.Slack.Mode = "webhook"
+	require.NoError(t, cfg.SetChannelBlock("slack", map[string]any{"mode": "webhook"}))
 	b = channels.Build(cfg, deps, nil)
 	require.Empty(t, b.Channels)
 	require.Contains(t, b.Warnings, `channels.slack: channels.slack.mode "webhook" is not supported (only "socket"): the channel is not started`)

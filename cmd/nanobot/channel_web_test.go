@@ -20,8 +20,7 @@ func TestWebChatIsOnWithALocalTemporalOnly(t *testing.T) {
 
 	t.Setenv("TEMPORAL_ADDRESS", "temporal.internal:7233")
 	require.Empty(t, channels.Build(cfg, deps, nil).Channels, "off against an external cluster unless enabled")
-	on := true
-	cfg.Channels.Web.Enabled = &on
+	require.NoError(t, cfg.SetChannelBlock("web", map[string]any{"enabled": true}))
 	require.Len(t, channels.Build(cfg, deps, nil).Channels, 1)
 	require.Empty(t, channels.Build(cfg, deps, map[string]bool{}).Channels, "a plain worker runs no channels")
 }

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/web"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/stores"
@@ -97,7 +98,8 @@ func listenHealth(addr, key, command string, cfg *config.Config, redact *secrets
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.serveHealth)
 	mux.HandleFunc("GET /ready", h.serveReady)
-	hosts := channels.Hosts{Allowed: cfg.Channels.Web.AllowedHosts, Setting: "channels.web.allowedHosts"}
+	w, _ := web.ReadConfig(cfg) // checked when the config was loaded
+	hosts := channels.Hosts{Allowed: w.AllowedHosts, Setting: "channels.web.allowedHosts"}
 	srv, err := channels.ListenShared(addr, mux, hosts, "health endpoints", log)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {

@@ -46,7 +46,7 @@ func getReady(t *testing.T, h *healthServer) (int, readyBody) {
 func startHealth(t *testing.T, redact *secrets.Set) *healthServer {
 	t.Helper()
 	cfg := config.Default()
-	cfg.Channels.Web.AllowedHosts = []string{"nanobot.lan"}
+	require.NoError(t, cfg.SetChannelBlock("web", map[string]any{"allowedHosts": []string{"nanobot.lan"}}))
 	h, err := listenHealth("127.0.0.1:0", "test", "gateway", cfg, redact, slog.Default())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })

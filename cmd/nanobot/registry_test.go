@@ -30,14 +30,12 @@ var owners = map[string]string{"email": "owner@example.com", "matrix": "@owner:e
 var channelRows = map[string]func(cfg *config.Config){
 	"cli": nil, // built by `nanobot agent`, not by a gateway
 	"api": func(cfg *config.Config) { cfg.API.Enabled = true },
-	"web": func(cfg *config.Config) { on := true; cfg.Channels.Web.Enabled = &on },
+	"web": func(cfg *config.Config) { block(cfg, "web", map[string]any{"enabled": true}) },
 	"telegram": func(cfg *config.Config) {
-		cfg.Channels.Telegram.Enabled, cfg.Channels.Telegram.Token = true, "123:abc"
-		cfg.Channels.Telegram.AllowFrom = []string{"owner"}
+		block(cfg, "telegram", map[string]any{"enabled": true, "token": "123:abc", "allowFrom": []string{"owner"}})
 	},
 	"slack": func(cfg *config.Config) {
-		s := &cfg.Channels.Slack
-		s.Enabled, s.BotToken, s.AppToken, s.AllowFrom = true, "xoxb-1", "xapp-1", []string{"owner"}
+		block(cfg, "slack", map[string]any{"enabled": true, "botToken": "xoxb-1", "appToken": "xapp-1", "allowFrom": []string{"owner"}})
 	},
 	"email": func(cfg *config.Config) {
 		block(cfg, "email", map[string]any{"enabled": true, "consentGranted": true,
@@ -96,8 +94,7 @@ func TestEveryRegisteredChannelIsBuiltQueuedAndGated(t *testing.T) {
 				return
 			}
 			cfg := config.Default()
-			off := false
-			cfg.Channels.Web.Enabled = &off
+			block(cfg, "web", map[string]any{"enabled": false})
 			enable(cfg)
 			require.Contains(t, channels.EnabledNames(cfg), spec.Name)
 			built := channels.Build(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(), ProcessQueue: "nanobot-gateway-test"}, nil)
@@ -135,8 +132,7 @@ func TestEveryRegisteredChannelIsBuiltQueuedAndGated(t *testing.T) {
 // channels.discord, so it is built, not reported as a channel this build lacks.
 func TestABlockSpeltOtherwiseIsStillTheBuiltInChannel(t *testing.T) {
 	cfg := config.Default()
-	off := false
-	cfg.Channels.Web.Enabled = &off
+	block(cfg, "web", map[string]any{"enabled": false})
 	block(cfg, "Discord", map[string]any{"enabled": true, "token": "discord-token"})
 	built := channels.Build(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir(), ProcessQueue: "q"}, nil)
 	require.Empty(t, built.Warnings)

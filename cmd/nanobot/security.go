@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nanobot-durable/nanobot/channels/web"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 )
@@ -46,7 +47,8 @@ func securityExposure(cfg *config.Config, getenv func(string) string) exposure {
 		return listenerExposure{Enabled: enabled, Addr: net.JoinHostPort(host, strconv.Itoa(port)),
 			Loopback: hostcheck.Loopback(host), Token: token, AllowedHosts: allowed}
 	}
-	w, a := cfg.Channels.Web, cfg.API
+	w, _ := web.ReadConfig(cfg) // checked when the config was loaded
+	a := cfg.API
 	e := exposure{
 		Web: listener(w.EnabledOr(getenv("TEMPORAL_ADDRESS") == ""), w.Host, w.Port, w.Token != "", w.AllowedHosts),
 		API: listener(a.Enabled, a.Host, a.Port, a.APIKey != "", a.AllowedHosts),

@@ -20,15 +20,14 @@ func TestSecurityExposureSaysWhoReachesWhat(t *testing.T) {
 	}, e.lines())
 
 	c := testenv.NewCerts(t)
-	cfg.Channels.Web.Host, cfg.Channels.Web.Token, cfg.Channels.Web.AllowedHosts = "0.0.0.0", "s3cret", []string{"nanobot.lan"}
+	require.NoError(t, cfg.SetChannelBlock("web", map[string]any{"host": "0.0.0.0", "token": "s3cret", "allowedHosts": []string{"nanobot.lan"}}))
 	cfg.API.Enabled, cfg.API.Host, cfg.API.APIKey = true, "192.168.1.5", "k"
 	e = securityExposure(cfg, envOf(map[string]string{
 		"TEMPORAL_ADDRESS": "temporal.example:7233", "TEMPORAL_TLS_CERT": c.ClientCert, "TEMPORAL_TLS_KEY": c.ClientKey, "TEMPORAL_TLS_CA": c.CA,
 	}))
 	require.False(t, e.Web.Enabled, "against an external cluster the chat is off unless enabled")
 	require.True(t, e.Temporal.MTLS)
-	on := true
-	cfg.Channels.Web.Enabled = &on
+	require.NoError(t, cfg.SetChannelBlock("web", map[string]any{"enabled": true}))
 	e = securityExposure(cfg, envOf(map[string]string{"TEMPORAL_ADDRESS": "temporal.example:7233", "TEMPORAL_API_KEY": "tk"}))
 	require.Equal(t, []string{
 		"Web chat: 0.0.0.0:18790 (beyond this machine), channels.web.token required, answers to 127.0.0.1, localhost, [::1], any IP, nanobot.lan",
