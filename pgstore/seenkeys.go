@@ -85,8 +85,10 @@ func (s *SeenKeys) Has(key string) bool {
 	ctx, cancel := bounded()
 	defer cancel()
 	var ok bool
+	// A live claim counts, unless it is this holder's from before a restart: Claim takes that back.
 	err := s.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM channel_keys WHERE set_name = $1 AND key = $2
-		AND (claimed_until IS NULL OR claimed_until > `+now+`))`, s.set, key, s.ahead()).Scan(&ok)
+		AND (claimed_until IS NULL OR (claimed_until > `+now+` AND NOT (holder = $4 AND run <> $5))))`,
+		s.set, key, s.ahead(), s.lease.Holder, s.run).Scan(&ok)
 	if err != nil {
 		s.warn("read", err)
 	}

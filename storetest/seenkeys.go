@@ -182,6 +182,8 @@ func (l *SeenLease) restarted(t *testing.T, open Open[channels.SeenKeys]) {
 	require.True(t, killed.Claim("ev-1"))
 	again := l.Restarted(t, killed)
 	require.False(t, other.Claim("ev-1"))
+	require.True(t, other.Has("ev-1"), "another gateway's live claim counts")
+	require.False(t, again.Has("ev-1"), "its own claim from before the restart does not: a channel that asks Has first still takes it back")
 	require.True(t, again.Claim("ev-1"), "the restarted gateway takes the event it had claimed")
 	require.False(t, again.Claim("ev-1"), "once: a redelivery within the run is a repeat")
 	require.False(t, other.Claim("ev-1"))
