@@ -54,8 +54,10 @@ type Channel struct {
 	mounted bool // serving on listener, not on srv
 	url     string
 	turns   Turns
-	uiURL   string
-	ns      string
+	// scheduled lists and drives the agent's schedules (nil: not reaching Temporal).
+	scheduled Automations
+	uiURL     string
+	ns        string
 	// instance names the turns' workflow IDs (gateway.instance).
 	instance protocol.Instance
 }

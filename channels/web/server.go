@@ -43,7 +43,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.URL.Path {
-	case "/", "/index.html", "/chat.js", "/turn.js", "/chat.css":
+	case "/", "/index.html", "/chat.js", "/turn.js", "/chat.css", "/schedules.html", "/schedules.js":
 		if allow(w, r, http.MethodGet) {
 			c.asset(w, r)
 		}
@@ -62,6 +62,14 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/api/turn":
 		if allow(w, r, http.MethodGet) {
 			c.showTurn(w, r)
+		}
+	case "/api/schedules":
+		if allow(w, r, http.MethodGet) {
+			c.listSchedules(w, r)
+		}
+	case "/api/schedule":
+		if allow(w, r, http.MethodPost) {
+			c.actOnSchedule(w, r)
 		}
 	case "/api/session":
 		if allow(w, r, http.MethodPost) {

@@ -11,6 +11,7 @@ func useTemporal(mgr *channels.Manager, r *runtimeEnv) {
 	if c, ok := mgr.Get(web.Name); ok {
 		if w, ok := c.(*web.Channel); ok {
 			w.UseTemporal(web.TemporalTurns{Client: r.conn.Client, Instance: r.cfg.Instance()}, r.conn.UIURL, r.conn.Namespace)
+			w.UseAutomations(web.TemporalAutomations{Client: r.conn.Client, Instance: r.cfg.Instance()})
 		}
 	}
 }

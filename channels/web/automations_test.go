@@ -1,0 +1,89 @@
+package web
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/schedules"
+)
+
+// fakeAutomations is the page's view of Temporal's schedules, recording what it is asked to do.
+type fakeAutomations struct {
+	mu   sync.Mutex
+	acts []string
+}
+
+func (f *fakeAutomations) List(context.Context) ([]Automation, error) {
+	next := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	return []Automation{
+		{ID: "heartbeat", Name: "Heartbeat", Kind: schedules.KindHeartbeat, Next: &next, Runs: []AutomationRun{{WorkflowID: "heartbeat-1", RunID: "r1", Result: "Completed"}}},
+		{ID: "cron/j1", Name: "water the plants", Kind: schedules.KindCron, Deletable: true, Runs: []AutomationRun{}},
+	}, nil
+}
+
+func (f *fakeAutomations) Act(_ context.Context, id, action string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.acts = append(f.acts, action+" "+id)
+	return nil
+}
+
+func (f *fakeAutomations) done() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.acts...)
+}
+
+// TestSchedulesThroughTheGuard: the schedules page's endpoints list and act
+// with the token from the chat's own origin, and refuse a missing token, a
+// foreign Host and a cross-origin POST without touching a schedule.
+func TestSchedulesThroughTheGuard(t *testing.T) {
+	const token = "s3cret"
+	c, _, base := startChannelWith(t, func(cfg *config.Config) {
+		editBlock(t, cfg, func(b *Config) { b.Token = token })
+	})
+	fake := &fakeAutomations{}
+	require.Equal(t, http.StatusServiceUnavailable, call(t, http.MethodGet, base+"/api/schedules", "", "Authorization", "Bearer "+token).status, "no Temporal: said so")
+	c.UseTemporal(nil, "http://ui.test", "default")
+	c.UseAutomations(fake)
+	_, port, err := net.SplitHostPort(base[len("http://"):])
+	require.NoError(t, err)
+	auth := []string{"Authorization", "Bearer " + token}
+
+	a := call(t, http.MethodGet, base+"/api/schedules", "", auth...)
+	require.Equal(t, http.StatusOK, a.status, a.body)
+	require.Contains(t, a.body, `"name":"Heartbeat"`)
+	require.Contains(t, a.body, `"inspect":"http://ui.test/namespaces/default/workflows/heartbeat-1/r1/history"`, "each run links to its history")
+	require.Contains(t, a.body, `"name":"water the plants"`)
+
+	a = call(t, http.MethodPost, base+"/api/schedule", `{"id":"cron/j1","action":"pause"}`, append(auth, "Origin", "http://127.0.0.1:"+port)...)
+	require.Equal(t, http.StatusOK, a.status, a.body)
+	require.Equal(t, []string{"pause cron/j1"}, fake.done())
+
+	refused := []struct {
+		status int
+		header []string
+	}{
+		{http.StatusUnauthorized, nil},
+		{http.StatusMisdirectedRequest, append(auth, "Host", "evil.example:"+port, "Origin", "http://evil.example:"+port)},
+		{http.StatusForbidden, append(auth, "Origin", "http://evil.example")},
+	}
+	for _, r := range refused {
+		a = call(t, http.MethodPost, base+"/api/schedule", `{"id":"cron/j1","action":"delete"}`, r.header...)
+		require.Equal(t, r.status, a.status, "%v: %s", r.header, a.body)
+		a = call(t, http.MethodGet, base+"/api/schedules", "", r.header...)
+		require.Equal(t, r.status, a.status, "%v: %s", r.header, a.body)
+		require.NotContains(t, a.body, "Heartbeat")
+	}
+	require.Equal(t, []string{"pause cron/j1"}, fake.done(), "nothing refused reached Temporal")
+
+	require.Equal(t, http.StatusBadRequest, call(t, http.MethodPost, base+"/api/schedule", `{"id":"cron/j1"}`, auth...).status, "no action")
+	require.Equal(t, http.StatusMethodNotAllowed, call(t, http.MethodGet, base+"/api/schedule", "", auth...).status)
+}
