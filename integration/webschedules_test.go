@@ -1,0 +1,123 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/providers/modeltest"
+)
+
+// TestWebConsoleSchedules drives the schedules page in Chromium through the
+// real gateway on temporal-dev: it lists the heartbeat and a cron job; pause
+// then resume changes the job's schedule in Temporal; run now starts a
+// heartbeat run that shows up with its inspect link; the endpoints refuse a
+// missing token, a foreign Host and a cross-origin POST.
+func TestWebConsoleSchedules(t *testing.T) {
+	chromium := browser(t)
+	model := modeltest.New(modeltest.Text("nothing to do"))
+	defer model.Close()
+	webPort := testenv.FreePort(t)
+	const token = "t0k3n-schedules"
+	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort, "token": token}}})
+	env, _ := embeddedEnv(t, home)
+	_, out, errOut := startNanobot(t, env, "gateway")
+	chatLine := regexp.MustCompile(`Chat:\s+(http://\S+)`)
+	require.Eventually(t, func() bool {
+		return chatLine.MatchString(out.String()) && strings.Contains(out.String(), "Press Ctrl-C")
+	}, 2*time.Minute, 100*time.Millisecond, "gateway did not print the chat URL:\n%s\n%s", out, errOut)
+	base := fmt.Sprintf("http://127.0.0.1:%d/", webPort)
+
+	addr := fmt.Sprintf("127.0.0.1:%d", devPort(env))
+	cliOut, stderr, code := runNanobot(t, home.Env(addr), "cron", "add", "--name", "water", "--message", "Remind the user to drink water",
+		"--every", "3600", "--channel", "cli", "--to", "sub")
+	require.Equal(t, 0, code, stderr)
+	jobID := jobIDFrom(t, strings.TrimSpace(cliOut))
+	temporal, err := client.Dial(client.Options{HostPort: addr, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer temporal.Close()
+	paused := func(id string) bool {
+		d, err := temporal.ScheduleClient().GetHandle(context.Background(), id).Describe(context.Background())
+		require.NoError(t, err)
+		return d.Schedule.State.Paused
+	}
+	cronID := protocol.CronScheduleID(jobID)
+	require.False(t, paused(cronID))
+
+	ctx := browserContext(t, chromium, 1280, 860)
+	errs := watchConsole(ctx, t)
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, actions...), "%s\ngateway:\n%s\n%s", what, out, errOut)
+	}
+	waitFor := func(what, expr string) {
+		t.Helper()
+		run(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second)))
+	}
+	card := func(id string) string { return fmt.Sprintf(`.schedule[data-id=%q]`, id) }
+
+	run("open the chat", chromedp.Navigate(base+"?token="+token))
+	waitFor("the sidebar links the schedules page", `document.getElementById('schedules-link').getAttribute('href') === 'schedules.html'`)
+	run("open the schedules page", chromedp.Navigate(base+"schedules.html"))
+	waitFor("the heartbeat and the cron job are listed", fmt.Sprintf(`(() => {
+		const hb = document.querySelector('%s'), job = document.querySelector('%s');
+		return hb && job && hb.textContent.includes('Heartbeat') && job.textContent.includes('water') &&
+			job.querySelector('.act-delete') !== null && hb.querySelector('.act-delete') === null &&
+			job.querySelector('.times').textContent.includes('next:');
+	})()`, card(protocol.HeartbeatScheduleID), card(cronID)))
+
+	run("pause the job", chromedp.Click(chromedp.CSS(card(cronID)+" .act-pause")))
+	waitFor("shown paused", fmt.Sprintf(`document.querySelector('%s .state').textContent === 'paused'`, card(cronID)))
+	require.True(t, paused(cronID), "paused in Temporal")
+	run("resume the job", chromedp.Click(chromedp.CSS(card(cronID)+" .act-resume")))
+	waitFor("shown active", fmt.Sprintf(`document.querySelector('%s .state').textContent === 'active'`, card(cronID)))
+	require.False(t, paused(cronID), "resumed in Temporal")
+
+	run("run the heartbeat now", chromedp.Click(chromedp.CSS(card(protocol.HeartbeatScheduleID)+" .act-run")))
+	waitFor("its run shows up, linked to its history", fmt.Sprintf(`(() => {
+		const r = document.querySelector('%s .run');
+		return r !== null && r.querySelector('a') !== null && r.querySelector('a').href.includes('/history') && r.textContent.includes('Completed');
+	})()`, card(protocol.HeartbeatScheduleID)))
+	require.Empty(t, errs.all(), "the page reported errors")
+
+	// The schedules endpoints keep the chat's guard.
+	do := func(method, path, body string, header ...string) int {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(header); i += 2 {
+			if header[i] == "Host" {
+				req.Host = header[i+1]
+				continue
+			}
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	del := fmt.Sprintf(`{"id":%q,"action":"delete"}`, cronID)
+	auth := []string{"Authorization", "Bearer " + token}
+	require.Equal(t, http.StatusUnauthorized, do(http.MethodGet, "api/schedules", ""))
+	require.Equal(t, http.StatusUnauthorized, do(http.MethodPost, "api/schedule", del))
+	require.Equal(t, http.StatusMisdirectedRequest, do(http.MethodPost, "api/schedule", del, append(auth, "Host", fmt.Sprintf("rebound.example:%d", webPort))...))
+	require.Equal(t, http.StatusForbidden, do(http.MethodPost, "api/schedule", del, append(auth, "Origin", "http://evil.example")...))
+	require.Equal(t, http.StatusBadRequest, do(http.MethodPost, "api/schedule", fmt.Sprintf(`{"id":%q,"action":"delete"}`, protocol.HeartbeatScheduleID), auth...),
+		"upkeep schedules follow the config")
+	require.False(t, paused(cronID), "the job is still there")
+	require.Equal(t, http.StatusOK, do(http.MethodPost, "api/schedule", del, auth...))
+	_, err = temporal.ScheduleClient().GetHandle(context.Background(), cronID).Describe(context.Background())
+	require.Error(t, err, "deleted in Temporal")
+}
