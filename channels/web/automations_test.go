@@ -87,3 +87,37 @@ func TestSchedulesThroughTheGuard(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, call(t, http.MethodPost, base+"/api/schedule", `{"id":"cron/j1"}`, auth...).status, "no action")
 	require.Equal(t, http.StatusMethodNotAllowed, call(t, http.MethodGet, base+"/api/schedule", "", auth...).status)
 }
+
+// fakeTurns has one web chat's turn waiting on a request.
+type fakeTurns struct{}
+
+func (fakeTurns) Now(context.Context, string) (TurnNow, error) { return TurnNow{}, nil }
+
+func (fakeTurns) Pending(context.Context) ([]PendingApproval, error) {
+	return []PendingApproval{{Session: "web:c1", Answerable: true, Request: &approvalView{ID: "a1", Call: "exec rm -rf build"}}}, nil
+}
+
+// TestApprovalsThroughTheGuard: the waiting requests of every chat are
+// listed with the token, and not without it nor to a foreign Host or Origin.
+func TestApprovalsThroughTheGuard(t *testing.T) {
+	const token = "s3cret"
+	c, _, base := startChannelWith(t, func(cfg *config.Config) {
+		editBlock(t, cfg, func(b *Config) { b.Token = token })
+	})
+	c.UseTemporal(fakeTurns{}, "", "default")
+	_, port, err := net.SplitHostPort(base[len("http://"):])
+	require.NoError(t, err)
+	auth := []string{"Authorization", "Bearer " + token}
+	a := call(t, http.MethodGet, base+"/api/approvals", "", auth...)
+	require.Equal(t, http.StatusOK, a.status, a.body)
+	require.Contains(t, a.body, `"session":"web:c1","answerable":true,"request":{"id":"a1","call":"exec rm -rf build"`)
+	for status, header := range map[int][]string{
+		http.StatusUnauthorized:       nil,
+		http.StatusMisdirectedRequest: append(auth, "Host", "evil.example:"+port, "Origin", "http://evil.example:"+port),
+		http.StatusForbidden:          append(auth, "Origin", "http://evil.example"),
+	} {
+		a = call(t, http.MethodGet, base+"/api/approvals", "", header...)
+		require.Equal(t, status, a.status, a.body)
+		require.NotContains(t, a.body, "rm -rf")
+	}
+}

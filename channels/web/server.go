@@ -63,6 +63,10 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			c.showTurn(w, r)
 		}
+	case "/api/approvals":
+		if allow(w, r, http.MethodGet) {
+			c.listApprovals(w, r)
+		}
 	case "/api/schedules":
 		if allow(w, r, http.MethodGet) {
 			c.listSchedules(w, r)

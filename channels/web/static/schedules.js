@@ -64,6 +64,48 @@
     return c;
   }
 
+  // A web chat's request is answered as its chat's button does: the command as that chat's message.
+  async function answer(session, command) {
+    const res = await fetch("api/send", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ chat: session.slice("web:".length), text: command }),
+    });
+    const body = await res.json().catch(() => ({}));
+    status.textContent = res.ok ? command + ": sent" : (body.error || res.statusText);
+    await loadApprovals();
+  }
+
+  function approval(a) {
+    const c = el("article", "pending");
+    c.dataset.session = a.session;
+    c.dataset.id = a.request.id;
+    c.append(el("h3", "", a.session), el("p", "call", a.request.call || a.request.text));
+    if (a.answerable) {
+      const buttons = el("div", "actions");
+      for (const b of a.request.buttons || []) {
+        const btn = el("button", b.verdict, b.label);
+        btn.type = "button";
+        btn.addEventListener("click", () => { btn.disabled = true; answer(a.session, b.command); });
+        buttons.append(btn);
+      }
+      c.append(buttons);
+    } else {
+      c.append(el("p", "hint", "Answer it in its chat, or with the owner's CLI: nanobot agent -s " + a.session + ' -m "/approve ' + a.request.id + '"'));
+    }
+    return c;
+  }
+
+  async function loadApprovals() {
+    const box = document.getElementById("approvals");
+    const res = await fetch("api/approvals");
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      box.replaceChildren(el("p", "error", body.error || res.statusText));
+      return;
+    }
+    box.replaceChildren(...(body.approvals.length ? body.approvals.map(approval) : [el("p", "none", "Nothing waits for an answer.")]));
+  }
+
   async function load() {
     const res = await fetch("api/schedules");
     const body = await res.json().catch(() => ({}));
@@ -75,5 +117,6 @@
   }
 
   load();
-  setInterval(load, 5000);
+  loadApprovals();
+  setInterval(() => { load(); loadApprovals(); }, 5000);
 })();
