@@ -222,12 +222,7 @@ func TestTelegramApprovalButton(t *testing.T) {
 // user's message, the call runs once and the answer arrives. A reload
 // while a second request waits draws it again, from the turn's state.
 func TestWebChatApprovalButton(t *testing.T) {
-	chromium := browser(t)
-	webPort := testenv.FreePort(t)
-	dev, model, home, env := approvalSetup(t, map[string]any{"channels": map[string]any{"web": map[string]any{"enabled": true, "port": webPort}}})
-	startGateway(t, dev, env)
-	scriptRiskyClean(model, "Cleaned the build.")
-	chatURL := fmt.Sprintf("http://127.0.0.1:%d/", webPort)
+	chromium, model, home, chatURL := webApprovalGateway(t)
 
 	ctx := browserContext(t, chromium, 1100, 800)
 	errs := &consoleErrors{}
@@ -240,14 +235,7 @@ func TestWebChatApprovalButton(t *testing.T) {
 		t.Helper()
 		require.NoError(t, chromedp.Do(ctx, actions...), what)
 	}
-	waitFor := func(what, expr string) {
-		t.Helper()
-		err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second)))
-		if err != nil {
-			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-			t.Fatalf("%s: %v; the page shows:\n%s", what, err, body)
-		}
-	}
+	waitFor := func(what, expr string) { t.Helper(); waitOnPage(t, ctx, what, expr) }
 	run("open the chat", chromedp.Navigate(chatURL))
 	waitFor("page ready", `document.getElementById('title').textContent.startsWith('web:')`)
 	run("send", chromedp.SetValue(chromedp.CSS("#text"), "clean the build"), chromedp.Click(chromedp.CSS("#send")))
@@ -336,4 +324,16 @@ func TestSlackApprovalButton(t *testing.T) {
 	require.NotContains(t, shownReq, `"actions"`, "the buttons are gone")
 	require.Contains(t, shownReq, "answered")
 	requireRanOnce(t, home, model)
+}
+
+// webApprovalGateway starts a gateway with the web chat on a free port and
+// the model scripted to ask for the risky clean; it returns the chat's URL.
+func webApprovalGateway(t *testing.T) (chromium string, model *modeltest.Server, home *testenv.Home, chatURL string) {
+	t.Helper()
+	chromium = browser(t)
+	webPort := testenv.FreePort(t)
+	dev, model, home, env := approvalSetup(t, map[string]any{"channels": map[string]any{"web": map[string]any{"enabled": true, "port": webPort}}})
+	startGateway(t, dev, env)
+	scriptRiskyClean(model, "Cleaned the build.")
+	return chromium, model, home, fmt.Sprintf("http://127.0.0.1:%d/", webPort)
 }

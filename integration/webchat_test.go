@@ -202,3 +202,13 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	waitFor("the history drawn", `document.body.innerText.includes('LLMCall')`)
 	shot("turn-in-temporal-ui.png")
 }
+
+// waitOnPage polls expr on the page until it is true, failing with what the page shows.
+func waitOnPage(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second)))
+	if err != nil {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("%s: %v; the page shows:\n%s", what, err, body)
+	}
+}

@@ -121,3 +121,30 @@ func TestWebConsoleSchedules(t *testing.T) {
 	_, err = temporal.ScheduleClient().GetHandle(context.Background(), cronID).Describe(context.Background())
 	require.Error(t, err, "deleted in Temporal")
 }
+
+// TestWebConsoleApprovalsInbox: a web chat's turn waits on an approval; the
+// schedules page's inbox lists it, and Approve there answers it through the
+// chat's own path: the call runs once.
+func TestWebConsoleApprovalsInbox(t *testing.T) {
+	chromium, model, home, base := webApprovalGateway(t)
+
+	resp, err := http.Post(base+"api/send", "application/json", strings.NewReader(`{"chat":"inbox","text":"clean the build"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	ctx := browserContext(t, chromium, 1100, 800)
+	errs := watchConsole(ctx, t)
+	waitFor := func(what, expr string) { t.Helper(); waitOnPage(t, ctx, what, expr) }
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"schedules.html")))
+	waitFor("the waiting request is listed", `(() => {
+		const p = document.querySelector('#approvals .pending[data-session="web:inbox"]');
+		return p !== null && p.textContent.includes('rm -rf build') && p.querySelector('button.approve') !== null;
+	})()`)
+	requireNotRun(t, home, model)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#approvals .pending[data-session="web:inbox"] button.approve`))))
+	waitFor("nothing waits any more", `document.querySelector('#approvals .none') !== null`)
+	require.Eventually(t, func() bool { return model.Count() == 2 }, time.Minute, 50*time.Millisecond, "the turn goes on with the call's result")
+	requireRanOnce(t, home, model)
+	require.Empty(t, errs.all(), "the page reported errors")
+}
