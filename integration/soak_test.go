@@ -135,6 +135,7 @@ func TestSoak(t *testing.T) {
 	startDisk := dirBytes(root)
 	began := time.Now()
 	end := began.Add(time.Duration(minutes) * time.Minute)
+	var order []int
 	nextSample, nextKill := began.Add(30*time.Second), began.Add(20*time.Second) // first sample once the pprof endpoints serve
 	for time.Now().Before(end) {
 		if !time.Now().Before(nextSample) {
@@ -144,7 +145,11 @@ func TestSoak(t *testing.T) {
 			nextSample = nextSample.Add(time.Minute)
 		}
 		if !time.Now().Before(nextKill) {
-			p := procs[rand.IntN(len(procs))]
+			if len(order) == 0 { // each round kills every component once, in a random order
+				order = rand.Perm(len(procs))
+			}
+			p := procs[order[0]]
+			order = order[1:]
 			p.kill()
 			p.kills++
 			time.Sleep(time.Duration(rand.IntN(3000)) * time.Millisecond) // down a moment, as before systemd restarts it
@@ -312,12 +317,43 @@ func (pg *privatePostgres) pid() int {
 	return pid
 }
 
-// kill SIGKILLs the postmaster and its backends, as a crash would.
+// kill SIGKILLs the postmaster and its backends, as a crash of the machine's
+// PostgreSQL would; a backend left running would hold the shared memory and stop the restart.
 func (pg *privatePostgres) kill() {
-	if pid := pg.pid(); pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		for testenv.Alive(pid) {
+	pid := pg.pid()
+	if pid <= 0 {
+		return
+	}
+	all := append(childPids(pid), pid)
+	for _, p := range all {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	for _, p := range all {
+		for testenv.Alive(p) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+}
+
+// childPids are the processes whose parent is pid, read from /proc.
+func childPids(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The fields after the command's closing parenthesis: state, then the parent's pid.
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
 }
