@@ -7,7 +7,7 @@ DENDRITE_SRC := cmd/dendrite-dev/go.mod cmd/dendrite-dev/go.sum
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./cmd/dendrite-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos chromium dovecot bwrap postgres fuzz
+.PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos soak chromium dovecot bwrap postgres fuzz
 
 all: build
 
@@ -86,6 +86,12 @@ memory-200: build
 N ?= 50
 chaos: build
 	set -o pipefail; NANOBOT_CHAOS_KILLS=$(N) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 0 -v -run 'TestChaos' ./integration/ | grep -v '^=== '
+
+## soak: SOAK_MINUTES (default 30) of steady multi-tool turns while a chaos loop kills and restarts
+## the gateway, a worker, the workspace host, temporal-dev and a private PostgreSQL; prints the table
+SOAK_MINUTES ?= 30
+soak: build
+	set -o pipefail; NANOBOT_SOAK_MINUTES=$(SOAK_MINUTES) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 0 -v -run '^TestSoak$$' ./integration/ | grep -v '^=== '
 
 ## fuzz: every fuzz target for FUZZTIME each (seed corpora in each package's testdata/fuzz)
 FUZZTIME ?= 30s
