@@ -42,62 +42,48 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "this chat needs its token: open the URL the gateway printed (…/?token=…)")
 		return
 	}
-	switch r.URL.Path {
-	case "/", "/index.html", "/chat.js", "/turn.js", "/chat.css", "/schedules.html", "/schedules.js":
-		if allow(w, r, http.MethodGet) {
-			c.asset(w, r)
-		}
-	case "/api/info":
-		if allow(w, r, http.MethodGet) {
-			c.info(w)
-		}
-	case "/api/sessions":
-		if allow(w, r, http.MethodGet) {
-			c.listSessions(w, r)
-		}
-	case "/api/history":
-		if allow(w, r, http.MethodGet) {
-			c.showHistory(w, r)
-		}
-	case "/api/turn":
-		if allow(w, r, http.MethodGet) {
-			c.showTurn(w, r)
-		}
-	case "/api/approvals":
-		if allow(w, r, http.MethodGet) {
-			c.listApprovals(w, r)
-		}
-	case "/api/schedules":
-		if allow(w, r, http.MethodGet) {
-			c.listSchedules(w, r)
-		}
-	case "/api/schedule":
-		if allow(w, r, http.MethodPost) {
-			c.actOnSchedule(w, r)
-		}
-	case "/api/session":
-		if allow(w, r, http.MethodPost) {
-			c.changeSession(w, r)
-		}
-	case "/api/fork":
-		if allow(w, r, http.MethodPost) {
-			c.fork(w, r)
-		}
-	case "/api/events":
-		if allow(w, r, http.MethodGet) {
-			c.events(w, r)
-		}
-	case "/api/send":
-		if allow(w, r, http.MethodPost) {
-			c.send(w, r, "")
-		}
-	case "/api/stop":
-		if allow(w, r, http.MethodPost) {
-			c.send(w, r, "/stop")
-		}
-	default:
+	method, handle := c.route(r.URL.Path)
+	if handle == nil {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no %s %s here", r.Method, r.URL.Path))
+		return
 	}
+	if allow(w, r, method) {
+		handle(w, r)
+	}
+}
+
+// route names the one method a path takes and its handler (nil: no such path).
+func (c *Channel) route(path string) (string, http.HandlerFunc) {
+	get, post := http.MethodGet, http.MethodPost
+	switch path {
+	case "/", "/index.html", "/chat.js", "/turn.js", "/chat.css", "/schedules.html", "/schedules.js":
+		return get, c.asset
+	case "/api/info":
+		return get, func(w http.ResponseWriter, _ *http.Request) { c.info(w) }
+	case "/api/sessions":
+		return get, c.listSessions
+	case "/api/history":
+		return get, c.showHistory
+	case "/api/turn":
+		return get, c.showTurn
+	case "/api/approvals":
+		return get, c.listApprovals
+	case "/api/schedules":
+		return get, c.listSchedules
+	case "/api/schedule":
+		return post, c.actOnSchedule
+	case "/api/session":
+		return post, c.changeSession
+	case "/api/fork":
+		return post, c.fork
+	case "/api/events":
+		return get, c.events
+	case "/api/send":
+		return post, func(w http.ResponseWriter, r *http.Request) { c.send(w, r, "") }
+	case "/api/stop":
+		return post, func(w http.ResponseWriter, r *http.Request) { c.send(w, r, "/stop") }
+	}
+	return "", nil
 }
 
 // authorized checks the token; a page opened with a good ?token= gets a
