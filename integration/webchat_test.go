@@ -83,6 +83,17 @@ func watchConsole(ctx context.Context, t *testing.T) *consoleErrors {
 	return errs
 }
 
+// startWebGateway starts `nanobot gateway` on env and waits for the chat URL it prints.
+func startWebGateway(t *testing.T, env []string) (chatURL string, out, errOut *testenv.SyncBuffer) {
+	t.Helper()
+	_, out, errOut = startNanobot(t, env, "gateway")
+	chatLine := regexp.MustCompile(`Chat:\s+(http://\S+)`)
+	require.Eventually(t, func() bool {
+		return chatLine.MatchString(out.String()) && strings.Contains(out.String(), "Press Ctrl-C")
+	}, 2*time.Minute, 100*time.Millisecond, "gateway did not print the chat URL:\n%s\n%s", out, errOut)
+	return chatLine.FindStringSubmatch(out.String())[1], out, errOut
+}
+
 func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	chromium := browser(t)
 	model := modeltest.New(
@@ -95,13 +106,7 @@ func TestWebChatInABrowserEndToEnd(t *testing.T) {
 	webPort := testenv.FreePort(t)
 	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort}}})
 	env, uiPort := embeddedEnv(t, home) // the newcomer's setup: the gateway starts temporal-dev itself
-	_, out, errOut := startNanobot(t, env, "gateway")
-	chatLine := regexp.MustCompile(`Chat:\s+(http://\S+)`)
-	require.Eventually(t, func() bool {
-		return chatLine.MatchString(out.String()) && strings.Contains(out.String(), "Press Ctrl-C")
-	},
-		2*time.Minute, 100*time.Millisecond, "gateway did not print the chat URL:\n%s\n%s", out, errOut)
-	chatURL := chatLine.FindStringSubmatch(out.String())[1]
+	chatURL, out, errOut := startWebGateway(t, env)
 	require.Equal(t, fmt.Sprintf("http://127.0.0.1:%d/", webPort), chatURL)
 	require.Contains(t, out.String(), fmt.Sprintf("Web UI:   http://127.0.0.1:%d", uiPort))
 

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -35,13 +34,7 @@ func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 	const token = "t0k3n-console"
 	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort, "token": token}}})
 	env, _ := embeddedEnv(t, home)
-	_, out, errOut := startNanobot(t, env, "gateway")
-	chatLine := regexp.MustCompile(`Chat:\s+(http://\S+)`)
-	require.Eventually(t, func() bool {
-		return chatLine.MatchString(out.String()) && strings.Contains(out.String(), "Press Ctrl-C")
-	},
-		2*time.Minute, 100*time.Millisecond, "gateway did not print the chat URL:\n%s\n%s", out, errOut)
-	chatURL := chatLine.FindStringSubmatch(out.String())[1]
+	chatURL, out, errOut := startWebGateway(t, env)
 	base := fmt.Sprintf("http://127.0.0.1:%d/", webPort)
 	require.Equal(t, base+"?token="+token, chatURL)
 

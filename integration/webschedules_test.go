@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -32,11 +31,7 @@ func TestWebConsoleSchedules(t *testing.T) {
 	const token = "t0k3n-schedules"
 	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort, "token": token}}})
 	env, _ := embeddedEnv(t, home)
-	_, out, errOut := startNanobot(t, env, "gateway")
-	chatLine := regexp.MustCompile(`Chat:\s+(http://\S+)`)
-	require.Eventually(t, func() bool {
-		return chatLine.MatchString(out.String()) && strings.Contains(out.String(), "Press Ctrl-C")
-	}, 2*time.Minute, 100*time.Millisecond, "gateway did not print the chat URL:\n%s\n%s", out, errOut)
+	_, out, errOut := startWebGateway(t, env)
 	base := fmt.Sprintf("http://127.0.0.1:%d/", webPort)
 
 	addr := fmt.Sprintf("127.0.0.1:%d", devPort(env))
