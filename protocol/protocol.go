@@ -170,6 +170,14 @@ type TurnState struct {
 	Hints []string `json:"hints,omitempty"`
 	// Waiting is the approval request the turn waits on, if any.
 	Waiting *ApprovalRequest `json:"waiting,omitempty"`
+	// Queued are the messages that arrived during the turn and wait to be injected or to start the next one.
+	Queued []QueuedMessage `json:"queued,omitempty"`
+}
+
+// QueuedMessage is a message waiting behind the running turn of its session.
+type QueuedMessage struct {
+	ID      string `json:"id"`
+	Preview string `json:"preview"`
 }
 
 // TurnResult is what a finished run returns.

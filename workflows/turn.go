@@ -266,11 +266,18 @@ func (t *turn) carryLeftovers(ctx workflow.Context) error {
 }
 
 func (t *turn) state() (protocol.TurnState, error) {
-	return protocol.TurnState{
+	st := protocol.TurnState{
 		SessionKey: t.in.SessionKey, State: string(t.m.current),
 		Iteration: t.run.Iteration, Trace: t.m.trace, Hints: t.run.hints, Waiting: t.run.waitingFor,
-	}, nil
+	}
+	for _, m := range t.pending { // a query adds nothing to the history: no version marker
+		st.Queued = append(st.Queued, protocol.QueuedMessage{ID: m.ID, Preview: chat.Preview(m.Content, queuedPreview)})
+	}
+	return st, nil
 }
+
+// queuedPreview bounds a queued message's text in the state query.
+const queuedPreview = 120
 
 func (t *turn) step() protocol.StepInput {
 	return protocol.StepInput{SessionKey: t.in.SessionKey, Turn: t.id, Message: t.msg, Settings: t.in.Settings}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/markdown"
@@ -47,6 +48,8 @@ type approvalView struct {
 	Text    string       `json:"text"`
 	HTML    string       `json:"html"`
 	Buttons []buttonView `json:"buttons"`
+	// AskedAt is when the turn asked: the page says "waiting for approval since …".
+	AskedAt time.Time `json:"asked_at,omitzero"`
 }
 
 // buttonView is one answer: a click sends Command as the user's message.
@@ -61,7 +64,7 @@ func viewOf(req *protocol.ApprovalRequest) *approvalView {
 	if req == nil || req.ID == "" {
 		return nil
 	}
-	v := &approvalView{ID: req.ID, Call: req.Call(), Text: req.Text(), HTML: markdown.WebHTML(req.Text())}
+	v := &approvalView{ID: req.ID, Call: req.Call(), Text: req.Text(), HTML: markdown.WebHTML(req.Text()), AskedAt: req.AskedAt}
 	for _, b := range channels.ApprovalButtons(*req) {
 		v.Buttons = append(v.Buttons, buttonView{Label: b.Label, Command: b.Command, Verdict: b.Verdict})
 	}

@@ -56,7 +56,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (c *Channel) route(path string) (string, http.HandlerFunc) {
 	get, post := http.MethodGet, http.MethodPost
 	switch path {
-	case "/", "/index.html", "/chat.js", "/turn.js", "/chat.css", "/schedules.html", "/schedules.js":
+	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/chat.css", "/schedules.html", "/schedules.js":
 		return get, c.asset
 	case "/api/info":
 		return get, func(w http.ResponseWriter, _ *http.Request) { c.info(w) }
@@ -213,15 +213,25 @@ func (c *Channel) events(w http.ResponseWriter, r *http.Request) {
 	}
 	defer c.clients.remove(cl)
 	s := newSSE(w)
-	if s.send(event{Name: "turn", Data: c.turnNow(r.Context(), protocol.SessionKey(Name, chatID))}) != nil {
+	key := protocol.SessionKey(Name, chatID)
+	var pushed livePusher
+	now := c.turnNow(r.Context(), key)
+	pushed.changed(now)
+	if s.send(event{Name: "turn", Data: now}) != nil {
 		return
 	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
+	poll := time.NewTicker(livePoll)
+	defer poll.Stop()
 	for {
 		select {
 		case ev := <-cl.out:
 			if s.send(ev) != nil {
+				return
+			}
+		case <-poll.C: // where the turn is, pushed as it changes: a step, a retry, a wait, a queue
+			if now := c.turnNow(r.Context(), key); pushed.changed(now) && s.send(event{Name: "live", Data: now}) != nil {
 				return
 			}
 		case <-tick.C:

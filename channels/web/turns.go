@@ -24,6 +24,12 @@ type TurnNow struct {
 	// Waiting is the approval request the turn waits on: a page that
 	// opens meanwhile draws it with its buttons.
 	Waiting *approvalView `json:"waiting,omitempty"`
+	// Details are the turn's current details (SetCurrentDetails): the step and the last model call.
+	Details string `json:"details,omitempty"`
+	// Retry is the call Temporal is retrying, if one is.
+	Retry *retryView `json:"retry,omitempty"`
+	// Queued are the messages waiting behind this turn.
+	Queued []protocol.QueuedMessage `json:"queued,omitempty"`
 }
 
 // Turns tells where a session's turn is now.
@@ -54,7 +60,7 @@ func (t TemporalTurns) Now(ctx context.Context, sessionKey string) (TurnNow, err
 	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return TurnNow{}, nil
 	}
-	now := TurnNow{Running: true, RunID: info.GetExecution().GetRunId()}
+	now := TurnNow{Running: true, RunID: info.GetExecution().GetRunId(), Retry: retryOf(desc.GetPendingActivities(), time.Now())}
 	v, err := t.Client.QueryWorkflow(ctx, id, now.RunID, protocol.QueryState)
 	if err != nil {
 		return now, nil // running but not answering yet (no worker): still running
@@ -63,7 +69,8 @@ func (t TemporalTurns) Now(ctx context.Context, sessionKey string) (TurnNow, err
 	if err := v.Get(&st); err != nil {
 		return now, fmt.Errorf("read the state of %s: %w", id, err)
 	}
-	now.State, now.Iteration, now.Hints, now.Waiting = st.State, st.Iteration, st.Hints, viewOf(st.Waiting)
+	now.State, now.Iteration, now.Hints, now.Waiting, now.Queued = st.State, st.Iteration, st.Hints, viewOf(st.Waiting), st.Queued
+	now.Details = t.currentDetails(ctx, id, now.RunID)
 	return now, nil
 }
 

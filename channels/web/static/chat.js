@@ -161,7 +161,9 @@ function connect() {
   const es = new EventSource('api/events?chat=' + encodeURIComponent(state.chat));
   state.es = es;
   const on = (name, fn) => es.addEventListener(name, (e) => fn(JSON.parse(e.data)));
+  on('live', showLive);
   on('turn', (now) => {
+    showLive(now);
     if (!now.running) { setBusy(false); return; }
     setBusy(true, (now.state || 'running') + (now.iteration ? ' · iteration ' + now.iteration : ''));
     if (!state.turn) { live(''); (now.hints || []).forEach((h) => hint(h, '')); }
@@ -237,6 +239,7 @@ async function load() {
   }
   if (hints) state.turn = { id: '', hints, bubble: null, iteration: -1, text: '' };
   setBusy(h.turn.running, h.turn.running ? (h.turn.state || 'running') : '');
+  showLive(h.turn);
   if (h.turn.waiting) approval(h.turn.waiting, '');
 }
 
