@@ -12,6 +12,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/memory"
 	"github.com/nanobot-durable/nanobot/owner"
 	"github.com/nanobot-durable/nanobot/pairing"
@@ -154,7 +155,7 @@ func (c *Commands) cmdNew(ctx context.Context, in protocol.StepInput, _ string) 
 	c.endExecSessions(ctx, in.SessionKey)
 	failed := false
 	err := c.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
-		unarchived := archivable(s.Messages[min(s.LastConsolidated, len(s.Messages)):])
+		unarchived := s.Unarchived()
 		if len(unarchived) > 0 {
 			e := memory.Entry{Content: memory.RawArchive(unarchived), SessionKey: in.SessionKey, ID: in.Turn + "/new/raw"}
 			if _, err := c.archive.Append(ctx, e); err != nil {
@@ -219,10 +220,7 @@ func (c *Commands) cmdStatus(ctx context.Context, in protocol.StepInput, _ strin
 		return "", err
 	}
 	count := tokens.For(in.Settings.Model)
-	n := 0
-	for _, m := range sess.History(0, nil) {
-		n += count.Message(m)
-	}
+	n := governance.HistoryTokens(sess, count.Message)
 	prompt, completion := sessionUsage(sess)
 	running := "none"
 	if in.Running != "" {
@@ -326,9 +324,6 @@ func conversation(sess *session.Session) []chat.Message {
 	return out
 }
 
-// modelPresetKey is where a session's /model choice lives in its metadata.
-const modelPresetKey = "model_preset"
-
 // cmdModel shows the session's model, or switches it to a modelPresets
 // entry ("default" goes back to agents.defaults) from the next turn on.
 func (c *Commands) cmdModel(ctx context.Context, in protocol.StepInput, args string) (string, error) {
@@ -342,7 +337,7 @@ func (c *Commands) cmdModel(ctx context.Context, in protocol.StepInput, args str
 		if err != nil {
 			return "", err
 		}
-		current, _ := sess.Metadata[modelPresetKey].(string)
+		current := sess.ModelPreset()
 		if current == "" {
 			current = providers.DefaultPresetName
 		}
@@ -354,9 +349,9 @@ func (c *Commands) cmdModel(ctx context.Context, in protocol.StepInput, args str
 	}
 	err := c.store.Update(ctx, in.SessionKey, func(s *session.Session) error {
 		if args == providers.DefaultPresetName {
-			delete(s.Metadata, modelPresetKey)
+			delete(s.Metadata, session.ModelPresetKey)
 		} else {
-			s.Metadata[modelPresetKey] = args
+			s.Metadata[session.ModelPresetKey] = args
 		}
 		return nil
 	})

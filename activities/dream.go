@@ -220,9 +220,6 @@ func (c *Commands) cmdDream(ctx context.Context, in protocol.StepInput, _ string
 	return "Dreaming...", nil
 }
 
-// dreamCommitPrefix marks Dream's own commits (nanobot's _DREAM_COMMIT_PREFIX).
-const dreamCommitPrefix = "dream:"
-
 // dreamPromptHint ends nanobot's answers when there is nothing to show.
 const dreamPromptHint = "Use `/dream-prompt` to see or change how Dream organizes memory."
 
@@ -240,7 +237,7 @@ func (c *Commands) cmdDreamLog(_ context.Context, _ protocol.StepInput, args str
 		}
 		return dreamLogText(ch, true), nil
 	}
-	dreams, err := dreamCommits(repo, 1)
+	dreams, err := repo.Dreams(1)
 	if err != nil {
 		return "", err
 	}
@@ -255,21 +252,6 @@ func (c *Commands) cmdDreamLog(_ context.Context, _ protocol.StepInput, args str
 		return "", err
 	}
 	return dreamLogText(ch, false), nil
-}
-
-// dreamCommits are Dream's own commits, newest first, at most n.
-func dreamCommits(repo *gitstore.Store, n int) ([]gitstore.Entry, error) {
-	all, err := repo.Log(1 << 20)
-	if err != nil {
-		return nil, err
-	}
-	var out []gitstore.Entry
-	for _, e := range all {
-		if strings.HasPrefix(e.Message, dreamCommitPrefix) && len(out) < n {
-			out = append(out, e)
-		}
-	}
-	return out, nil
 }
 
 // dreamLogDiffChars bounds the diff a chat is shown.
@@ -312,7 +294,7 @@ func (c *Commands) cmdDreamRestore(_ context.Context, _ protocol.StepInput, args
 	}
 	sha, _, _ := strings.Cut(strings.TrimSpace(args), " ")
 	if sha == "" {
-		dreams, err := dreamCommits(repo, 10)
+		dreams, err := repo.Dreams(10)
 		if err != nil {
 			return "", err
 		}
@@ -328,7 +310,7 @@ func (c *Commands) cmdDreamRestore(_ context.Context, _ protocol.StepInput, args
 		return strings.Join(lines, "\n"), nil
 	}
 	ch, err := repo.Change(sha)
-	if err != nil || !strings.HasPrefix(ch.Message, dreamCommitPrefix) {
+	if err != nil || !strings.HasPrefix(ch.Message, gitstore.DreamPrefix) {
 		return fmt.Sprintf("Couldn't restore Dream change `%s`.\n\nOnly Dream memory versions can be restored. Use `/dream-restore` to list recent versions.", sha), nil
 	}
 	if ch.Parent == "" {

@@ -47,7 +47,7 @@ func (a *Memory) IdleSessions(ctx context.Context, _ protocol.IdleCompactInput) 
 		if sess.Kind == string(protocol.DreamTurn) {
 			continue // Dream's own
 		}
-		if len(archivable(sess.Messages[min(sess.LastConsolidated, len(sess.Messages)):])) <= protocol.IdleKeepMessages {
+		if len(sess.Unarchived()) <= protocol.IdleKeepMessages {
 			continue
 		}
 		busy, err := a.turnRunning(ctx, info.Key)

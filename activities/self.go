@@ -50,7 +50,7 @@ func (s *Self) Facts(ctx context.Context, env tools.Env) ([]string, map[string]a
 	settings := cfg.TurnSettings()
 	d := cfg.Agents.Defaults
 	active, preset := cfg.ActiveModel(), providers.DefaultPresetName
-	if name, _ := sess.Metadata[modelPresetKey].(string); name != "" {
+	if name := sess.ModelPreset(); name != "" {
 		if p, ok := providers.PresetFor(cfg, name); ok {
 			active, preset = p, name
 		}
@@ -162,9 +162,9 @@ func (s *Self) SetModelPreset(ctx context.Context, env tools.Env, name string) (
 	}
 	err := s.store.Update(ctx, env.SessionKey, func(sess *session.Session) error {
 		if name == providers.DefaultPresetName {
-			delete(sess.Metadata, modelPresetKey)
+			delete(sess.Metadata, session.ModelPresetKey)
 		} else {
-			sess.Metadata[modelPresetKey] = name
+			sess.Metadata[session.ModelPresetKey] = name
 		}
 		return nil
 	})

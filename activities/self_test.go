@@ -100,7 +100,7 @@ func TestMySetChangesOnlyWhatNanobotAllows(t *testing.T) {
 	require.Equal(t, "Set model_preset = 'fast' for the next turn; model will be 'openai/gpt-4o-mini'; context_window_tokens will be 32000", res.Text)
 	sess, err := store.Load(ctx, "telegram:1")
 	require.NoError(t, err)
-	require.Equal(t, "fast", sess.Metadata[modelPresetKey], "the session's preset, as /model sets it")
+	require.Equal(t, "fast", sess.Metadata[session.ModelPresetKey], "the session's preset, as /model sets it")
 
 	res = run(`{"action": "set", "key": "favourite_colour", "value": "teal"}`)
 	require.Equal(t, "Set scratchpad.favourite_colour = 'teal'", res.Text)

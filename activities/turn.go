@@ -52,7 +52,7 @@ func (a *Turn) Restore(ctx context.Context, in protocol.StepInput) (protocol.Res
 	var res protocol.RestoreResult
 	restore := func(s *session.Session) error {
 		res.SkippedLines = len(s.Problems)
-		if name, _ := s.Metadata[modelPresetKey].(string); name != "" && a.config != nil {
+		if name := s.ModelPreset(); name != "" && a.config != nil {
 			if p, ok := providers.PresetFor(a.config(), name); ok {
 				res.Model, res.MaxTokens, res.ContextWindowTokens = name, p.MaxTokens, p.ContextWindowTokens
 			}
@@ -158,19 +158,14 @@ func (a *Turn) Compact(ctx context.Context, in protocol.StepInput) (protocol.Com
 	if err != nil {
 		return protocol.CompactResult{}, err
 	}
-	count := tokens.For(in.Settings.Model)
-	n := 0
-	for _, m := range sess.History(0, nil) {
-		n += count.Message(m)
-	}
-	budget := inputBudget(in.Settings)
-	return protocol.CompactResult{Note: fmt.Sprintf("%d of %d tokens", n, budget)}, nil
+	n := governance.HistoryTokens(sess, tokens.For(in.Settings.Model).Message)
+	return protocol.CompactResult{Note: fmt.Sprintf("%d of %d tokens", n, inputBudget(in.Settings))}, nil
 }
 
 // inputBudget is nanobot's (context window − max tokens − 1024), with a floor
 // so a misconfigured window still leaves room for the current message.
 func inputBudget(s protocol.Settings) int {
-	return max(governance.Budget(s.ContextWindowTokens, s.MaxTokens), 1024)
+	return governance.InputBudget(s.ContextWindowTokens, s.MaxTokens)
 }
 
 // Build journals the user's message and fixes the turn's system prompt, so

@@ -43,6 +43,18 @@ func Budget(contextWindow, maxTokens int) int {
 	return contextWindow - maxTokens - SnipSafetyBuffer
 }
 
+// InputBudget is Budget with a floor, so a misconfigured window still
+// leaves room for the current message: what consolidation holds a prompt to.
+func InputBudget(contextWindow, maxTokens int) int {
+	return max(Budget(contextWindow, maxTokens), 1024)
+}
+
+// HistoryTokens is what a session's replayed history costs (count nil: the
+// default encoding): the measure /status, COMPACT and the web chat show.
+func HistoryTokens(s *session.Session, count session.Counter) int {
+	return Tokens(s.History(0, nil), count)
+}
+
 // Prepare returns the messages to send, governed in nanobot's order.
 func Prepare(msgs []chat.Message, opts Options) []chat.Message {
 	out := append([]chat.Message(nil), msgs...)

@@ -217,3 +217,23 @@ func waitOnPage(t *testing.T, ctx context.Context, what, expr string) {
 		t.Fatalf("%s: %v; the page shows:\n%s", what, err, body)
 	}
 }
+
+// webPage drives a Chromium tab on a gateway's chat; a failed step shows the gateway's output.
+type webPage struct {
+	t           *testing.T
+	ctx         context.Context
+	out, errOut *testenv.SyncBuffer
+}
+
+func (p webPage) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	require.NoError(p.t, chromedp.Do(p.ctx, actions...), "%s\ngateway:\n%s\n%s", what, p.out, p.errOut)
+}
+
+func (p webPage) waitFor(what, expr string) { p.t.Helper(); waitOnPage(p.t, p.ctx, what, expr) }
+
+// send types text into the chat's box and presses Send.
+func (p webPage) send(text string) {
+	p.t.Helper()
+	p.run("send "+text, chromedp.SetValue(chromedp.CSS("#text"), text), chromedp.Click(chromedp.CSS("#send")))
+}

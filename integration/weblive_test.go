@@ -29,15 +29,8 @@ func TestWebConsoleLive(t *testing.T) {
 
 	ctx := browserContext(t, chromium, 1200, 860)
 	errs := watchConsole(ctx, t)
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		require.NoError(t, chromedp.Do(ctx, actions...), "%s\ngateway:\n%s\n%s", what, out, errOut)
-	}
-	waitFor := func(what, expr string) { t.Helper(); waitOnPage(t, ctx, what, expr) }
-	send := func(text string) {
-		t.Helper()
-		run("send "+text, chromedp.SetValue(chromedp.CSS("#text"), text), chromedp.Click(chromedp.CSS("#send")))
-	}
+	pg := webPage{t: t, ctx: ctx, out: out, errOut: errOut}
+	run, waitFor, send := pg.run, pg.waitFor, pg.send
 	live := `document.getElementById('live')`
 
 	run("open the chat", chromedp.Navigate(base+"#live"))

@@ -76,3 +76,24 @@ func ReplayFloor(msgs []chat.Message) int {
 	}
 	return start
 }
+
+// Unarchived are the messages since the last consolidation that an archive
+// would take: the conversation, without the commands kept beside it.
+func (s *Session) Unarchived() []chat.Message {
+	var out []chat.Message
+	for _, m := range s.Messages[min(s.LastConsolidated, len(s.Messages)):] {
+		if !m.Command {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ModelPresetKey is where a session's /model choice lives in its metadata.
+const ModelPresetKey = "model_preset"
+
+// ModelPreset is the modelPresets entry the session switched to ("": the default).
+func (s *Session) ModelPreset() string {
+	name, _ := s.Metadata[ModelPresetKey].(string)
+	return name
+}

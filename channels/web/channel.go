@@ -41,6 +41,7 @@ type Channel struct {
 	maxAudio    int64                // transcription.maxUploadMb, in bytes
 	shared      session.Store        // the process's journal, when the gateway gives one
 	listener    *channels.SharedHTTP // the process's listener, served on when it has c.addr
+	cfg         *config.Config       // the context meter's settings
 	store       journal              // opened at Start
 	log         *slog.Logger
 
@@ -95,7 +96,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		workspace: deps.Workspace, maxAudio: int64(maxAudioMB) << 20,
 		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions, listener: deps.Shared,
 		clients: newClients(), url: "http://" + addr + "/",
-		showReasoning: deps.Config.Channels.ShowReasoning, instance: deps.Config.Instance(),
+		showReasoning: deps.Config.Channels.ShowReasoning, instance: deps.Config.Instance(), cfg: deps.Config,
 	}, nil
 }
 

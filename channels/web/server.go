@@ -56,7 +56,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (c *Channel) route(path string) (string, http.HandlerFunc) {
 	get, post := http.MethodGet, http.MethodPost
 	switch path {
-	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/chat.css", "/schedules.html", "/schedules.js":
+	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/meter.js", "/chat.css", "/schedules.html", "/schedules.js", "/memory.html", "/memory.js":
 		return get, c.asset
 	case "/api/info":
 		return get, func(w http.ResponseWriter, _ *http.Request) { c.info(w) }
@@ -66,6 +66,10 @@ func (c *Channel) route(path string) (string, http.HandlerFunc) {
 		return get, c.showHistory
 	case "/api/turn":
 		return get, c.showTurn
+	case "/api/context":
+		return get, c.showContext
+	case "/api/memory":
+		return get, c.showMemory
 	case "/api/approvals":
 		return get, c.listApprovals
 	case "/api/schedules":

@@ -343,3 +343,15 @@ func Settings(s protocol.Settings) protocol.Settings {
 	}
 	return s
 }
+
+// WriteFile writes text to dir/rel (a slash path), making its folders.
+func WriteFile(t testing.TB, dir, rel, text string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

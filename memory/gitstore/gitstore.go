@@ -298,6 +298,24 @@ func (s *Store) resolve(rev string) (*object.Commit, error) {
 	return nil, fmt.Errorf("no memory commit %s", rev)
 }
 
+// DreamPrefix marks Dream's own commits (nanobot's _DREAM_COMMIT_PREFIX).
+const DreamPrefix = "dream:"
+
+// Dreams are Dream's own commits, newest first, at most n.
+func (s *Store) Dreams(n int) ([]Entry, error) {
+	all, err := s.Log(1 << 20)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, e := range all {
+		if strings.HasPrefix(e.Message, DreamPrefix) && len(out) < n {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // Show describes one commit: its message and its diff against its parent.
 func (s *Store) Show(rev string) (string, error) {
 	ch, err := s.Change(rev)

@@ -153,6 +153,7 @@ function reply(ev) {
   state.turn = null;
   setBusy(document.querySelector('.tag:not(.injected)') !== null); // a queued message starts the next turn
   loadSessions();
+  loadMeter();
   if (!state.busy) attachForks().catch(() => {}); // a failed look-up only leaves the buttons for the next load
 }
 
@@ -240,6 +241,7 @@ async function load() {
   if (hints) state.turn = { id: '', hints, bubble: null, iteration: -1, text: '' };
   setBusy(h.turn.running, h.turn.running ? (h.turn.state || 'running') : '');
   showLive(h.turn);
+  loadMeter();
   if (h.turn.waiting) approval(h.turn.waiting, '');
 }
 
