@@ -227,7 +227,9 @@ type webPage struct {
 
 func (p webPage) run(what string, actions ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	require.NoError(p.t, chromedp.Do(p.ctx, actions...), "%s\ngateway:\n%s\n%s", what, p.out, p.errOut)
+	ctx, cancel := context.WithTimeout(p.ctx, time.Minute) // a selector that matches nothing must not hang the test
+	defer cancel()
+	require.NoError(p.t, chromedp.Do(ctx, actions...), "%s\ngateway:\n%s\n%s", what, p.out, p.errOut)
 }
 
 func (p webPage) waitFor(what, expr string) { p.t.Helper(); waitOnPage(p.t, p.ctx, what, expr) }

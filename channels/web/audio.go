@@ -13,8 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // audioPart is the form field the page's recording or picked file comes in.
@@ -73,16 +71,18 @@ func soundsLike(ext string, head []byte) bool {
 	return false
 }
 
-// formMessage is a multipart/form-data /api/send: chat and text fields and
-// at most one audio file, already saved under <workspace>/media.
+// formMessage is a multipart/form-data /api/send: chat and text fields, at
+// most one audio file and maxFiles other files, already saved under <workspace>/media.
 type formMessage struct {
 	sendRequest
-	media string // the saved audio's path, "" when none was sent
+	media []string // the saved files' paths
+	audio bool     // an audio part came
+	files int      // how many file parts came
 }
 
 // readForm reads a multipart send, streaming the audio part into
-// <workspace>/media as name+ext (at most limit bytes). On error nothing
-// is left on disk.
+// <workspace>/media as name+ext (at most maxAudio bytes) and each file part
+// as name-n-<its name> (saveFile). On error nothing is left on disk.
 func (c *Channel) readForm(r *http.Request, name string) (formMessage, int, error) {
 	var m formMessage
 	mr, err := r.MultipartReader()
@@ -90,9 +90,7 @@ func (c *Channel) readForm(r *http.Request, name string) (formMessage, int, erro
 		return m, http.StatusBadRequest, fmt.Errorf("the form is not multipart/form-data: %w", err)
 	}
 	fail := func(status int, err error) (formMessage, int, error) {
-		if m.media != "" {
-			_ = os.Remove(m.media)
-		}
+		removeAll(m.media)
 		return formMessage{}, status, err
 	}
 	for {
@@ -118,16 +116,25 @@ func (c *Channel) readForm(r *http.Request, name string) (formMessage, int, erro
 				m.Text = string(b)
 			}
 		case audioPart:
-			if m.media != "" {
+			if m.audio {
 				return fail(http.StatusBadRequest, errors.New("send one audio file per message"))
 			}
 			path, status, err := c.saveAudio(part, name)
 			if err != nil {
 				return fail(status, err)
 			}
-			m.media = path
+			m.media, m.audio = append(m.media, path), true
+		case filePart:
+			if m.files++; m.files > maxFiles {
+				return fail(http.StatusRequestEntityTooLarge, fmt.Errorf("send at most %d files per message", maxFiles))
+			}
+			path, status, err := c.saveFile(part, fmt.Sprintf("%s-%d", name, m.files))
+			if err != nil {
+				return fail(status, err)
+			}
+			m.media = append(m.media, path)
 		default:
-			return fail(http.StatusBadRequest, fmt.Errorf("unknown form field %q (want chat, text, %s)", part.FormName(), audioPart))
+			return fail(http.StatusBadRequest, fmt.Errorf("unknown form field %q (want chat, text, %s, %s)", part.FormName(), audioPart, filePart))
 		}
 	}
 }
@@ -149,18 +156,7 @@ func (c *Channel) saveAudio(part *multipart.Part, name string) (string, int, err
 	if !soundsLike(ext, head) {
 		return "", http.StatusUnsupportedMediaType, fmt.Errorf("%w: the file's content is not %s audio", errNotAudio, strings.TrimPrefix(ext, "."))
 	}
-	path, err := channels.SaveMedia(c.workspace, name+ext, br, c.maxAudio)
-	switch {
-	case errors.Is(err, channels.ErrTooLarge):
-		return "", http.StatusRequestEntityTooLarge, fmt.Errorf("the audio is larger than transcription.maxUploadMb (%d MB)", c.maxAudio>>20)
-	case err != nil:
-		if status := readStatus(err); status != http.StatusInternalServerError {
-			return "", status, fmt.Errorf("could not read the audio: %w", err)
-		}
-		c.log.Error("saving a web voice note failed", "error", err)
-		return "", http.StatusInternalServerError, fmt.Errorf("could not save the audio: %w", err)
-	}
-	return path, http.StatusOK, nil
+	return c.saveMedia(name+ext, br, c.maxAudio, "the audio", fmt.Sprintf("the audio is larger than transcription.maxUploadMb (%d MB)", c.maxAudio>>20))
 }
 
 // readStatus is the answer to a body that failed to read: 413 past the

@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels/markdown"
@@ -26,6 +28,31 @@ type item struct {
 	Command bool   `json:"command,omitempty"`
 	// Index is the message's place in the journal: where a fork ends.
 	Index int `json:"index"`
+	// Media are the files the message carried, drawn inline.
+	Media []mediaView `json:"media,omitempty"`
+}
+
+// mediaView is a file a message carried: Name is its name in <workspace>/media (GET /api/media?name=).
+type mediaView struct {
+	Kind string `json:"kind"` // image, file or voice
+	Name string `json:"name"`
+}
+
+// mediaLine is how the journal notes a message's file (activities' userContent): "[image: /path]".
+var mediaLine = regexp.MustCompile(`^\[(image|file|voice): (.+)\]$`)
+
+// splitMedia takes a user message's file lines out of its text.
+func splitMedia(content string) (string, []mediaView) {
+	var text []string
+	var files []mediaView
+	for _, line := range strings.Split(content, "\n") {
+		if m := mediaLine.FindStringSubmatch(line); m != nil && mediaNames.MatchString(filepath.Base(m[2])) {
+			files = append(files, mediaView{Kind: m[1], Name: filepath.Base(m[2])})
+			continue
+		}
+		text = append(text, line)
+	}
+	return strings.Join(text, "\n"), files
 }
 
 // history is a conversation from the journal: what was said, and the
@@ -39,7 +66,8 @@ func (c *Channel) history(ctx context.Context, key string) ([]item, error) {
 	for i, m := range s.Messages {
 		switch m.Role {
 		case chat.RoleUser:
-			out = append(out, item{Role: "user", Text: m.Content, Turn: m.Turn, Command: m.Command, Index: i})
+			text, files := splitMedia(m.Content)
+			out = append(out, item{Role: "user", Text: text, Turn: m.Turn, Command: m.Command, Index: i, Media: files})
 		case chat.RoleAssistant:
 			for _, tc := range m.ToolCalls {
 				if h := tools.Hint(tc.Function.Name, tc.Function.Arguments, hintMax); h != "" {

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -56,7 +55,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (c *Channel) route(path string) (string, http.HandlerFunc) {
 	get, post := http.MethodGet, http.MethodPost
 	switch path {
-	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/meter.js", "/chat.css", "/schedules.html", "/schedules.js", "/memory.html", "/memory.js":
+	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/meter.js", "/attach.js", "/chat.css", "/schedules.html", "/schedules.js", "/memory.html", "/memory.js":
 		return get, c.asset
 	case "/api/info":
 		return get, func(w http.ResponseWriter, _ *http.Request) { c.info(w) }
@@ -66,6 +65,8 @@ func (c *Channel) route(path string) (string, http.HandlerFunc) {
 		return get, c.showHistory
 	case "/api/turn":
 		return get, c.showTurn
+	case "/api/media":
+		return get, c.serveMedia
 	case "/api/context":
 		return get, c.showContext
 	case "/api/memory":
@@ -136,7 +137,7 @@ func (c *Channel) asset(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", types[name[strings.LastIndex(name, "."):]])
 	w.Header().Set("Cache-Control", "no-cache")
 	// The page runs only its own script and style: nothing the model writes can load or run anything.
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(b)
 }
@@ -146,7 +147,7 @@ func (c *Channel) info(w http.ResponseWriter) {
 	c.mu.Lock()
 	ui, ns := c.uiURL, c.ns
 	c.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]string{"temporal_ui": ui, "namespace": ns})
+	writeJSON(w, http.StatusOK, map[string]any{"temporal_ui": ui, "namespace": ns, "max_file": maxFile, "max_files": maxFiles})
 }
 
 func (c *Channel) listSessions(w http.ResponseWriter, r *http.Request) {
@@ -269,9 +270,7 @@ func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 		return
 	}
 	refuse := func(status int, msg string) {
-		if media != "" {
-			_ = os.Remove(media) // nothing published: nothing kept
-		}
+		removeAll(media) // nothing published: nothing kept
 		writeError(w, status, msg)
 	}
 	if !chatIDs.MatchString(req.Chat) {
@@ -282,7 +281,7 @@ func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 	if fixed != "" {
 		text = fixed
 	}
-	if strings.TrimSpace(text) == "" && media == "" {
+	if strings.TrimSpace(text) == "" && len(media) == 0 {
 		refuse(http.StatusBadRequest, "the message is empty")
 		return
 	}
@@ -293,9 +292,7 @@ func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 		ID: id, Content: text, SentAt: time.Now(),
 		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID},
 	}
-	if media != "" {
-		msg.Media = []string{media}
-	}
+	msg.Media = media
 	c.log.Info("web message", "chat", chatID, "text", chat.Preview(text, 80), "media", msg.Media)
 	if err := publish(r.Context(), msg, nil); err != nil {
 		c.log.Error("publishing a web message failed", "chat", chatID, "error", err)
@@ -305,34 +302,34 @@ func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 	writeJSON(w, http.StatusOK, map[string]string{"id": msg.ID, "session": protocol.SessionKey(Name, chatID)})
 }
 
-// readSend reads a send's body: JSON {"chat","text"}, or with audio allowed
-// a multipart form whose audio part is saved as <workspace>/media/<id>.<ext>.
-func (c *Channel) readSend(w http.ResponseWriter, r *http.Request, id string, audio bool) (req sendRequest, media string, status int, err error) {
+// readSend reads a send's body: JSON {"chat","text"}, or with files allowed
+// a multipart form whose audio and file parts are saved under <workspace>/media.
+func (c *Channel) readSend(w http.ResponseWriter, r *http.Request, id string, files bool) (req sendRequest, media []string, status int, err error) {
 	ct := r.Header.Get("Content-Type")
-	if audio && strings.HasPrefix(ct, "multipart/form-data") {
-		r.Body = http.MaxBytesReader(w, r.Body, c.maxAudio+maxBody)
+	if files && strings.HasPrefix(ct, "multipart/form-data") {
+		r.Body = http.MaxBytesReader(w, r.Body, c.maxAudio+maxFiles*maxFile+maxBody)
 		m, status, err := c.readForm(r, id)
 		return m.sendRequest, m.media, status, err
 	}
 	if !strings.HasPrefix(ct, "application/json") {
 		want := "send JSON (Content-Type: application/json): {\"chat\": \"…\", \"text\": \"…\"}"
-		if audio {
-			want += ", or multipart/form-data with chat, text and an " + audioPart + " file"
+		if files {
+			want += ", or multipart/form-data with chat, text, an " + audioPart + " file and " + filePart + " files"
 		}
-		return req, "", http.StatusUnsupportedMediaType, errors.New(want)
+		return req, nil, http.StatusUnsupportedMediaType, errors.New(want)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return req, "", http.StatusRequestEntityTooLarge, fmt.Errorf("the message is larger than %d MB", maxBody>>20)
+			return req, nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the message is larger than %d MB", maxBody>>20)
 		}
-		return req, "", http.StatusBadRequest, fmt.Errorf("could not read the request: %w", err)
+		return req, nil, http.StatusBadRequest, fmt.Errorf("could not read the request: %w", err)
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return req, "", http.StatusBadRequest, fmt.Errorf("the body is not JSON {\"chat\", \"text\"}: %w", err)
+		return req, nil, http.StatusBadRequest, fmt.Errorf("the body is not JSON {\"chat\", \"text\"}: %w", err)
 	}
-	return req, "", http.StatusOK, nil
+	return req, nil, http.StatusOK, nil
 }
 
 // crossOrigin answers 403 to a browser request from another site and says so.

@@ -224,7 +224,7 @@ async function load() {
   let lastTurn = '';
   let hints = null;
   for (const m of h.messages) {
-    if (m.role === 'user') { const u = add('msg user', ''); u.textContent = m.text; forkButton(u, m.index); hints = null; continue; }
+    if (m.role === 'user') { const u = add('msg user', ''); u.textContent = m.text; drawMedia(u, m.media); forkButton(u, m.index); hints = null; continue; }
     if (m.role === 'hint') {
       if (!hints) hints = add('hints', '');
       const line = document.createElement('div');
@@ -319,9 +319,11 @@ function newChat() {
 // post shows a message of the user's and sends it, with a voice note when
 // audio is a Blob. While a turn runs it waits to be injected ("queued"),
 // unless the turn answers it at once.
-async function post(text, audio, fileName) {
+async function post(text, audio, fileName, files) {
+  files = files || [];
   const el = add('msg user', '');
   el.textContent = audio ? ('🎙 ' + fileName + (text.trim() ? '\n' + text : '')) : text;
+  drawMedia(el, files.map((file) => ({ file })));
   const during = state.busy;
   if (during) { el.dataset.during = '1'; state.sending = (state.sending || 0) + 1; }
   const queued = state.busy && !/^\/(stop|approve|deny|status|help|history)\b/.test(text.trim());
@@ -333,11 +335,12 @@ async function post(text, audio, fileName) {
   }
   try {
     let body = { chat: state.chat, text };
-    if (audio) {
+    if (audio || files.length) {
       body = new FormData();
       body.append('chat', state.chat);
       body.append('text', text);
-      body.append('audio', audio, fileName);
+      if (audio) body.append('audio', audio, fileName);
+      for (const f of files) body.append('file', f, f.name);
     }
     const r = await api('api/send', body);
     el.dataset.id = r.id;
@@ -352,9 +355,9 @@ async function post(text, audio, fileName) {
 function send(e) {
   e.preventDefault();
   const text = $('text').value;
-  if (!text.trim()) return;
+  if (!text.trim() && !attach.files.length) return;
   $('text').value = '';
-  post(text);
+  post(text, null, '', takeFiles());
 }
 
 // sendAudio posts a recorded or picked file with what is typed.
