@@ -4,7 +4,7 @@ GO ?= go
 BIN := $(CURDIR)/bin
 DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name go.sum)
 DENDRITE_SRC := cmd/dendrite-dev/go.mod cmd/dendrite-dev/go.sum
-NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./cmd/dendrite-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
+NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./cmd/dendrite-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum -o -path '*/static/*' \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos soak chromium dovecot bwrap postgres fuzz

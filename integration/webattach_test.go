@@ -41,9 +41,8 @@ func TestWebConsoleAttachments(t *testing.T) {
 	require.NoError(t, os.WriteFile(notes, []byte("buy green tea\n"), 0o644))
 	require.NoError(t, os.WriteFile(huge, bytes.Repeat([]byte{1}, 21<<20), 0o644))
 
-	ctx := browserContext(t, chromium, 1200, 860)
-	errs := watchConsole(ctx, t)
-	pg := webPage{t: t, ctx: ctx, out: out, errOut: errOut}
+	pg, errs := newWebPage(t, chromium, 1200, 860, out, errOut)
+	ctx := pg.ctx
 	run, waitFor, send := pg.run, pg.waitFor, pg.send
 	chips := func(n int) string { return `document.querySelectorAll('#pending .chip').length === ` + string(rune('0'+n)) }
 

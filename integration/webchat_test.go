@@ -239,3 +239,10 @@ func (p webPage) send(text string) {
 	p.t.Helper()
 	p.run("send "+text, chromedp.SetValue(chromedp.CSS("#text"), text), chromedp.Click(chromedp.CSS("#send")))
 }
+
+// newWebPage opens a Chromium tab of that size on a gateway, collecting the errors its pages report.
+func newWebPage(t *testing.T, chromium string, width, height int, out, errOut *testenv.SyncBuffer) (webPage, *consoleErrors) {
+	t.Helper()
+	ctx := browserContext(t, chromium, width, height)
+	return webPage{t: t, ctx: ctx, out: out, errOut: errOut}, watchConsole(ctx, t)
+}

@@ -26,9 +26,8 @@ func TestWebConsoleContextAndMemory(t *testing.T) {
 
 	env, _ := embeddedEnv(t, home)
 	base, out, errOut := startWebGateway(t, env)
-	ctx := browserContext(t, chromium, 1200, 860)
-	errs := watchConsole(ctx, t)
-	pg := webPage{t: t, ctx: ctx, out: out, errOut: errOut}
+	pg, errs := newWebPage(t, chromium, 1200, 860, out, errOut)
+	ctx := pg.ctx
 	run, waitFor, send := pg.run, pg.waitFor, pg.send
 	used := func() int {
 		t.Helper()

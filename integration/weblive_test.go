@@ -27,9 +27,8 @@ func TestWebConsoleLive(t *testing.T) {
 	model.Script(down, down, down, modeltest.Text("Recovered after three failures."))
 	scriptRiskyClean(model, "Cleaned the build.")
 
-	ctx := browserContext(t, chromium, 1200, 860)
-	errs := watchConsole(ctx, t)
-	pg := webPage{t: t, ctx: ctx, out: out, errOut: errOut}
+	pg, errs := newWebPage(t, chromium, 1200, 860, out, errOut)
+	ctx := pg.ctx
 	run, waitFor, send := pg.run, pg.waitFor, pg.send
 	live := `document.getElementById('live')`
 

@@ -3,6 +3,10 @@ package web
 import (
 	"context"
 	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -55,6 +59,56 @@ func splitMedia(content string) (string, []mediaView) {
 	return strings.Join(text, "\n"), files
 }
 
+// maxPage bounds a page of history (?limit=).
+const maxPage = 1000
+
+// pageParams reads ?before= (a journal index: the page ends before it) and
+// ?limit= (how many lines at most; 0: all).
+func pageParams(r *http.Request) (before, limit int, err error) {
+	for _, p := range []struct {
+		name string
+		to   *int
+		max  int
+	}{{"before", &before, math.MaxInt}, {"limit", &limit, maxPage}} {
+		v := r.URL.Query().Get(p.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > p.max {
+			return 0, 0, fmt.Errorf("%s=%q: want a number from 1 to %d", p.name, v, p.max)
+		}
+		*p.to = n
+	}
+	return before, limit, nil
+}
+
+// page keeps the last limit lines before the journal index before (0: the
+// end), never splitting a message's lines; more says older ones are left.
+func page(items []item, before, limit int) ([]item, bool) {
+	if before > 0 {
+		end := sort.Search(len(items), func(i int) bool { return items[i].Index >= before })
+		items = items[:end]
+	}
+	if limit == 0 || len(items) <= limit {
+		return items, false
+	}
+	cut := len(items) - limit
+	for cut > 0 && items[cut-1].Index == items[cut].Index {
+		cut--
+	}
+	return items[cut:], cut > 0
+}
+
+// render draws the answers of a page (markdown.WebHTML), only the lines sent.
+func render(items []item) {
+	for i := range items {
+		if items[i].Role == "assistant" {
+			items[i].HTML = markdown.WebHTML(items[i].Text)
+		}
+	}
+}
+
 // history is a conversation from the journal: what was said, and the
 // tool calls as the progress lines they were shown as.
 func (c *Channel) history(ctx context.Context, key string) ([]item, error) {
@@ -75,7 +129,7 @@ func (c *Channel) history(ctx context.Context, key string) ([]item, error) {
 				}
 			}
 			if strings.TrimSpace(m.Content) != "" {
-				out = append(out, item{Role: "assistant", Text: m.Content, HTML: markdown.WebHTML(m.Content), Turn: m.Turn, Command: m.Command, Index: i})
+				out = append(out, item{Role: "assistant", Text: m.Content, Turn: m.Turn, Command: m.Command, Index: i})
 			}
 		}
 	}

@@ -55,7 +55,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (c *Channel) route(path string) (string, http.HandlerFunc) {
 	get, post := http.MethodGet, http.MethodPost
 	switch path {
-	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/meter.js", "/attach.js", "/chat.css", "/schedules.html", "/schedules.js", "/memory.html", "/memory.js":
+	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/meter.js", "/attach.js", "/history.js", "/keys.js", "/chat.css", "/schedules.html", "/schedules.js", "/memory.html", "/memory.js":
 		return get, c.asset
 	case "/api/info":
 		return get, func(w http.ResponseWriter, _ *http.Request) { c.info(w) }
@@ -168,14 +168,22 @@ func (c *Channel) showHistory(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	before, limit, err := pageParams(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	items, err := c.history(r.Context(), key)
 	if err != nil {
 		c.log.Error("reading a web session failed", "session", key, "error", err)
 		writeError(w, http.StatusInternalServerError, "could not read the conversation: "+err.Error())
 		return
 	}
+	items, more := page(items, before, limit)
+	render(items)
 	writeJSON(w, http.StatusOK, map[string]any{
-		"session": key, "web": strings.HasPrefix(key, Name+":"), "messages": items, "turn": c.turnNow(r.Context(), key), "inspect": c.inspectBase(key),
+		"session": key, "web": strings.HasPrefix(key, Name+":"), "messages": items, "more": more,
+		"turn": c.turnNow(r.Context(), key), "inspect": c.inspectBase(key),
 	})
 }
 

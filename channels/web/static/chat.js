@@ -16,12 +16,13 @@ async function api(path, body) {
   return data;
 }
 
-function add(cls, html) {
+// add appends a line to the conversation (scrolled to it), or to box (a page being drawn).
+function add(cls, html, box) {
   const el = document.createElement('div');
   el.className = cls;
   el.innerHTML = html;
-  $('log').appendChild(el);
-  $('log').scrollTop = $('log').scrollHeight;
+  (box || $('log')).appendChild(el);
+  if (!box) $('log').scrollTop = $('log').scrollHeight;
   return el;
 }
 
@@ -200,49 +201,6 @@ function forkButton(el, index) {
     } catch (err) { add('msg assistant error', '').textContent = '⚠ ' + err.message; }
   };
   el.appendChild(b);
-}
-
-// attachForks gives the messages drawn live their fork buttons once the turn
-// is journaled: the page's messages and the journal's, in order; if they do
-// not line up (a message still queued), the next load draws them.
-async function attachForks() {
-  const session = state.session;
-  const h = await api('api/history?chat=' + encodeURIComponent(state.chat));
-  if (session !== state.session) return;
-  const said = h.messages.filter((m) => m.role !== 'hint');
-  const shown = [...$('log').querySelectorAll(':scope > .msg.user, :scope > .msg.assistant:not(.approval):not(.error)')];
-  if (said.length !== shown.length) return;
-  shown.forEach((m, i) => { if (!m.querySelector(':scope > .fork')) forkButton(m, said[i].index); });
-}
-
-async function load() {
-  const q = state.web ? 'chat=' + encodeURIComponent(state.chat) : 'session=' + encodeURIComponent(state.session);
-  const h = await api('api/history?' + q);
-  state.inspect = h.inspect;
-  $('log').innerHTML = '';
-  state.turn = null;
-  let lastTurn = '';
-  let hints = null;
-  for (const m of h.messages) {
-    if (m.role === 'user') { const u = add('msg user', ''); u.textContent = m.text; drawMedia(u, m.media); forkButton(u, m.index); hints = null; continue; }
-    if (m.role === 'hint') {
-      if (!hints) hints = add('hints', '');
-      const line = document.createElement('div');
-      line.textContent = '↳ ' + m.text;
-      hints.appendChild(line);
-      continue;
-    }
-    if (hints) { fold({ hints }); hints = null; }
-    const el = add('msg assistant', m.html);
-    forkButton(el, m.index);
-    if (m.turn !== lastTurn) inspectLink(el, m.turn);
-    lastTurn = m.turn;
-  }
-  if (hints) state.turn = { id: '', hints, bubble: null, iteration: -1, text: '' };
-  setBusy(h.turn.running, h.turn.running ? (h.turn.state || 'running') : '');
-  showLive(h.turn);
-  loadMeter();
-  if (h.turn.waiting) approval(h.turn.waiting, '');
 }
 
 async function open(chat) {
@@ -432,4 +390,5 @@ $('rename').addEventListener('click', () => {
 });
 let searching = 0;
 $('search').addEventListener('input', () => { clearTimeout(searching); searching = setTimeout(loadSessions, 250); });
-open(location.hash.slice(1) || localStorage.getItem('nanobot-chat') || newChat());
+// Opened once every script of the page has run (history.js, attach.js come after this one).
+document.addEventListener('DOMContentLoaded', () => open(location.hash.slice(1) || localStorage.getItem('nanobot-chat') || newChat()));
