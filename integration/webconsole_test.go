@@ -82,6 +82,7 @@ func TestWebConsoleSidebarSearchAndFork(t *testing.T) {
 		return web && tg && [...web.querySelectorAll('li')].some(li => li.textContent === 'tell me about zebras') &&
 			[...tg.querySelectorAll('li')].some(li => li.textContent === 'the giraffe question');
 	})()`)
+	shot(t, ctx, "web-sidebar-and-turn.png")
 
 	run("search", chromedp.SendKeys(chromedp.CSS("#search"), "okapi"))
 	waitFor("the search found the Telegram chat only", `(() => {

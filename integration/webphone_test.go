@@ -51,6 +51,7 @@ func TestWebConsoleOnAPhoneAndALongSession(t *testing.T) {
 	run("open the long session on a phone", chromedp.Navigate(base+"#long"))
 	waitFor("its newest page, not all of it", `document.getElementById('log').textContent.includes('answer 999.') && `+drawn+` <= 110 &&
 		!document.getElementById('log').textContent.includes('question 0.')`)
+	waitFor("the context meter", `document.querySelector('#meter .used').textContent.startsWith('context ')`)
 	waitFor("the sidebar is a closed drawer", `!(`+asideIn+`) && getComputedStyle(document.getElementById('menu')).display !== 'none'`)
 	shot(t, ctx, "web-phone.png")
 	run("open the drawer", chromedp.Click(chromedp.CSS("#menu")))

@@ -84,6 +84,7 @@ func TestWebConsoleSchedules(t *testing.T) {
 		const r = document.querySelector('%s .run');
 		return r !== null && r.querySelector('a') !== null && r.querySelector('a').href.includes('/history') && r.textContent.includes('Completed');
 	})()`, card(protocol.HeartbeatScheduleID)))
+	shot(t, ctx, "web-schedules.png")
 	require.Empty(t, errs.all(), "the page reported errors")
 
 	// The schedules endpoints keep the chat's guard.
