@@ -28,6 +28,8 @@ type journalCall struct {
 	Result string `json:"result"`
 	// ExitCode is an exec call's exit status (nil: not a command, or no result yet).
 	ExitCode *int `json:"exit_code,omitempty"`
+	// Diff is an edit_file or write_file call as a unified diff (fileEditDiff).
+	Diff string `json:"diff,omitempty"`
 }
 
 // turnDetails is what a turn did: its states, model and tool calls from
@@ -97,7 +99,8 @@ func (c *Channel) journalCalls(ctx context.Context, key, run string) (map[string
 		switch m.Role {
 		case chat.RoleAssistant:
 			for _, tc := range m.ToolCalls {
-				out[tc.ID] = journalCall{Name: tc.Function.Name, Args: chat.Cut(tc.Function.Arguments, maxCallText)}
+				out[tc.ID] = journalCall{Name: tc.Function.Name, Args: chat.Cut(tc.Function.Arguments, maxCallText),
+					Diff: chat.Cut(fileEditDiff(tc.Function.Name, tc.Function.Arguments), maxCallText)}
 			}
 		case chat.RoleTool:
 			jc := out[m.ToolCallID]

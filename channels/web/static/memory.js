@@ -1,28 +1,7 @@
 // The memory page: MEMORY.md, USER.md and SOUL.md read-only, and what the
-// last Dream changed as a diff (what /dream-log shows).
+// last Dream changed as a diff (what /dream-log shows); el and diffView are turn.js's.
 "use strict";
 (() => {
-  const el = (tag, cls, text) => {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  };
-
-  // diffView draws a unified diff line by line, added and removed lines marked.
-  function diffView(diff) {
-    const pre = el("pre", "diff");
-    for (const line of diff.split("\n")) {
-      let cls = "";
-      if (line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")) cls = "file";
-      else if (line.startsWith("@@")) cls = "hunk";
-      else if (line.startsWith("+")) cls = "add";
-      else if (line.startsWith("-")) cls = "del";
-      pre.appendChild(el("span", cls, line + "\n"));
-    }
-    return pre;
-  }
-
   async function load() {
     const res = await fetch("api/memory");
     const body = await res.json().catch(() => ({}));

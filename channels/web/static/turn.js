@@ -70,6 +70,21 @@ function toolCard(tool, call) {
   if (call.exit_code !== undefined) head += ' · exit ' + call.exit_code;
   c.appendChild(el('div', 'tool-head', head));
   c.appendChild(el('pre', 'tool-args', call.args || tool.args || ''));
+  if (call.diff) c.appendChild(diffView(call.diff));
   c.appendChild(el('pre', 'tool-result', call.result || tool.preview || ''));
   return c;
+}
+
+// diffView draws a unified diff line by line, added and removed lines marked.
+function diffView(diff) {
+  const pre = el('pre', 'diff');
+  for (const line of diff.replace(/\n$/, '').split('\n')) {
+    let cls = '';
+    if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ')) cls = 'file';
+    else if (line.startsWith('@@')) cls = 'hunk';
+    else if (line.startsWith('+')) cls = 'add';
+    else if (line.startsWith('-')) cls = 'del';
+    pre.appendChild(el('span', cls, line + '\n'));
+  }
+  return pre;
 }
