@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/url"
@@ -59,6 +60,13 @@ func Render(w io.Writer, t *Turn, o Options) error {
 	}
 	for _, m := range t.Messages {
 		p.f("Message:  %s\n", line(m, n))
+	}
+	for _, a := range t.Approvals {
+		why := ""
+		if a.Reason != "" {
+			why = " — " + line(a.Reason, n)
+		}
+		p.f("Approval: %s %s by %s at %s%s\n", a.ID, a.Verdict, cmp.Or(a.By, "?"), a.At.In(loc).Format("15:04:05"), why)
 	}
 	if len(t.States) > 0 {
 		p.f("\nStates:\n")

@@ -36,6 +36,17 @@ type Turn struct {
 	Cached     int                   `json:"cached_tokens,omitempty"`
 	// Resumed: this run continued a turn whose history grew long.
 	Resumed bool `json:"resumed,omitempty"`
+	// Approvals are the answers the turn was signalled, in order.
+	Approvals []Approval `json:"approvals,omitempty"`
+}
+
+// Approval is an answer to one of the turn's approval requests: who gave it and when.
+type Approval struct {
+	ID      string    `json:"id"`
+	Verdict string    `json:"verdict"`
+	By      string    `json:"by,omitempty"`
+	Reason  string    `json:"reason,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // Iteration is one model call and the tool calls it made.
@@ -103,6 +114,10 @@ func FromHistory(workflowID string, events []*historypb.HistoryEvent) (*Turn, er
 			var m protocol.Inbound
 			if a.GetSignalName() == protocol.SignalInbound && decode(dc, a.GetInput(), &m) == nil {
 				t.Messages = append(t.Messages, m.Content)
+			}
+			var ans protocol.ApprovalAnswer
+			if a.GetSignalName() == protocol.SignalApproval && decode(dc, a.GetInput(), &ans) == nil {
+				t.Approvals = append(t.Approvals, Approval{ID: ans.ID, Verdict: ans.Verdict, By: ans.By, Reason: ans.Reason, At: at})
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := ev.GetActivityTaskScheduledEventAttributes()

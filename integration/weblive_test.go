@@ -56,6 +56,10 @@ func TestWebConsoleLive(t *testing.T) {
 	run("approve", chromedp.Click(chromedp.CSS(".approval button.approve")))
 	waitFor("the turn's answer", `document.getElementById('log').textContent.includes('Cleaned the build.')`)
 	waitFor("nothing running", live+`.hidden`)
+	run("open what the turn did", chromedp.Click(chromedp.CSS(".msg.assistant:last-of-type .turn-details summary")))
+	waitFor("who answered the approval, and when", `[...document.querySelectorAll('.turn-details .approval-answer')].some(a =>
+		/^approval [0-9a-f]+: approve by \S+ at \d{1,2}:\d\d:\d\d/.test(a.textContent))`)
+	shot(t, ctx, "web-approval-answered.png")
 	require.Contains(t, string(model.Requests()[5].Body), "then tidy the docs", "the queued message reached the model with the call's result")
 	ran, err := os.ReadFile(filepath.Join(home.Workspace, "ran.txt"))
 	require.NoError(t, err)

@@ -38,6 +38,10 @@ function drawTurn(d, r) {
     for (const s of t.states || []) states.appendChild(el('span', 'state' + (s.error ? ' failed' : ''), s.state + ' ' + took(s.duration_ms, true)));
     if (t.current) states.appendChild(el('span', 'state current', t.current + ' …'));
     d.appendChild(states);
+    for (const a of t.approvals || []) { // who answered each approval request, and when
+      const why = a.reason ? ' — ' + a.reason : '';
+      d.appendChild(el('div', 'approval-answer ' + a.verdict, 'approval ' + a.id + ': ' + a.verdict + ' by ' + (a.by || '?') + ' at ' + new Date(a.at).toLocaleTimeString() + why));
+    }
     for (const it of t.iterations || []) {
       const m = el('div', 'model-call');
       let line = (it.model || 'model') + ' · ' + it.prompt_tokens + ' in / ' + it.completion_tokens + ' out';
