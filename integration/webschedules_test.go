@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
@@ -142,5 +143,40 @@ func TestWebConsoleApprovalsInbox(t *testing.T) {
 	waitFor("nothing waits any more", `document.querySelector('#approvals .none') !== null`)
 	require.Eventually(t, func() bool { return model.Count() == 2 }, time.Minute, 50*time.Millisecond, "the turn goes on with the call's result")
 	requireRanOnce(t, home, model)
+	require.Empty(t, errs.all(), "the page reported errors")
+}
+
+// TestWebConsoleSubagents: a turn spawns a subagent that is still at work
+// after the turn answered; the schedules page lists it with its label, the
+// session that spawned it and where its loop is.
+func TestWebConsoleSubagents(t *testing.T) {
+	chromium := browser(t)
+	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case !strings.Contains(string(req.Body), "please get a helper"): // the subagent's own loop: busy until the test ends
+			return modeltest.Block()
+		case last.Role == chat.RoleTool:
+			return modeltest.Text("A helper is counting the stars.")
+		}
+		return modeltest.ToolCalls(modeltest.Call{ID: "sp1", Name: "spawn", Args: `{"task":"count the stars slowly","label":"star counter"}`})
+	})
+	defer model.Close()
+	webPort := testenv.FreePort(t)
+	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort}}})
+	env, _ := embeddedEnv(t, home)
+	base, out, errOut := startWebGateway(t, env)
+	pg, errs := newWebPage(t, chromium, 1100, 800, out, errOut)
+
+	pg.run("open the chat", chromedp.Navigate(base+"#spawner"))
+	pg.waitFor("page ready", `document.getElementById('title').textContent === 'web:spawner'`)
+	pg.send("please get a helper")
+	pg.waitFor("the turn's answer", `document.getElementById('log').textContent.includes('A helper is counting the stars.')`)
+	pg.run("open the schedules page", chromedp.Navigate(base+"schedules.html"))
+	pg.waitFor("the subagent at work", `(() => {
+		const s = document.querySelector('#subagents .subagent');
+		return s !== null && s.querySelector('h3').textContent === 'star counter' && s.textContent.includes('for web:spawner') && s.textContent.includes('RUN');
+	})()`)
+	shot(t, pg.ctx, "web-subagents.png")
 	require.Empty(t, errs.all(), "the page reported errors")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/schedules"
 )
 
@@ -119,5 +120,40 @@ func TestApprovalsThroughTheGuard(t *testing.T) {
 		a = call(t, http.MethodGet, base+"/api/approvals", "", header...)
 		require.Equal(t, status, a.status, a.body)
 		require.NotContains(t, a.body, "rm -rf")
+	}
+}
+
+func (fakeTurns) Running(context.Context) ([]RunningSubagent, error) {
+	return []RunningSubagent{{ID: "s1", Label: "star counter", Origin: "web:c1", State: "RUN"}}, nil
+}
+
+// TestConsoleReadsThroughTheGuard: the console's other reads answer with the
+// token, and not without it, to a foreign Host, or to another site's page.
+func TestConsoleReadsThroughTheGuard(t *testing.T) {
+	const token = "s3cret"
+	c, _, base := startChannelWith(t, func(cfg *config.Config) {
+		editBlock(t, cfg, func(b *Config) { b.Token = token })
+	})
+	c.UseTemporal(fakeTurns{}, "", "default")
+	testenv.WriteFile(t, c.workspace, "media/web-1-1-a.txt", "secret file")
+	_, port, err := net.SplitHostPort(base[len("http://"):])
+	require.NoError(t, err)
+	auth := []string{"Authorization", "Bearer " + token}
+	for path, want := range map[string]string{
+		"/api/subagents": `"label":"star counter","origin":"web:c1"`, "/api/memory": `"name":"MEMORY.md"`,
+		"/api/context?chat=c1": `"budget":`, "/api/media?name=web-1-1-a.txt": "secret file",
+	} {
+		a := call(t, http.MethodGet, base+path, "", auth...)
+		require.Equal(t, http.StatusOK, a.status, path+": "+a.body)
+		require.Contains(t, a.body, want, path)
+		for status, header := range map[int][]string{
+			http.StatusUnauthorized:       nil,
+			http.StatusMisdirectedRequest: append(auth, "Host", "evil.example:"+port),
+			http.StatusForbidden:          append(auth, "Origin", "http://evil.example"),
+		} {
+			a = call(t, http.MethodGet, base+path, "", header...)
+			require.Equal(t, status, a.status, path)
+			require.NotContains(t, a.body, want, path)
+		}
 	}
 }

@@ -71,6 +71,8 @@ func (c *Channel) route(path string) (string, http.HandlerFunc) {
 		return get, c.showContext
 	case "/api/memory":
 		return get, c.showMemory
+	case "/api/subagents":
+		return get, c.listSubagents
 	case "/api/approvals":
 		return get, c.listApprovals
 	case "/api/schedules":

@@ -106,6 +106,24 @@
     box.replaceChildren(...(body.approvals.length ? body.approvals.map(approval) : [el("p", "none", "Nothing waits for an answer.")]));
   }
 
+  // Subagents at work: each with what spawned it and where its loop is.
+  async function loadSubagents() {
+    const box = document.getElementById("subagents");
+    const res = await fetch("api/subagents");
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      box.replaceChildren(el("p", "error", body.error || res.statusText));
+      return;
+    }
+    box.replaceChildren(...(body.subagents.length ? body.subagents.map((s) => {
+      const c = el("article", "subagent");
+      c.dataset.id = s.id;
+      c.append(el("h3", "", s.label || s.id), el("p", "times", "for " + s.origin + " · since " + when(s.started) +
+        " · " + (s.state ? s.state + (s.iteration ? " · iteration " + s.iteration : "") : "starting")));
+      return c;
+    }) : [el("p", "none", "No subagent is at work.")]));
+  }
+
   async function load() {
     const res = await fetch("api/schedules");
     const body = await res.json().catch(() => ({}));
@@ -118,5 +136,6 @@
 
   load();
   loadApprovals();
-  setInterval(() => { load(); loadApprovals(); }, 5000);
+  loadSubagents();
+  setInterval(() => { load(); loadApprovals(); loadSubagents(); }, 5000);
 })();
