@@ -319,6 +319,9 @@ type LLMCallResult struct {
 	FromJournal  bool `json:"from_journal"` // a retry found the reply already journaled
 	// GoalActive: the session has an active sustained goal; a final answer is followed by a prompt to go on.
 	GoalActive bool `json:"goal_active,omitempty"`
+	// Drawn is the chat message this call's streamed text was drawn into by
+	// the process that ran it; the answer edits it wherever it is delivered.
+	Drawn string `json:"drawn,omitempty"`
 }
 
 // ToolCallInput asks to run one tool call that the journal holds.
@@ -381,6 +384,8 @@ type DeliverInput struct {
 	Approval *ApprovalRequest `json:"approval,omitempty"`
 	// MaxAttempts bounds the delivery's tries (channels.sendMaxRetries); 0 = the default.
 	MaxAttempts int32 `json:"max_attempts,omitempty"`
+	// Drawn is the message the answer was streamed into (LLMCallResult.Drawn).
+	Drawn string `json:"drawn,omitempty"`
 }
 
 // ReplyKind says what a reply is; why its turn stopped is its StopReason.

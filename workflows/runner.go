@@ -214,7 +214,7 @@ func (r *runner) answer(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 	if len(r.Segments) > 0 && res.FinishReason != "length" {
 		r.Segments = append(r.Segments, res.EntryID)
 	}
-	r.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted}
+	r.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted, Drawn: res.Drawn}
 	if len(r.Segments) > 1 {
 		return "", true, nil // a continued reply is joined by SAVE before anyone sees it
 	}
