@@ -47,7 +47,8 @@ func checkAuth(cfg config.MCPServer, kind string) error {
 
 // oauthConfig is mcp-go's OAuth setup for a server that logged in: the
 // registered client and the token store; mcp-go adds the bearer token to
-// every request and refreshes it (saving the new one) when it expires.
+// every request, and the store refreshes an expired one under the
+// credentials file's lock, so processes sharing it refresh once.
 // Without a stored token it says to run the login command, as nanobot does
 // not start a browser flow from a background connection either.
 func oauthConfig(home, name string, cfg config.MCPServer) (transport.OAuthConfig, error) {
@@ -59,14 +60,21 @@ func oauthConfig(home, name string, cfg config.MCPServer) (transport.OAuthConfig
 	if e == nil || e.Tokens == nil || e.Tokens.AccessToken == "" || e.ClientInfo == nil {
 		return transport.OAuthConfig{}, fmt.Errorf("the server needs an OAuth login: run `nanobot mcp login %s`", name)
 	}
-	return transport.OAuthConfig{
+	oc := transport.OAuthConfig{
 		ClientID:                e.ClientInfo.ClientID,
 		ClientSecret:            e.ClientInfo.ClientSecret,
 		TokenEndpointAuthMethod: e.ClientInfo.TokenEndpointAuthMethod,
 		RedirectURI:             e.RedirectURI,
 		TokenStore:              tokens,
 		PKCEEnabled:             true,
-	}, nil
+	}
+	base, err := discoveryURL(cfg.URL)
+	if err != nil {
+		return transport.OAuthConfig{}, err
+	}
+	tokens.refresher = transport.NewOAuthHandler(oc)
+	tokens.refresher.SetBaseURL(base)
+	return oc, nil
 }
 
 // Login runs the browser authorization of one remote server: it registers
