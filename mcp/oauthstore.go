@@ -41,6 +41,8 @@ type storedCredential struct {
 	Tokens            *transport.Token `json:"tokens,omitempty"`
 	ClientInfo        *clientInfoJSON  `json:"client_info,omitempty"`
 	RedirectURI       string           `json:"redirect_uri,omitempty"`
+	// Pending is a login whose browser returns to the gateway.
+	Pending *pendingLogin `json:"pending,omitempty"`
 }
 
 // clientInfoJSON is the client a dynamic registration created.
