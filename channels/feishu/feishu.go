@@ -32,7 +32,7 @@ type Channel struct {
 	http      *http.Client
 	api       *api
 
-	events chan []byte // im.message.receive_v1 payloads, handled in order
+	events chan queued // im.message.receive_v1 payloads, handled in order
 	// streamEvery spaces the updates of a streamed card (0: streaming off).
 	streamEvery time.Duration
 
@@ -66,7 +66,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, http: hc,
 		api:       newAPI(cfg, hc, set, log),
-		events:    make(chan []byte, 256),
+		events:    make(chan queued, 256),
 		reactions: map[string]string{},
 	}
 	// Feishu delivers an event again until it is acked, after a reconnect
