@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -51,17 +50,13 @@ func New(deps channels.Deps) (*Channel, error) {
 	if cfg.ClientID == "" || cfg.ClientSecret == "" {
 		return nil, errors.New("channels.dingtalk.clientId and clientSecret are not set")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace,
 		http: &http.Client{Timeout: 60 * time.Second}, secrets: deps.Secrets,
 		hooks: newSessionHooks(1024),
 	}
 	// DingTalk pushes again what was not acknowledged, after a restart too.
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("dingtalk-messages", 4096, deps.StateFile("dingtalk-messages.json")))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("dingtalk-messages", 4096, deps.StateFile("dingtalk-messages.json")))
 	c.api, c.oapi = cfg.bases()
 	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: deps.Secrets}
 	return c, nil

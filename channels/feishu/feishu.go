@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -52,11 +51,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if cfg.AppID == "" || cfg.AppSecret == "" {
 		return nil, errors.New("channels.feishu.appId and appSecret must be set")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("channel", Name)
+	log := deps.Logger(Name)
 	set := deps.Secrets
 	if set == nil {
 		set = &secrets.Set{}

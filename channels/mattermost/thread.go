@@ -20,7 +20,7 @@ func (c *Channel) withThreadContext(ctx context.Context, p post, text, botID str
 		Posts map[string]post `json:"posts"`
 	}
 	path := fmt.Sprintf("/posts/%s/thread?perPage=%d", p.RootID, max(1, c.cfg.ThreadContextLimit))
-	if err := c.api.call(ctx, http.MethodGet, path, nil, &thread); err != nil {
+	if err := c.api.Call(ctx, http.MethodGet, path, nil, &thread); err != nil {
 		c.Log.Warn("mattermost thread context unavailable", "root_id", p.RootID, "error", err)
 		return text
 	}

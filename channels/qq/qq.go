@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -45,17 +44,12 @@ func New(deps channels.Deps) (*Channel, error) {
 	if cfg.AppID == "" || cfg.Secret == "" {
 		return nil, errors.New("channels.qq.appId and channels.qq.secret are required")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("channel", Name)
 	hc := &http.Client{Timeout: 2 * callTimeout}
 	c := &Channel{cfg: cfg, workspace: deps.Workspace, http: hc, seqs: newSeqs()}
 	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: deps.Secrets}
 	c.seenFile = deps.StateFile("qq-messages.json")
 	// A resumed session replays what it missed: a message is taken in once.
-	c.Init(Name, log, deps.SeenSet("qq-messages", 4096, c.seenFile))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("qq-messages", 4096, c.seenFile))
 	// Shared too: the reply to a group may be delivered by another gateway
 	// than the one that took the message in, and it must post to the group.
 	c.groups = deps.SeenSet("qq-groups", 4096, deps.StateFile("qq-groups.json"))

@@ -6,17 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/nanobot-durable/nanobot/atomicfile"
 	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // silenceLimit: the daemon sends a keep-alive every 15 s; a stream silent
 // for longer is dead, and is reopened.
 const silenceLimit = 45 * time.Second
+
+// lastEventKey names the last event handed over in the channel's state.
+const lastEventKey = "lastEventId"
 
 // stream is one connection to GET /api/v1/events, read until it ends. It
 // asks for what came after the last event handed over (the daemon keeps
@@ -110,26 +111,17 @@ func (c *Channel) enableTyping(ctx context.Context) {
 }
 
 // lastEventID is the id of the last event handed over, kept in the
-// channel's state file so a restarted gateway resumes after it.
+// channel's state so a restarted gateway resumes after it.
 func (c *Channel) lastEventID() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lastID == "" && c.lastIDFile != "" {
-		if b, err := os.ReadFile(c.lastIDFile); err == nil {
-			c.lastID = strings.TrimSpace(string(b))
-		}
+	id, err := c.state.Get(lastEventKey)
+	if err != nil {
+		c.Log.Warn("signal last event id not read; resuming from new events only", "error", err)
 	}
-	return c.lastID
+	return id
 }
 
 func (c *Channel) setLastEventID(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.lastID = id
-	if c.lastIDFile == "" {
-		return
-	}
-	if err := atomicfile.WriteUnsynced(c.lastIDFile, []byte(id+"\n"), 0o600); err != nil {
-		c.Log.Warn("signal last event id not saved; a restart resumes from new events only", "file", c.lastIDFile, "error", err)
+	if err := c.state.Put(lastEventKey, id); err != nil {
+		c.Log.Warn("signal last event id not saved; a restart resumes from new events only", "error", err)
 	}
 }

@@ -59,11 +59,7 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 	if s.BotToken == "" || s.AppToken == "" {
 		return nil, errors.New("channels.slack needs botToken and appToken")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("channel", Name)
+	log := deps.Logger(Name)
 	opts := []slack.Option{slack.OptionAppLevelToken(s.AppToken)}
 	if s.APIBase != "" {
 		base := s.APIBase

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // botIssuer is who signs the tokens of the Bot Connector's requests.
@@ -31,7 +32,7 @@ const (
 type verifier struct {
 	metadata string
 	appID    string
-	http     *http.Client
+	api      *channels.API
 
 	mu      sync.Mutex
 	keys    map[string]*rsa.PublicKey
@@ -92,7 +93,7 @@ func (v *verifier) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error)
 	var meta struct {
 		JWKSURI string `json:"jwks_uri"`
 	}
-	if err := getJSON(ctx, v.http, v.metadata, &meta); err != nil {
+	if err := v.api.Call(ctx, http.MethodGet, v.metadata, nil, &meta); err != nil {
 		return nil, err
 	}
 	if meta.JWKSURI == "" {
@@ -106,7 +107,7 @@ func (v *verifier) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error)
 			E   string `json:"e"`
 		} `json:"keys"`
 	}
-	if err := getJSON(ctx, v.http, meta.JWKSURI, &set); err != nil {
+	if err := v.api.Call(ctx, http.MethodGet, meta.JWKSURI, nil, &set); err != nil {
 		return nil, err
 	}
 	keys := map[string]*rsa.PublicKey{}
@@ -122,16 +123,4 @@ func (v *verifier) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error)
 		return nil, fmt.Errorf("%s holds no RSA key", meta.JWKSURI)
 	}
 	return keys, nil
-}
-
-// getJSON reads a small JSON document.
-func getJSON(ctx context.Context, hc *http.Client, url string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err == nil {
-		_, err = call(hc, req, out)
-	}
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", url, err)
-	}
-	return nil
 }

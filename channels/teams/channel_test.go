@@ -50,7 +50,7 @@ func TestTokenIsChecked(t *testing.T) {
 // serviceUrl does not carry an activity that names another.
 func TestTokenMustNameTheServiceURL(t *testing.T) {
 	peer := teamspeer.New(t)
-	v := &verifier{metadata: peer.OpenIDMetadata(), appID: teamspeer.AppID, http: http.DefaultClient}
+	v := &verifier{metadata: peer.OpenIDMetadata(), appID: teamspeer.AppID, api: &channels.API{Name: Name, HTTP: http.DefaultClient}}
 	require.NoError(t, v.check(context.Background(), peer.BearerFor(peer.URL(), teamspeer.Valid), peer.URL()))
 	require.ErrorContains(t, v.check(context.Background(), peer.BearerFor(peer.URL(), teamspeer.Valid), "https://elsewhere.example/"), "serviceUrl")
 	require.ErrorContains(t, v.check(context.Background(), "", peer.URL()), "no bearer token")

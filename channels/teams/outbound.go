@@ -83,7 +83,10 @@ func (c *Channel) SendTyping(ctx context.Context, route protocol.Route) error {
 // post sends an activity to the route's conversation, at the serviceUrl
 // its last inbound activity came from (over activityID when set).
 func (c *Channel) post(ctx context.Context, route protocol.Route, activityID string, a map[string]any) (string, error) {
-	serviceURL := c.convs.serviceURL(route.ChatID)
+	serviceURL, err := c.convs.Get(route.ChatID)
+	if err != nil {
+		return "", fmt.Errorf("msteams conversation %q: %w", route.ChatID, err)
+	}
 	if serviceURL == "" || !c.trusted(serviceURL) {
 		return "", &channels.SendError{Err: fmt.Errorf("msteams conversation %q: no trusted serviceUrl known (the bot answers conversations that wrote to it)", route.ChatID), Permanent: true}
 	}

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -41,7 +40,9 @@ type Channel struct {
 	hosts channels.Hosts
 	auth  *verifier
 	api   *connector
-	convs *conversations
+	// convs keep where each conversation that wrote is served (its
+	// serviceUrl): replies go there, after a restart too.
+	convs channels.StateStore
 
 	mu  sync.Mutex
 	srv *channels.HTTPServer
@@ -60,15 +61,11 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)),
 		hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.msteams.allowedHosts"},
-		auth:  &verifier{metadata: cfg.OpenIDMetadata, appID: cfg.AppID, http: hc},
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
 	c.api = newConnector(cfg, hc, deps.Secrets)
-	c.convs = loadConversations(deps.StateFile("msteams-conversations.json"), c.Log)
+	c.auth = &verifier{metadata: cfg.OpenIDMetadata, appID: cfg.AppID, api: c.api.public}
+	c.convs = deps.ChannelState(Name, deps.StateFile("msteams-conversations.json"))
 	return c, nil
 }
 

@@ -1,0 +1,84 @@
+package channels
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestAPIJudgesRefusals: a 429 waits what the platform asked, a 4xx is
+// permanent, a 5xx is retried; the answer's body names the refusal.
+func TestAPIJudgesRefusals(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, _ := strconv.Atoi(r.URL.Path[1:])
+		w.Header().Set("X-Reset", "7")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, `{"message":"no"}`)
+	}))
+	defer srv.Close()
+	api := &API{Name: "peer", Base: srv.URL, HTTP: srv.Client(), RetryAfterHeader: "X-Reset"}
+	ctx := context.Background()
+
+	var se *SendError
+	err := api.Call(ctx, http.MethodGet, "/429", nil, nil)
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, 7*time.Second, se.RetryAfter)
+	require.False(t, se.Permanent)
+
+	err = api.Call(ctx, http.MethodPost, "/403", map[string]string{"a": "b"}, nil)
+	require.True(t, IsPermanent(err))
+	require.Equal(t, http.StatusForbidden, StatusOf(err))
+	require.ErrorContains(t, err, `peer POST /403: HTTP 403: {"message":"no"}`)
+
+	err = api.Call(ctx, http.MethodGet, "/503", nil, nil)
+	require.False(t, IsPermanent(err))
+	var plain *SendError
+	require.False(t, errors.As(err, &plain), "a 5xx is retried with backoff")
+	require.Equal(t, http.StatusServiceUnavailable, StatusOf(err))
+
+	var out struct{ Message string }
+	require.NoError(t, api.Call(ctx, http.MethodGet, "/200", nil, &out))
+	require.Equal(t, "no", out.Message)
+}
+
+// TestAPIRenewsARefusedToken: a 401 drops the cached token; with
+// RetryRefused the call is made again at once with a new one, else the
+// error is one delivery retries (and its next attempt gets the new token).
+func TestAPIRenewsARefusedToken(t *testing.T) {
+	var issued, revoked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bot t"+strconv.FormatInt(issued.Load(), 10) || revoked.Load() == issued.Load() {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	tokens := &TokenCache{Fetch: func(context.Context) (Token, error) {
+		return Token{Value: "t" + strconv.FormatInt(issued.Add(1), 10), TTL: time.Hour}, nil
+	}}
+	api := &API{Name: "peer", Base: srv.URL, HTTP: srv.Client(), Tokens: tokens, Scheme: "Bot"}
+	ctx := context.Background()
+	require.NoError(t, api.Call(ctx, http.MethodGet, "/", nil, nil))
+
+	revoked.Store(issued.Load())
+	err := api.Call(ctx, http.MethodGet, "/", nil, nil)
+	var se *SendError
+	require.ErrorAs(t, err, &se)
+	require.False(t, se.Permanent, "the next attempt takes a new token")
+	require.NoError(t, api.Call(ctx, http.MethodGet, "/", nil, nil))
+	require.EqualValues(t, 2, issued.Load())
+
+	api.RetryRefused = true
+	revoked.Store(issued.Load())
+	require.NoError(t, api.Call(ctx, http.MethodGet, "/", nil, nil), "renewed and made again at once")
+	require.EqualValues(t, 3, issued.Load())
+}
