@@ -120,7 +120,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 	var file struct {
 		FileInfo string `json:"file_info"`
 	}
-	err := c.call(ctx, http.MethodPost, chatPath(c.isGroup(route.ChatID), route.ChatID)+"/files", upload, &file)
+	err := c.api.Call(ctx, http.MethodPost, chatPath(c.isGroup(route.ChatID), route.ChatID)+"/files", upload, &file)
 	if err == nil && file.FileInfo == "" {
 		err = errors.New("qq upload: no file_info")
 	}

@@ -28,6 +28,7 @@ type Channel struct {
 	seenFile  string // where the message ids taken in are kept ("": memory or the database)
 	http      *http.Client
 	tokens    channels.TokenCache
+	api       *channels.API // QQ's REST API with the access token
 
 	groups channels.SeenKeys // chat ids that are groups: their replies go to /v2/groups
 	seqs   *seqs             // msg_seq per replied-to msg_id
@@ -47,6 +48,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	hc := &http.Client{Timeout: 2 * callTimeout}
 	c := &Channel{cfg: cfg, workspace: deps.Workspace, http: hc, seqs: newSeqs()}
 	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: deps.Secrets}
+	c.api = &channels.API{Name: Name, Base: cfg.apiBase(), HTTP: hc, Tokens: &c.tokens, Scheme: "QQBot", RetryRefused: true, Judge: judge}
 	c.seenFile = deps.StateFile("qq-messages.json")
 	// A resumed session replays what it missed: a message is taken in once.
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("qq-messages", 4096, c.seenFile))
@@ -100,7 +102,7 @@ func (c *Channel) whoAmI(ctx context.Context) {
 		ID       string `json:"id"`
 		Username string `json:"username"`
 	}
-	if err := c.call(mctx, http.MethodGet, "/users/@me", nil, &me); err != nil || me.ID == "" {
+	if err := c.api.Call(mctx, http.MethodGet, "/users/@me", nil, &me); err != nil || me.ID == "" {
 		c.Log.Warn("qq users/@me failed; READY will say who the bot is", "error", err)
 		return
 	}
