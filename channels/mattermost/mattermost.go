@@ -39,7 +39,7 @@ type Channel struct {
 
 	mu      sync.Mutex
 	me      user
-	threads *channels.RecentKeys // threads whose context the model was given
+	threads *channels.ThreadContext
 }
 
 // New builds the channel from config; it connects in Start.
@@ -51,10 +51,11 @@ func New(deps channels.Deps) (*Channel, error) {
 	if keys := cfg.Lacking(); len(keys) > 0 {
 		return nil, fmt.Errorf("%s is not set", strings.Join(keys, " and "))
 	}
-	c := &Channel{cfg: cfg, workspace: deps.Workspace, threads: channels.NewRecentKeys(1024),
+	c := &Channel{cfg: cfg, workspace: deps.Workspace,
 		api: &channels.API{Name: Name, Base: strings.TrimRight(cfg.ServerURL, "/") + "/api/v4", Token: cfg.Token,
 			HTTP: &http.Client{Timeout: 2 * callTimeout}, RetryAfterHeader: "X-Ratelimit-Reset"}}
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("mattermost-events", 4096, deps.StateFile("mattermost-seen.json")))
+	c.threads = channels.NewThreadContext("Mattermost", cfg.ThreadContextLimit, c.Log)
 	return c, nil
 }
 
