@@ -155,3 +155,9 @@ func CheckPort(name, key string, port int, zeroOK bool, where string) error {
 	}
 	return fmt.Errorf("channels.%s.%s %d is not a TCP port%s", name, key, port, where)
 }
+
+// RegisterBlock registers a channel whose config is its typed block: its
+// name, its constructor, how it shows replies and its block's defaults.
+func RegisterBlock[T TypedBlock, C Channel](name string, newChannel func(Deps) (C, error), format Format, defaults func() T) {
+	Register(BlockSpec(Spec{Name: name, New: func(d Deps) (Channel, error) { return newChannel(d) }, Format: format}, defaults))
+}

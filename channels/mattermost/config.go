@@ -40,11 +40,7 @@ type Config struct {
 // The Mattermost channel: channels.mattermost in config.json. Mattermost
 // renders the model's Markdown as written.
 func init() {
-	channels.Register(channels.BlockSpec(channels.Spec{
-		Name:   Name,
-		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: channels.Format{Hint: channels.ChatAppHint},
-	}, defaults))
+	channels.RegisterBlock(Name, New, channels.Format{Hint: channels.ChatAppHint}, defaults)
 }
 
 // defaults are nanobot's MattermostConfig defaults.
