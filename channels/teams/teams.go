@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/jwks"
 	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 )
 
@@ -64,7 +65,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
 	c.api = newConnector(cfg, hc, deps.Secrets)
-	c.auth = &verifier{metadata: cfg.OpenIDMetadata, appID: cfg.AppID, api: c.api.public}
+	c.auth = &verifier{keys: &jwks.Keys{Metadata: cfg.OpenIDMetadata, API: c.api.public}, appID: cfg.AppID}
 	c.convs = deps.ChannelState(Name, deps.StateFile("msteams-conversations.json"))
 	return c, nil
 }
