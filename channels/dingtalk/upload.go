@@ -49,7 +49,7 @@ func uploadType(name string) string {
 // picture or a file. A file that cannot be sent becomes nanobot's line
 // saying so, rather than failing the whole reply again and again.
 func (c *Channel) sendMedia(ctx context.Context, chatID, ref string) (string, error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		u, err := url.Parse(ref)
 		name := ref
 		if err == nil {

@@ -71,13 +71,10 @@ func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, message
 
 func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, p channels.Part) (string, error) {
 	ref := p.Media
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		return c.post(ctx, route, p.Index, "interactive", cardJSON([]element{{"tag": "markdown", "content": ref}}))
 	}
-	path := ref
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(c.workspace, path)
-	}
+	path := channels.WorkspacePath(c.workspace, ref)
 	uctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	typ, content, err := c.upload(uctx, path)
 	cancel()

@@ -66,7 +66,7 @@ func (c *Channel) StreamEvery() time.Duration {
 // link. A file that is missing, too large or refused becomes a line saying
 // so, as in nanobot, rather than failing the reply again and again.
 func (c *Channel) postMedia(ctx context.Context, out post, ref string) (string, error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		out.Message = ref
 		return c.createPost(ctx, out)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -26,7 +25,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	text := p.Text
 	if p.Media != "" {
 		text = p.Media // a link; a workspace file is named, not uploaded
-		if !strings.HasPrefix(p.Media, "http://") && !strings.HasPrefix(p.Media, "https://") {
+		if !channels.IsLink(p.Media) {
 			text = "[attachment: " + filepath.Base(p.Media) + " - files are not sent to Teams by this build]"
 		}
 	}
