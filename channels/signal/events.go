@@ -3,6 +3,7 @@ package signal
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -12,6 +13,10 @@ import (
 // silenceLimit: the daemon sends a keep-alive every 15 s; a stream silent
 // for longer is dead, and is reopened.
 const silenceLimit = 45 * time.Second
+
+// untilStopped: the stream has no redelivery of its own before a first id
+// is known, so a message is handed over until the agent takes it.
+const untilStopped = time.Duration(math.MaxInt64)
 
 // lastEventKey names the last event handed over in the channel's state.
 const lastEventKey = "lastEventId"
@@ -32,29 +37,14 @@ func (c *Channel) stream(ctx context.Context) error {
 	c.Log.Info("signal-cli event stream open", "daemon", c.cfg.daemonURL(), "after", last)
 	c.enableTyping(ctx)
 	return s.Each(silenceLimit, c.Touch, func(ev sse.Event) error {
-		// The stream has no redelivery of its own before a first id is
-		// known: the message is handed over until the agent takes it.
-		if ev.Data != "" && !channels.Handed(c.handOver(ctx, ev.ID, ev.Data)) {
-			return ctx.Err()
+		if ev.Data != "" && !channels.Handed(c.handle(ctx, ev.ID, ev.Data)) {
+			return ctx.Err() // stopped while the agent did not take it
 		}
 		if ev.ID != "" {
 			c.setLastEventID(ev.ID)
 		}
 		return nil
 	})
-}
-
-// handOver hands one event's message over, again and again while the
-// agent does not take it (Temporal unreachable), until ctx ends.
-func (c *Channel) handOver(ctx context.Context, id, data string) error {
-	delay := time.Second
-	for {
-		err := c.handle(ctx, id, data)
-		if channels.Handed(err) || !channels.Sleep(ctx, delay) {
-			return err
-		}
-		delay = min(delay*2, 30*time.Second)
-	}
 }
 
 // enableTyping turns the account's typing indicators on, as nanobot does
