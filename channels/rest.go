@@ -36,13 +36,19 @@ type API struct {
 	RetryAfterHeader string
 	// Judge classifies a refusal for delivery (nil: JudgeHTTP).
 	Judge func(*HTTPError) error
+	// Envelope reads a platform's own verdict in an answer's JSON body
+	// (nil: the status alone decides): code is its error code ("" or "0":
+	// none; a 2xx answer with one is a refusal too), tokenRefused that the
+	// token itself was refused, which is then dropped as on a 401.
+	Envelope func(body []byte) (code string, tokenRefused bool)
 }
 
-// HTTPError is an answer that is not a 2xx: its status, the start of its
-// body, and the wait a rate limit named.
+// HTTPError is a refused call: its status, the platform's own code (see
+// API.Envelope), the start of its body, and the wait a rate limit named.
 type HTTPError struct {
 	Op         string // "mattermost POST /posts"
 	Status     int
+	Code       string
 	Body       []byte
 	RetryAfter time.Duration
 }
@@ -107,6 +113,11 @@ func (a *API) Send(ctx context.Context, method, path string, body []byte, conten
 	if err != nil {
 		return fmt.Errorf("%s %s %s: %w", a.Name, method, path, err)
 	}
+	if a.Envelope != nil {
+		if code, _ := a.Envelope(raw); code != "" && code != "0" {
+			return a.judge(&HTTPError{Op: a.Name + " " + method + " " + path, Status: http.StatusOK, Code: code, Body: raw})
+		}
+	}
 	if out == nil || len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
@@ -119,6 +130,15 @@ func (a *API) Send(ctx context.Context, method, path string, body []byte, conten
 // Open makes the request and hands back the body of a 2xx answer (a
 // download); a refusal is judged for delivery.
 func (a *API) Open(ctx context.Context, method, path string, body []byte, contentType string) (io.ReadCloser, error) {
+	resp, err := a.Do(ctx, method, path, body, contentType)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// Do is Open with the whole 2xx answer, for its headers (a file's name).
+func (a *API) Do(ctx context.Context, method, path string, body []byte, contentType string) (*http.Response, error) {
 	op := a.Name + " " + method + " " + path
 	for attempt := 0; ; attempt++ {
 		token := a.Token
@@ -143,12 +163,18 @@ func (a *API) Open(ctx context.Context, method, path string, body []byte, conten
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
 		if resp.StatusCode < 300 {
-			return resp.Body, nil
+			return resp, nil
 		}
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		e := &HTTPError{Op: op, Status: resp.StatusCode, Body: raw}
-		if resp.StatusCode == http.StatusUnauthorized && a.Tokens != nil {
+		tokenRefused := resp.StatusCode == http.StatusUnauthorized
+		if a.Envelope != nil {
+			var refused bool
+			e.Code, refused = a.Envelope(raw)
+			tokenRefused = tokenRefused || refused
+		}
+		if tokenRefused && a.Tokens != nil {
 			a.Tokens.Invalidate(token)
 			if a.RetryRefused && attempt == 0 {
 				continue
@@ -158,9 +184,13 @@ func (a *API) Open(ctx context.Context, method, path string, body []byte, conten
 		if s, err := strconv.Atoi(resp.Header.Get(cmp.Or(a.RetryAfterHeader, "Retry-After"))); err == nil && s > 0 {
 			e.RetryAfter = time.Duration(s) * time.Second
 		}
-		if a.Judge != nil {
-			return nil, a.Judge(e)
-		}
-		return nil, JudgeHTTP(e)
+		return nil, a.judge(e)
 	}
+}
+
+func (a *API) judge(e *HTTPError) error {
+	if a.Judge != nil {
+		return a.Judge(e)
+	}
+	return JudgeHTTP(e)
 }

@@ -90,12 +90,11 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	ictx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := c.identify(ictx)
 	cancel()
-	var ae *apiError
 	switch {
 	case err == nil:
 		id, name := c.Bot()
 		c.Log.Info("feishu bot identified", "bot", name, "open_id", id)
-	case errors.As(err, &ae) && ae.Op == "tenant token":
+	case errors.Is(err, errCredentials):
 		return fmt.Errorf("feishu refused channels.feishu.appId/appSecret: %w", err)
 	default:
 		// Without the bot's open_id a group mention is recognised by nanobot's heuristic.
@@ -112,24 +111,17 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 
 // identify asks who the bot is: GET /open-apis/bot/v3/info.
 func (c *Channel) identify(ctx context.Context) error {
-	resp, err := c.api.send(ctx, request{op: "bot info", method: http.MethodGet, path: "/open-apis/bot/v3/info"})
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	var got struct {
-		Code int    `json:"code"`
-		Msg  string `json:"msg"`
-		Bot  struct {
+		Bot struct {
 			AppName string `json:"app_name"`
 			OpenID  string `json:"open_id"`
 		} `json:"bot"`
 	}
-	if err := decodeJSON(resp, &got); err != nil {
-		return fmt.Errorf("feishu bot info: %w", err)
+	if err := c.api.rest.Call(ctx, http.MethodGet, "/open-apis/bot/v3/info", nil, &got); err != nil {
+		return err
 	}
-	if got.Code != 0 || got.Bot.OpenID == "" {
-		return refusal("bot info", resp, got.Code, got.Msg)
+	if got.Bot.OpenID == "" {
+		return errors.New("feishu bot info: no open_id in the answer")
 	}
 	c.SetBot(got.Bot.OpenID, got.Bot.AppName)
 	return nil
