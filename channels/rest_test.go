@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -81,4 +82,44 @@ func TestAPIRenewsARefusedToken(t *testing.T) {
 	revoked.Store(issued.Load())
 	require.NoError(t, api.Call(ctx, http.MethodGet, "/", nil, nil), "renewed and made again at once")
 	require.EqualValues(t, 3, issued.Load())
+}
+
+// TestAPIReadsThePlatformsEnvelope: a 2xx whose body carries an error code
+// is a refusal, judged like any other; a code that refuses the token
+// renews it as a 401 would.
+func TestAPIReadsThePlatformsEnvelope(t *testing.T) {
+	var issued atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/stale" && r.Header.Get("Authorization") == "Bearer t1":
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"code":77}`)
+		case r.URL.Path == "/refused":
+			_, _ = io.WriteString(w, `{"code":5,"msg":"no"}`)
+		default:
+			_, _ = io.WriteString(w, `{"code":0,"data":"ok"}`)
+		}
+	}))
+	defer srv.Close()
+	tokens := &TokenCache{Fetch: func(context.Context) (Token, error) {
+		return Token{Value: "t" + strconv.FormatInt(issued.Add(1), 10), TTL: time.Hour}, nil
+	}}
+	envelope := func(body []byte) (string, bool) {
+		var env struct{ Code int }
+		_ = json.Unmarshal(body, &env)
+		return strconv.Itoa(env.Code), env.Code == 77
+	}
+	api := &API{Name: "peer", Base: srv.URL, HTTP: srv.Client(), Tokens: tokens, RetryRefused: true, Envelope: envelope}
+	ctx := context.Background()
+
+	var out struct{ Data string }
+	require.NoError(t, api.Call(ctx, http.MethodGet, "/stale", nil, &out), "the refused token was renewed")
+	require.Equal(t, "ok", out.Data)
+	require.EqualValues(t, 2, issued.Load())
+
+	err := api.Call(ctx, http.MethodGet, "/refused", nil, &out)
+	var he *HTTPError
+	require.ErrorAs(t, err, &he)
+	require.Equal(t, "5", he.Code)
+	require.Equal(t, http.StatusOK, he.Status)
 }
