@@ -29,18 +29,21 @@ type API struct {
 	Token        string
 	Tokens       *TokenCache
 	RetryRefused bool
-	// Scheme is the word before the token in Authorization ("": Bearer).
-	Scheme string
+	// Scheme is the word before the token in Authorization ("": Bearer);
+	// TokenHeader a header the token goes in as it is instead, TokenQuery a
+	// query parameter (added after the call is named, so a refusal's error
+	// does not carry it).
+	Scheme, TokenHeader, TokenQuery string
 	// RetryAfterHeader names the header of a rate limit's wait in seconds
 	// ("": Retry-After).
 	RetryAfterHeader string
 	// Judge classifies a refusal for delivery (nil: JudgeHTTP).
 	Judge func(*HTTPError) error
 	// Envelope reads a platform's own verdict in an answer's JSON body
-	// (nil: the status alone decides): code is its error code ("" or "0":
-	// none; a 2xx answer with one is a refusal too), tokenRefused that the
-	// token itself was refused, which is then dropped as on a 401.
-	Envelope func(body []byte) (code string, tokenRefused bool)
+	// (nil: the status alone decides): code is its error code ("": none; a
+	// 2xx answer with one is a refusal too), tokenRefused that the token
+	// itself was refused, which is then dropped as on a 401.
+	Envelope func(status int, body []byte) (code string, tokenRefused bool)
 }
 
 // HTTPError is a refused call: its status, the platform's own code (see
@@ -104,18 +107,23 @@ func (a *API) Call(ctx context.Context, method, path string, in, out any) error 
 // Send sends a prepared body of contentType (a form, a file) and decodes
 // the answer into out as Call does.
 func (a *API) Send(ctx context.Context, method, path string, body []byte, contentType string, out any) error {
-	rc, err := a.Open(ctx, method, path, body, contentType)
+	resp, token, err := a.do(ctx, method, path, body, contentType)
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
-	raw, err := io.ReadAll(io.LimitReader(rc, maxAnswer))
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
 		return fmt.Errorf("%s %s %s: %w", a.Name, method, path, err)
 	}
 	if a.Envelope != nil {
-		if code, _ := a.Envelope(raw); code != "" && code != "0" {
-			return a.judge(&HTTPError{Op: a.Name + " " + method + " " + path, Status: http.StatusOK, Code: code, Body: raw})
+		if code, tokenRefused := a.Envelope(resp.StatusCode, raw); code != "" {
+			e := &HTTPError{Op: a.Name + " " + method + " " + path, Status: resp.StatusCode, Code: code, Body: raw}
+			if tokenRefused && a.Tokens != nil {
+				a.Tokens.Invalidate(token)
+				return &SendError{Err: e} // the next attempt takes a new token
+			}
+			return a.judge(e)
 		}
 	}
 	if out == nil || len(bytes.TrimSpace(raw)) == 0 {
@@ -139,31 +147,45 @@ func (a *API) Open(ctx context.Context, method, path string, body []byte, conten
 
 // Do is Open with the whole 2xx answer, for its headers (a file's name).
 func (a *API) Do(ctx context.Context, method, path string, body []byte, contentType string) (*http.Response, error) {
+	resp, _, err := a.do(ctx, method, path, body, contentType)
+	return resp, err
+}
+
+// do is Do, telling the token it used.
+func (a *API) do(ctx context.Context, method, path string, body []byte, contentType string) (*http.Response, string, error) {
 	op := a.Name + " " + method + " " + path
 	for attempt := 0; ; attempt++ {
 		token := a.Token
 		if a.Tokens != nil {
 			var err error
 			if token, err = a.Tokens.Get(ctx); err != nil {
-				return nil, fmt.Errorf("%s: %w", op, err)
+				return nil, "", fmt.Errorf("%s: %w", op, err)
 			}
 		}
 		req, err := http.NewRequestWithContext(ctx, method, a.Base+path, bytes.NewReader(body))
 		if err != nil {
-			return nil, &SendError{Err: fmt.Errorf("%s: %w", op, err), Permanent: true}
+			return nil, "", &SendError{Err: fmt.Errorf("%s: %w", op, err), Permanent: true}
 		}
 		if body != nil {
 			req.Header.Set("Content-Type", contentType)
 		}
-		if token != "" {
+		switch {
+		case token == "":
+		case a.TokenQuery != "":
+			q := req.URL.Query()
+			q.Set(a.TokenQuery, token)
+			req.URL.RawQuery = q.Encode()
+		case a.TokenHeader != "":
+			req.Header.Set(a.TokenHeader, token)
+		default:
 			req.Header.Set("Authorization", cmp.Or(a.Scheme, "Bearer")+" "+token)
 		}
 		resp, err := a.HTTP.Do(req)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
+			return nil, "", fmt.Errorf("%s: %w", op, err)
 		}
 		if resp.StatusCode < 300 {
-			return resp, nil
+			return resp, token, nil
 		}
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -171,7 +193,7 @@ func (a *API) Do(ctx context.Context, method, path string, body []byte, contentT
 		tokenRefused := resp.StatusCode == http.StatusUnauthorized
 		if a.Envelope != nil {
 			var refused bool
-			e.Code, refused = a.Envelope(raw)
+			e.Code, refused = a.Envelope(resp.StatusCode, raw)
 			tokenRefused = tokenRefused || refused
 		}
 		if tokenRefused && a.Tokens != nil {
@@ -179,12 +201,12 @@ func (a *API) Do(ctx context.Context, method, path string, body []byte, contentT
 			if a.RetryRefused && attempt == 0 {
 				continue
 			}
-			return nil, &SendError{Err: e} // the next attempt takes a new token
+			return nil, "", &SendError{Err: e} // the next attempt takes a new token
 		}
 		if s, err := strconv.Atoi(resp.Header.Get(cmp.Or(a.RetryAfterHeader, "Retry-After"))); err == nil && s > 0 {
 			e.RetryAfter = time.Duration(s) * time.Second
 		}
-		return nil, a.judge(e)
+		return nil, "", a.judge(e)
 	}
 }
 

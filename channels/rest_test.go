@@ -104,9 +104,11 @@ func TestAPIReadsThePlatformsEnvelope(t *testing.T) {
 	tokens := &TokenCache{Fetch: func(context.Context) (Token, error) {
 		return Token{Value: "t" + strconv.FormatInt(issued.Add(1), 10), TTL: time.Hour}, nil
 	}}
-	envelope := func(body []byte) (string, bool) {
+	envelope := func(_ int, body []byte) (string, bool) {
 		var env struct{ Code int }
-		_ = json.Unmarshal(body, &env)
+		if json.Unmarshal(body, &env) != nil || env.Code == 0 {
+			return "", false
+		}
 		return strconv.Itoa(env.Code), env.Code == 77
 	}
 	api := &API{Name: "peer", Base: srv.URL, HTTP: srv.Client(), Tokens: tokens, RetryRefused: true, Envelope: envelope}

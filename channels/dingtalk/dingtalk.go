@@ -36,7 +36,10 @@ type Channel struct {
 	http      *http.Client
 	secrets   *secrets.Set
 	tokens    channels.TokenCache
-	hooks     *sessionHooks // sessionWebhooks of recent messages
+	// rest is the v1.0 API with the access token, legacy the older one
+	// (uploads), public the v1.0 API without (the token, the stream).
+	rest, legacy, public *channels.API
+	hooks                *sessionHooks // sessionWebhooks of recent messages
 
 	loop channels.Loop
 }
@@ -59,6 +62,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("dingtalk-messages", 4096, deps.StateFile("dingtalk-messages.json")))
 	c.api, c.oapi = cfg.bases()
 	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: deps.Secrets}
+	c.rest, c.legacy, c.public = c.newAPI(c.api, tokenHeader), c.newAPI(c.oapi, "access_token"), c.newAPI(c.api, "")
 	return c, nil
 }
 
@@ -75,9 +79,8 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	tctx, cancel := context.WithTimeout(ctx, callTimeout)
 	_, err := c.tokens.Get(tctx)
 	cancel()
-	var refused *apiError
 	switch {
-	case errors.As(err, &refused) && refused.Status >= 400 && refused.Status < 500 && !refused.throttled():
+	case channels.IsPermanent(err) && channels.StatusOf(err) >= 400:
 		return fmt.Errorf("dingtalk refused channels.dingtalk.clientId/clientSecret: %w", err)
 	case err != nil:
 		c.Log.Warn("dingtalk access token not fetched yet; the stream connects anyway", "error", err)

@@ -52,7 +52,7 @@ type envelope struct {
 
 // readEnvelope is channels.API's view of Feishu's answers: their code,
 // and whether it says the tenant token was refused.
-func readEnvelope(body []byte) (string, bool) {
+func readEnvelope(_ int, body []byte) (string, bool) {
 	var env envelope
 	if json.Unmarshal(body, &env) != nil || env.Code == 0 {
 		return "", false
