@@ -125,3 +125,27 @@ func TestAPIReadsThePlatformsEnvelope(t *testing.T) {
 	require.Equal(t, "5", he.Code)
 	require.Equal(t, http.StatusOK, he.Status)
 }
+
+// TestAPIPutsTheTokenWhereThePlatformReadsIt: Authorization with a
+// scheme, a header of the platform's own, or a query parameter.
+func TestAPIPutsTheTokenWhereThePlatformReadsIt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode([]string{r.Header.Get("Authorization"), r.Header.Get("X-Token"), r.URL.Query().Get("access_token"), r.URL.Query().Get("type")})
+	}))
+	defer srv.Close()
+	tokens := &TokenCache{Fetch: func(context.Context) (Token, error) { return Token{Value: "s3cret", TTL: time.Hour}, nil }}
+	for _, tc := range []struct {
+		api  API
+		want []string
+	}{
+		{API{Scheme: "QQBot"}, []string{"QQBot s3cret", "", "", "x"}},
+		{API{TokenHeader: "X-Token"}, []string{"", "s3cret", "", "x"}},
+		{API{TokenQuery: "access_token"}, []string{"", "", "s3cret", "x"}},
+	} {
+		api := tc.api
+		api.Name, api.Base, api.HTTP, api.Tokens = "peer", srv.URL, srv.Client(), tokens
+		var got []string
+		require.NoError(t, api.Call(context.Background(), http.MethodGet, "/?type=x", nil, &got))
+		require.Equal(t, tc.want, got)
+	}
+}
