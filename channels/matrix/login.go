@@ -68,6 +68,9 @@ func (c *Channel) useToken(ctx context.Context, user id.UserID, token string) er
 		c.Log.Warn("matrix token belongs to another user than channels.matrix.userId", "userId", c.cfg.UserID, "token_user", who.UserID)
 	}
 	client.UserID, client.DeviceID = who.UserID, who.DeviceID
+	if err := c.setUpE2EE(ctx, client); err != nil {
+		return err
+	}
 	name := ""
 	if dn, err := client.GetOwnDisplayName(ctx); err == nil {
 		name = dn.DisplayName

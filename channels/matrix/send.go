@@ -21,8 +21,13 @@ import (
 const MaxMessageRunes = 12_000
 
 // maxContentBytes is where an event's content is slimmed (formatted_body
-// dropped) to stay under the homeserver's limit with the envelope.
-const maxContentBytes = 60_000
+// dropped) to stay under the homeserver's limit with the envelope;
+// maxSealedContentBytes is that of a content to encrypt (Megolm's base64
+// makes it a third bigger).
+const (
+	maxContentBytes       = 60_000
+	maxSealedContentBytes = 45_000
+)
 
 // typingTimeout outlives the manager's renewal (every 4 s) by a margin.
 const typingTimeout = 10 * time.Second
@@ -110,7 +115,11 @@ func (c *Channel) mediaPath(p string) string {
 func (c *Channel) post(ctx context.Context, room string, content *event.MessageEventContent) (string, error) {
 	cctx, cancel := callCtx(ctx)
 	defer cancel()
-	resp, err := c.api().SendMessageEvent(cctx, id.RoomID(room), event.EventMessage, slim(content))
+	typ, sealed, err := c.seal(cctx, room, event.EventMessage, content)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.api().SendMessageEvent(cctx, id.RoomID(room), typ, sealed)
 	if err != nil {
 		return "", sendError("send", err)
 	}
@@ -172,10 +181,10 @@ func relation(route protocol.Route, first bool) *event.RelatesTo {
 	return nil
 }
 
-// slim drops the HTML of a content too big for one event; the plain body
-// (at most MaxMessageRunes) always fits.
-func slim(content *event.MessageEventContent) *event.MessageEventContent {
-	if size(content) <= maxContentBytes {
+// slim drops the HTML of a content over limit bytes; the plain body (at
+// most MaxMessageRunes) always fits an event in the clear.
+func slim(content *event.MessageEventContent, limit int) *event.MessageEventContent {
+	if size(content) <= limit {
 		return content
 	}
 	out := *content

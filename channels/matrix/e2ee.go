@@ -1,0 +1,276 @@
+//go:build goolm
+
+package matrix
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"go.mau.fi/util/dbutil"
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+	"maunium.net/go/mautrix/sqlstatestore"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver "sqlite": no cgo
+
+	"github.com/nanobot-durable/nanobot/channels"
+)
+
+// e2eeBuilt: this binary has end-to-end encryption (the goolm build tag).
+const e2eeBuilt = true
+
+// pickleKey seals the Olm account and sessions inside the store; the
+// store file itself is private to the user (0600), which is the protection.
+var pickleKey = []byte("nanobot matrix crypto store")
+
+// e2ee is one device's end-to-end encryption: its Olm account, the Megolm
+// sessions, the devices of the users it shares rooms with and the rooms'
+// encryption state, all in one SQLite file under the nanobot home.
+type e2ee struct {
+	db    *dbutil.Database
+	rooms *sqlstatestore.SQLStateStore
+	mach  *crypto.OlmMachine
+	me    id.UserID
+	log   *slog.Logger
+	// asked are the Megolm sessions whose keys were already requested:
+	// one log line and one request per session, not one per event.
+	asked *channels.RecentKeys
+}
+
+// errCryptoUnusable is a store that cannot serve this device (its keys on
+// the homeserver are not the store's): retrying will not help.
+var errCryptoUnusable = errors.New("matrix crypto store unusable for this device")
+
+// openE2EE opens (or creates) the device's crypto store at path, loads or
+// creates its Olm account and makes sure the homeserver has its keys.
+// Each device has its own account in the file: a new login does not reuse
+// another device's keys.
+func openE2EE(ctx context.Context, client *mautrix.Client, path string, log *slog.Logger) (*e2ee, error) {
+	raw, err := openSQLite(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := dbutil.NewWithDB(raw, "sqlite3")
+	if err != nil {
+		_ = raw.Close()
+		return nil, fmt.Errorf("matrix crypto store %s: %w", path, err)
+	}
+	zl := zerologTo(log)
+	e := &e2ee{db: db, me: client.UserID, log: log, asked: channels.NewRecentKeys(1024)}
+	e.rooms = sqlstatestore.NewSQLStateStore(db, dbutil.ZeroLogger(zl), false)
+	store := crypto.NewSQLCryptoStore(db, dbutil.ZeroLogger(zl), string(client.UserID)+"|"+string(client.DeviceID), client.DeviceID, pickleKey)
+	if err := e.rooms.Upgrade(ctx); err != nil {
+		e.close()
+		return nil, fmt.Errorf("matrix crypto store %s: room state schema: %w", path, err)
+	}
+	if err := store.DB.Upgrade(ctx); err != nil {
+		e.close()
+		return nil, fmt.Errorf("matrix crypto store %s: crypto schema: %w", path, err)
+	}
+	e.mach = crypto.NewOlmMachine(client, &zl, store, e.rooms)
+	// Megolm keys go to every device of the room's members, verified or
+	// not, as nanobot sends (ignore_unverified_devices).
+	e.mach.SendKeysMinTrust = id.TrustStateUnset
+	if err := e.mach.Load(ctx); err != nil {
+		e.close()
+		return nil, fmt.Errorf("matrix crypto store %s: load the Olm account: %w", path, err)
+	}
+	if err := e.publishKeys(ctx, client); err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// openSQLite opens the store file, created 0600 in a 0700 directory
+// before SQLite sees it (its -wal and -shm copy the file's mode).
+func openSQLite(path string) (*sql.DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("matrix crypto store dir: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("matrix crypto store: %w", err)
+	}
+	_ = f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("matrix crypto store: %w", err)
+	}
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("matrix crypto store %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// publishKeys uploads the device's identity and one-time keys the first
+// time, and checks on later starts that the homeserver still has the
+// store's keys (a deleted store with a reused device cannot be repaired).
+func (e *e2ee) publishKeys(ctx context.Context, client *mautrix.Client) error {
+	resp, err := client.QueryKeys(ctx, &mautrix.ReqQueryKeys{
+		DeviceKeys: map[id.UserID]mautrix.DeviceIDList{client.UserID: {client.DeviceID}},
+	})
+	if err != nil {
+		return fmt.Errorf("matrix crypto: query the device's own keys: %w", err)
+	}
+	shared := e.mach.GetAccount().Shared
+	device, onServer := resp.DeviceKeys[client.UserID][client.DeviceID]
+	switch {
+	case !onServer || len(device.Keys) == 0:
+		if err := e.mach.ShareKeys(ctx, -1); err != nil {
+			return fmt.Errorf("matrix crypto: upload the device keys: %w", err)
+		}
+		e.log.Info("matrix end-to-end encryption: device keys uploaded", "device", client.DeviceID, "fingerprint", e.mach.Fingerprint())
+	case !shared:
+		return fmt.Errorf("%w: device %s already has keys on the homeserver that this store did not make (log in with a new device, or restore the store)", errCryptoUnusable, client.DeviceID)
+	case device.Keys.GetEd25519(client.DeviceID) != e.mach.OwnIdentity().SigningKey:
+		return fmt.Errorf("%w: device %s's signing key on the homeserver is not the store's", errCryptoUnusable, client.DeviceID)
+	}
+	return nil
+}
+
+func (e *e2ee) close() {
+	if e.db != nil {
+		_ = e.db.Close()
+	}
+}
+
+// device is the device the store serves.
+func (e *e2ee) device() id.DeviceID { return e.mach.Client.DeviceID }
+
+// handleSync takes a sync's device messages (room keys, key requests),
+// device list changes and one-time key count, before its room events so
+// a key sent with a message is there to decrypt it.
+func (e *e2ee) handleSync(ctx context.Context, part syncCrypto, since string) {
+	resp := &mautrix.RespSync{}
+	if len(part.DeviceLists) > 0 && json.Unmarshal(part.DeviceLists, &resp.DeviceLists) != nil {
+		e.log.Warn("matrix sync: malformed device_lists dropped")
+	}
+	if len(part.OTKCount) > 0 && json.Unmarshal(part.OTKCount, &resp.DeviceOTKCount) != nil {
+		e.log.Warn("matrix sync: malformed device_one_time_keys_count dropped")
+	}
+	for _, raw := range part.ToDevice.Events {
+		var evt event.Event
+		if err := json.Unmarshal(raw, &evt); err != nil || evt.Type.Type == "" {
+			e.log.Warn("matrix to-device event dropped", "type", evt.Type.Type, "sender", evt.Sender, "error", err)
+			continue
+		}
+		resp.ToDevice.Events = append(resp.ToDevice.Events, &evt)
+	}
+	e.mach.ProcessSyncResponse(ctx, resp, since)
+}
+
+// noteState keeps the room's encryption and membership (whom to share
+// keys with), and forgets the room's outgoing session when a member leaves.
+func (e *e2ee) noteState(ctx context.Context, room string, raw json.RawMessage) {
+	var evt event.Event
+	if json.Unmarshal(raw, &evt) != nil || evt.StateKey == nil {
+		return
+	}
+	evt.RoomID, evt.Type.Class = id.RoomID(room), event.StateEventType
+	if evt.Content.ParseRaw(evt.Type) != nil {
+		return
+	}
+	if evt.Unsigned.PrevContent != nil {
+		_ = evt.Unsigned.PrevContent.ParseRaw(evt.Type)
+	}
+	mautrix.UpdateStateStore(ctx, e.rooms, &evt)
+	if evt.Type == event.StateMember {
+		e.mach.HandleMemberEvent(ctx, &evt)
+	}
+}
+
+// errUndecryptable is an encrypted event the device has no key for;
+// errForged one whose key came from another device than it claims.
+var (
+	errUndecryptable = errors.New("no room key for the event")
+	errForged        = errors.New("forged room key")
+)
+
+// decrypt is the event inside an m.room.encrypted one. Without the
+// Megolm session the senders' devices (and the bot's own) are asked for
+// its key once, and the event is dropped: nanobot does not answer what it
+// cannot read either.
+func (e *e2ee) decrypt(ctx context.Context, room string, raw json.RawMessage) (rawEvent, error) {
+	var evt event.Event
+	if err := json.Unmarshal(raw, &evt); err != nil {
+		return rawEvent{}, fmt.Errorf("malformed encrypted event: %w", err)
+	}
+	evt.RoomID = id.RoomID(room)
+	if err := evt.Content.ParseRaw(event.EventEncrypted); err != nil {
+		return rawEvent{}, fmt.Errorf("malformed encrypted content: %w", err)
+	}
+	content := evt.Content.AsEncrypted()
+	dec, err := e.mach.DecryptMegolmEvent(ctx, &evt)
+	if errors.Is(err, crypto.ErrNoSessionFound) {
+		if !e.asked.Add(string(content.SessionID)) {
+			e.requestKey(ctx, &evt, content)
+		}
+		return rawEvent{}, fmt.Errorf("%w (session %s)", errUndecryptable, content.SessionID)
+	}
+	if err != nil {
+		return rawEvent{}, err
+	}
+	if dec.Mautrix.TrustState == id.TrustStateDeviceKeyMismatch {
+		return rawEvent{}, fmt.Errorf("the room key's sender is not the device it names: %w", errForged)
+	}
+	return rawEvent{ID: string(evt.ID), Type: dec.Type.Type, Sender: string(evt.Sender), TS: evt.Timestamp, Content: dec.Content.VeryRaw}, nil
+}
+
+// requestKey asks the sender's devices and the bot's own for a session's key.
+func (e *e2ee) requestKey(ctx context.Context, evt *event.Event, content *event.EncryptedEventContent) {
+	from := map[id.UserID][]id.DeviceID{evt.Sender: {"*"}, e.me: {"*"}}
+	err := e.mach.SendRoomKeyRequest(ctx, evt.RoomID, content.SenderKey, content.SessionID, "", from)
+	e.log.Warn("matrix encrypted message not decrypted: the bot has no key for it and asked the sender's devices for one; the message is not answered",
+		"room", evt.RoomID, "event_id", evt.ID, "sender", evt.Sender, "session_id", content.SessionID, "request_error", err)
+}
+
+// encrypted tells whether the room has m.room.encryption.
+func (e *e2ee) encrypted(ctx context.Context, room string) (bool, error) {
+	return e.rooms.IsEncrypted(ctx, id.RoomID(room))
+}
+
+// bind makes the store the client's state store: the room state it reads
+// (learnRoom) and its joins land there.
+func (e *e2ee) bind(client *mautrix.Client) { client.StateStore = e.rooms }
+
+// learnRoom reads a room's state from the homeserver into the store (the
+// client's state store) when the store does not know the room as
+// encrypted yet (joined before this build): its encryption and members,
+// so the bot answers in kind.
+func (e *e2ee) learnRoom(ctx context.Context, client *mautrix.Client, room string) error {
+	if on, err := e.encrypted(ctx, room); err != nil || on {
+		return err
+	}
+	if _, err := client.State(ctx, id.RoomID(room)); err != nil {
+		return fmt.Errorf("matrix room state of %s: %w", room, err)
+	}
+	return nil
+}
+
+// encrypt seals an event for an encrypted room, sharing a new Megolm
+// session with the room's members' devices first when there is none.
+func (e *e2ee) encrypt(ctx context.Context, room string, typ event.Type, content any) (*event.EncryptedEventContent, error) {
+	sealed, err := e.mach.EncryptMegolmEvent(ctx, id.RoomID(room), typ, content)
+	if err == nil || !crypto.IsShareError(err) {
+		return sealed, err
+	}
+	users, err := e.rooms.GetRoomJoinedOrInvitedMembers(ctx, id.RoomID(room))
+	if err != nil {
+		return nil, fmt.Errorf("matrix crypto: members of %s: %w", room, err)
+	}
+	if err := e.mach.ShareGroupSession(ctx, id.RoomID(room), users); err != nil {
+		return nil, fmt.Errorf("matrix crypto: share the room key of %s: %w", room, err)
+	}
+	return e.mach.EncryptMegolmEvent(ctx, id.RoomID(room), typ, content)
+}

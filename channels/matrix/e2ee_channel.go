@@ -1,0 +1,109 @@
+package matrix
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+)
+
+// cryptoFile is the device's crypto store under <nanobot home>/channels:
+// losing it loses the device's keys, and the senders' sessions with it.
+const cryptoFile = "matrix-crypto.db"
+
+// setUpE2EE gives a freshly logged-in client its device's end-to-end
+// encryption: the store kept for the same device, or the device's own
+// opened (created on its first start). A homeserver not answering fails
+// the login, which is retried; a store that cannot serve the device turns
+// encryption off with an error line, and plain rooms still work.
+func (c *Channel) setUpE2EE(ctx context.Context, client *mautrix.Client) error {
+	if !c.cfg.E2EEEnabled || !e2eeBuilt {
+		return nil
+	}
+	if cur := c.crypto.Load(); cur != nil {
+		if cur.device() == client.DeviceID {
+			cur.bind(client)
+			return nil
+		}
+		c.crypto.Store(nil)
+		cur.close()
+	}
+	path := c.statePath(cryptoFile)
+	if path == "" {
+		c.Log.Warn("matrix end-to-end encryption off: no nanobot home to keep the device's keys in; encrypted rooms are skipped")
+		return nil
+	}
+	e, err := openE2EE(ctx, client, path, c.Log)
+	if errors.Is(err, errCryptoUnusable) {
+		c.Log.Error("matrix end-to-end encryption off: encrypted rooms are skipped", "store", path, "error", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.bind(client)
+	c.crypto.Store(e)
+	c.Log.Info("matrix end-to-end encryption on", "device", client.DeviceID, "store", path)
+	return nil
+}
+
+// noE2EE says why an encrypted room is skipped.
+func (c *Channel) noE2EE() string {
+	switch {
+	case !e2eeBuilt:
+		return "this build has no end-to-end encryption (built without the goolm tag)"
+	case !c.cfg.E2EEEnabled:
+		return "channels.matrix.e2eeEnabled is false"
+	}
+	return "end-to-end encryption did not start (see the error above)"
+}
+
+// decryptEvent is the event inside an m.room.encrypted one, false when it
+// cannot be read: logged with its id and dropped (a missing key is also
+// asked for).
+func (c *Channel) decryptEvent(ctx context.Context, room string, ev rawEvent, raw json.RawMessage) (rawEvent, bool) {
+	e := c.crypto.Load()
+	if e == nil {
+		if !c.warned.Add(room) {
+			c.Log.Warn("matrix encrypted room skipped: "+c.noE2EE(), "room", room, "event_id", ev.ID, "sender", ev.Sender)
+		}
+		return ev, false
+	}
+	if err := e.learnRoom(ctx, c.api(), room); err != nil {
+		c.Log.Warn("matrix encrypted room's state unknown; replies may go out unencrypted", "room", room, "error", err)
+	}
+	dec, err := e.decrypt(ctx, room, raw)
+	switch {
+	case errors.Is(err, errUndecryptable):
+		return ev, false // logged once per session, with the key request
+	case err != nil:
+		c.Log.Warn("matrix encrypted event dropped", "room", room, "event_id", ev.ID, "sender", ev.Sender, "error", err)
+		return ev, false
+	}
+	return dec, true
+}
+
+// seal is an event as it goes out: encrypted in an encrypted room, as is
+// elsewhere. A store that cannot tell fails the send: nothing meant for
+// an encrypted room goes out in the clear.
+func (c *Channel) seal(ctx context.Context, room string, typ event.Type, content *event.MessageEventContent) (event.Type, any, error) {
+	e := c.crypto.Load()
+	if e == nil {
+		return typ, slim(content, maxContentBytes), nil
+	}
+	on, err := e.encrypted(ctx, room)
+	if err != nil {
+		return typ, nil, fmt.Errorf("matrix crypto store: is room %s encrypted: %w", room, err)
+	}
+	if !on {
+		return typ, slim(content, maxContentBytes), nil
+	}
+	sealed, err := e.encrypt(ctx, room, typ, slim(content, maxSealedContentBytes))
+	if err != nil {
+		return typ, nil, sendError("encrypt", err)
+	}
+	return event.EventEncrypted, sealed, nil
+}

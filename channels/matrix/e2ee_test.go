@@ -1,0 +1,89 @@
+//go:build goolm
+
+package matrix
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
+	"github.com/nanobot-durable/nanobot/protocol"
+)
+
+// encryptedBadLog is what a bogus m.room.encrypted event is logged as:
+// this build tries to decrypt it.
+const encryptedBadLog = "matrix encrypted event dropped"
+
+// TestEncryptedDM: a user whose client encrypts (as Element does) opens
+// an encrypted DM with the bot; the bot reads the message, and its reply
+// and the reply's edit go out encrypted and decrypt to the text sent. After
+// a restart on the same nanobot home the bot is the same device: the
+// user's session still reaches it and the second reply is encrypted too.
+func TestEncryptedDM(t *testing.T) {
+	h := startHarness(t, nil) // e2eeEnabled: nanobot's default, true
+	alice := newCryptoUser(t, h.hs, h.alice)
+	room := alice.createEncryptedDM(h.bot)
+	require.Eventually(t, func() bool { return h.alice.Joined(t, string(room), h.bot) }, defaultWait, pollEvery,
+		"the bot did not join the encrypted DM")
+
+	sent, _ := alice.sendText(room, "hello, encrypted")
+	in := h.waitInbound(1)[0]
+	require.Equal(t, "hello, encrypted", in.Content)
+	require.Equal(t, string(sent), in.Route.ReplyTo)
+	require.False(t, in.Group, "a room of two is a DM")
+
+	h.answer(in, "turn-1", "**hi** back")
+	reply := alice.waitFrom(h.bot, 1)
+	content := reply.Content.AsMessage()
+	require.Equal(t, "**hi** back", content.Body)
+	require.Equal(t, toHTML("**hi** back"), content.FormattedBody)
+	require.Equal(t, sent, content.RelatesTo.GetReplyTo(), "the reply answers the user's event")
+	require.Empty(t, dendritepeer.From(h.alice.Messages(t, string(room)), h.bot), "nothing from the bot in the clear")
+
+	route := protocol.Route{Channel: Name, ChatID: string(room)}
+	require.NoError(t, h.ch.EditMessage(context.Background(), route, string(reply.ID), "edited"))
+	edit := alice.waitFrom(h.bot, 2).Content.AsMessage()
+	require.Equal(t, event.RelReplace, edit.RelatesTo.Type)
+	require.Equal(t, reply.ID, edit.RelatesTo.GetReplaceID())
+	require.Equal(t, "edited", edit.NewContent.Body)
+
+	info, err := os.Stat(h.ch.statePath(cryptoFile))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the device's keys are the user's alone")
+
+	h.stop()
+	h.start()
+	h.waitLog("matrix end-to-end encryption on", "device="+h.bot.DeviceID)
+	alice.sendText(room, "after the restart")
+	in = h.waitInbound(2)[1]
+	require.Equal(t, "after the restart", in.Content, "the restarted bot decrypts with the keys it kept")
+	h.answer(in, "turn-2", "still here")
+	require.Equal(t, "still here", alice.waitFrom(h.bot, 3).Content.AsMessage().Body)
+	require.Equal(t, 1, countLines(h.logs.String(), "device keys uploaded"), "the restart kept the device's keys")
+}
+
+// TestMessageWithoutItsKey: a message whose room key never reached the
+// bot is logged once with its event id and session, the key is asked
+// for from the sender's devices, and the message is not answered; the
+// next readable one is.
+func TestMessageWithoutItsKey(t *testing.T) {
+	h := startHarness(t, nil)
+	alice := newCryptoUser(t, h.hs, h.alice)
+	room := alice.createEncryptedDM(h.bot)
+	require.Eventually(t, func() bool { return h.alice.Joined(t, string(room), h.bot) }, defaultWait, pollEvery,
+		"the bot did not join the encrypted DM")
+
+	hidden, session := alice.sendText(room, "not for the bot", id.UserID(h.alice.ID)) // the key stays with alice
+	h.waitLog("matrix encrypted message not decrypted", "event_id="+string(hidden), "session_id="+string(session))
+	require.Eventually(t, func() bool { return alice.askedFor(session) }, defaultWait, pollEvery,
+		"the bot never asked alice's devices for the key")
+
+	readable := h.alice.SendText(t, string(room), "in the clear")
+	got := h.waitInbound(1)
+	require.Equal(t, readable, got[0].Route.ReplyTo, "the message without its key was not answered")
+}
