@@ -86,22 +86,32 @@ func (c *Channel) decryptEvent(ctx context.Context, room string, ev rawEvent, ra
 	return dec, true
 }
 
+// sealsFor tells whether what goes to the room is encrypted: with
+// end-to-end encryption up, in a room with m.room.encryption.
+func (c *Channel) sealsFor(ctx context.Context, room string) (bool, error) {
+	e := c.crypto.Load()
+	if e == nil {
+		return false, nil
+	}
+	on, err := e.encrypted(ctx, room)
+	if err != nil {
+		return false, fmt.Errorf("matrix crypto store: is room %s encrypted: %w", room, err)
+	}
+	return on, nil
+}
+
 // seal is an event as it goes out: encrypted in an encrypted room, as is
 // elsewhere. A store that cannot tell fails the send: nothing meant for
 // an encrypted room goes out in the clear.
 func (c *Channel) seal(ctx context.Context, room string, typ event.Type, content *event.MessageEventContent) (event.Type, any, error) {
-	e := c.crypto.Load()
-	if e == nil {
-		return typ, slim(content, maxContentBytes), nil
-	}
-	on, err := e.encrypted(ctx, room)
+	on, err := c.sealsFor(ctx, room)
 	if err != nil {
-		return typ, nil, fmt.Errorf("matrix crypto store: is room %s encrypted: %w", room, err)
+		return typ, nil, err
 	}
 	if !on {
 		return typ, slim(content, maxContentBytes), nil
 	}
-	sealed, err := e.encrypt(ctx, room, typ, slim(content, maxSealedContentBytes))
+	sealed, err := c.crypto.Load().encrypt(ctx, room, typ, slim(content, maxSealedContentBytes))
 	if err != nil {
 		return typ, nil, sendError("encrypt", err)
 	}

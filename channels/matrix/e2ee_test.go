@@ -5,9 +5,11 @@ package matrix
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"maunium.net/go/mautrix/crypto/attachment"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -86,4 +88,47 @@ func TestMessageWithoutItsKey(t *testing.T) {
 	readable := h.alice.SendText(t, string(room), "in the clear")
 	got := h.waitInbound(1)
 	require.Equal(t, readable, got[0].Route.ReplyTo, "the message without its key was not answered")
+}
+
+// TestEncryptedFiles: in an encrypted room a file comes in encrypted (its
+// key in the encrypted event) and is saved decrypted for the model; a
+// file the bot sends is encrypted before it is uploaded.
+func TestEncryptedFiles(t *testing.T) {
+	h := startHarness(t, nil)
+	alice := newCryptoUser(t, h.hs, h.alice)
+	room := alice.createEncryptedDM(h.bot)
+	require.Eventually(t, func() bool { return h.alice.Joined(t, string(room), h.bot) }, defaultWait, pollEvery,
+		"the bot did not join the encrypted DM")
+
+	data := pngBytes(t)
+	file := attachment.NewEncryptedFile()
+	sealed := file.Encrypt(data)
+	mxc := h.alice.Upload(t, sealed, "application/octet-stream", "")
+	alice.send(room, &event.MessageEventContent{MsgType: event.MsgImage, Body: "cat.png",
+		Info: &event.FileInfo{MimeType: "image/png", Size: len(data)},
+		File: &event.EncryptedFileInfo{EncryptedFile: *file, URL: id.ContentURIString(mxc)}})
+	in := h.waitInbound(1)[0]
+	require.Equal(t, "[image: cat.png]", in.Content)
+	require.Len(t, in.Media, 1)
+	got, err := os.ReadFile(in.Media[0])
+	require.NoError(t, err)
+	require.Equal(t, data, got, "saved decrypted")
+
+	report := filepath.Join(h.workspace, "report.txt")
+	require.NoError(t, os.WriteFile(report, []byte("the report"), 0o600))
+	h.answer(in, "turn-1", "here it is", report)
+	var shown *event.MessageEventContent
+	for n := 1; shown == nil; n++ {
+		if c := alice.waitFrom(h.bot, n).Content.AsMessage(); c.MsgType == event.MsgFile {
+			shown = c
+		}
+	}
+	require.Equal(t, "report.txt", shown.Body)
+	require.Empty(t, shown.URL, "no clear URL in an encrypted room")
+	require.NotNil(t, shown.File)
+	stored := h.alice.Download(t, string(shown.File.URL))
+	require.NotEqual(t, "the report", string(stored), "the content repository holds ciphertext")
+	plain, err := shown.File.DecryptInPlaceReturn(stored)
+	require.NoError(t, err)
+	require.Equal(t, "the report", string(plain))
 }

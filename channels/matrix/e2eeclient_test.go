@@ -132,13 +132,18 @@ func (c *cryptoUser) createEncryptedDM(other *dendritepeer.User) id.RoomID {
 // event's id and its Megolm session.
 func (c *cryptoUser) sendText(room id.RoomID, text string, to ...id.UserID) (id.EventID, id.SessionID) {
 	c.t.Helper()
+	return c.send(room, &event.MessageEventContent{MsgType: event.MsgText, Body: text}, to...)
+}
+
+// send encrypts a message's content for the room and sends it.
+func (c *cryptoUser) send(room id.RoomID, content *event.MessageEventContent, to ...id.UserID) (id.EventID, id.SessionID) {
+	c.t.Helper()
 	ctx := context.Background()
 	if to == nil {
 		members, err := c.rooms.GetRoomJoinedOrInvitedMembers(ctx, room)
 		require.NoError(c.t, err)
 		to = members
 	}
-	content := &event.MessageEventContent{MsgType: event.MsgText, Body: text}
 	sealed, err := c.mach.EncryptMegolmEvent(ctx, room, event.EventMessage, content)
 	if crypto.IsShareError(err) {
 		require.NoError(c.t, c.mach.ShareGroupSession(ctx, room, to))

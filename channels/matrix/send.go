@@ -92,7 +92,7 @@ func (c *Channel) sendFile(ctx context.Context, r channels.Reply, p channels.Par
 		content.RelatesTo = relation(r.Route, p.Index == 0)
 		return c.post(ctx, r.Route.ChatID, content)
 	}
-	content, err := c.fileContent(ctx, c.mediaPath(p.Media))
+	content, err := c.fileContent(ctx, r.Route.ChatID, c.mediaPath(p.Media))
 	var local *fileError
 	if errors.As(err, &local) || isPermanent(err) {
 		c.Log.Warn("matrix file not sent", "file", p.Media, "error", err)
