@@ -4,14 +4,10 @@ package matrix
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
 
 	"go.mau.fi/util/dbutil"
 	"maunium.net/go/mautrix"
@@ -19,9 +15,9 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 	"maunium.net/go/mautrix/sqlstatestore"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver "sqlite": no cgo
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/internal/sqlitefile"
 )
 
 // e2eeBuilt: this binary has end-to-end encryption (the goolm build tag).
@@ -54,9 +50,9 @@ var errCryptoUnusable = errors.New("matrix crypto store unusable for this device
 // Each device has its own account in the file: a new login does not reuse
 // another device's keys.
 func openE2EE(ctx context.Context, client *mautrix.Client, path string, log *slog.Logger) (*e2ee, error) {
-	raw, err := openSQLite(path)
+	raw, err := sqlitefile.Open(path, "_txlock=immediate") // a transaction that writes takes the lock at once
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("matrix crypto %w", err)
 	}
 	db, err := dbutil.NewWithDB(raw, "sqlite3")
 	if err != nil {
@@ -88,29 +84,6 @@ func openE2EE(ctx context.Context, client *mautrix.Client, path string, log *slo
 		return nil, err
 	}
 	return e, nil
-}
-
-// openSQLite opens the store file, created 0600 in a 0700 directory
-// before SQLite sees it (its -wal and -shm copy the file's mode).
-func openSQLite(path string) (*sql.DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("matrix crypto store dir: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("matrix crypto store: %w", err)
-	}
-	_ = f.Close()
-	if err := os.Chmod(path, 0o600); err != nil {
-		return nil, fmt.Errorf("matrix crypto store: %w", err)
-	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("matrix crypto store %s: %w", path, err)
-	}
-	return db, nil
 }
 
 // publishKeys uploads the device's identity and one-time keys the first

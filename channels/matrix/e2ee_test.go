@@ -28,10 +28,7 @@ const encryptedBadLog = "matrix encrypted event dropped"
 // user's session still reaches it and the second reply is encrypted too.
 func TestEncryptedDM(t *testing.T) {
 	h := startHarness(t, nil) // e2eeEnabled: nanobot's default, true
-	alice := newCryptoUser(t, h.hs, h.alice)
-	room := alice.createEncryptedDM(h.bot)
-	require.Eventually(t, func() bool { return h.alice.Joined(t, string(room), h.bot) }, defaultWait, pollEvery,
-		"the bot did not join the encrypted DM")
+	alice, room := encryptedDM(h)
 
 	sent, _ := alice.sendText(room, "hello, encrypted")
 	in := h.waitInbound(1)[0]
@@ -75,10 +72,7 @@ func TestEncryptedDM(t *testing.T) {
 // next readable one is.
 func TestMessageWithoutItsKey(t *testing.T) {
 	h := startHarness(t, nil)
-	alice := newCryptoUser(t, h.hs, h.alice)
-	room := alice.createEncryptedDM(h.bot)
-	require.Eventually(t, func() bool { return h.alice.Joined(t, string(room), h.bot) }, defaultWait, pollEvery,
-		"the bot did not join the encrypted DM")
+	alice, room := encryptedDM(h)
 
 	hidden, session := alice.sendText(room, "not for the bot", id.UserID(h.alice.ID)) // the key stays with alice
 	h.waitLog("matrix encrypted message not decrypted", "event_id="+string(hidden), "session_id="+string(session))
@@ -95,10 +89,7 @@ func TestMessageWithoutItsKey(t *testing.T) {
 // file the bot sends is encrypted before it is uploaded.
 func TestEncryptedFiles(t *testing.T) {
 	h := startHarness(t, nil)
-	alice := newCryptoUser(t, h.hs, h.alice)
-	room := alice.createEncryptedDM(h.bot)
-	require.Eventually(t, func() bool { return h.alice.Joined(t, string(room), h.bot) }, defaultWait, pollEvery,
-		"the bot did not join the encrypted DM")
+	alice, room := encryptedDM(h)
 
 	data := pngBytes(t)
 	file := attachment.NewEncryptedFile()
@@ -131,4 +122,15 @@ func TestEncryptedFiles(t *testing.T) {
 	plain, err := shown.File.DecryptInPlaceReturn(stored)
 	require.NoError(t, err)
 	require.Equal(t, "the report", string(plain))
+}
+
+// encryptedDM is alice with an encrypting client and the encrypted DM she
+// opened with the bot, joined by it.
+func encryptedDM(h *harness) (*cryptoUser, id.RoomID) {
+	h.t.Helper()
+	alice := newCryptoUser(h.t, h.hs, h.alice)
+	room := alice.createEncryptedDM(h.bot)
+	require.Eventually(h.t, func() bool { return h.alice.Joined(h.t, string(room), h.bot) }, defaultWait, pollEvery,
+		"the bot did not join the encrypted DM")
+	return alice, room
 }

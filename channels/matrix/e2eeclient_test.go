@@ -20,6 +20,7 @@ import (
 	"maunium.net/go/mautrix/sqlstatestore"
 
 	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
+	"github.com/nanobot-durable/nanobot/internal/sqlitefile"
 )
 
 // cryptoUser is a Matrix user whose client encrypts as Element does:
@@ -46,7 +47,7 @@ func newCryptoUser(t *testing.T, hs *dendritepeer.Homeserver, u *dendritepeer.Us
 	cli, err := mautrix.NewClient(hs.URL, id.UserID(u.ID), u.Token)
 	require.NoError(t, err)
 	cli.DeviceID = id.DeviceID(u.DeviceID)
-	raw, err := openSQLite(filepath.Join(t.TempDir(), "client-crypto.db"))
+	raw, err := sqlitefile.Open(filepath.Join(t.TempDir(), "client-crypto.db"), "_txlock=immediate")
 	require.NoError(t, err)
 	db, err := dbutil.NewWithDB(raw, "sqlite3")
 	require.NoError(t, err)
