@@ -14,6 +14,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
+	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer/e2eeclient"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -30,14 +31,14 @@ func TestEncryptedDM(t *testing.T) {
 	h := startHarness(t, nil) // e2eeEnabled: nanobot's default, true
 	alice, room := encryptedDM(h)
 
-	sent, _ := alice.sendText(room, "hello, encrypted")
+	sent, _ := alice.SendText(room, "hello, encrypted")
 	in := h.waitInbound(1)[0]
 	require.Equal(t, "hello, encrypted", in.Content)
 	require.Equal(t, string(sent), in.Route.ReplyTo)
 	require.False(t, in.Group, "a room of two is a DM")
 
 	h.answer(in, "turn-1", "**hi** back")
-	reply := alice.waitFrom(h.bot, 1)
+	reply := alice.WaitFrom(h.bot, 1)
 	content := reply.Content.AsMessage()
 	require.Equal(t, "**hi** back", content.Body)
 	require.Equal(t, toHTML("**hi** back"), content.FormattedBody)
@@ -46,7 +47,7 @@ func TestEncryptedDM(t *testing.T) {
 
 	route := protocol.Route{Channel: Name, ChatID: string(room)}
 	require.NoError(t, h.ch.EditMessage(context.Background(), route, string(reply.ID), "edited"))
-	edit := alice.waitFrom(h.bot, 2).Content.AsMessage()
+	edit := alice.WaitFrom(h.bot, 2).Content.AsMessage()
 	require.Equal(t, event.RelReplace, edit.RelatesTo.Type)
 	require.Equal(t, reply.ID, edit.RelatesTo.GetReplaceID())
 	require.Equal(t, "edited", edit.NewContent.Body)
@@ -58,11 +59,11 @@ func TestEncryptedDM(t *testing.T) {
 	h.stop()
 	h.start()
 	h.waitLog("matrix end-to-end encryption on", "device="+h.bot.DeviceID)
-	alice.sendText(room, "after the restart")
+	alice.SendText(room, "after the restart")
 	in = h.waitInbound(2)[1]
 	require.Equal(t, "after the restart", in.Content, "the restarted bot decrypts with the keys it kept")
 	h.answer(in, "turn-2", "still here")
-	require.Equal(t, "still here", alice.waitFrom(h.bot, 3).Content.AsMessage().Body)
+	require.Equal(t, "still here", alice.WaitFrom(h.bot, 3).Content.AsMessage().Body)
 	require.Equal(t, 1, countLines(h.logs.String(), "device keys uploaded"), "the restart kept the device's keys")
 }
 
@@ -74,9 +75,9 @@ func TestMessageWithoutItsKey(t *testing.T) {
 	h := startHarness(t, nil)
 	alice, room := encryptedDM(h)
 
-	hidden, session := alice.sendText(room, "not for the bot", id.UserID(h.alice.ID)) // the key stays with alice
+	hidden, session := alice.SendText(room, "not for the bot", id.UserID(h.alice.ID)) // the key stays with alice
 	h.waitLog("matrix encrypted message not decrypted", "event_id="+string(hidden), "session_id="+string(session))
-	require.Eventually(t, func() bool { return alice.askedFor(session) }, defaultWait, pollEvery,
+	require.Eventually(t, func() bool { return alice.AskedFor(session) }, defaultWait, pollEvery,
 		"the bot never asked alice's devices for the key")
 
 	readable := h.alice.SendText(t, string(room), "in the clear")
@@ -95,7 +96,7 @@ func TestEncryptedFiles(t *testing.T) {
 	file := attachment.NewEncryptedFile()
 	sealed := file.Encrypt(data)
 	mxc := h.alice.Upload(t, sealed, "application/octet-stream", "")
-	alice.send(room, &event.MessageEventContent{MsgType: event.MsgImage, Body: "cat.png",
+	alice.Send(room, &event.MessageEventContent{MsgType: event.MsgImage, Body: "cat.png",
 		Info: &event.FileInfo{MimeType: "image/png", Size: len(data)},
 		File: &event.EncryptedFileInfo{EncryptedFile: *file, URL: id.ContentURIString(mxc)}})
 	in := h.waitInbound(1)[0]
@@ -110,7 +111,7 @@ func TestEncryptedFiles(t *testing.T) {
 	h.answer(in, "turn-1", "here it is", report)
 	var shown *event.MessageEventContent
 	for n := 1; shown == nil; n++ {
-		if c := alice.waitFrom(h.bot, n).Content.AsMessage(); c.MsgType == event.MsgFile {
+		if c := alice.WaitFrom(h.bot, n).Content.AsMessage(); c.MsgType == event.MsgFile {
 			shown = c
 		}
 	}
@@ -126,10 +127,10 @@ func TestEncryptedFiles(t *testing.T) {
 
 // encryptedDM is alice with an encrypting client and the encrypted DM she
 // opened with the bot, joined by it.
-func encryptedDM(h *harness) (*cryptoUser, id.RoomID) {
+func encryptedDM(h *harness) (*e2eeclient.Client, id.RoomID) {
 	h.t.Helper()
-	alice := newCryptoUser(h.t, h.hs, h.alice)
-	room := alice.createEncryptedDM(h.bot)
+	alice := e2eeclient.New(h.t, h.hs, h.alice)
+	room := alice.CreateEncryptedDM(h.bot)
 	require.Eventually(h.t, func() bool { return h.alice.Joined(h.t, string(room), h.bot) }, defaultWait, pollEvery,
 		"the bot did not join the encrypted DM")
 	return alice, room

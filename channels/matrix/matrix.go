@@ -131,6 +131,9 @@ func (c *Channel) Describe() string {
 // sync loop until ctx ends or Stop is called. Credentials the homeserver
 // refuses fail the start; a homeserver not answering yet only delays it.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
+	if c.cfg.E2EEEnabled && !e2eeBuilt {
+		c.Log.Warn("matrix encrypted rooms are skipped: " + c.noE2EE())
+	}
 	loginCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := c.login(loginCtx)
 	cancel()

@@ -1,6 +1,10 @@
 //go:build goolm
 
-package matrix
+// Package e2eeclient is a Matrix user whose client encrypts as Element
+// does, for tests against dendritepeer's homeserver: mautrix's client
+// syncing with an Olm machine of its own (pure Go, the goolm build tag),
+// its keys in a SQLite file of its own.
+package e2eeclient
 
 import (
 	"context"
@@ -23,11 +27,15 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/sqlitefile"
 )
 
-// cryptoUser is a Matrix user whose client encrypts as Element does:
-// mautrix's client syncing dendrite with an Olm machine of its own, its
-// keys in a store of its own.
-type cryptoUser struct {
-	t     *testing.T
+// wait bounds a wait for the homeserver; pollEvery is its poll.
+const (
+	wait      = 30 * time.Second
+	pollEvery = 20 * time.Millisecond
+)
+
+// Client is one user's encrypting client.
+type Client struct {
+	t     testing.TB
 	user  *dendritepeer.User
 	cli   *mautrix.Client
 	mach  *crypto.OlmMachine
@@ -39,9 +47,9 @@ type cryptoUser struct {
 	keyRequests []id.SessionID      // sessions other devices asked this one for
 }
 
-// newCryptoUser gives a registered user an encrypting client, syncing
-// until the test ends.
-func newCryptoUser(t *testing.T, hs *dendritepeer.Homeserver, u *dendritepeer.User) *cryptoUser {
+// New gives a registered user an encrypting client, syncing until the
+// test ends.
+func New(t testing.TB, hs *dendritepeer.Homeserver, u *dendritepeer.User) *Client {
 	t.Helper()
 	ctx := context.Background()
 	cli, err := mautrix.NewClient(hs.URL, id.UserID(u.ID), u.Token)
@@ -60,7 +68,7 @@ func newCryptoUser(t *testing.T, hs *dendritepeer.Homeserver, u *dendritepeer.Us
 	mach := crypto.NewOlmMachine(cli, &nop, store, rooms)
 	require.NoError(t, mach.Load(ctx))
 	require.NoError(t, mach.ShareKeys(ctx, -1))
-	c := &cryptoUser{t: t, user: u, cli: cli, mach: mach, rooms: rooms, sealed: map[id.EventID]bool{}}
+	c := &Client{t: t, user: u, cli: cli, mach: mach, rooms: rooms, sealed: map[id.EventID]bool{}}
 
 	syncer := cli.Syncer.(*mautrix.DefaultSyncer)
 	syncer.OnSync(mach.ProcessSyncResponse)
@@ -90,7 +98,7 @@ func newCryptoUser(t *testing.T, hs *dendritepeer.Homeserver, u *dendritepeer.Us
 
 // onEncrypted keeps what an encrypted event says (waiting a moment for a
 // key that comes in the next sync).
-func (c *cryptoUser) onEncrypted(ctx context.Context, evt *event.Event) {
+func (c *Client) onEncrypted(ctx context.Context, evt *event.Event) {
 	c.mu.Lock()
 	c.sealed[evt.ID] = true
 	c.mu.Unlock()
@@ -110,8 +118,8 @@ func (c *cryptoUser) onEncrypted(ctx context.Context, evt *event.Event) {
 	c.mu.Unlock()
 }
 
-// createEncryptedDM opens a direct room with m.room.encryption and invites other.
-func (c *cryptoUser) createEncryptedDM(other *dendritepeer.User) id.RoomID {
+// CreateEncryptedDM opens a direct room with m.room.encryption and invites other.
+func (c *Client) CreateEncryptedDM(other *dendritepeer.User) id.RoomID {
 	c.t.Helper()
 	resp, err := c.cli.CreateRoom(context.Background(), &mautrix.ReqCreateRoom{
 		Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{id.UserID(other.ID)},
@@ -124,20 +132,20 @@ func (c *cryptoUser) createEncryptedDM(other *dendritepeer.User) id.RoomID {
 	require.Eventually(c.t, func() bool {
 		on, err := c.rooms.IsEncrypted(context.Background(), resp.RoomID)
 		return err == nil && on
-	}, defaultWait, pollEvery, "the client's sync never showed the room encrypted")
+	}, wait, pollEvery, "the client's sync never showed the room encrypted")
 	return resp.RoomID
 }
 
-// sendText sends an encrypted text; to is whom its room key is shared
+// SendText sends an encrypted text; to is whom its room key is shared
 // with (nil: the room's members, as a client does). It returns the
 // event's id and its Megolm session.
-func (c *cryptoUser) sendText(room id.RoomID, text string, to ...id.UserID) (id.EventID, id.SessionID) {
+func (c *Client) SendText(room id.RoomID, text string, to ...id.UserID) (id.EventID, id.SessionID) {
 	c.t.Helper()
-	return c.send(room, &event.MessageEventContent{MsgType: event.MsgText, Body: text}, to...)
+	return c.Send(room, &event.MessageEventContent{MsgType: event.MsgText, Body: text}, to...)
 }
 
-// send encrypts a message's content for the room and sends it.
-func (c *cryptoUser) send(room id.RoomID, content *event.MessageEventContent, to ...id.UserID) (id.EventID, id.SessionID) {
+// Send encrypts a message's content for the room and sends it.
+func (c *Client) Send(room id.RoomID, content *event.MessageEventContent, to ...id.UserID) (id.EventID, id.SessionID) {
 	c.t.Helper()
 	ctx := context.Background()
 	if to == nil {
@@ -156,9 +164,9 @@ func (c *cryptoUser) send(room id.RoomID, content *event.MessageEventContent, to
 	return resp.EventID, sealed.SessionID
 }
 
-// waitFrom waits for the n-th message (1-based) that sender's device
+// WaitFrom waits for the n-th message (1-based) that sender's device
 // encrypted for this one, and returns it decrypted.
-func (c *cryptoUser) waitFrom(sender *dendritepeer.User, n int) *event.Event {
+func (c *Client) WaitFrom(sender *dendritepeer.User, n int) *event.Event {
 	c.t.Helper()
 	var got *event.Event
 	require.Eventually(c.t, func() bool {
@@ -174,12 +182,12 @@ func (c *cryptoUser) waitFrom(sender *dendritepeer.User, n int) *event.Event {
 			}
 		}
 		return false
-	}, defaultWait, pollEvery, "no encrypted message %d from %s", n, sender.ID)
+	}, wait, pollEvery, "no encrypted message %d from %s", n, sender.ID)
 	return got
 }
 
-// askedFor tells whether another device asked this one for the session's key.
-func (c *cryptoUser) askedFor(session id.SessionID) bool {
+// AskedFor tells whether another device asked this one for the session's key.
+func (c *Client) AskedFor(session id.SessionID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.keyRequests {
@@ -188,4 +196,27 @@ func (c *cryptoUser) askedFor(session id.SessionID) bool {
 		}
 	}
 	return false
+}
+
+// Shown is what the sender's newest message in the room shows once its
+// edits (m.replace) are applied, and how many edits it had.
+func (c *Client) Shown(room id.RoomID, sender *dendritepeer.User) (string, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var newest id.EventID
+	text, edits := "", 0
+	for _, evt := range c.decrypted {
+		msg := evt.Content.AsMessage()
+		if evt.RoomID != room || evt.Sender != id.UserID(sender.ID) || evt.Type != event.EventMessage {
+			continue
+		}
+		if rel := msg.RelatesTo; rel != nil && rel.Type == event.RelReplace {
+			if rel.EventID == newest && msg.NewContent != nil {
+				text, edits = msg.NewContent.Body, edits+1
+			}
+			continue
+		}
+		newest, text, edits = evt.ID, msg.Body, 0
+	}
+	return text, edits
 }
