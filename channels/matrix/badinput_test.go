@@ -49,7 +49,7 @@ func TestBadEventsFromDendrite(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { h.waitLog(tc.log, "event_id="+ids[tc.name]) })
 	}
-	require.Len(t, h.intake.messages(), 1, "no bad event reached the agent")
+	require.Len(t, h.bus.Admitted(), 1, "no bad event reached the agent")
 }
 
 // TestBadEventsNoHomeserverSends: what only a broken or hostile

@@ -144,7 +144,8 @@ func (e *e2ee) handleSync(ctx context.Context, part syncCrypto, since string) {
 }
 
 // noteState keeps the room's encryption and membership (whom to share
-// keys with), and forgets the room's outgoing session when a member leaves.
+// keys with), and forgets the room's outgoing session when a member leaves
+// or the history visibility changes.
 func (e *e2ee) noteState(ctx context.Context, room string, raw json.RawMessage) {
 	var evt event.Event
 	if json.Unmarshal(raw, &evt) != nil || evt.StateKey == nil {
@@ -158,8 +159,11 @@ func (e *e2ee) noteState(ctx context.Context, room string, raw json.RawMessage) 
 		_ = evt.Unsigned.PrevContent.ParseRaw(evt.Type)
 	}
 	mautrix.UpdateStateStore(ctx, e.rooms, &evt)
-	if evt.Type == event.StateMember {
+	switch evt.Type {
+	case event.StateMember:
 		e.mach.HandleMemberEvent(ctx, &evt)
+	case event.StateHistoryVisibility:
+		e.mach.HandleHistoryVisibility(ctx, &evt)
 	}
 }
 

@@ -64,7 +64,7 @@ func TestEncryptedDM(t *testing.T) {
 	require.Equal(t, "after the restart", in.Content, "the restarted bot decrypts with the keys it kept")
 	h.answer(in, "turn-2", "still here")
 	require.Equal(t, "still here", alice.WaitFrom(h.bot, 3).Content.AsMessage().Body)
-	require.Equal(t, 1, countLines(h.logs.String(), "device keys uploaded"), "the restart kept the device's keys")
+	require.Equal(t, 1, countLines(h.env.Logs.String(), "device keys uploaded"), "the restart kept the device's keys")
 }
 
 // TestMessageWithoutItsKey: a message whose room key never reached the
@@ -106,7 +106,7 @@ func TestEncryptedFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, data, got, "saved decrypted")
 
-	report := filepath.Join(h.workspace, "report.txt")
+	report := filepath.Join(h.env.Workspace, "report.txt")
 	require.NoError(t, os.WriteFile(report, []byte("the report"), 0o600))
 	h.answer(in, "turn-1", "here it is", report)
 	var shown *event.MessageEventContent
