@@ -23,16 +23,7 @@ func TestMatrixEncryptedDMEndToEnd(t *testing.T) {
 	hs := dendritepeer.StartDendrite(t)
 	bot, alice := hs.RegisterUser(t, "nanobot"), hs.RegisterUser(t, "alice")
 	dev := testenv.StartDevServer(t)
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case strings.Contains(last.Content, "what is 2+2"):
-			return modeltest.Text("**Four**, of course.")
-		case strings.Contains(last.Content, "count slowly"):
-			return modeltest.Text("One, two, three, four.").ChunkDelay(600 * time.Millisecond)
-		}
-		return modeltest.Text("unexpected: " + last.Content)
-	})
+	model := modeltest.New().Handle(matrixModel)
 	defer model.Close()
 	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"matrix": map[string]any{
 		"enabled": true, "homeserver": hs.URL, "userId": bot.ID, "accessToken": bot.Token, "deviceId": bot.DeviceID,
