@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"go.mau.fi/util/dbutil"
 	"maunium.net/go/mautrix"
@@ -38,7 +39,8 @@ type e2ee struct {
 	log   *slog.Logger
 	// asked are the Megolm sessions whose keys were already requested:
 	// one log line and one request per session, not one per event.
-	asked *channels.RecentKeys
+	asked  *channels.RecentKeys
+	closed atomic.Bool
 }
 
 // errCryptoUnusable is a store that cannot serve this device (its keys on
@@ -113,10 +115,13 @@ func (e *e2ee) publishKeys(ctx context.Context, client *mautrix.Client) error {
 }
 
 func (e *e2ee) close() {
-	if e.db != nil {
+	if !e.closed.Swap(true) && e.db != nil {
 		_ = e.db.Close()
 	}
 }
+
+// usable tells whether the store is still open (a Stop closes it).
+func (e *e2ee) usable() bool { return !e.closed.Load() }
 
 // device is the device the store serves.
 func (e *e2ee) device() id.DeviceID { return e.mach.Client.DeviceID }
@@ -163,6 +168,12 @@ func (e *e2ee) noteState(ctx context.Context, room string, raw json.RawMessage) 
 	case event.StateMember:
 		e.mach.HandleMemberEvent(ctx, &evt)
 	case event.StateHistoryVisibility:
+		// mautrix's handler dereferences the session when the store fails
+		// to read it: read it first, and leave the event if it cannot be.
+		if _, err := e.mach.CryptoStore.GetOutboundGroupSession(ctx, evt.RoomID); err != nil {
+			e.log.Warn("matrix crypto store: history visibility change not applied", "room", room, "event_id", evt.ID, "error", err)
+			return
+		}
 		e.mach.HandleHistoryVisibility(ctx, &evt)
 	}
 }

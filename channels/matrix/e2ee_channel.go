@@ -24,7 +24,7 @@ func (c *Channel) setUpE2EE(ctx context.Context, client *mautrix.Client) error {
 		return nil
 	}
 	if cur := c.crypto.Load(); cur != nil {
-		if cur.device() == client.DeviceID {
+		if cur.device() == client.DeviceID && cur.usable() {
 			cur.bind(client)
 			return nil
 		}

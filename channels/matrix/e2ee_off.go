@@ -30,6 +30,7 @@ func openE2EE(context.Context, *mautrix.Client, string, *slog.Logger) (*e2ee, er
 	return nil, errCryptoUnusable
 }
 
+func (*e2ee) usable() bool                                       { return false }
 func (*e2ee) close()                                             {}
 func (*e2ee) device() id.DeviceID                                { return "" }
 func (*e2ee) handleSync(context.Context, syncCrypto, string)     {}

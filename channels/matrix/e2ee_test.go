@@ -13,6 +13,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
 	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer/e2eeclient"
 	"github.com/nanobot-durable/nanobot/protocol"
@@ -123,6 +124,21 @@ func TestEncryptedFiles(t *testing.T) {
 	plain, err := shown.File.DecryptInPlaceReturn(stored)
 	require.NoError(t, err)
 	require.Equal(t, "the report", string(plain))
+}
+
+// TestStartAfterStopReopensTheStore: Stop closes the crypto store; the
+// same channel started again opens it again rather than using it closed.
+func TestStartAfterStopReopensTheStore(t *testing.T) {
+	h := startHarness(t, nil)
+	alice, room := encryptedDM(h)
+	h.stop()
+	again := channeltest.NewPublisher(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, h.ch.Start(ctx, again.Publish))
+	defer func() { require.NoError(t, h.ch.Stop(context.Background())) }()
+	alice.SendText(room, "after a stop and a start")
+	require.Equal(t, "after a stop and a start", again.WaitPublished(1)[0].Content)
 }
 
 // encryptedDM is alice with an encrypting client and the encrypted DM she
