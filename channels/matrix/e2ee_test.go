@@ -4,6 +4,7 @@ package matrix
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -139,6 +140,29 @@ func TestStartAfterStopReopensTheStore(t *testing.T) {
 	defer func() { require.NoError(t, h.ch.Stop(context.Background())) }()
 	alice.SendText(room, "after a stop and a start")
 	require.Equal(t, "after a stop and a start", again.WaitPublished(1)[0].Content)
+}
+
+// TestLostStoreTurnsEncryptionOff: a store deleted while its device lives
+// on cannot serve that device (the homeserver has keys the new store did
+// not make): encryption is turned off with an error line that says what
+// to do, an encrypted room is skipped with a line that points to it, and
+// plain rooms are still answered.
+func TestLostStoreTurnsEncryptionOff(t *testing.T) {
+	h := startHarness(t, nil)
+	alice, room := encryptedDM(h)
+	h.stop()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(h.ch.statePath(cryptoFile) + suffix); !errors.Is(err, os.ErrNotExist) {
+			require.NoError(t, err)
+		}
+	}
+	h.start()
+	h.waitLog("matrix end-to-end encryption off", "already has keys on the homeserver")
+	sealed, _ := alice.SendText(room, "unreadable now")
+	h.waitLog("matrix encrypted room skipped: end-to-end encryption did not start", "event_id="+string(sealed))
+	plain := h.dm(h.alice)
+	h.alice.SendText(t, plain, "in a plain room")
+	require.Equal(t, "in a plain room", h.waitInbound(1)[0].Content)
 }
 
 // encryptedDM is alice with an encrypting client and the encrypted DM she
