@@ -223,28 +223,26 @@ func (e *e2ee) requestKey(ctx context.Context, evt *event.Event, content *event.
 		"room", evt.RoomID, "event_id", evt.ID, "sender", evt.Sender, "session_id", content.SessionID, "request_error", err)
 }
 
-// encrypted tells whether the room has m.room.encryption.
+// encrypted tells whether the room has m.room.encryption. A room whose
+// state the store has not seen (just joined, its sync not handled yet; or
+// joined before this build) is read from the homeserver first, into the
+// store: nothing goes out in the clear for want of knowing.
 func (e *e2ee) encrypted(ctx context.Context, room string) (bool, error) {
+	create, err := e.rooms.GetCreate(ctx, id.RoomID(room))
+	if err != nil {
+		return false, err
+	}
+	if create == nil {
+		if _, err := e.mach.Client.State(ctx, id.RoomID(room)); err != nil {
+			return false, fmt.Errorf("matrix room state of %s: %w", room, err)
+		}
+	}
 	return e.rooms.IsEncrypted(ctx, id.RoomID(room))
 }
 
 // bind makes the store the client's state store: the room state it reads
-// (learnRoom) and its joins land there.
+// and its joins land there.
 func (e *e2ee) bind(client *mautrix.Client) { client.StateStore = e.rooms }
-
-// learnRoom reads a room's state from the homeserver into the store (the
-// client's state store) when the store does not know the room as
-// encrypted yet (joined before this build): its encryption and members,
-// so the bot answers in kind.
-func (e *e2ee) learnRoom(ctx context.Context, client *mautrix.Client, room string) error {
-	if on, err := e.encrypted(ctx, room); err != nil || on {
-		return err
-	}
-	if _, err := client.State(ctx, id.RoomID(room)); err != nil {
-		return fmt.Errorf("matrix room state of %s: %w", room, err)
-	}
-	return nil
-}
 
 // encrypt seals an event for an encrypted room, sharing a new Megolm
 // session with the room's members' devices first when there is none.

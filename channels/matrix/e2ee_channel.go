@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
@@ -72,8 +71,8 @@ func (c *Channel) decryptEvent(ctx context.Context, room string, ev rawEvent, ra
 		}
 		return ev, false
 	}
-	if err := e.learnRoom(ctx, c.api(), room); err != nil {
-		c.Log.Warn("matrix encrypted room's state unknown; replies may go out unencrypted", "room", room, "error", err)
+	if _, err := e.encrypted(ctx, room); err != nil { // learns the room's members before a reply
+		c.Log.Warn("matrix encrypted room's state unknown", "room", room, "error", err)
 	}
 	dec, err := e.decrypt(ctx, room, raw)
 	switch {
@@ -94,8 +93,8 @@ func (c *Channel) sealsFor(ctx context.Context, room string) (bool, error) {
 		return false, nil
 	}
 	on, err := e.encrypted(ctx, room)
-	if err != nil {
-		return false, fmt.Errorf("matrix crypto store: is room %s encrypted: %w", room, err)
+	if err != nil { // a room the homeserver refuses to show is refused for good
+		return false, sendError("is room "+room+" encrypted", err)
 	}
 	return on, nil
 }

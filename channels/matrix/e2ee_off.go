@@ -42,8 +42,6 @@ func (*e2ee) decrypt(context.Context, string, json.RawMessage) (rawEvent, error)
 	return rawEvent{}, errCryptoUnusable
 }
 
-func (*e2ee) learnRoom(context.Context, *mautrix.Client, string) error { return errCryptoUnusable }
-
 func (*e2ee) encrypt(context.Context, string, event.Type, any) (*event.EncryptedEventContent, error) {
 	return nil, errCryptoUnusable
 }

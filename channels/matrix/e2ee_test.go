@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
 	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer/e2eeclient"
@@ -163,6 +165,21 @@ func TestLostStoreTurnsEncryptionOff(t *testing.T) {
 	plain := h.dm(h.alice)
 	h.alice.SendText(t, plain, "in a plain room")
 	require.Equal(t, "in a plain room", h.waitInbound(1)[0].Content)
+}
+
+// TestLongestPartFitsOneEncryptedEvent: a part of MaxMessageRunes of the
+// widest runes still fits one event once encrypted (Megolm's base64 makes
+// it a third bigger), as an event and as an edit.
+func TestLongestPartFitsOneEncryptedEvent(t *testing.T) {
+	h := startHarness(t, nil)
+	alice, room := encryptedDM(h)
+	text := "**" + strings.Repeat("😀", MaxMessageRunes-4) + "**"
+	route := protocol.Route{Channel: Name, ChatID: string(room)}
+	eventID, err := h.ch.SendPart(context.Background(), channels.Reply{Route: route}, channels.Part{Text: text})
+	require.NoError(t, err)
+	require.Equal(t, text, alice.WaitFrom(h.bot, 1).Content.AsMessage().Body)
+	require.NoError(t, h.ch.EditMessage(context.Background(), route, eventID, text))
+	require.Equal(t, text, alice.WaitFrom(h.bot, 2).Content.AsMessage().NewContent.Body)
 }
 
 // encryptedDM is alice with an encrypting client and the encrypted DM she
