@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
@@ -66,9 +67,11 @@ func (c *Channel) noE2EE() string {
 func (c *Channel) decryptEvent(ctx context.Context, room string, ev rawEvent, raw json.RawMessage) (rawEvent, bool) {
 	e := c.crypto.Load()
 	if e == nil {
+		level := slog.LevelDebug // the room's first one is a warning, the rest are not
 		if !c.warned.Add(room) {
-			c.Log.Warn("matrix encrypted room skipped: "+c.noE2EE(), "room", room, "event_id", ev.ID, "sender", ev.Sender)
+			level = slog.LevelWarn
 		}
+		c.Log.Log(ctx, level, "matrix encrypted room skipped: "+c.noE2EE(), "room", room, "event_id", ev.ID, "sender", ev.Sender)
 		return ev, false
 	}
 	if _, err := e.encrypted(ctx, room); err != nil { // learns the room's members before a reply
