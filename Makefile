@@ -6,6 +6,9 @@ DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name g
 DENDRITE_SRC := cmd/dendrite-dev/go.mod cmd/dendrite-dev/go.sum
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./cmd/dendrite-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# goolm: the Matrix channel's end-to-end encryption in pure Go (mautrix's Olm/Megolm without cgo
+# and libolm); a build without it skips encrypted Matrix rooms. Every go command here gets it.
+export GOFLAGS := $(strip $(GOFLAGS) -tags=goolm)
 
 .PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos soak chromium dovecot bwrap postgres fuzz
 
