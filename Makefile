@@ -90,8 +90,9 @@ N ?= 50
 chaos: build
 	set -o pipefail; NANOBOT_CHAOS_KILLS=$(N) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 0 -v -run 'TestChaos' ./integration/ | grep -v '^=== '
 
-## soak: SOAK_MINUTES (default 30) of steady multi-tool turns while a chaos loop kills and restarts
-## the gateway, a worker, the workspace host, temporal-dev and a private PostgreSQL; prints the table
+## soak: SOAK_MINUTES (default 30) of Slack, Discord and web chat traffic (tools, approvals, subagents, cron)
+## while a chaos loop kills and restarts the gateway, a worker, the workspace host, temporal-dev and a
+## private PostgreSQL, each at least 5 times in 30 minutes; prints the table
 SOAK_MINUTES ?= 30
 soak: build
 	set -o pipefail; NANOBOT_SOAK_MINUTES=$(SOAK_MINUTES) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 0 -v -run '^TestSoak$$' ./integration/ | grep -v '^=== '
