@@ -79,7 +79,7 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 		}
 		return nil
 	}
-	_ = c.TakeIn(ctx, "post:"+p.ID, msg, admitted)
+	_ = c.TakeInPatiently(ctx, "post:"+p.ID, msg, admitted, channels.PublishPatience) // Mattermost never sends a posted event again: offered until Temporal takes it
 }
 
 // skipReason tells why a post is left alone, "" to take it. Who may talk
