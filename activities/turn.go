@@ -194,10 +194,8 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 	if err := a.markSessionKind(ctx, before, in.Message.Kind.SessionKind()); err != nil {
 		return protocol.BuildResult{}, err
 	}
-	if _, err := a.store.TurnData(ctx, in.SessionKey, in.Turn, "system"); err != nil {
-		if err := a.store.PutTurnData(ctx, in.SessionKey, in.Turn, "system", []byte(system)); err != nil {
-			return protocol.BuildResult{}, fmt.Errorf("save system prompt: %w", err)
-		}
+	if err := a.store.AddTurnData(ctx, in.SessionKey, in.Turn, "system", []byte(system)); err != nil {
+		return protocol.BuildResult{}, fmt.Errorf("save system prompt: %w", err)
 	}
 	if err := a.tools.journalOffer(ctx, a.journal, in.Settings, in.SessionKey, in.Turn, in.Message.Kind); err != nil {
 		return protocol.BuildResult{}, err

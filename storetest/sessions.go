@@ -249,6 +249,14 @@ func turnData(t *testing.T, open Open[session.Store]) {
 	require.Equal(t, bin, data, "bytes and odd names round-trip")
 	_, err = s.TurnData(ctx, "cli:other", "t1", "system")
 	require.ErrorIs(t, err, os.ErrNotExist, "sessions are apart")
+	require.NoError(t, s.AddTurnData(ctx, "cli:td", "t1", "tools", []byte("first")))
+	require.NoError(t, open(t).AddTurnData(ctx, "cli:td", "t1", "tools", []byte("second")))
+	require.NoError(t, s.AddTurnData(ctx, "cli:td", "t1", "tools", []byte("third")))
+	for _, reader := range []session.Store{s, open(t)} {
+		data, err = reader.TurnData(ctx, "cli:td", "t1", "tools")
+		require.NoError(t, err)
+		require.Equal(t, "first", string(data), "the first add wins")
+	}
 
 	for _, turn := range []string{"t2", "t3", "t4"} {
 		time.Sleep(2 * time.Millisecond) // the newest turn is the last written: keep the clocks apart
