@@ -24,20 +24,15 @@ import (
 // statements per turn too. The quick loop for work on the store:
 // `NANOBOT_BENCH_TABLE=1 go test -run TestBenchB4Stores ./integration/` (make bench's env).
 func TestBenchB4Stores(t *testing.T) {
-	if os.Getenv("NANOBOT_BENCH_TABLE") == "" {
-		t.Skip("the benchmark table runs with make bench (NANOBOT_BENCH_TABLE=1)")
-	}
+	b, rounds, loadBefore := quickBench(t)
 	if os.Getenv(pgtest.EnvVar) == "" {
 		t.Fatal(pgtest.EnvVar + " is not set: B4 on the PostgreSQL store needs a cluster (make postgres)")
 	}
-	rounds, _ := strconv.Atoi(os.Getenv("NANOBOT_BENCH_ROUNDS"))
-	loadBefore := loadAverage()
-	b := newBenchEnv(t)
 	ctx := context.Background()
 	pgSet := b.set
 	pgSet.WorkspaceQueue = protocol.WorkspaceTaskQueue // as a deployment on PostgreSQL runs
 	var rows []benchRow
-	for r := range max(rounds, 1) {
+	for r := range rounds {
 		dev := testenv.StartRunDevServer(t)
 		fw := b4Way{prefix: fmt.Sprintf("b4f%d-", r), dev: dev, set: b.set}
 		profiled(t, &fw, "file")
@@ -71,6 +66,50 @@ func TestBenchB4Stores(t *testing.T) {
 		}
 	}
 	printBenchTable(loadBefore, nil, rows)
+}
+
+// TestBenchB4ServerCaches is B4's peak memory (gateway + temporal-dev, sampled together) and
+// turns/s with temporal-dev as `make run` starts it, beside the same with the server's own cache
+// sizes and no soft memory limit, alternated NANOBOT_BENCH_ROUNDS times (default 1), each on a
+// temporal-dev of its own: the quick loop for work on the peak
+// (`NANOBOT_BENCH_TABLE=1 go test -run TestBenchB4ServerCaches ./integration/`).
+func TestBenchB4ServerCaches(t *testing.T) {
+	b, rounds, loadBefore := quickBench(t)
+	ctx := context.Background()
+	levers := []serverLever{
+		{what: "temporal-dev as `make run` starts it (history caches of 64 workflows and 64 KiB of events, a soft limit of 115 MiB)"},
+		{what: "… the server's own cache sizes and no soft limit (`GOMEMLIMIT=off`)", env: []string{"GOMEMLIMIT=off"},
+			args: nullDynamicConfig("history.hostLevelCacheMaxSize", "history.eventsCacheMaxSizeBytes")},
+	}
+	var rows []benchRow
+	var base b4Result
+	for i := range rounds * len(levers) {
+		l := levers[i%len(levers)]
+		restore := setEnv(t, l.env)
+		dev := testenv.StartRunDevServer(t, l.args...)
+		restore()
+		r := b.b4Through(t, ctx, b4Way{prefix: fmt.Sprintf("b4c%d-", i), dev: dev, set: b.set})
+		dev.Stop()
+		if i%len(levers) == 0 {
+			base = r
+		}
+		rows = append(rows,
+			tpsRow("B4", l.what+": turns/s, p95 "+ms(r.p95)+" (baseline column: this round's first row)", r.tps, base.tps, "", false),
+			benchRow{"M", "… at the B4 peak: sum (temporal-dev: " + r.peak.dev.String() + ")", r.peak.sum.String(), base.peak.sum.String(),
+				ratio(float64(r.peak.sum.pss), float64(base.peak.sum.pss)), "PSS ≤ 200 MB", yes(r.peak.sum.pss <= 200*1024)})
+	}
+	printBenchTable(loadBefore, nil, rows)
+}
+
+// quickBench starts a focused bench loop (make bench's env, NANOBOT_BENCH_TABLE=1): its bench
+// environment, its rounds (NANOBOT_BENCH_ROUNDS, default 1) and the load average before it.
+func quickBench(t *testing.T) (*benchEnv, int, string) {
+	if os.Getenv("NANOBOT_BENCH_TABLE") == "" {
+		t.Skip("the benchmark table runs with make bench (NANOBOT_BENCH_TABLE=1)")
+	}
+	rounds, _ := strconv.Atoi(os.Getenv("NANOBOT_BENCH_ROUNDS"))
+	loadBefore := loadAverage()
+	return newBenchEnv(t), max(rounds, 1), loadBefore
 }
 
 // pgWay is a B4 way whose gateway keeps its state in the database at storeURL.
