@@ -27,9 +27,12 @@ const (
 	ActivityCompact = "Compact"
 	ActivityCommand = "Command"
 	ActivityBuild   = "Build"
-	ActivitySave    = "Save"
-	ActivityLLMCall = "LLMCall"
-	ActivityTool    = "ToolCall"
+	// ActivityBuildHere is BUILD as a local activity on the turn's worker: the workspace host runs it,
+	// any other worker answers ErrNotHere and the workflow sends ActivityBuild to the workspace queue.
+	ActivityBuildHere = "BuildHere"
+	ActivitySave      = "Save"
+	ActivityLLMCall   = "LLMCall"
+	ActivityTool      = "ToolCall"
 	// ActivityToolResult journals a result the workflow produced for a call (spawn's, a failed call's).
 	ActivityToolResult = "ToolResult"
 	// ActivityEndExecSessions ends a stopped session's exec sessions, where the workspace is.
@@ -410,6 +413,8 @@ const (
 	// ErrBusy: a model call on the turn's queue found every model-call slot of
 	// its process taken; the workflow asks again on LLMTaskQueue.
 	ErrBusy = "Busy"
+	// ErrNotHere: a workspace step tried on the turn's worker found the workspace on another host.
+	ErrNotHere = "NotHere"
 )
 
 // Stop reasons, as nanobot names them.

@@ -317,15 +317,16 @@ func executeModelCall(ctx workflow.Context, s protocol.Settings, summary string,
 	}
 	in.Settings = in.Settings.ForModelCall()
 	err := workflow.ExecuteActivity(llmCtx(ctx, s, summary, workflow.GetInfo(ctx).TaskQueueName), protocol.ActivityLLMCall, in).Get(ctx, res)
-	if !isBusy(err) {
+	if !isAppError(err, protocol.ErrBusy) {
 		return err
 	}
 	return workflow.ExecuteActivity(llmCtx(ctx, s, summary+" (queued)", instanceOf(ctx).LLMTaskQueue()), protocol.ActivityLLMCall, in).Get(ctx, res)
 }
 
-func isBusy(err error) bool {
+// isAppError tells whether err is an activity's application error of type kind.
+func isAppError(err error, kind string) bool {
 	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == protocol.ErrBusy
+	return errors.As(err, &app) && app.Type() == kind
 }
 
 func llmCtx(ctx workflow.Context, s protocol.Settings, summary, queue string) workflow.Context {
