@@ -6,6 +6,9 @@ DEV_SRC := $(shell find cmd/temporal-dev -name '*.go' -o -name go.mod -o -name g
 DENDRITE_SRC := cmd/dendrite-dev/go.mod cmd/dendrite-dev/go.sum
 NANOBOT_SRC := $(shell find . -path ./cmd/temporal-dev -prune -o -path ./cmd/dendrite-dev -prune -o -path ./bin -prune -o -path ./e2e -prune -o -path ./.git -prune -o \( -name '*.go' -o -name '*.md' -o -name go.mod -o -name go.sum -o -path '*/static/*' \) -print)
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# goolm: the Matrix channel's end-to-end encryption in pure Go (mautrix's Olm/Megolm without cgo
+# and libolm); a build without it skips encrypted Matrix rooms. Every go command here gets it.
+export GOFLAGS := $(strip $(GOFLAGS) -tags=goolm)
 
 .PHONY: all build run test unit integration bench bench-go e2e temporal-dev dendrite clean fmt vet memory-200 chaos soak chromium dovecot bwrap postgres fuzz
 
@@ -87,8 +90,9 @@ N ?= 50
 chaos: build
 	set -o pipefail; NANOBOT_CHAOS_KILLS=$(N) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 0 -v -run 'TestChaos' ./integration/ | grep -v '^=== '
 
-## soak: SOAK_MINUTES (default 30) of steady multi-tool turns while a chaos loop kills and restarts
-## the gateway, a worker, the workspace host, temporal-dev and a private PostgreSQL; prints the table
+## soak: SOAK_MINUTES (default 30) of Slack, Discord and web chat traffic (tools, approvals, subagents, cron)
+## while a chaos loop kills and restarts the gateway, a worker, the workspace host, temporal-dev and a
+## private PostgreSQL, each at least 5 times in 30 minutes; prints the table
 SOAK_MINUTES ?= 30
 soak: build
 	set -o pipefail; NANOBOT_SOAK_MINUTES=$(SOAK_MINUTES) NANOBOT_BIN=$(BIN)/nanobot TEMPORAL_DEV_BIN=$(BIN)/temporal-dev $(GO) test -trimpath -count=1 -timeout 0 -v -run '^TestSoak$$' ./integration/ | grep -v '^=== '

@@ -45,7 +45,7 @@ func (a *Delivery) Deliver(ctx context.Context, in protocol.DeliverInput) error 
 		ID:    in.Turn + "#" + in.EntryID + "#" + strings.Join(in.MessageIDs, ","),
 		Route: in.Route, SessionKey: in.SessionKey, Turn: in.Turn,
 		MessageIDs: in.MessageIDs, Text: text, Media: files, StopReason: in.StopReason, Kind: in.Kind,
-		Approval: in.Approval,
+		Approval: in.Approval, Drawn: in.Drawn,
 	}
 	if in.Approval != nil {
 		r.ID = in.Turn + "#approval-" + in.Approval.ID // one request, one message, whatever the retries

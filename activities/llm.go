@@ -157,6 +157,9 @@ func (a *ModelCall) llmCall(ctx context.Context, in protocol.LLMCallInput) (prot
 		res.CompletionTokens = count.Message(msg) - count.Message(chat.Message{Role: msg.Role})
 	}
 	a.recordUsage(in, entry, res, resp, estimated)
+	if req.Stream && len(calls) == 0 {
+		res.Drawn = a.streams.Drawn(in.Route, in.Turn, in.Iteration) // a candidate answer: where it shows
+	}
 	a.log.Info("model replied", "session", in.SessionKey, "iteration", in.Iteration, "model", res.Model,
 		"provider", resp.Provider, "fell_back", resp.FellBack,
 		"tool_calls", len(msg.ToolCalls), "finish", resp.FinishReason, "chars", len(msg.Content))

@@ -21,14 +21,11 @@ func (b *Toolbox) journalOffer(ctx context.Context, j journal, s protocol.Settin
 	if s.WorkspaceQueue == "" {
 		return nil
 	}
-	if _, err := j.store.TurnData(ctx, key, turn, offeredToolsData); err == nil {
-		return nil
-	}
 	raw, err := json.Marshal(b.refreshed(ctx, kind).Definitions())
 	if err != nil {
 		return fmt.Errorf("encode the offered tools: %w", err)
 	}
-	if err := j.store.PutTurnData(ctx, key, turn, offeredToolsData, raw); err != nil {
+	if err := j.store.AddTurnData(ctx, key, turn, offeredToolsData, raw); err != nil {
 		return fmt.Errorf("save the offered tools: %w", err)
 	}
 	return nil

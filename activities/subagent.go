@@ -113,10 +113,8 @@ func (a *Subagents) SubagentBuild(ctx context.Context, in protocol.SubagentInput
 	if err := a.journal.markSessionKind(ctx, sess, protocol.SubagentTurn); err != nil {
 		return err
 	}
-	if _, err := a.store.TurnData(ctx, key, turn, "system"); err != nil {
-		if err := a.store.PutTurnData(ctx, key, turn, "system", []byte(prompt.SubagentPrompt(a.workspace, in.Label))); err != nil {
-			return fmt.Errorf("save subagent prompt: %w", err)
-		}
+	if err := a.store.AddTurnData(ctx, key, turn, "system", []byte(prompt.SubagentPrompt(a.workspace, in.Label))); err != nil {
+		return fmt.Errorf("save subagent prompt: %w", err)
 	}
 	if err := a.tools.journalOffer(ctx, a.journal, in.Settings, key, turn, protocol.SubagentTurn); err != nil {
 		return err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/config"
@@ -187,10 +189,8 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 	if err := a.markSessionKind(ctx, before, in.Message.Kind.SessionKind()); err != nil {
 		return protocol.BuildResult{}, err
 	}
-	if _, err := a.store.TurnData(ctx, in.SessionKey, in.Turn, "system"); err != nil {
-		if err := a.store.PutTurnData(ctx, in.SessionKey, in.Turn, "system", []byte(system)); err != nil {
-			return protocol.BuildResult{}, fmt.Errorf("save system prompt: %w", err)
-		}
+	if err := a.store.AddTurnData(ctx, in.SessionKey, in.Turn, "system", []byte(system)); err != nil {
+		return protocol.BuildResult{}, fmt.Errorf("save system prompt: %w", err)
 	}
 	if err := a.tools.journalOffer(ctx, a.journal, in.Settings, in.SessionKey, in.Turn, in.Message.Kind); err != nil {
 		return protocol.BuildResult{}, err
@@ -215,6 +215,19 @@ func (a *Turn) Build(ctx context.Context, in protocol.StepInput) (protocol.Build
 		}
 	}
 	return protocol.BuildResult{SystemPromptChars: len(system), HistoryMessages: len(sess.History(inputBudget(in.Settings), tokens.For(in.Settings.Model).Message))}, nil
+}
+
+// BuildHere is Build tried in place on the workspace host's turn worker. A method of its own: the
+// SDK maps a registered function's short name to its activity name, so registering Build itself
+// under this name would send every ExecuteActivity("Build") of that worker here.
+func (a *Turn) BuildHere(ctx context.Context, in protocol.StepInput) (protocol.BuildResult, error) {
+	return a.Build(ctx, in)
+}
+
+// BuildElsewhere is BuildHere on a worker without the workspace: the workflow sends BUILD to the
+// workspace host's queue instead.
+func (a *Turn) BuildElsewhere(context.Context, protocol.StepInput) (protocol.BuildResult, error) {
+	return protocol.BuildResult{}, temporal.NewNonRetryableApplicationError("the workspace is on another host", protocol.ErrNotHere, nil)
 }
 
 // Save closes the turn in the journal with nanobot's _save_turn rules:

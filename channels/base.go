@@ -148,6 +148,11 @@ func (b *Base) TakeIn(ctx context.Context, key string, msg protocol.Inbound, adm
 	return fmt.Errorf("%s message %s: %w", b.name, key, err)
 }
 
+// PublishPatience is how long a channel whose platform never sends an event
+// again keeps offering it to the agent (TakeInPatiently) before it gives
+// up and logs it: longer than a restart of Temporal or its database.
+const PublishPatience = 10 * time.Minute
+
 // TakeInPatiently is TakeIn retried, with waits doubling from a second to
 // half a minute, for up to patience while Temporal does not take the
 // message: for a platform that will not send an acknowledged event again.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/config"
@@ -127,4 +128,36 @@ func CheckURL(name, key, raw, where string, schemes ...string) error {
 		return nil
 	}
 	return fmt.Errorf("channels.%s.%s %q is not a URL (%s)%s", name, key, raw, strings.Join(schemes, ", "), where)
+}
+
+// CheckOneOf is the error for channels.<name>.<key> when value is not one
+// of allowed; where names the file.
+func CheckOneOf(name, key, value, where string, allowed ...string) error {
+	if slices.Contains(allowed, value) {
+		return nil
+	}
+	quoted := make([]string, len(allowed))
+	for i, a := range allowed {
+		quoted[i] = strconv.Quote(a)
+	}
+	list := quoted[len(quoted)-1]
+	if len(quoted) > 1 {
+		list = strings.Join(quoted[:len(quoted)-1], ", ") + " or " + list
+	}
+	return fmt.Errorf("channels.%s.%s %q is not %s%s", name, key, value, list, where)
+}
+
+// CheckPort is the error for channels.<name>.<key> when port is not a TCP
+// port (1-65535; 0 too when zeroOK, for "any free port").
+func CheckPort(name, key string, port int, zeroOK bool, where string) error {
+	if port > 0 && port <= 65535 || port == 0 && zeroOK {
+		return nil
+	}
+	return fmt.Errorf("channels.%s.%s %d is not a TCP port%s", name, key, port, where)
+}
+
+// RegisterBlock registers a channel whose config is its typed block: its
+// name, its constructor, how it shows replies and its block's defaults.
+func RegisterBlock[T TypedBlock, C Channel](name string, newChannel func(Deps) (C, error), format Format, defaults func() T) {
+	Register(BlockSpec(Spec{Name: name, New: func(d Deps) (Channel, error) { return newChannel(d) }, Format: format}, defaults))
 }

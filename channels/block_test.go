@@ -64,3 +64,15 @@ func TestBlankAndCheckURL(t *testing.T) {
 	require.Error(t, CheckURL("x", "u", "wss:///nohost", "", "ws", "wss"))
 	require.Error(t, CheckURL("x", "u", "not a url", "", "http"))
 }
+
+// TestCheckOneOfAndPortNameTheKey: the errors name the key, the value, the
+// values allowed and the file.
+func TestCheckOneOfAndPortNameTheKey(t *testing.T) {
+	require.NoError(t, CheckOneOf("x", "mode", "b", " (c.json)", "a", "b"))
+	require.EqualError(t, CheckOneOf("x", "mode", "z", " (c.json)", "a", "b"), `channels.x.mode "z" is not "a" or "b" (c.json)`)
+	require.EqualError(t, CheckOneOf("x", "dm.policy", "", "", "a", "b", "c"), `channels.x.dm.policy "" is not "a", "b" or "c"`)
+	require.NoError(t, CheckPort("x", "port", 0, true, ""))
+	require.NoError(t, CheckPort("x", "port", 65535, false, ""))
+	require.EqualError(t, CheckPort("x", "port", 0, false, " (c.json)"), "channels.x.port 0 is not a TCP port (c.json)")
+	require.Error(t, CheckPort("x", "port", 65536, true, ""))
+}

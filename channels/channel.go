@@ -31,6 +31,9 @@ type Reply struct {
 	// Approval is the request a ReplyApproval asks about: a channel with
 	// buttons draws Approve / Deny / Always under Text (which names the commands).
 	Approval *protocol.ApprovalRequest
+	// Drawn is the message a gateway streamed the answer into, when that
+	// may have been another process: the answer edits it instead of posting.
+	Drawn string
 }
 
 // Answer reports whether the reply is a turn's answer: it ends the turn's

@@ -255,18 +255,7 @@ func (e *editStreams) take(route protocol.Route, turn string) (id, shown string)
 	if d == nil {
 		return "", ""
 	}
-wait:
-	for d.painting {
-		idle := d.idle
-		e.mu.Unlock()
-		select {
-		case <-idle:
-			e.mu.Lock()
-		case <-deadline:
-			e.mu.Lock()
-			break wait
-		}
-	}
+	e.waitIdle(d, deadline)
 	keep := d.segs[:0]
 	for _, s := range d.segs {
 		if s.turn != turn {
@@ -283,4 +272,48 @@ wait:
 		delete(e.chats, key)
 	}
 	return id, shown
+}
+
+// waitIdle waits, with e.mu held, until the chat's painter stops or deadline fires.
+func (e *editStreams) waitIdle(d *drawing, deadline <-chan time.Time) {
+	for d.painting {
+		idle := d.idle
+		e.mu.Unlock()
+		select {
+		case <-idle:
+			e.mu.Lock()
+		case <-deadline:
+			e.mu.Lock()
+			return
+		}
+	}
+}
+
+// streamDrawnWait bounds how long a model call waits for its text to be drawn.
+const streamDrawnWait = 5 * time.Second
+
+// drawn is the message showing one model call's whole text, once drawn, if
+// it is the turn's last drawing (the one its answer takes over); the
+// turn's segments stay for take.
+func (e *editStreams) drawn(route protocol.Route, turn string, iteration int) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d := e.chats[chatOf(route)]
+	if d == nil {
+		return ""
+	}
+	e.waitIdle(d, time.After(streamDrawnWait))
+	id := ""
+	for _, s := range d.segs {
+		if s.turn != turn {
+			continue
+		}
+		id = ""
+		if !s.hint && s.iter == iteration && s.id != "" {
+			if _, pending := d.want(s); !pending {
+				id = s.id
+			}
+		}
+	}
+	return id
 }

@@ -59,3 +59,33 @@ func TestRateLimitedDrawingWaitsAndGoesOn(t *testing.T) {
 	require.Equal(t, []string{"Hello"}, calls)
 	require.Equal(t, []string{"m0=Hello, world"}, edits, "the answer took the drawn message over")
 }
+
+// TestAnswerDeliveredByAnotherGatewayEditsTheDrawnMessage: gateway A ran the
+// model call and drew its stream; the answer's delivery is taken by gateway
+// B, which drew nothing. A's hub names the drawn message once it shows the
+// whole text, and B edits that message instead of posting the answer again.
+func TestAnswerDeliveredByAnotherGatewayEditsTheDrawnMessage(t *testing.T) {
+	_, drawer, hubA := startEditing(t, config.Default())
+	b, other, _ := startEditing(t, config.Default())
+	route := protocol.Route{Channel: "gated", ChatID: "c"}
+	ev := StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 2}
+	for _, d := range []string{"Hel", "lo"} {
+		ev.Delta = d
+		hubA.Publish(ev)
+	}
+	hubA.Publish(StreamEvent{SessionKey: "gated:c", Route: route, Turn: "t1", Iteration: 2, End: true})
+	id := hubA.Drawn(route, "t1", 2)
+	require.Equal(t, "m0", id, "the drawer names the message it drew")
+	calls, edits := drawer.seen()
+	shown := "m0=" + calls[0]
+	if len(edits) > 0 {
+		shown = edits[len(edits)-1]
+	}
+	require.Equal(t, "m0=Hello", shown, "it shows the whole text before it is named")
+	require.Empty(t, hubA.Drawn(route, "t1", 1), "a call that drew nothing names nothing")
+
+	require.NoError(t, b.Send(context.Background(), Reply{Route: route, Turn: "t1", Text: "Hello", Kind: protocol.ReplyAnswer, Drawn: id}))
+	calls, edits = other.seen()
+	require.Empty(t, calls, "the other gateway posts no second answer")
+	require.Equal(t, []string{"m0=Hello"}, edits, "it edits the drawn message to the answer")
+}

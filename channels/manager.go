@@ -109,6 +109,7 @@ func (m *Manager) Start(ctx context.Context, hub *StreamHub) []error {
 	m.edits.progress = m.Config == nil || m.Config.Channels.SendProgress
 	if hub != nil {
 		m.stopHub = hub.SubscribeAll(func(ev StreamEvent) { m.stream(ctx, ev) })
+		hub.OnDrawn(m.edits.drawn)
 	}
 	return errs
 }
@@ -155,7 +156,12 @@ func (m *Manager) Send(ctx context.Context, r Reply) error {
 	if ps, ok := c.(PartSender); ok {
 		var streamed func() (string, string)
 		if _, ok := c.(Editor); ok && r.Answer() && r.Turn != "" {
-			streamed = func() (string, string) { return m.edits.take(r.Route, r.Turn) }
+			streamed = func() (string, string) {
+				if id, shown := m.edits.take(r.Route, r.Turn); id != "" {
+					return id, shown
+				}
+				return r.Drawn, "" // drawn by another gateway: edited to the answer
+			}
 		}
 		return sendParts(ctx, ps, r, streamed)
 	}

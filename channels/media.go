@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ErrTooLarge marks a file over a download limit.
@@ -65,10 +66,7 @@ func FetchMedia(ctx context.Context, hc *http.Client, url, workspace, name strin
 // one) and checks it can be sent: why is "" for a regular file within
 // limit bytes, else what is wrong with it (err, if any, says more).
 func LocalMedia(workspace, ref string, limit int64) (path, why string, err error) {
-	path = ref
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(workspace, path)
-	}
+	path = WorkspacePath(workspace, ref)
 	st, err := os.Stat(path)
 	switch {
 	case err != nil:
@@ -79,4 +77,19 @@ func LocalMedia(workspace, ref string, limit int64) (path, why string, err error
 		return path, "larger than the platform's upload limit", nil
 	}
 	return path, "", nil
+}
+
+// WorkspacePath is where a reply's file is: ref itself when absolute,
+// else ref within the workspace.
+func WorkspacePath(workspace, ref string) string {
+	if filepath.IsAbs(ref) {
+		return ref
+	}
+	return filepath.Join(workspace, ref)
+}
+
+// IsLink tells a reply's media that is a web address (sent as a link or
+// fetched by the platform) from a file.
+func IsLink(ref string) bool {
+	return strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://")
 }

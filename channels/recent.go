@@ -33,6 +33,16 @@ type SeenKeys interface {
 
 var _ SeenKeys = (*RecentKeys)(nil)
 
+// Logger is the channel's logger: the gateway's (slog's default without
+// one), each line naming the channel.
+func (d Deps) Logger(channel string) *slog.Logger {
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return log.With("channel", channel)
+}
+
 // StateFile is a file of a channel's state under the home
 // (<home>/channels/name); "" when there is no home to keep it in.
 func (d Deps) StateFile(name string) string {

@@ -35,6 +35,8 @@ type StreamHub struct {
 	mu   sync.Mutex
 	next int
 	subs map[string]map[int]func(StreamEvent) // by session key; "" = every event
+	// drawn asks this process's painter which message shows a model call's text.
+	drawn func(route protocol.Route, turn string, iteration int) string
 }
 
 // NewStreamHub returns an empty hub.
@@ -80,4 +82,28 @@ func (h *StreamHub) Publish(ev StreamEvent) {
 			fn(ev)
 		}
 	}
+}
+
+// OnDrawn lets the process's painter answer Drawn.
+func (h *StreamHub) OnDrawn(fn func(route protocol.Route, turn string, iteration int) string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.drawn = fn
+}
+
+// Drawn is the message this process drew one model call's streamed text
+// into, once it shows all of it; "" if it drew none. The turn's answer
+// carries it so that a gateway other than the drawer edits that message
+// instead of posting the answer a second time.
+func (h *StreamHub) Drawn(route protocol.Route, turn string, iteration int) string {
+	if h == nil {
+		return ""
+	}
+	h.mu.Lock()
+	fn := h.drawn
+	h.mu.Unlock()
+	if fn == nil {
+		return ""
+	}
+	return fn(route, turn, iteration)
 }

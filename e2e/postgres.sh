@@ -71,7 +71,8 @@ fi
 run mkdir -p "$sock"
 
 port=""
-for p in $(seq 54330 54399); do
+# A cluster restarted after a crash comes back on its old port when it is free (its clients' URLs name it).
+for p in $(cat "$base/port" 2>/dev/null) $(seq 54330 54399); do
   if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
     port="$p"
     break

@@ -111,19 +111,24 @@ func maxMemory(a, b footprint) footprint {
 
 // cpuMS is the CPU time pid has used (user + system), in milliseconds; 0 when it is gone.
 func cpuMS(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command (which may hold spaces) start after its closing parenthesis.
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := procStat(pid)
 	if len(f) < 13 {
 		return 0
 	}
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
 	return (utime + stime) * 1000 / clockTicks
+}
+
+// procStat is /proc/<pid>/stat's fields after the command (nil when it cannot be read): the
+// command may hold spaces, so they start after its closing parenthesis.
+func procStat(pid int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	s := string(data)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every Linux Go runs on.

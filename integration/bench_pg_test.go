@@ -84,15 +84,7 @@ func (b *benchEnv) pgWays(t *testing.T, ctx context.Context, base b4Result) ([]b
 	set := b.set
 	set.WorkspaceQueue = protocol.WorkspaceTaskQueue
 	way := func(prefix string, dev *testenv.DevServer, storeURL string) b4Way {
-		db, err := pgstore.Open(ctx, storeURL, nil)
-		require.NoError(t, err)
-		t.Cleanup(db.Close)
-		return b4Way{prefix: prefix, dev: dev, gwEnv: []string{"NANOBOT_DATABASE_URL=" + storeURL}, set: set,
-			journal: func(key string) []chat.Message {
-				sess, err := db.Sessions().Load(ctx, key)
-				require.NoError(t, err)
-				return sess.Messages
-			}}
+		return b.pgWay(t, ctx, prefix, dev, storeURL, set)
 	}
 
 	sqliteDev := testenv.StartRunDevServer(t)
@@ -132,6 +124,23 @@ func (b *benchEnv) pgWays(t *testing.T, ctx context.Context, base b4Result) ([]b
 		tpsRow("B4", "… production, two worker processes (gateway + a stateless worker of another HOME): turns/s, p95 "+ms(two.p95)+" (baseline column: one process)",
 			two.tps, prod.tps, "", false),
 	}, &costs
+}
+
+// openStore opens the store database at storeURL for the test's reads, closed when it ends.
+func openStore(t *testing.T, ctx context.Context, storeURL string) *pgstore.DB {
+	db, err := pgstore.Open(ctx, storeURL, nil)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	return db
+}
+
+// storeJournal reads a session's messages back from the store database.
+func storeJournal(t *testing.T, ctx context.Context, db *pgstore.DB) func(key string) []chat.Message {
+	return func(key string) []chat.Message {
+		sess, err := db.Sessions().Load(ctx, key)
+		require.NoError(t, err)
+		return sess.Messages
+	}
 }
 
 // stopGateway stops a gateway with SIGTERM and waits for it (once: a

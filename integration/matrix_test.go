@@ -27,20 +27,7 @@ func TestMatrixGatewayEndToEnd(t *testing.T) {
 	bot, alice, carol := hs.RegisterUser(t, "nanobot"), hs.RegisterUser(t, "alice"), hs.RegisterUser(t, "carol")
 	bot.SetDisplayName(t, "Nanobot")
 	dev := testenv.StartDevServer(t)
-	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == chat.RoleTool:
-			return modeltest.Text("I see `notes.txt`.")
-		case strings.Contains(last.Content, "what is 2+2"):
-			return modeltest.Text("**Four**, of course.")
-		case strings.Contains(last.Content, "list the workspace"):
-			return modeltest.ToolCalls(modeltest.Call{ID: "call_ls", Name: "list_dir", Args: `{"path":"."}`})
-		case strings.Contains(last.Content, "count slowly"):
-			return modeltest.Text("One, two, three, four.").ChunkDelay(600 * time.Millisecond)
-		}
-		return modeltest.Text("unexpected: " + last.Content)
-	})
+	model := modeltest.New().Handle(matrixModel)
 	defer model.Close()
 	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"matrix": map[string]any{
 		"enabled": true, "homeserver": hs.URL, "userId": bot.ID, "accessToken": bot.Token, "deviceId": bot.DeviceID,
@@ -111,4 +98,21 @@ func TestMatrixGatewayEndToEnd(t *testing.T) {
 	require.Equal(t, "list_dir", msgs[1].ToolCalls[0].Function.Name)
 	require.Equal(t, chat.RoleTool, msgs[2].Role)
 	require.Equal(t, []string{"user: list the workspace", "assistant: I see `notes.txt`."}, slackRoles([]chat.Message{msgs[0], msgs[3]}))
+}
+
+// matrixModel is the model of the Matrix gateway tests: a formatted
+// answer, a tool round trip, and a slow answer to stream.
+func matrixModel(req *modeltest.RecordedRequest) modeltest.Step {
+	last := req.Messages[len(req.Messages)-1]
+	switch {
+	case last.Role == chat.RoleTool:
+		return modeltest.Text("I see `notes.txt`.")
+	case strings.Contains(last.Content, "what is 2+2"):
+		return modeltest.Text("**Four**, of course.")
+	case strings.Contains(last.Content, "list the workspace"):
+		return modeltest.ToolCalls(modeltest.Call{ID: "call_ls", Name: "list_dir", Args: `{"path":"."}`})
+	case strings.Contains(last.Content, "count slowly"):
+		return modeltest.Text("One, two, three, four.").ChunkDelay(600 * time.Millisecond)
+	}
+	return modeltest.Text("unexpected: " + last.Content)
 }

@@ -52,20 +52,28 @@ func startOAuthMCP(t *testing.T) string {
 	return fmt.Sprintf("http://localhost:%d/mcp", mcpPort) // the name its metadata uses
 }
 
-// TestMCPOAuthLoginThenTurn: `nanobot mcp login demo` prints the URL, the
-// "browser" opens it and comes back to the command's callback, the tokens
-// land 0600 under ~/.nanobot, and a worker's turn then calls the server's tool.
-func TestMCPOAuthLoginThenTurn(t *testing.T) {
+// oauthDemoHome starts the OAuth demo server, temporal-dev and a scripted
+// model, and a home whose MCP server "demo" needs an OAuth login.
+func oauthDemoHome(t *testing.T, extra map[string]any) (*testenv.DevServer, *modeltest.Server, *testenv.Home) {
+	t.Helper()
 	url := startOAuthMCP(t)
 	dev := testenv.StartDevServer(t)
 	model := modeltest.New()
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), map[string]any{
-		"tools": map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"url": url, "auth": "oauth"}}},
-	})
+	t.Cleanup(model.Close)
+	cfg := map[string]any{"tools": map[string]any{"mcpServers": map[string]any{"demo": map[string]any{"url": url, "auth": "oauth"}}}}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return dev, model, testenv.NewHome(t, model.URL(), cfg)
+}
 
+// loginAsABrowser runs `nanobot mcp login demo`, opens the URL it prints as
+// a browser would (the authorization server approves at once and sends it
+// back to the callback), and returns what the command printed once it ended.
+func loginAsABrowser(t *testing.T, env []string) []string {
+	t.Helper()
 	login := exec.Command(testenv.NanobotBin(t), "mcp", "login", "demo")
-	login.Env = home.Env(dev.Addr)
+	login.Env = env
 	stdout, err := login.StdoutPipe()
 	require.NoError(t, err)
 	var stderr testenv.SyncBuffer
@@ -90,6 +98,16 @@ func TestMCPOAuthLoginThenTurn(t *testing.T) {
 		printed = append(printed, lines.Text())
 	}
 	require.NoError(t, login.Wait(), "%q %s", printed, stderr.String())
+	return printed
+}
+
+// TestMCPOAuthLoginThenTurn: `nanobot mcp login demo` prints the URL, the
+// "browser" opens it and comes back to the command's callback, the tokens
+// land 0600 under ~/.nanobot, and a worker's turn then calls the server's tool.
+func TestMCPOAuthLoginThenTurn(t *testing.T) {
+	dev, model, home := oauthDemoHome(t, nil)
+
+	printed := loginAsABrowser(t, home.Env(dev.Addr))
 	require.Contains(t, strings.Join(printed, "\n"), "Authorized: demo's tokens are stored in ~/.nanobot/auth/mcp.json")
 	creds := filepath.Join(home.Dir, ".nanobot", "auth", "mcp.json")
 	fi, err := os.Stat(creds)
@@ -97,24 +115,53 @@ func TestMCPOAuthLoginThenTurn(t *testing.T) {
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
 	startWorker(t, home.Env(dev.Addr))
+	require.Equal(t, "Hello, Ada!", greetAda(t, dev, model, home, "oauth"), "the worker called the OAuth server with the stored token")
+}
+
+// greetAda runs a turn in session cli:<session> whose model calls the demo's
+// greet tool, and returns what the tool answered.
+func greetAda(t *testing.T, dev *testenv.DevServer, model *modeltest.Server, home *testenv.Home, session string) string {
+	t.Helper()
 	model.Script(
 		modeltest.ToolCalls(modeltest.Call{ID: "g", Name: "mcp_demo_greet", Args: `{"name":"Ada"}`}),
 		modeltest.Text("Greeted."),
 	)
 	bus := &channels.Bus{Client: dev.Client, Settings: testenv.Settings(protocol.Settings{Model: "test-model"})}
-	_, err = bus.Publish(context.Background(), protocol.Inbound{ID: "oauth", SessionKey: "cli:oauth", Route: protocol.Route{Channel: "cli", ChatID: "oauth"}, Content: "greet Ada"})
+	_, err := bus.Publish(context.Background(), protocol.Inbound{ID: session, SessionKey: "cli:" + session, Route: protocol.Route{Channel: "cli", ChatID: session}, Content: "greet Ada"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var res protocol.TurnResult
-	require.NoError(t, dev.Client.GetWorkflow(ctx, "turn/cli:oauth", "").Get(ctx, &res))
+	require.NoError(t, dev.Client.GetWorkflow(ctx, "turn/cli:"+session, "").Get(ctx, &res))
 	require.Equal(t, "Greeted.", res.ReplyPreview)
-	_, msgs := sessionLines(t, home, "cli:oauth")
+	_, msgs := sessionLines(t, home, "cli:"+session)
 	var greeted string
 	for _, m := range msgs {
 		if m.Role == chat.RoleTool && m.ToolCallID == "g" {
 			greeted = m.Content
 		}
 	}
-	require.Equal(t, "Hello, Ada!", greeted, "the worker called the OAuth server with the stored token")
+	return greeted
+}
+
+// TestMCPOAuthLoginThroughTheGateway: with a gateway running, `nanobot mcp
+// login` sends the browser back to the gateway's own callback (on
+// gateway.port, beside /health); the gateway exchanges the code and stores
+// the tokens, the command reports them, and the gateway's next turn calls
+// the server's tool without a restart.
+func TestMCPOAuthLoginThroughTheGateway(t *testing.T) {
+	port := testenv.FreePort(t)
+	dev, model, home := oauthDemoHome(t, map[string]any{"gateway": map[string]any{"port": port}})
+	env := append(home.Env(dev.Addr), fmt.Sprintf("NANOBOT_HEALTH_ADDR=127.0.0.1:%d", port))
+	startGateway(t, dev, env)
+
+	printed := strings.Join(loginAsABrowser(t, env), "\n")
+	require.Contains(t, printed, fmt.Sprintf("The browser comes back to the gateway at http://127.0.0.1:%d.", port))
+	require.Contains(t, printed, fmt.Sprintf("redirect_uri=http%%3A%%2F%%2F127.0.0.1%%3A%d%%2Fauth%%2Fmcp%%2Fcallback", port))
+	require.Contains(t, printed, "Authorized: demo's tokens are stored in ~/.nanobot/auth/mcp.json")
+	fi, err := os.Stat(filepath.Join(home.Dir, ".nanobot", "auth", "mcp.json"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	require.Equal(t, "Hello, Ada!", greetAda(t, dev, model, home, "gw-oauth"), "the gateway called the server with the token it stored")
 }

@@ -54,9 +54,9 @@ func startSlackGateways(t *testing.T, extra [2]map[string]any, flags [2][]string
 			cfg[k] = v
 		}
 		g.homes[i] = testenv.NewHome(t, g.model.URL(), cfg)
-		// Not streamed: a stream is drawn by the gateway that ran the model call, and a
-		// delivery the other one takes posts anew (each mention is a turn of its own now).
-		_, out, errOut := startNanobot(t, g.homes[i].Env(dev.Addr, "NANOBOT_LOG_LEVEL=info", "NANOBOT_STREAM=0"), append([]string{"gateway"}, flags[i]...)...)
+		// Streamed: the gateway that ran the model call draws the stream, and
+		// whichever takes the delivery edits that post into the answer.
+		_, out, errOut := startNanobot(t, g.homes[i].Env(dev.Addr, "NANOBOT_LOG_LEVEL=info"), append([]string{"gateway"}, flags[i]...)...)
 		g.logs[i] = outputs{out, errOut}
 		require.Eventually(t, func() bool { return g.peer.Connections() == i+1 }, 90*time.Second, 50*time.Millisecond,
 			"gateway %d never opened its Socket Mode connection:\n%s", i, g.logs[i])

@@ -1,12 +1,13 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,36 +22,37 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/discord/discordpeer"
+	"github.com/nanobot-durable/nanobot/channels/slack/slackpeer"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
-	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
 )
 
 // soakProc is one component the chaos loop kills and restarts.
 type soakProc struct {
 	name    string
-	pid     func() int
-	pprof   string // NANOBOT_PPROF address for goroutine counts; "" for non-Go-nanobot processes
+	pids    func() []int // the process and, for PostgreSQL, its backends
+	pprof   string       // NANOBOT_PPROF address for goroutine counts; "" counts threads (tasks)
 	kill    func()
 	start   func()
 	kills   int
+	started time.Time
 	samples []soakSample
 }
 
-type soakSample struct {
-	at                     time.Duration
-	pid, rssKB, fds, gorou int
-}
-
-// TestSoak drives steady multi-tool turns through a gateway, a stateless
-// worker and a workspace host on temporal-dev and PostgreSQL (a private
-// cluster, so killing it disturbs no other test) while a chaos loop kills
-// one of the five at random and restarts it. It reports messages in,
-// answered once / twice / lost, execs run once / twice, per-process RSS,
-// goroutines and open files each minute, and disk growth per hour.
-// NANOBOT_SOAK_MINUTES sets the length (make soak: 30); unset, it does not run.
+// TestSoak drives steady traffic through one gateway — Slack (slackpeer, a
+// thread per message), Discord (discordpeer, a person in a DM who answers
+// approval requests by typing /approve) and the web chat's /api/send — with
+// multi-tool turns, approvals, subagents and a cron job, on a stateless
+// worker and a workspace host, temporal-dev and a private PostgreSQL, while a
+// chaos loop kills each of the five, round after round in a random order at
+// random moments, and restarts it as systemd would. It prints a table of
+// messages in / answered once / twice / lost per channel and kind, execs
+// run once / twice, kills, per-process samples each minute with a trend
+// check, and disk growth per hour; it fails on a lost or twice-answered
+// message or an exec run twice. NANOBOT_SOAK_MINUTES sets the length (make
+// soak: 30); unset, it does not run.
 func TestSoak(t *testing.T) {
 	minutes := envInt("NANOBOT_SOAK_MINUTES", 0)
 	if minutes == 0 {
@@ -71,203 +73,179 @@ func TestSoak(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 
-	cm := &chaosModel{asked: map[int]int{}}
-	model := modeltest.New().Handle(cm.step)
+	model := modeltest.New().Handle(soakModel)
 	defer model.Close()
-	extra := map[string]any{"database": map[string]any{"url": pgtest.Database(t)}}
-	gwHome, aHome, wHome := testenv.NewHome(t, model.URL(), extra), testenv.NewHome(t, model.URL(), extra), testenv.NewHome(t, model.URL(), extra)
+	slack := slackpeer.New(t)
+	dc := discordpeer.New(t)
+	dc.DM(discordDM)
+	webPort := testenv.FreePort(t)
+	webBase := fmt.Sprintf("http://127.0.0.1:%d/", webPort)
+	nanobotDB := pgtest.Database(t)
+	common := map[string]any{"database": map[string]any{"url": nanobotDB},
+		"tools": map[string]any{"approval": map[string]any{"mode": "risky"}}}
+	gwCfg := map[string]any{"channels": map[string]any{
+		"slack": map[string]any{"enabled": true, "botToken": "xoxb-soak", "appToken": "xapp-soak", "apiBase": slack.APIURL(),
+			"allowFrom": []string{soakSlackUser}},
+		"discord": map[string]any{"enabled": true, "token": discordpeer.Token, "apiBase": dc.URL(),
+			"allowFrom": []string{discordAlice.ID}, "workingEmoji": ""},
+		"web": map[string]any{"enabled": true, "port": webPort},
+	}}
+	maps.Copy(gwCfg, common)
+	gwHome, aHome, wHome := testenv.NewHome(t, model.URL(), gwCfg), testenv.NewHome(t, model.URL(), common), testenv.NewHome(t, model.URL(), common)
 	require.NoError(t, os.WriteFile(filepath.Join(wHome.Workspace, "seed.txt"), []byte("seed\n"), 0o644))
-	const queue = "soak-replies"
-	ch := startRecordingChannel(t, c, queue, protocol.ChannelQueue("slack"))
 
 	var procs []*soakProc
+	var gatewayLogs *bytes.Buffer
+	var gatewayKills []time.Time
 	nanobotProc := func(name string, h *testenv.Home, args ...string) *soakProc {
 		addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 		p := &soakProc{name: name, pprof: addr}
 		var cmd *exec.Cmd
-		p.start = func() { cmd, _ = startHost(t, h.Env(dev.Addr, "NANOBOT_PPROF="+addr), args...) }
+		p.start = func() {
+			var logs *bytes.Buffer
+			cmd, logs = startHost(t, h.Env(dev.Addr, "NANOBOT_PPROF="+addr), args...)
+			if name == "gateway" {
+				gatewayLogs = logs
+			}
+		}
 		p.kill = func() { killGroup(cmd) }
-		p.pid = func() int { return cmd.Process.Pid }
+		p.pids = func() []int { return []int{cmd.Process.Pid} }
 		p.start()
 		return p
 	}
-	procs = append(procs,
-		nanobotProc("gateway", gwHome, "gateway"),
+	gateway := nanobotProc("gateway", gwHome, "gateway", "--workspace=false") // the workspace host alone runs the tools
+	// Slack sends hello on each new Socket Mode connection.
+	greet := func(before int) {
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if slack.Connections() > before && slack.GreetNewest() {
+				return
+			}
+		}
+	}
+	startGateway := gateway.start
+	gateway.start = func() { before := slack.Connections(); startGateway(); go greet(before) }
+	killGateway := gateway.kill
+	gateway.kill = func() { gatewayKills = append(gatewayKills, time.Now()); killGateway() }
+	greet(0)
+	procs = append(procs, gateway,
 		nanobotProc("worker", aHome, "worker"),
 		nanobotProc("workspace", wHome, "worker", "--workspace"),
-		&soakProc{name: "temporal-dev", pid: func() int { return dev.Pid() }, kill: func() { dev.Kill() },
+		&soakProc{name: "temporal-dev", pids: func() []int { return []int{dev.Pid()} }, kill: func() { dev.Kill() },
 			start: func() { dev = testenv.StartDevServerOn(t, port, "--db", dbURL) }},
-		&soakProc{name: "postgres", pid: pg.pid, kill: pg.kill, start: func() { pg.start(t) }},
+		&soakProc{name: "postgres", pids: func() []int { return append([]int{pg.pid()}, childPids(pg.pid())...) }, kill: pg.kill, start: func() { pg.start(t) }},
 	)
+	require.Eventually(t, dc.Connected, 2*time.Minute, 50*time.Millisecond, "the Discord gateway never identified:\n%s", gatewayLogs)
+	out, stderr, code := runNanobot(t, gwHome.Env(dev.Addr), "cron", "add", "--name", "soak", "--message", "soak cron",
+		"--every", "30", "--channel", "slack", "--to", soakCronChannel)
+	require.Equal(t, 0, code, stderr)
+	cronJob := jobIDFrom(t, strings.TrimSpace(out))
 
-	// Steady traffic: a message every second or two over eight sessions, each a multi-tool turn.
-	bus := &channels.Bus{Client: c, Settings: testenv.Settings(protocol.Settings{Model: "test-model", Stream: true})}
+	ledger := &soakLedger{sent: map[string]soakSent{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var (
-		mu       sync.Mutex
-		messages []string
-		wg       sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ctx.Err() == nil; i++ {
-			route := protocol.Route{Channel: "cli", ChatID: fmt.Sprintf("soak-%d", i%8), Queue: queue}
-			in := protocol.Inbound{ID: fmt.Sprintf("t%d", i), SessionKey: protocol.SessionKey(route.Channel, route.ChatID), Route: route,
-				Content: fmt.Sprintf("chaos-turn-%d: do the steps", i), SentAt: time.Now()}
-			for ctx.Err() == nil { // a publish refused while Temporal is down is retried, as a channel would
-				pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
-				_, err := bus.Publish(pctx, in)
-				pcancel()
-				if err == nil {
-					mu.Lock()
-					messages = append(messages, in.ID)
-					mu.Unlock()
-					break
-				}
-				time.Sleep(500 * time.Millisecond)
-			}
-			time.Sleep(time.Second + time.Duration(rand.IntN(1000))*time.Millisecond)
-		}
-	}()
+	var wg sync.WaitGroup
+	for _, traffic := range []func(){
+		func() { slackTraffic(ctx, slack, ledger) },
+		func() { webTraffic(ctx, webBase, ledger) },
+		func() { discordTraffic(ctx, dc, discordDM, discordAlice, ledger) },
+	} {
+		wg.Add(1)
+		go func() { defer wg.Done(); traffic() }()
+	}
 
-	startDisk := dirBytes(root)
+	disk := soakDisk{root: root, homes: []string{gwHome.Dir, aHome.Dir, wHome.Dir}, pgDir: pg.dir, admin: pg.url}
 	began := time.Now()
+	for _, p := range procs {
+		p.started = began
+	}
 	end := began.Add(time.Duration(minutes) * time.Minute)
-	var order []int
-	nextSample, nextKill := began.Add(30*time.Second), began.Add(20*time.Second) // first sample once the pprof endpoints serve
+	kills := newKillPlan(len(procs), minutes, began.Add(20*time.Second), end.Add(-10*time.Second))
+	var diskSamples []soakDiskSample
+	nextSample := began.Add(30 * time.Second) // first sample once the pprof endpoints serve
 	for time.Now().Before(end) {
 		if !time.Now().Before(nextSample) {
 			for _, p := range procs {
-				p.samples = append(p.samples, sampleProc(time.Since(began), p.pid(), p.pprof))
+				p.samples = append(p.samples, sampleProc(time.Since(began), time.Since(p.started), p.pids(), p.pprof))
 			}
+			diskSamples = append(diskSamples, disk.sample(time.Since(began)))
+			r := collectSoak(t, c, slack, dc, webBase, ledger, wHome, cronJob, gatewayKills)
+			t.Logf("%s: %d messages in, %d answered once so far; cron %d runs, %d answers", time.Since(began).Round(time.Second),
+				len(r.tags), r.count("once"), r.cronRuns, r.cronAnswers)
 			nextSample = nextSample.Add(time.Minute)
 		}
-		if !time.Now().Before(nextKill) {
-			if len(order) == 0 { // each round kills every component once, in a random order
-				order = rand.Perm(len(procs))
-			}
-			p := procs[order[0]]
-			order = order[1:]
+		if i, ok := kills.due(time.Now()); ok {
+			p := procs[i]
 			p.kill()
 			p.kills++
 			time.Sleep(time.Duration(rand.IntN(3000)) * time.Millisecond) // down a moment, as before systemd restarts it
 			p.start()
+			p.started = time.Now()
 			t.Logf("%s: killed %s (kill %d)", time.Since(began).Round(time.Second), p.name, p.kills)
-			nextKill = time.Now().Add(time.Duration(15+rand.IntN(30)) * time.Second)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	cancel()
 	wg.Wait()
 	elapsed := time.Since(began)
-	diskGrowth := dirBytes(root) - startDisk
+	diskSamples = append(diskSamples, disk.sample(elapsed))
 
-	// Everything is up now: every accepted message must be answered; what is not by then counts as lost.
-	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline) && !allAnswered(ch, messages); {
-		time.Sleep(100 * time.Millisecond)
+	// Everything is up now: every message must be answered; what is not by then counts as lost.
+	var res soakResults
+	for deadline, told := time.Now().Add(5*time.Minute), time.Now(); ; time.Sleep(2 * time.Second) {
+		res = collectSoak(t, c, slack, dc, webBase, ledger, wHome, cronJob, gatewayKills)
+		if res.settled() || time.Now().After(deadline) {
+			break
+		}
+		if time.Since(told) > 30*time.Second {
+			t.Logf("waiting for %v; cron: %d runs completed, %d running, %d answers", res.unanswered(), res.cronRuns, res.cronOpen, res.cronAnswers)
+			told = time.Now()
+		}
 	}
-	table, failures := soakReport(ch, messages, wHome, procs, elapsed, diskGrowth)
+	table, failures := res.report(procs, kills.perProc, elapsed, diskSamples)
 	fmt.Print(table)
+	if len(failures) > 0 {
+		t.Logf("last gateway's log:\n%s", gatewayLogs)
+		for _, tag := range res.tags {
+			if o := res.outcome(tag); o == "lost" || o == "twice" {
+				sent := res.ledger[tag]
+				out, errOut, _ := runNanobot(t, gwHome.Env(dev.Addr), "turn", "show", sent.session)
+				t.Logf("%s %s, sent at %s: nanobot turn show %s:\n%s%s", tag, o, sent.at.Sub(began).Round(time.Second), sent.session, out, errOut)
+			}
+		}
+	}
 	require.Empty(t, failures)
 }
 
-// soakReport is the table, and what breaks the promise: a lost or twice-answered message, an exec run twice.
-func soakReport(ch *recordingChannel, messages []string, w *testenv.Home, procs []*soakProc, elapsed time.Duration, disk int64) (string, []string) {
-	answered := ch.answered()
-	once, twice, lost := 0, 0, 0
-	for _, id := range messages {
-		switch n := answered[id]; {
-		case n == 0:
-			lost++
-		case n == 1:
-			once++
-		default:
-			twice++
-		}
-	}
-	runs := map[string]int{}
-	data, _ := os.ReadFile(filepath.Join(w.Workspace, "counter.txt"))
-	for _, tag := range strings.Fields(string(data)) {
-		runs[tag]++
-	}
-	execOnce, execTwice := 0, 0
-	for _, n := range runs {
-		if n == 1 {
-			execOnce++
-		} else {
-			execTwice++
-		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "soak %s: messages in %d, answered once %d, answered twice %d, lost %d; execs run once %d, twice %d; disk growth %.1f MB/hour\n",
-		elapsed.Round(time.Second), len(messages), once, twice, lost, execOnce, execTwice, float64(disk)/1e6/elapsed.Hours())
-	fmt.Fprintf(&b, "%-13s %5s  %s\n", "process", "kills", "minute: pid RSS(MB) goroutines fds")
-	for _, p := range procs {
-		fmt.Fprintf(&b, "%-13s %5d ", p.name, p.kills)
-		for _, s := range p.samples {
-			fmt.Fprintf(&b, " %d:%d/%.0f/%d/%d", int(s.at.Minutes()), s.pid, float64(s.rssKB)/1024, s.gorou, s.fds)
-		}
-		if g := growth(p.samples); g != "" {
-			fmt.Fprintf(&b, "  GROWTH: %s", g)
-		}
-		b.WriteString("\n")
-	}
-	var failures []string
-	for what, n := range map[string]int{"messages lost": lost, "messages answered twice": twice, "execs run twice": execTwice} {
-		if n > 0 {
-			failures = append(failures, fmt.Sprintf("%s: %d", what, n))
-		}
-	}
-	return b.String(), failures
+// killPlan spaces the kills evenly over the run, each at a random moment of
+// its slot, in rounds that kill every component once in a random order:
+// every component is killed perProc times, max(2, minutes/5) (6 in 30 minutes).
+type killPlan struct {
+	at      []time.Time
+	order   []int
+	perProc int
 }
 
-// growth names a resource whose last sample after warm-up (the first third) is 30% above its first, within one process life.
-func growth(samples []soakSample) string {
-	if len(samples) < 3 {
-		return ""
+func newKillPlan(procs, minutes int, from, to time.Time) *killPlan {
+	k := &killPlan{perProc: max(2, (minutes+4)/5)}
+	total := k.perProc * procs
+	slot := to.Sub(from) / time.Duration(total)
+	for i := range total {
+		k.at = append(k.at, from.Add(time.Duration(i)*slot+time.Duration((0.2+0.7*rand.Float64())*float64(slot))))
 	}
-	first, last := samples[len(samples)/3], samples[len(samples)-1]
-	if first.pid != last.pid {
-		return "" // restarted meanwhile: compare only a process with itself
+	for range k.perProc {
+		k.order = append(k.order, rand.Perm(procs)...)
 	}
-	var grew []string
-	for _, r := range []struct {
-		name string
-		a, b int
-	}{{"rss", first.rssKB, last.rssKB}, {"goroutines", first.gorou, last.gorou}, {"fds", first.fds, last.fds}} {
-		if r.a > 0 && float64(r.b) > 1.3*float64(r.a) {
-			grew = append(grew, fmt.Sprintf("%s %d→%d", r.name, r.a, r.b))
-		}
-	}
-	return strings.Join(grew, ", ")
+	return k
 }
 
-// sampleProc reads RSS and open files from /proc and goroutines from the process's pprof endpoint.
-func sampleProc(at time.Duration, pid int, pprof string) soakSample {
-	s := soakSample{at: at, pid: pid, gorou: -1}
-	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-		for _, line := range strings.Split(string(status), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-				s.rssKB, _ = strconv.Atoi(f[1])
-			}
-		}
+// due is the component to kill now, if its moment has come.
+func (k *killPlan) due(now time.Time) (int, bool) {
+	if len(k.at) == 0 || now.Before(k.at[0]) {
+		return 0, false
 	}
-	if fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
-		s.fds = len(fds)
-	}
-	if pprof != "" {
-		if resp, err := http.Get("http://" + pprof + "/debug/pprof/goroutine?debug=1"); err == nil {
-			head := make([]byte, 64)
-			n, _ := io.ReadFull(resp.Body, head)
-			_ = resp.Body.Close()
-			if _, after, ok := strings.Cut(string(head[:n]), "total "); ok {
-				s.gorou, _ = strconv.Atoi(strings.Fields(after)[0])
-			}
-		}
-	}
-	return s
+	i := k.order[0]
+	k.at, k.order = k.at[1:], k.order[1:]
+	return i, true
 }
 
 func dirBytes(dir string) int64 {
@@ -303,13 +281,19 @@ func (pg *privatePostgres) start(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	data, err := os.ReadFile(urlFile)
-	require.NoError(t, err, "postgres.sh wrote no URL: %s", out)
+	if err != nil {
+		serverLog, _ := os.ReadFile(filepath.Join(pg.dir, "server.log"))
+		require.NoError(t, err, "postgres.sh wrote no URL: %s\nserver.log:\n%s", out, tail(string(serverLog), 3000))
+	}
 	url := strings.TrimSpace(string(data))
 	if pg.url != "" {
 		require.Equal(t, pg.url, url, "PostgreSQL came back on another port")
 	}
 	pg.url = url
 }
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 
 func (pg *privatePostgres) pid() int {
 	data, _ := os.ReadFile(filepath.Join(pg.dir, "data", "postmaster.pid"))
@@ -332,6 +316,15 @@ func (pg *privatePostgres) kill() {
 		for testenv.Alive(p) {
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+	// The lock files name the postmaster, which stays a zombie until this container's init reaps it
+	// (systemd, its parent elsewhere, reaps at once); PostgreSQL takes a zombie for a live postmaster.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil; {
+		time.Sleep(20 * time.Millisecond)
+	}
+	locks, _ := filepath.Glob(filepath.Join(pg.dir, "sock", ".s.PGSQL.*.lock"))
+	for _, f := range append(locks, filepath.Join(pg.dir, "data", "postmaster.pid")) {
+		_ = os.Remove(f)
 	}
 }
 

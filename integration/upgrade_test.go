@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/nanobot-durable/nanobot/chat"
@@ -69,16 +70,128 @@ func (m *upgradeModel) handle(req *modeltest.RecordedRequest) modeltest.Step {
 	return modeltest.Text("ok")
 }
 
+// nextVersion is the second binary's version, so its build ID differs from the first's.
+const nextVersion = "upgrade-next"
+
 // buildUpgradeBinary builds nanobot with -tags upgradetest: the same code
 // plus a workflow change behind a GetVersion marker (workflows.UpgradeTestChange).
 func buildUpgradeBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "nanobot-next")
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", "upgradetest", "-o", bin, "./cmd/nanobot")
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "upgradetest", "-ldflags", "-X main.version="+nextVersion, "-o", bin, "./cmd/nanobot")
 	cmd.Dir = testenv.RepoRoot(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "build the second binary:\n%s", out)
 	return bin
+}
+
+// upgradeRig is what the upgrade tests share: temporal-dev, upgradeModel, a
+// home that asks before risky commands, a recording channel for the
+// replies, and the two binaries' worker logs.
+type upgradeRig struct {
+	t            *testing.T
+	dev          *testenv.DevServer
+	model        *modeltest.Server
+	home         *testenv.Home
+	ch           *recordingChannel
+	env          []string
+	logs1, logs2 *testenv.SyncBuffer
+}
+
+const upgradeReplies = "upgrade-replies"
+
+func newUpgradeRig(t *testing.T, env ...string) *upgradeRig {
+	r := &upgradeRig{t: t, dev: testenv.StartDevServer(t)}
+	m := &upgradeModel{}
+	r.model = modeltest.New().Handle(m.handle)
+	t.Cleanup(r.model.Close)
+	r.home = testenv.NewHome(t, r.model.URL(), map[string]any{"tools": map[string]any{"approval": map[string]any{"mode": "risky"}}})
+	r.env = r.home.Env(r.dev.Addr, append([]string{"NANOBOT_STREAM=false"}, env...)...)
+	r.ch = startRecordingChannel(t, r.dev.Client, upgradeReplies, protocol.ChannelQueue("slack"))
+	return r
+}
+
+func (r *upgradeRig) logs() string {
+	s := r.logs1.String()
+	if r.logs2 != nil {
+		s += "\n--- second binary ---\n" + r.logs2.String()
+	}
+	return s
+}
+
+// await polls cond, failing at once when a worker reports a failed replay.
+func (r *upgradeRig) await(cond func() bool, what string) {
+	r.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		requireNoReplayFailure(r.t, r.logs(), what)
+		require.True(r.t, time.Now().Before(deadline), "%s; worker logs:\n%s", what, r.logs())
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (r *upgradeRig) route(chatID string) protocol.Route {
+	return protocol.Route{Channel: "cli", ChatID: chatID, SenderID: "owner", Queue: upgradeReplies}
+}
+
+// startLongTurns begins a slow tool, a risky command waiting for approval
+// and a subagent whose model call is held, and returns the approval request.
+func (r *upgradeRig) startLongTurns() protocol.ApprovalRequest {
+	publishTo(r.t, r.dev, r.route("slow"), "s1", "run the slow job")
+	publishTo(r.t, r.dev, r.route("approve"), "a1", "clean the build")
+	publishTo(r.t, r.dev, r.route("sub"), "b1", "how many files are there?")
+	r.await(func() bool { _, err := os.Stat(filepath.Join(r.home.Workspace, "started")); return err == nil }, "the slow tool never started")
+	req := waitingRequest(r.t, r.dev, "cli:approve", r.logs)
+	r.await(func() bool { return r.model.Waiting() == 1 }, "the subagent never asked its model")
+	return req
+}
+
+// release lets the slow tool and the subagent's model call finish.
+func (r *upgradeRig) release() {
+	require.NoError(r.t, os.WriteFile(filepath.Join(r.home.Workspace, "release"), nil, 0o644))
+	r.model.Release()
+}
+
+// awaitLongTurnsAnswered approves the request and waits for the three turns' answers.
+func (r *upgradeRig) awaitLongTurnsAnswered(req protocol.ApprovalRequest) {
+	publishMessage(r.t, r.dev, ownerSealed(r.t, r.home, protocol.Inbound{ID: "a2", SessionKey: "cli:approve", Route: r.route("approve"), Content: "/approve " + req.ID}))
+	r.await(func() bool { return answers(r.ch)["s1"] >= 1 }, "the slow tool's turn never replied")
+	r.await(func() bool { return answers(r.ch)["a1"] >= 1 }, "the approved turn never replied")
+	r.await(func() bool { return countTexts(r.ch, "Your helper reported back.") >= 1 }, "the subagent's report never reached the chat")
+}
+
+// requireOnce: the approved command and the slow tool ran once, every message was answered once, no replay failed.
+func (r *upgradeRig) requireOnce() {
+	require.Equal(r.t, 1, ranCount(r.t, r.home), "the approved command ran once")
+	slow, err := os.ReadFile(filepath.Join(r.home.Workspace, "slow.txt"))
+	require.NoError(r.t, err)
+	require.Equal(r.t, "ran\n", string(slow), "the slow tool ran once")
+	for id, n := range answers(r.ch) {
+		require.Equal(r.t, 1, n, "message %s answered %d times", id, n)
+	}
+	require.Contains(r.t, textOf(r.ch, "s1"), "Tool said: ")
+	require.Contains(r.t, textOf(r.ch, "a1"), "Tool said: ")
+	requireNoReplayFailure(r.t, r.logs(), "after the upgrade")
+}
+
+// requireNoFailedWorkflowTask reads every run's history, failing on a workflow task that failed; each event goes to visit.
+func (r *upgradeRig) requireNoFailedWorkflowTask(visit func(*historypb.HistoryEvent)) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := r.dev.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 1000})
+	require.NoError(r.t, err)
+	for _, e := range resp.GetExecutions() {
+		it := r.dev.Client.GetWorkflowHistory(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			require.NoError(r.t, err)
+			if f := ev.GetWorkflowTaskFailedEventAttributes(); f != nil {
+				require.Failf(r.t, "a workflow task failed", "%s: %s %s", e.GetExecution().GetWorkflowId(), f.GetCause(), f.GetFailure().GetMessage())
+			}
+			visit(ev)
+		}
+	}
+	return len(resp.GetExecutions())
 }
 
 // TestUpgradeWithTurnsInFlight starts long turns on one binary (a slow
@@ -89,96 +202,38 @@ func buildUpgradeBinary(t *testing.T) string {
 func TestUpgradeWithTurnsInFlight(t *testing.T) {
 	first := testenv.NanobotBin(t)
 	next := buildUpgradeBinary(t)
-	dev := testenv.StartDevServer(t)
-	m := &upgradeModel{}
-	model := modeltest.New().Handle(m.handle)
-	defer model.Close()
-	home := testenv.NewHome(t, model.URL(), map[string]any{"tools": map[string]any{"approval": map[string]any{"mode": "risky"}}})
-	env := home.Env(dev.Addr, "NANOBOT_STREAM=false")
-	const replies = "upgrade-replies"
-	ch := startRecordingChannel(t, dev.Client, replies, protocol.ChannelQueue("slack"))
-	worker, _, logs1 := startNanobotFrom(t, first, env, "worker")
-	var logs2 *testenv.SyncBuffer
-	logs := func() string {
-		s := logs1.String()
-		if logs2 != nil {
-			s += "\n--- second binary ---\n" + logs2.String()
-		}
-		return s
-	}
-	// await polls cond, failing at once when a worker reports a failed replay.
-	await := func(cond func() bool, what string) {
-		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for !cond() {
-			requireNoReplayFailure(t, logs(), what)
-			require.True(t, time.Now().Before(deadline), "%s; worker logs:\n%s", what, logs())
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	route := func(chatID string) protocol.Route {
-		return protocol.Route{Channel: "cli", ChatID: chatID, SenderID: "owner", Queue: replies}
-	}
-	publishTo(t, dev, route("slow"), "s1", "run the slow job")
-	publishTo(t, dev, route("approve"), "a1", "clean the build")
-	publishTo(t, dev, route("sub"), "b1", "how many files are there?")
-	_, stderr, code := runNanobot(t, env, "cron", "add", "--name", "stretch", "--message", "Remind me to stretch",
+	r := newUpgradeRig(t)
+	var worker *exec.Cmd
+	worker, _, r.logs1 = startNanobotFrom(t, first, r.env, "worker")
+	_, stderr, code := runNanobot(t, r.env, "cron", "add", "--name", "stretch", "--message", "Remind me to stretch",
 		"--every", "2", "--channel", "slack", "--to", "C9")
 	require.Equal(t, 0, code, stderr)
 
 	// Every kind of work is in flight on the first binary.
-	await(func() bool { _, err := os.Stat(filepath.Join(home.Workspace, "started")); return err == nil }, "the slow tool never started")
-	req := waitingRequest(t, dev, "cli:approve", logs)
-	await(func() bool { return model.Waiting() == 1 }, "the subagent never asked its model")
-	await(func() bool { return countTexts(ch, "Time to stretch!") >= 1 }, "the cron job never fired")
+	req := r.startLongTurns()
+	r.await(func() bool { return countTexts(r.ch, "Time to stretch!") >= 1 }, "the cron job never fired")
 
 	// The upgrade: SIGTERM lets running activities finish (the slow tool,
 	// the held model call), then the second binary takes over.
 	require.NoError(t, worker.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, os.WriteFile(filepath.Join(home.Workspace, "release"), nil, 0o644))
-	model.Release()
+	r.release()
 	_, _ = worker.Process.Wait()
-	cronBefore := countTexts(ch, "Time to stretch!")
-	_, _, logs2 = startNanobotFrom(t, next, env, "worker")
+	cronBefore := countTexts(r.ch, "Time to stretch!")
+	_, _, r.logs2 = startNanobotFrom(t, next, r.env, "worker")
 
-	publishMessage(t, dev, ownerSealed(t, home, protocol.Inbound{ID: "a2", SessionKey: "cli:approve", Route: route("approve"), Content: "/approve " + req.ID}))
-	await(func() bool { return answers(ch)["s1"] >= 1 }, "the slow tool's turn never replied")
-	await(func() bool { return answers(ch)["a1"] >= 1 }, "the approved turn never replied")
-	await(func() bool { return countTexts(ch, "Your helper reported back.") >= 1 }, "the subagent's report never reached the chat")
-	await(func() bool { return countTexts(ch, "Time to stretch!") >= cronBefore+2 }, "the cron job stopped firing after the upgrade")
-
-	require.Equal(t, 1, ranCount(t, home), "the approved command ran once")
-	slow, err := os.ReadFile(filepath.Join(home.Workspace, "slow.txt"))
-	require.NoError(t, err)
-	require.Equal(t, "ran\n", string(slow), "the slow tool ran once")
-	for id, n := range answers(ch) {
-		require.Equal(t, 1, n, "message %s answered %d times", id, n)
-	}
-	require.Contains(t, textOf(ch, "s1"), "Tool said: ")
-	require.Contains(t, textOf(ch, "a1"), "Tool said: ")
-	requireNoReplayFailure(t, logs(), "after the upgrade")
+	r.awaitLongTurnsAnswered(req)
+	r.await(func() bool { return countTexts(r.ch, "Time to stretch!") >= cronBefore+2 }, "the cron job stopped firing after the upgrade")
+	r.requireOnce()
 
 	// The histories: no workflow task failed, and the second binary's change is live.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	resp, err := dev.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 1000})
-	require.NoError(t, err)
 	marked := 0
-	for _, e := range resp.GetExecutions() {
-		it := dev.Client.GetWorkflowHistory(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			ev, err := it.Next()
-			require.NoError(t, err)
-			if f := ev.GetWorkflowTaskFailedEventAttributes(); f != nil {
-				require.Failf(t, "a workflow task failed", "%s: %s %s", e.GetExecution().GetWorkflowId(), f.GetCause(), f.GetFailure().GetMessage())
-			}
-			if ev.GetMarkerRecordedEventAttributes() != nil && strings.Contains(ev.String(), workflows.UpgradeTestChange) {
-				marked++
-			}
+	runs := r.requireNoFailedWorkflowTask(func(ev *historypb.HistoryEvent) {
+		if ev.GetMarkerRecordedEventAttributes() != nil && strings.Contains(ev.String(), workflows.UpgradeTestChange) {
+			marked++
 		}
-	}
+	})
 	require.Positive(t, marked, "no run recorded the second binary's change marker")
-	t.Logf("%d runs listed, %d recorded the change marker; %d answers delivered", len(resp.GetExecutions()), marked, len(answers(ch)))
+	t.Logf("%d runs listed, %d recorded the change marker; %d answers delivered", runs, marked, len(answers(r.ch)))
 }
 
 // replayFailures are how the SDK logs a workflow task that failed: TMPRL1100

@@ -145,16 +145,22 @@ func TestOAuthLoginRefusesAPublicCallback(t *testing.T) {
 
 // An expired access token is refreshed with the stored refresh token, the
 // new tokens are saved (still 0600) and the call goes through.
-func TestOAuthTokenRefresh(t *testing.T) {
+// loggedInToPeer logs in as server "srv" to a refresh fake that rotates refresh tokens.
+func loggedInToPeer(t *testing.T) (*oauthpeer.Server, string, config.MCPServer, *oauthTokens) {
+	t.Helper()
 	peerSrv := oauthpeer.New(mcpserver.NewStreamableHTTPServer(newTestServer()))
-	defer peerSrv.Close()
+	t.Cleanup(peerSrv.Close)
 	home := t.TempDir()
 	cfg := config.MCPServer{URL: peerSrv.URL(), Auth: AuthOAuth}
-	ctx := context.Background()
 	show, status := browse(t)
-	require.NoError(t, Login(ctx, home, "srv", cfg, "", show))
+	require.NoError(t, Login(context.Background(), home, "srv", cfg, "", show))
 	require.Equal(t, http.StatusOK, <-status)
-	tokens := newOAuthTokens(home, "srv", cfg.URL)
+	return peerSrv, home, cfg, newOAuthTokens(home, "srv", cfg.URL)
+}
+
+func TestOAuthTokenRefresh(t *testing.T) {
+	peerSrv, home, cfg, tokens := loggedInToPeer(t)
+	ctx := context.Background()
 	first, err := tokens.GetToken(ctx)
 	require.NoError(t, err)
 	require.NotEmpty(t, first.RefreshToken)
@@ -186,4 +192,36 @@ func TestOAuthTokenRefresh(t *testing.T) {
 	res := ts["mcp_srv_echo"].Run(ctx, tools.Env{}, echo)
 	require.True(t, res.IsError, res.Text)
 	require.Contains(t, res.Text, "nanobot mcp login srv")
+}
+
+// TestOAuthRefreshIsSharedAcrossProcesses: several connections with their
+// own OAuth handlers (as the gateway and a workspace host each have) find
+// the stored token expired at once. The server rotates refresh tokens, so
+// a refresh token spent twice is refused and forces a new login; the
+// credentials lock lets one refresh, and the others take its token.
+func TestOAuthRefreshIsSharedAcrossProcesses(t *testing.T) {
+	peerSrv, home, cfg, tokens := loggedInToPeer(t)
+	ctx := context.Background()
+
+	const processes = 4
+	var echoes [processes]tools.Tool
+	for i := range echoes {
+		p := NewPool(map[string]config.MCPServer{"srv": cfg}, nil)
+		p.home = home
+		defer p.Close()
+		echoes[i] = byName(t, p)["mcp_srv_echo"]
+	}
+	echo := map[string]any{"message": "hi"}
+	for round := 1; round <= 5; round++ {
+		peerSrv.ExpireAccessTokens()
+		require.NoError(t, tokens.update(func(e *storedCredential) { e.Tokens.ExpiresAt = time.Now().Add(-time.Minute) }))
+		results := make(chan tools.Result, processes)
+		for _, tool := range echoes {
+			go func() { results <- tool.Run(ctx, tools.Env{}, echo) }()
+		}
+		for range processes {
+			require.Equal(t, tools.Result{Text: "echo: hi"}, <-results, "round %d", round)
+		}
+		require.Equal(t, int32(round), peerSrv.Refreshes.Load(), "one refresh per expiry, whoever made it")
+	}
 }

@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 
@@ -38,6 +41,8 @@ type storedCredential struct {
 	Tokens            *transport.Token `json:"tokens,omitempty"`
 	ClientInfo        *clientInfoJSON  `json:"client_info,omitempty"`
 	RedirectURI       string           `json:"redirect_uri,omitempty"`
+	// Pending is a login whose browser returns to the gateway.
+	Pending *pendingLogin `json:"pending,omitempty"`
 }
 
 // clientInfoJSON is the client a dynamic registration created.
@@ -56,6 +61,12 @@ func serverFingerprint(url string) string {
 // OAuth handler reads it before each request and saves refreshed tokens.
 type oauthTokens struct {
 	path, server, url string
+	// refresher renews an expired token under the file's lock, so processes
+	// sharing the file never spend one rotating refresh token twice.
+	refresher *transport.OAuthHandler
+	// held is set while this store refreshes under the lock: the save the
+	// refresh makes writes without taking the lock again.
+	held atomic.Bool
 }
 
 var _ transport.TokenStore = (*oauthTokens)(nil)
@@ -75,12 +86,56 @@ func (s *oauthTokens) GetToken(ctx context.Context) (*transport.Token, error) {
 	if e == nil || e.Tokens == nil || e.Tokens.AccessToken == "" {
 		return nil, transport.ErrNoToken
 	}
-	return e.Tokens, nil
+	if s.refresher == nil || !e.Tokens.IsExpired() || e.Tokens.RefreshToken == "" {
+		return e.Tokens, nil
+	}
+	fresh, err := s.refreshShared(ctx)
+	if err != nil {
+		// mcp-go tries once more and, failing, says to log in again.
+		slog.Warn("MCP OAuth token refresh failed", "server", s.server, "error", err)
+		return e.Tokens, nil
+	}
+	return fresh, nil
+}
+
+// refreshRun bounds a token refresh, which outlives the request that needed it.
+const refreshRun = 30 * time.Second
+
+// refreshShared renews the token holding the credentials lock, unless a
+// process that held it first already did: mcp-go shares one refresh per
+// process only, and a rotated refresh token spent twice forces a new login.
+func (s *oauthTokens) refreshShared(ctx context.Context) (*transport.Token, error) {
+	credentialsMu.Lock()
+	defer credentialsMu.Unlock()
+	unlock, err := lockCredentials(s.path)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, err := readCredentials(s.path)
+	if err != nil {
+		return nil, err
+	}
+	e := st.Servers[s.server]
+	if e == nil || e.ServerFingerprint != serverFingerprint(s.url) || e.Tokens == nil || e.Tokens.RefreshToken == "" {
+		return nil, transport.ErrNoToken
+	}
+	if !e.Tokens.IsExpired() {
+		return e.Tokens, nil // renewed meanwhile
+	}
+	s.held.Store(true)
+	defer s.held.Store(false)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshRun)
+	defer cancel()
+	return s.refresher.RefreshToken(ctx, e.Tokens.RefreshToken)
 }
 
 func (s *oauthTokens) SaveToken(ctx context.Context, token *transport.Token) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if s.held.Load() {
+		return s.updateHeld(func(e *storedCredential) { e.Tokens = token })
 	}
 	return s.update(func(e *storedCredential) { e.Tokens = token })
 }
@@ -110,6 +165,11 @@ func (s *oauthTokens) update(change func(*storedCredential)) error {
 		return err
 	}
 	defer unlock()
+	return s.updateHeld(change)
+}
+
+// updateHeld is update for a caller that holds both locks.
+func (s *oauthTokens) updateHeld(change func(*storedCredential)) error {
 	st, err := readCredentials(s.path)
 	if err != nil {
 		return err

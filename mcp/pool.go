@@ -359,7 +359,8 @@ func (p *Pool) connectLocked(ctx context.Context, s *server) (*conn, error) {
 	if s.conn != nil {
 		return s.conn, nil
 	}
-	if wait := time.Until(s.retryAt); wait > 0 {
+	loggedInSince := errors.Is(s.lastErr, errNeedsLogin) && LoggedIn(p.home, s.name, s.cfg.URL)
+	if wait := time.Until(s.retryAt); wait > 0 && !loggedInSince { // a login since the failure is worth a try at once
 		return nil, fmt.Errorf("%w (next retry in %s)", s.lastErr, wait.Round(100*time.Millisecond))
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/session"
@@ -31,47 +32,54 @@ func (db *DB) Sessions() *Sessions { return &Sessions{db: db} }
 // Path tells where a session lives, for people reading logs.
 func (s *Sessions) Path(key string) string { return s.db.where + " session " + key }
 
+// loadSession reads a session in one statement (one snapshot). Given the version of the parse
+// kept here ($2, $3), it leaves the messages out while the row is still at that version: a turn
+// loads its session several times, and the full read grows with the session.
 const loadSession = `SELECT kind, created_at, updated_at, metadata, last_consolidated, xmin::text::bigint, modified_at,
-	(SELECT coalesce(json_agg(m.body ORDER BY m.seq), '[]') FROM session_messages m WHERE m.session_key = s.key)
+	CASE WHEN xmin::text::bigint = $2 AND modified_at = $3 THEN NULL ELSE
+	(SELECT coalesce(json_agg(m.body ORDER BY m.seq), '[]') FROM session_messages m WHERE m.session_key = s.key) END
 	FROM sessions s WHERE s.key = $1`
 
-// sessionStamp is a session row's version: every write of a session updates its row (modified_at
-// moves on appends too), which gives the row a new xmin, the id of the transaction that wrote it.
-const sessionStamp = `SELECT xmin::text::bigint, modified_at FROM sessions WHERE key = $1`
-
-// rowStamp is the version of a session's row a parse was read at.
+// rowStamp is the version of a session's row a parse was read at: every write of a session
+// updates its row (modified_at moves on appends too), which gives the row a new xmin, the id of
+// the transaction that wrote it.
 type rowStamp struct{ xmin, modified int64 }
 
-// Load reads a session in one statement (one snapshot); a missing session is empty. A session
-// parsed before is checked against its row's version first: a turn loads its session several
-// times, and the full read grows with the session.
+// noStamp matches no row: the full read.
+var noStamp = rowStamp{xmin: -1}
+
+// Load reads a session in one round trip; a missing session is empty.
 func (s *Sessions) Load(ctx context.Context, key string) (*session.Session, error) {
-	sess := &session.Session{Key: key, Metadata: map[string]any{}}
-	if s.db.sessions.Has(key) {
-		var st rowStamp
-		var modified time.Time
-		err := s.db.pool.QueryRow(ctx, sessionStamp, key).Scan(&st.xmin, &modified)
-		if errors.Is(err, pgx.ErrNoRows) {
-			s.db.sessions.Forget(key)
-			return sess, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read session %s: %w", key, err)
-		}
-		st.modified = modified.UnixMicro()
-		if c := s.db.sessions.Get(key, st); c != nil {
-			return c, nil
-		}
+	kept, ok := s.db.sessions.Stamp(key)
+	if !ok {
+		kept = noStamp
 	}
+	sess, err := s.load(ctx, key, kept)
+	if err == nil && sess == nil { // the kept parse was replaced between the read and the lookup
+		sess, err = s.load(ctx, key, noStamp)
+	}
+	return sess, err
+}
+
+// load reads key, its messages only when the row is not at kept; nil when it is and the parse
+// kept here is no longer at kept.
+func (s *Sessions) load(ctx context.Context, key string, kept rowStamp) (*session.Session, error) {
+	sess := &session.Session{Key: key, Metadata: map[string]any{}}
 	var meta, msgs []byte
 	var st rowStamp
 	var modified time.Time
-	err := s.db.pool.QueryRow(ctx, loadSession, key).Scan(&sess.Kind, &sess.CreatedAt, &sess.UpdatedAt, &meta, &sess.LastConsolidated, &st.xmin, &modified, &msgs)
+	err := s.db.pool.QueryRow(ctx, loadSession, key, kept.xmin, time.UnixMicro(kept.modified)).
+		Scan(&sess.Kind, &sess.CreatedAt, &sess.UpdatedAt, &meta, &sess.LastConsolidated, &st.xmin, &modified, &msgs)
 	if errors.Is(err, pgx.ErrNoRows) {
+		s.db.sessions.Forget(key)
 		return sess, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read session %s: %w", key, err)
+	}
+	st.modified = modified.UnixMicro()
+	if msgs == nil {
+		return s.db.sessions.Get(key, st), nil
 	}
 	if err := decodeMetadata(meta, sess); err != nil {
 		return nil, err
@@ -84,7 +92,6 @@ func (s *Sessions) Load(ctx context.Context, key string) (*session.Session, erro
 		s.addMessage(sess, i, raw)
 	}
 	clamp(sess)
-	st.modified = modified.UnixMicro()
 	s.db.sessions.Put(key, sess, st)
 	return sess, nil
 }
@@ -118,138 +125,172 @@ func clamp(sess *session.Session) {
 	}
 }
 
-// ensureAndLock makes the session's row exist and locks it for this
-// transaction; created tells whether this transaction made it.
+// A writer makes the session's row exist, then locks it for its transaction (reading its
+// version), which serializes the writers of one session across hosts.
 const (
 	ensureSession = `INSERT INTO sessions (key, created_at, updated_at, modified_at) VALUES ($1, $2, $2, $2) ON CONFLICT (key) DO NOTHING`
-	lockSession   = `SELECT kind, created_at, updated_at, metadata, last_consolidated FROM sessions WHERE key = $1 FOR UPDATE`
+	lockSession   = `SELECT kind, created_at, updated_at, metadata, last_consolidated, xmin::text::bigint, modified_at FROM sessions WHERE key = $1 FOR UPDATE`
+	lockStamp     = `SELECT xmin::text::bigint, modified_at FROM sessions WHERE key = $1 FOR UPDATE`
 )
 
-// Append journals messages idempotently by (Turn, EntryID): the unique
-// index skips an entry already there, whichever host wrote it.
+// newRows is the message rows a statement adds after the session's last one: $1 the session,
+// $2, $3, $4 the turns, entry IDs and bodies, in order.
+const newRows = `SELECT $1, base.next + m.ord - 1, m.turn, m.entry_id, m.body::json
+	FROM (SELECT coalesce(max(seq) + 1, 0) AS next FROM session_messages WHERE session_key = $1) base,
+		unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS m(turn, entry_id, body, ord)`
+
+// appendMessages adds the rows whose (turn, entry ID) is new and, when it added any, moves the
+// session's version on; it returns how many it added and the new version (no row: none).
+const appendMessages = `WITH added AS (
+	INSERT INTO session_messages (session_key, seq, turn, entry_id, body) ` + newRows + `
+	ON CONFLICT (session_key, turn, entry_id) WHERE entry_id <> '' DO NOTHING RETURNING 1)
+	UPDATE sessions SET modified_at = $5 WHERE key = $1 AND EXISTS (SELECT 1 FROM added)
+	RETURNING (SELECT count(*) FROM added), xmin::text::bigint, modified_at`
+
+// rowArgs are the turns, entry IDs and bodies of msgs, newRows' $2, $3 and $4.
+func rowArgs(msgs []chat.Message) (turns, ids, bodies []string, err error) {
+	for i, m := range msgs {
+		body, err := session.EncodeMessage(m)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("encode message %d: %w", i, err)
+		}
+		turns, ids, bodies = append(turns, m.Turn), append(ids, m.EntryID), append(bodies, string(body))
+	}
+	return turns, ids, bodies, nil
+}
+
+// Append journals messages idempotently by (Turn, EntryID): the unique index skips an entry
+// already there, whichever host wrote it. One round trip, one transaction (a batch runs as one);
+// nothing new leaves no trace (its messages' rows, hence its session row, were there).
 func (s *Sessions) Append(ctx context.Context, key string, msgs ...chat.Message) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
 	}
+	now := time.Now()
+	stamped := make([]chat.Message, len(msgs))
+	for i, m := range msgs {
+		if m.Timestamp == "" {
+			m.Timestamp = now.Format(session.TimeLayout)
+		}
+		stamped[i] = m
+	}
+	turns, ids, bodies, err := rowArgs(stamped)
+	if err != nil {
+		return 0, fmt.Errorf("append to session %s: %w", key, err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(ensureSession, key, now)
+	b.Queue(lockStamp, key)
+	b.Queue(appendMessages, key, turns, ids, bodies, now)
+	res := s.db.pool.SendBatch(ctx, b)
+	var before, after rowStamp
+	var beforeAt, afterAt time.Time
 	written := 0
-	err := s.db.inTx(ctx, func(tx pgx.Tx) error {
-		now := time.Now()
-		b := &pgx.Batch{}
-		b.Queue(ensureSession, key, now)
-		b.Queue(`SELECT 1 FROM sessions WHERE key = $1 FOR UPDATE`, key)
-		b.Queue(`SELECT coalesce(max(seq) + 1, 0) FROM session_messages WHERE session_key = $1`, key)
-		var next int
-		if err := sendBatch(ctx, tx, b, nil, nil, []any{&next}); err != nil {
-			return err
+	_, err = res.Exec()
+	if err == nil {
+		err = res.QueryRow().Scan(&before.xmin, &beforeAt)
+	}
+	if err == nil {
+		if err = res.QueryRow().Scan(&written, &after.xmin, &afterAt); errors.Is(err, pgx.ErrNoRows) {
+			err = nil
 		}
-		b = &pgx.Batch{}
-		for i, m := range msgs {
-			if m.Timestamp == "" {
-				m.Timestamp = now.Format(session.TimeLayout)
-			}
-			body, err := session.EncodeMessage(m)
-			if err != nil {
-				return fmt.Errorf("encode message of session %s: %w", key, err)
-			}
-			b.Queue(`INSERT INTO session_messages (session_key, seq, turn, entry_id, body) VALUES ($1, $2, $3, $4, $5)
-				ON CONFLICT (session_key, turn, entry_id) WHERE entry_id <> '' DO NOTHING`, key, next+i, m.Turn, m.EntryID, string(body))
-		}
-		// In the same round trip: when nothing was new, the rollback below undoes it.
-		b.Queue(`UPDATE sessions SET modified_at = $2 WHERE key = $1`, key, now)
-		res := tx.SendBatch(ctx, b)
-		for range len(msgs) + 1 {
-			tag, err := res.Exec()
-			if err != nil {
-				res.Close()
-				return err
-			}
-			if !tag.Update() {
-				written += int(tag.RowsAffected())
-			}
-		}
-		if err := res.Close(); err != nil {
-			return err
-		}
-		if written == 0 {
-			return errNothing // nothing new: leave no trace, not even a new session row
-		}
-		return nil
-	})
-	if errors.Is(err, errNothing) {
-		return 0, nil
+	}
+	if closeErr := res.Close(); err == nil {
+		err = closeErr
 	}
 	if err != nil {
 		return 0, fmt.Errorf("append to session %s: %w", key, err)
 	}
+	before.modified, after.modified = beforeAt.UnixMicro(), afterAt.UnixMicro()
+	if written == len(msgs) { // the parse kept here, if it was current, is current again with them
+		if c := s.db.sessions.Get(key, before); c != nil {
+			c.Messages = append(c.Messages, stamped...)
+			s.db.sessions.Put(key, c, after)
+		}
+	}
 	return written, nil
 }
 
-// errNothing rolls back a transaction that had nothing to write.
-var errNothing = errors.New("nothing to write")
-
-// sendBatch runs a batch whose statements are execs, except those given
-// scan targets in order (nil entries are execs).
-func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, targets ...[]any) error {
-	res := tx.SendBatch(ctx, b)
-	for _, dest := range targets {
-		if dest == nil {
-			if _, err := res.Exec(); err != nil {
-				res.Close()
-				return err
-			}
-			continue
-		}
-		if err := res.QueryRow().Scan(dest...); err != nil {
-			res.Close()
-			return err
-		}
-	}
-	return res.Close()
-}
-
-// storedRow is a message row as read under the lock: its seq and its bytes.
-type storedRow struct {
-	seq  int
-	body []byte
-}
-
-// Update is an atomic read-modify-write of one session, under its row lock.
-// Only what fn changed is written: the rows from the first changed message on.
+// Update is an atomic read-modify-write of one session, under its row lock, in two round trips
+// when this process holds the session's current parse (three when it reads the rows). Only what
+// fn changed is written: the rows from the first changed message on.
 func (s *Sessions) Update(ctx context.Context, key string, fn func(*session.Session) error) error {
-	err := s.db.inTx(ctx, func(tx pgx.Tx) error {
-		now := time.Now()
-		tag, err := tx.Exec(ctx, ensureSession, key, now)
-		if err != nil {
-			return err
-		}
-		sess := &session.Session{Key: key}
-		var meta []byte
-		if err := tx.QueryRow(ctx, lockSession, key).Scan(&sess.Kind, &sess.CreatedAt, &sess.UpdatedAt, &meta, &sess.LastConsolidated); err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 1 { // new: as a missing file, no times yet
-			sess.CreatedAt, sess.UpdatedAt = time.Time{}, time.Time{}
-		}
-		if err := decodeMetadata(meta, sess); err != nil {
-			return err
-		}
-		stored, err := s.rowsOf(ctx, tx, sess)
-		if err != nil {
-			return err
-		}
-		problems := len(sess.Problems) > 0
-		clamp(sess)
-		if err := fn(sess); err != nil {
-			return userError{err}
-		}
-		return s.save(ctx, tx, sess, stored, problems, now)
-	})
+	conn, err := s.db.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("update session %s: %w", key, err)
+	}
+	defer conn.Release() // a connection left in a transaction is closed, not reused
+	err = s.update(ctx, conn.Conn(), key, fn)
+	if err != nil && conn.Conn().PgConn().TxStatus() != 'I' {
+		rctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		_, _ = conn.Exec(rctx, "ROLLBACK")
+		cancel()
+	}
 	if ue, ok := asUserError(err); ok {
 		return ue
 	}
 	if err != nil {
 		return fmt.Errorf("update session %s: %w", key, err)
 	}
+	return nil
+}
+
+// update opens the transaction in the batch that locks the row, and commits in the one that writes.
+func (s *Sessions) update(ctx context.Context, conn *pgx.Conn, key string, fn func(*session.Session) error) error {
+	now := time.Now()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(ensureSession, key, now)
+	b.Queue(lockSession, key)
+	res := conn.SendBatch(ctx, b)
+	sess := &session.Session{Key: key}
+	var meta []byte
+	var st rowStamp
+	var modified time.Time
+	_, err := res.Exec()
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = res.Exec()
+	}
+	if err == nil {
+		err = res.QueryRow().Scan(&sess.Kind, &sess.CreatedAt, &sess.UpdatedAt, &meta, &sess.LastConsolidated, &st.xmin, &modified)
+	}
+	if closeErr := res.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return err
+	}
+	st.modified = modified.UnixMicro()
+	if tag.RowsAffected() == 1 { // new: as a missing file, no times yet
+		sess.CreatedAt, sess.UpdatedAt = time.Time{}, time.Time{}
+	}
+	if err := decodeMetadata(meta, sess); err != nil {
+		return err
+	}
+	var stored [][]byte // the rows' bodies, in order; they line up with the messages unless some did not decode
+	if kept := s.db.sessions.Get(key, st); kept != nil {
+		sess.Messages, sess.Problems = kept.Messages, kept.Problems
+		for i, m := range kept.Messages {
+			body, err := session.EncodeMessage(m)
+			if err != nil {
+				return fmt.Errorf("encode message %d: %w", i, err)
+			}
+			stored = append(stored, body)
+		}
+	} else if stored, err = s.rowsOf(ctx, conn, sess); err != nil {
+		return err
+	}
+	problems := len(sess.Problems) > 0
+	clamp(sess)
+	if err := fn(sess); err != nil {
+		return userError{err}
+	}
+	after, err := s.save(ctx, conn, sess, stored, problems, now)
+	if err != nil {
+		return err
+	}
+	s.db.sessions.Put(key, sess, after)
 	return nil
 }
 
@@ -267,76 +308,82 @@ func asUserError(err error) (error, bool) {
 	return nil, false
 }
 
-// rowsOf reads the locked session's messages; stored[i] is the row of
-// Messages[i] unless a row did not decode (sess.Problems says so).
-func (s *Sessions) rowsOf(ctx context.Context, tx pgx.Tx, sess *session.Session) ([]storedRow, error) {
-	rows, err := tx.Query(ctx, `SELECT seq, body FROM session_messages WHERE session_key = $1 ORDER BY seq`, sess.Key)
+// rowsOf reads the locked session's messages and returns the bodies of those that decoded.
+func (s *Sessions) rowsOf(ctx context.Context, q querier, sess *session.Session) ([][]byte, error) {
+	rows, err := q.Query(ctx, `SELECT body FROM session_messages WHERE session_key = $1 ORDER BY seq`, sess.Key)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var stored []storedRow
+	var stored [][]byte
 	i := 0
 	for rows.Next() {
-		var r storedRow
-		if err := rows.Scan(&r.seq, &r.body); err != nil {
+		var body []byte
+		if err := rows.Scan(&body); err != nil {
 			return nil, err
 		}
-		if s.addMessage(sess, i, r.body) {
-			stored = append(stored, r)
+		if s.addMessage(sess, i, body) {
+			stored = append(stored, body)
 		}
 		i++
 	}
 	return stored, rows.Err()
 }
 
-// save writes the session row, then replaces the message rows from the
-// first one fn changed (none when it changed only metadata).
-func (s *Sessions) save(ctx context.Context, tx pgx.Tx, sess *session.Session, stored []storedRow, problems bool, now time.Time) error {
+// save writes the session row, replaces the message rows from the first one fn changed (none
+// when it changed only metadata) and commits, in one round trip; it returns the row's new version.
+func (s *Sessions) save(ctx context.Context, conn *pgx.Conn, sess *session.Session, stored [][]byte, problems bool, now time.Time) (rowStamp, error) {
 	if sess.CreatedAt.IsZero() {
 		sess.CreatedAt = now
 	}
 	sess.UpdatedAt = now
-	if problems {
-		stored = stored[:0:0] // rows no longer line up with Messages: rewrite them all
-		if _, err := tx.Exec(ctx, `DELETE FROM session_messages WHERE session_key = $1`, sess.Key); err != nil {
-			return err
-		}
-	}
 	meta, err := encodeMetadata(sess)
 	if err != nil {
-		return err
+		return rowStamp{}, err
 	}
-	bodies := make([][]byte, len(sess.Messages))
-	for i, m := range sess.Messages {
-		if bodies[i], err = session.EncodeMessage(m); err != nil {
-			return fmt.Errorf("encode message %d: %w", i, err)
-		}
+	turns, ids, bodies, err := rowArgs(sess.Messages)
+	if err != nil {
+		return rowStamp{}, err
 	}
 	keep := 0 // rows kept as they are: the unchanged prefix
-	for keep < len(stored) && keep < len(bodies) && bytes.Equal(stored[keep].body, bodies[keep]) {
+	for !problems && keep < len(stored) && keep < len(bodies) && bytes.Equal(stored[keep], []byte(bodies[keep])) {
 		keep++
 	}
 	b := &pgx.Batch{}
-	b.Queue(`UPDATE sessions SET kind = $2, created_at = $3, updated_at = $4, modified_at = $4, metadata = $5, last_consolidated = $6 WHERE key = $1`,
-		sess.Key, sess.Kind, sess.CreatedAt, now, meta, sess.LastConsolidated)
-	next := 0
-	if keep < len(stored) {
-		b.Queue(`DELETE FROM session_messages WHERE session_key = $1 AND seq >= $2`, sess.Key, stored[keep].seq)
-		next = stored[keep].seq
-	} else if len(stored) > 0 {
-		next = stored[len(stored)-1].seq + 1
+	b.Queue(`UPDATE sessions SET kind = $2, created_at = $3, updated_at = $4, modified_at = $4, metadata = $5, last_consolidated = $6 WHERE key = $1
+		RETURNING xmin::text::bigint, modified_at`, sess.Key, sess.Kind, sess.CreatedAt, now, meta, sess.LastConsolidated)
+	execs := 0
+	switch {
+	case problems: // rows no longer line up with Messages: rewrite them all
+		b.Queue(`DELETE FROM session_messages WHERE session_key = $1`, sess.Key)
+		execs++
+	case keep < len(stored): // the rows are in seq order: drop from the keep-th on
+		b.Queue(`DELETE FROM session_messages WHERE session_key = $1 AND seq >= (
+			SELECT seq FROM session_messages WHERE session_key = $1 ORDER BY seq OFFSET $2 LIMIT 1)`, sess.Key, keep)
+		execs++
 	}
-	for i := keep; i < len(bodies); i++ {
-		m := sess.Messages[i]
-		b.Queue(`INSERT INTO session_messages (session_key, seq, turn, entry_id, body) VALUES ($1, $2, $3, $4, $5)`,
-			sess.Key, next+i-keep, m.Turn, m.EntryID, string(bodies[i]))
+	if keep < len(bodies) {
+		b.Queue(`INSERT INTO session_messages (session_key, seq, turn, entry_id, body) `+newRows, sess.Key, turns[keep:], ids[keep:], bodies[keep:])
+		execs++
 	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
+	b.Queue("COMMIT")
+	execs++
+	res := conn.SendBatch(ctx, b)
+	var st rowStamp
+	var modified time.Time
+	err = res.QueryRow().Scan(&st.xmin, &modified)
+	for ; err == nil && execs > 0; execs-- {
+		_, err = res.Exec()
 	}
+	if closeErr := res.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return rowStamp{}, err
+	}
+	st.modified = modified.UnixMicro()
 	sess.Problems = nil
-	return nil
+	return st, nil
 }
 
 // Claim records that a side-effecting step is about to act; false when any

@@ -63,6 +63,19 @@ func (s *Sessions) PutTurnData(ctx context.Context, key, turn, name string, data
 	return nil
 }
 
+// AddTurnData stores a per-turn blob unless there is one by that name, in one statement.
+func (s *Sessions) AddTurnData(ctx context.Context, key, turn, name string, data []byte) error {
+	tag, err := s.db.pool.Exec(ctx, `INSERT INTO session_turn_data (session_key, turn, name, data) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (session_key, turn, name) DO NOTHING`, key, turn, name, data)
+	if err != nil {
+		return fmt.Errorf("write %s of turn %s in session %s: %w", name, turn, key, err)
+	}
+	if tag.RowsAffected() == 1 { // else another writer's bytes are there: read when asked
+		s.db.turnData.put(turnDataKey{key, turn, name}, append([]byte(nil), data...))
+	}
+	return nil
+}
+
 // TurnData reads a per-turn blob; a missing blob is os.ErrNotExist.
 func (s *Sessions) TurnData(ctx context.Context, key, turn, name string) ([]byte, error) {
 	k := turnDataKey{key, turn, name}

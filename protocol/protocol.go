@@ -27,9 +27,12 @@ const (
 	ActivityCompact = "Compact"
 	ActivityCommand = "Command"
 	ActivityBuild   = "Build"
-	ActivitySave    = "Save"
-	ActivityLLMCall = "LLMCall"
-	ActivityTool    = "ToolCall"
+	// ActivityBuildHere is BUILD as a local activity on the turn's worker: the workspace host runs it,
+	// any other worker answers ErrNotHere and the workflow sends ActivityBuild to the workspace queue.
+	ActivityBuildHere = "BuildHere"
+	ActivitySave      = "Save"
+	ActivityLLMCall   = "LLMCall"
+	ActivityTool      = "ToolCall"
 	// ActivityToolResult journals a result the workflow produced for a call (spawn's, a failed call's).
 	ActivityToolResult = "ToolResult"
 	// ActivityEndExecSessions ends a stopped session's exec sessions, where the workspace is.
@@ -327,6 +330,9 @@ type LLMCallResult struct {
 	FromJournal  bool `json:"from_journal"` // a retry found the reply already journaled
 	// GoalActive: the session has an active sustained goal; a final answer is followed by a prompt to go on.
 	GoalActive bool `json:"goal_active,omitempty"`
+	// Drawn is the chat message this call's streamed text was drawn into by
+	// the process that ran it; the answer edits it wherever it is delivered.
+	Drawn string `json:"drawn,omitempty"`
 }
 
 // ToolCallInput asks to run one tool call that the journal holds.
@@ -389,6 +395,8 @@ type DeliverInput struct {
 	Approval *ApprovalRequest `json:"approval,omitempty"`
 	// MaxAttempts bounds the delivery's tries (channels.sendMaxRetries); 0 = the default.
 	MaxAttempts int32 `json:"max_attempts,omitempty"`
+	// Drawn is the message the answer was streamed into (LLMCallResult.Drawn).
+	Drawn string `json:"drawn,omitempty"`
 }
 
 // ReplyKind says what a reply is; why its turn stopped is its StopReason.
@@ -413,6 +421,8 @@ const (
 	// ErrBusy: a model call on the turn's queue found every model-call slot of
 	// its process taken; the workflow asks again on LLMTaskQueue.
 	ErrBusy = "Busy"
+	// ErrNotHere: a workspace step tried on the turn's worker found the workspace on another host.
+	ErrNotHere = "NotHere"
 )
 
 // Stop reasons, as nanobot names them.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -91,8 +92,8 @@ func rewriteBody(req *http.Request, set, extra map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("read body: %w", err)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
+	top, err := splitObject(raw)
+	if err != nil {
 		return fmt.Errorf("decode body: %w", err)
 	}
 	for k, v := range set {
@@ -113,7 +114,7 @@ func rewriteBody(req *http.Request, set, extra map[string]any) error {
 		}
 		top[k] = merged
 	}
-	out, err := json.Marshal(top)
+	out, err := encodeObject(top)
 	if err != nil {
 		return fmt.Errorf("encode body: %w", err)
 	}
@@ -121,6 +122,109 @@ func rewriteBody(req *http.Request, set, extra map[string]any) error {
 	req.ContentLength = int64(len(out))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
 	return nil
+}
+
+// splitObject cuts a JSON object into its fields in one pass, each value a slice of raw: the body
+// is go-openai's json.Marshal output, and decoding it (json.Unmarshal validates, then decodes: two
+// passes over the whole prompt, copying every value) was most of a model call's local cost.
+func splitObject(raw []byte) (map[string]json.RawMessage, error) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	fields := map[string]json.RawMessage{}
+	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] != '}'; {
+		end := valueEnd(raw, i)
+		var key string
+		if raw[i] != '"' || json.Unmarshal(raw[i:end], &key) != nil {
+			return nil, fmt.Errorf("bad field name at byte %d", i)
+		}
+		if i = skipSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+			return nil, fmt.Errorf("no colon after field %q", key)
+		}
+		i = skipSpace(raw, i+1)
+		end = valueEnd(raw, i)
+		if end == i {
+			return nil, fmt.Errorf("field %q has no value", key)
+		}
+		fields[key] = raw[i:end]
+		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	if i >= len(raw) || skipSpace(raw, i+1) != len(raw) {
+		return nil, fmt.Errorf("the object is not closed, or something follows it")
+	}
+	return fields, nil
+}
+
+// valueEnd is where the JSON value starting at raw[i] ends: at the comma, colon or closing
+// bracket that follows it outside any string, array or object.
+func valueEnd(raw []byte, i int) int {
+	depth, inString := 0, false
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return trimSpaceEnd(raw, i)
+			}
+			depth--
+		case (c == ',' || c == ':') && depth == 0:
+			return trimSpaceEnd(raw, i)
+		}
+	}
+	return trimSpaceEnd(raw, i)
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// trimSpaceEnd moves end back over the whitespace before it.
+func trimSpaceEnd(raw []byte, end int) int {
+	for end > 0 && (raw[end-1] == ' ' || raw[end-1] == '\t' || raw[end-1] == '\n' || raw[end-1] == '\r') {
+		end--
+	}
+	return end
+}
+
+// encodeObject writes fields as one JSON object, keys sorted as json.Marshal sorts a map's, each
+// value as it is: they are go-openai's compact output or json.Marshal's, so re-encoding them (a
+// second pass over the whole prompt) would give the same bytes.
+func encodeObject(fields map[string]json.RawMessage) ([]byte, error) {
+	keys := make([]string, 0, len(fields))
+	size := 2
+	for k, v := range fields {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	out := make([]byte, 0, size)
+	out = append(out, '{')
+	for i, k := range keys {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		name, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, name...), ':')
+		out = append(out, fields[k]...)
+	}
+	return append(out, '}'), nil
 }
 
 // mergeField deep-merges an extra value into an existing one when both are

@@ -31,6 +31,18 @@ func (c *Cache[S]) Has(key string) bool {
 	return ok
 }
 
+// Stamp is the stamp of key's cached parse, if there is one.
+func (c *Cache[S]) Stamp(key string) (S, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it, ok := c.items[key]
+	if !ok {
+		var zero S
+		return zero, false
+	}
+	return it.stamp, true
+}
+
 // Get returns a copy of key's parse when it was read at stamp, else nil.
 func (c *Cache[S]) Get(key string, stamp S) *Session {
 	c.mu.Lock()

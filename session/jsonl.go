@@ -414,6 +414,14 @@ func (s *JSONLStore) PutTurnData(_ context.Context, key, turn, name string, data
 	return os.Chtimes(dir, now, now)
 }
 
+// AddTurnData stores a per-turn blob unless there is one by that name.
+func (s *JSONLStore) AddTurnData(ctx context.Context, key, turn, name string, data []byte) error {
+	if _, err := os.Stat(filepath.Join(s.turnDir(key), safeName(turn), safeName(name))); err == nil {
+		return nil
+	}
+	return s.PutTurnData(ctx, key, turn, name, data)
+}
+
 // TurnData reads a per-turn blob; a missing blob is os.ErrNotExist.
 func (s *JSONLStore) TurnData(_ context.Context, key, turn, name string) ([]byte, error) {
 	data, err := os.ReadFile(filepath.Join(s.turnDir(key), safeName(turn), safeName(name)))

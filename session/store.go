@@ -52,6 +52,9 @@ type Store interface {
 	// PutTurnData and TurnData keep per-turn blobs (the system prompt of a
 	// turn) so every retry of a step reads the same bytes.
 	PutTurnData(ctx context.Context, key, turn, name string, data []byte) error
+	// AddTurnData stores a blob unless the turn has one by that name: the first write wins, so
+	// a retried step keeps the bytes its first attempt stored.
+	AddTurnData(ctx context.Context, key, turn, name string, data []byte) error
 	TurnData(ctx context.Context, key, turn, name string) ([]byte, error)
 	// PruneTurnData keeps the blobs of the newest keep turns only.
 	PruneTurnData(ctx context.Context, key string, keep int) error

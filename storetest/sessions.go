@@ -35,6 +35,7 @@ func Sessions(t *testing.T, fresh Fresh[session.Store]) {
 		{"MetadataRoundTrips", metadataRoundTrips},
 		{"SearchFindsVisibleText", searchFindsVisibleText},
 		{"ALoadSeesAnotherInstancesWrites", loadSeesOthersWrites},
+		{"WritesAfterReadsKeepEveryChange", writesAfterReads},
 	})
 }
 
@@ -248,6 +249,14 @@ func turnData(t *testing.T, open Open[session.Store]) {
 	require.Equal(t, bin, data, "bytes and odd names round-trip")
 	_, err = s.TurnData(ctx, "cli:other", "t1", "system")
 	require.ErrorIs(t, err, os.ErrNotExist, "sessions are apart")
+	require.NoError(t, s.AddTurnData(ctx, "cli:td", "t1", "tools", []byte("first")))
+	require.NoError(t, open(t).AddTurnData(ctx, "cli:td", "t1", "tools", []byte("second")))
+	require.NoError(t, s.AddTurnData(ctx, "cli:td", "t1", "tools", []byte("third")))
+	for _, reader := range []session.Store{s, open(t)} {
+		data, err = reader.TurnData(ctx, "cli:td", "t1", "tools")
+		require.NoError(t, err)
+		require.Equal(t, "first", string(data), "the first add wins")
+	}
 
 	for _, turn := range []string{"t2", "t3", "t4"} {
 		time.Sleep(2 * time.Millisecond) // the newest turn is the last written: keep the clocks apart
@@ -369,4 +378,40 @@ func loadSeesOthersWrites(t *testing.T, open Open[session.Store]) {
 		require.NoError(t, lister.Delete("cli:seen"))
 		require.Empty(t, load(t, a, "cli:seen").Messages, "deleted on another instance")
 	}
+}
+
+// writesAfterReads: an instance that has read a session (and may keep its parse) writes it again:
+// an in-place edit of a message's tool call, an append, an update after another instance's
+// append, a drop from the middle; every change reaches a fresh reader, in order.
+func writesAfterReads(t *testing.T, open Open[session.Store]) {
+	a, b, ctx := open(t), open(t), context.Background()
+	call := chat.Message{Role: chat.RoleAssistant, Turn: "t1", EntryID: "llm-1",
+		ToolCalls: []chat.ToolCall{{ID: "c1", Type: "function", Function: chat.FunctionCall{Name: "read_file", Arguments: `{"path":"a"}`}}}}
+	_, err := a.Append(ctx, "cli:w", user("t1", "user", "one"), call)
+	require.NoError(t, err)
+	load(t, a, "cli:w")
+	_, err = a.Append(ctx, "cli:w", chat.Message{Role: chat.RoleAssistant, Content: "done", Turn: "t1", EntryID: "final"})
+	require.NoError(t, err)
+	require.NoError(t, a.Update(ctx, "cli:w", func(sess *session.Session) error {
+		require.Equal(t, []string{"one", "", "done"}, contents(sess), "the append after the read")
+		sess.Messages[1].ToolCalls[0].Function.Arguments = `{"path":"b"}` // in place, through the slice
+		sess.Messages[2].LatencyMS = 7
+		return nil
+	}))
+	got := load(t, open(t), "cli:w")
+	require.Equal(t, `{"path":"b"}`, got.Messages[1].ToolCalls[0].Function.Arguments, "an in-place edit is written")
+	require.EqualValues(t, 7, got.Messages[2].LatencyMS)
+
+	_, err = b.Append(ctx, "cli:w", user("t2", "user", "two"))
+	require.NoError(t, err)
+	require.NoError(t, a.Update(ctx, "cli:w", func(sess *session.Session) error {
+		require.Equal(t, []string{"one", "", "done", "two"}, contents(sess), "another instance's append")
+		sess.Messages = append(sess.Messages[:1], sess.Messages[2:]...)
+		return nil
+	}))
+	require.Equal(t, []string{"one", "done", "two"}, contents(load(t, open(t), "cli:w")))
+	_, err = a.Append(ctx, "cli:w", user("t3", "user", "three"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"one", "done", "two", "three"}, contents(load(t, a, "cli:w")))
+	require.Equal(t, []string{"one", "done", "two", "three"}, contents(load(t, open(t), "cli:w")))
 }

@@ -22,6 +22,10 @@ type Entry struct {
 	// Workspace: the activity reads or writes the workspace. Only a process
 	// holding it registers it, on the turn queue and the workspace queue.
 	Workspace bool
+	// Elsewhere, for a workspace step tried as a local activity on the turn's worker, is what a
+	// process without the workspace registers under the same name (an ErrNotHere answer): every turn
+	// worker registers the step, and only the turn queue has it.
+	Elsewhere any
 }
 
 // DeliveryQueue marks the entries registered on each delivery queue.
@@ -44,6 +48,12 @@ func ws(name string, fn any) Entry {
 	return Entry{Name: name, Func: fn, Queue: protocol.TaskQueue, Workspace: true}
 }
 
+// here is a workspace step every turn worker runs as a local activity: fn on the workspace
+// host, elsewhere on any other.
+func here(name string, fn, elsewhere any) Entry {
+	return Entry{Name: name, Func: fn, Queue: protocol.TaskQueue, Workspace: true, Elsewhere: elsewhere}
+}
+
 // Features are every workflow and activity of nanobot, feature by feature.
 // Local activities (the turn's states) run on the turn's own queue.
 func Features(a *activities.Set) []Feature {
@@ -56,6 +66,7 @@ func Features(a *activities.Set) []Feature {
 			act(protocol.ActivityCommand, a.Commands.Command, turns),                       // a local activity for every message
 			act(protocol.ActivityCommand, a.Commands.Command, protocol.WorkspaceTaskQueue), // a slash command, where the workspace is
 			ws(protocol.ActivityBuild, a.Turn.Build),
+			here(protocol.ActivityBuildHere, a.Turn.BuildHere, a.Turn.BuildElsewhere),
 			act(protocol.ActivitySave, a.Turn.Save, turns),
 			act(protocol.ActivityInject, a.Turn.Inject, turns),
 		}},
@@ -140,23 +151,27 @@ func register(w worker.Registry, features []Feature, kind queueKind, holdsWorksp
 	for _, f := range features {
 		for _, e := range f.Entries {
 			var on bool
+			fn := e.Func
 			switch kind {
 			case turnQueue:
-				on = e.Queue == protocol.TaskQueue && (!e.Workspace || holdsWorkspace)
+				on = e.Queue == protocol.TaskQueue && (!e.Workspace || holdsWorkspace || e.Elsewhere != nil)
+				if e.Workspace && !holdsWorkspace {
+					fn = e.Elsewhere
+				}
 			case llmQueue:
 				on = e.Queue == protocol.LLMTaskQueue
 			case deliveryQueue:
 				on = e.Queue == DeliveryQueue
 			case workspaceQueue:
-				on = e.Workspace || e.Queue == protocol.WorkspaceTaskQueue
+				on = (e.Workspace && e.Elsewhere == nil) || e.Queue == protocol.WorkspaceTaskQueue
 			}
 			switch {
 			case !on:
 			case e.Workflow:
-				w.RegisterWorkflowWithOptions(e.Func, workflow.RegisterOptions{Name: e.Name})
+				w.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: e.Name})
 				polls = enumspb.TASK_QUEUE_TYPE_WORKFLOW
 			default:
-				w.RegisterActivityWithOptions(e.Func, activity.RegisterOptions{Name: e.Name})
+				w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: e.Name})
 			}
 		}
 	}

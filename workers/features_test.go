@@ -49,6 +49,12 @@ func TestOnlyTheWorkspaceHolderRegistersWorkspaceActivities(t *testing.T) {
 			t.Errorf("the workspace holder does not serve %s on both queues", name)
 		}
 	}
+	if !slices.Contains(stateless.activities, protocol.ActivityBuildHere) || !slices.Contains(holder.activities, protocol.ActivityBuildHere) {
+		t.Error("a turn worker does not register BUILD tried in place (the holder runs it, others answer NotHere)")
+	}
+	if slices.Contains(onWorkspace.activities, protocol.ActivityBuildHere) {
+		t.Error("the workspace queue serves BUILD tried in place, a local activity")
+	}
 	if !slices.Contains(onWorkspace.activities, protocol.ActivityCommand) {
 		t.Error("the workspace queue does not answer slash commands")
 	}

@@ -59,6 +59,9 @@ type Options struct {
 	Namespace string
 	// Stores is where the state is (nil: opened from Config, closed by Stop).
 	Stores *stores.Set
+	// Deployment opts into Worker Versioning (DeploymentEnv): the turn queue's
+	// workers are the version Deployment:BuildID, and runs are pinned to it.
+	Deployment string
 }
 
 // agentIdentityMark ends the poller identity of a `nanobot agent` process:
@@ -89,6 +92,8 @@ type Set struct {
 	owned *stores.Set
 	// stopWatch ends the config watcher.
 	stopWatch func()
+	// stopPromote ends the first versioned start's promotion (Worker Versioning).
+	stopPromote func()
 	// stopScan ends the resume scan if it still runs.
 	stopScan func()
 }
@@ -224,6 +229,9 @@ func Start(c client.Client, opts Options) (*Set, error) {
 		o.MaxHeartbeatThrottleInterval = activities.BeatInterval(protocol.HeartbeatTimeout)
 		// A task left on the sticky queue of a worker that vanished moves to the shared queue this soon (SDK: 5 s).
 		o.StickyScheduleToStartTimeout = protocol.HeartbeatTimeout
+		if kind == turnQueue && opts.Deployment != "" && opts.BuildID != "" {
+			o.DeploymentOptions = deploymentOptions(opts.Deployment, opts.BuildID)
+		}
 		w := worker.New(c, queue, o)
 		set.polled = append(set.polled, PolledQueue{Name: queue, Type: register(w, features, kind, opts.Workspace)})
 		set.workers = append(set.workers, w)
@@ -255,6 +263,11 @@ func Start(c client.Client, opts Options) (*Set, error) {
 	if opts.Turns || opts.Models {
 		set.stopScan = scanInBackground(c, opts.Namespace, inst, opts.Log)
 	}
+	if opts.Turns && opts.Deployment != "" && opts.BuildID != "" {
+		ctx, cancel := context.WithCancel(context.Background())
+		set.stopPromote = cancel
+		go promoteIfNone(ctx, c, opts.Deployment, opts.BuildID, opts.Log)
+	}
 	return set, nil
 }
 
@@ -265,6 +278,9 @@ func (s *Set) Stop() {
 	}
 	if s.stopWatch != nil {
 		s.stopWatch()
+	}
+	if s.stopPromote != nil {
+		s.stopPromote()
 	}
 	for _, w := range s.workers {
 		w.Stop()

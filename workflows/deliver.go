@@ -49,10 +49,14 @@ func (t *turn) deliver(ctx workflow.Context) {
 		if t.run.originAnswered && !told(t.run.final.StopReason) && r.SameChat(t.msg.Route) {
 			continue // the message tool already answered this chat in this turn
 		}
-		ins = addByRoute(ins, m, protocol.DeliverInput{
+		in := protocol.DeliverInput{
 			SessionKey: t.in.SessionKey, Turn: t.id, Route: r,
 			Text: t.run.final.Text, EntryID: t.run.final.EntryID, StopReason: t.run.final.StopReason,
-		})
+		}
+		if r.SameChat(t.msg.Route) {
+			in.Drawn = t.run.final.Drawn // the stream was drawn in the origin's chat
+		}
+		ins = addByRoute(ins, m, in)
 	}
 	t.deliverTo(ctx, ins)
 }

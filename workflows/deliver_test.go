@@ -54,7 +54,9 @@ func TestReplyKeepsTheSlackThread(t *testing.T) {
 			llmRoute = in.Route
 			return protocol.LLMCallResult{EntryID: "llm-1", FinishReason: "tool_calls", ToolCalls: []protocol.ToolCallRef{{ID: "c1", Name: "read_file"}}}, nil
 		})
-	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.MatchedBy(func(in protocol.LLMCallInput) bool { return in.Iteration == 2 })).Return(textReplyAt("llm-2", "Hello"), nil)
+	drawn := textReplyAt("llm-2", "Hello")
+	drawn.Drawn = "1700.99" // the gateway that ran the call streamed it into this message
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.MatchedBy(func(in protocol.LLMCallInput) bool { return in.Iteration == 2 })).Return(drawn, nil)
 	env.OnActivity(protocol.ActivityTool, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in protocol.ToolCallInput) (protocol.ToolCallResult, error) {
 			toolRoute = in.Route
@@ -70,6 +72,7 @@ func TestReplyKeepsTheSlackThread(t *testing.T) {
 	require.Len(t, d.ins, 1)
 	require.Equal(t, thread, d.ins[0].Route)
 	require.Equal(t, "llm-2", d.ins[0].EntryID)
+	require.Equal(t, "1700.99", d.ins[0].Drawn, "whoever delivers edits the streamed message instead of posting anew")
 }
 
 func TestUnifiedSessionAnswersEachRouteOnce(t *testing.T) {
@@ -79,9 +82,9 @@ func TestUnifiedSessionAnswersEachRouteOnce(t *testing.T) {
 	// The second and third messages arrive while the first is being answered: they are injected.
 	got := unifiedDeliveries(t, env, tg, sl, tg)
 	require.Len(t, got, 3)
-	require.Equal(t, "telegram:42=m1", got[0], "the first answer goes to m1's chat")
-	require.ElementsMatch(t, []string{"slack:C1=m2", "telegram:42=m3"}, got[1:],
-		"after the injection, the second answer reaches m2 and m3, each in its own chat")
+	require.Equal(t, "telegram:42=m1 drawn", got[0], "the first answer goes to m1's chat, where it was streamed")
+	require.ElementsMatch(t, []string{"slack:C1=m2", "telegram:42=m3 drawn"}, got[1:],
+		"after the injection, the second answer reaches m2 and m3, each in its own chat; only the origin's chat saw the stream")
 }
 
 // unifiedDeliveries runs a unified session's turn answering one message
@@ -93,14 +96,20 @@ func unifiedDeliveries(t *testing.T, env *testsuite.TestWorkflowEnvironment, rou
 		msgs = append(msgs, protocol.Inbound{ID: fmt.Sprintf("m%d", i+1), SessionKey: "unified:default", Route: r, Content: "hi"})
 	}
 	sendAtStart(env, msgs...)
-	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(textReply("ok"), nil)
+	reply := textReply("ok")
+	reply.Drawn = "d1" // streamed into the origin's chat
+	env.OnActivity(protocol.ActivityLLMCall, mock.Anything, mock.Anything).Return(reply, nil)
 	var d deliveries
 	env.OnActivity(protocol.ActivityDeliver, mock.Anything, mock.Anything).Return(d.mock(nil))
 	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "unified:default", Settings: testenv.Settings(protocol.Settings{})})
 	require.NoError(t, env.GetWorkflowError())
 	var got []string
 	for _, in := range d.ins {
-		got = append(got, in.Route.String()+"="+join(in.MessageIDs))
+		drawn := ""
+		if in.Drawn != "" {
+			drawn = " drawn"
+		}
+		got = append(got, in.Route.String()+"="+join(in.MessageIDs)+drawn)
 	}
 	return got
 }
@@ -219,5 +228,5 @@ func TestDeliveryFollowsTheStamp(t *testing.T) {
 	stamped := old
 	stamped.Reach = protocol.ReachSomeone
 	got := unifiedDeliveries(t, newEnv(t), cli, nobody, old, stamped)
-	require.ElementsMatch(t, []string{"cli:x=m1", "telegram:42=m3,m4"}, got, "m2's route has nobody to answer")
+	require.ElementsMatch(t, []string{"cli:x=m1 drawn", "telegram:42=m3,m4"}, got, "m2's route has nobody to answer")
 }

@@ -83,3 +83,28 @@ func TestSharedStateTurnsRunTheWorkspaceOnItsHost(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.Equal(t, map[string]string{protocol.ActivityBuild: protocol.WorkspaceTaskQueue, protocol.ActivityTool: protocol.WorkspaceTaskQueue}, queues)
 }
+
+// TestWorkspaceHostBuildsItsOwnTurnsInPlace: with a workspace queue in the settings, a turn whose
+// worker holds the workspace builds there (BuildHere, a local activity): no BUILD activity task
+// goes through the workspace queue. The tools still go there.
+func TestWorkspaceHostBuildsItsOwnTurnsInPlace(t *testing.T) {
+	env := newEnv(t)
+	sendAtStart(env, inbound("m1", "hi"))
+	(&script{replies: []protocol.LLMCallResult{text("done")}}).install(env)
+	builtHere := 0
+	env.OnActivity(protocol.ActivityBuildHere, mock.Anything, mock.Anything).Return(
+		func(context.Context, protocol.StepInput) (protocol.BuildResult, error) {
+			builtHere++
+			return protocol.BuildResult{}, nil
+		})
+	env.OnActivity(protocol.ActivityBuild, mock.Anything, mock.Anything).Return(
+		func(context.Context, protocol.StepInput) (protocol.BuildResult, error) {
+			t.Error("BUILD went through the workspace queue though the turn's worker holds the workspace")
+			return protocol.BuildResult{}, nil
+		})
+	settings := testenv.Settings(protocol.Settings{WorkspaceQueue: protocol.WorkspaceTaskQueue})
+	env.ExecuteWorkflow(protocol.TurnWorkflowName, protocol.TurnInput{SessionKey: "cli:direct", Settings: settings})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, 1, builtHere)
+}

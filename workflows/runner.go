@@ -214,7 +214,7 @@ func (r *runner) answer(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 	if len(r.Segments) > 0 && res.FinishReason != "length" {
 		r.Segments = append(r.Segments, res.EntryID)
 	}
-	r.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted}
+	r.final = reply{EntryID: res.EntryID, Text: res.ContentPreview, StopReason: protocol.StopCompleted, Drawn: res.Drawn}
 	if len(r.Segments) > 1 {
 		return "", true, nil // a continued reply is joined by SAVE before anyone sees it
 	}
@@ -317,15 +317,16 @@ func executeModelCall(ctx workflow.Context, s protocol.Settings, summary string,
 	}
 	in.Settings = in.Settings.ForModelCall()
 	err := workflow.ExecuteActivity(llmCtx(ctx, s, summary, workflow.GetInfo(ctx).TaskQueueName), protocol.ActivityLLMCall, in).Get(ctx, res)
-	if !isBusy(err) {
+	if !isAppError(err, protocol.ErrBusy) {
 		return err
 	}
 	return workflow.ExecuteActivity(llmCtx(ctx, s, summary+" (queued)", instanceOf(ctx).LLMTaskQueue()), protocol.ActivityLLMCall, in).Get(ctx, res)
 }
 
-func isBusy(err error) bool {
+// isAppError tells whether err is an activity's application error of type kind.
+func isAppError(err error, kind string) bool {
 	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == protocol.ErrBusy
+	return errors.As(err, &app) && app.Type() == kind
 }
 
 func llmCtx(ctx workflow.Context, s protocol.Settings, summary, queue string) workflow.Context {

@@ -65,8 +65,23 @@ func (t *turn) build(ctx workflow.Context) (Event, error) {
 		}
 	}
 	var res protocol.BuildResult
-	err := onWorkspace(ctx, t.in.Settings, "build", protocol.ActivityBuild, t.step()).Get(ctx, &res)
-	return EvOK, err
+	return EvOK, buildStep(ctx, t.in.Settings, t.step(), &res)
+}
+
+// buildHereFirst marks runs whose BUILD, when the workspace has a queue of its own, is tried
+// first as a local activity on the turn's worker: the workspace host's own turns skip the
+// queue's round trip; older runs always send it to the workspace queue.
+const buildHereFirst = "build-here-first"
+
+// buildStep runs BUILD where the workspace is: in place on its host, else on its queue.
+func buildStep(ctx workflow.Context, s protocol.Settings, in protocol.StepInput, res *protocol.BuildResult) error {
+	if s.WorkspaceQueue != "" && workflow.GetVersion(ctx, buildHereFirst, workflow.DefaultVersion, 1) == 1 {
+		err := workflow.ExecuteLocalActivity(localCtx(ctx, "build"), protocol.ActivityBuildHere, in).Get(ctx, res)
+		if !isAppError(err, protocol.ErrNotHere) {
+			return err
+		}
+	}
+	return onWorkspace(ctx, s, "build", protocol.ActivityBuild, in).Get(ctx, res)
 }
 
 // transcribe turns the message's voice notes into text (journaled for BUILD)

@@ -71,6 +71,7 @@ type reply struct {
 	Text       string // set when short or not journaled (errors)
 	EntryID    string // the journaled assistant message holding the reply
 	StopReason string
+	Drawn      string // the message the answer was streamed into, in the origin's chat
 }
 
 // TurnWorkflow runs one turn of a session: one user message in, one reply out.

@@ -31,6 +31,11 @@ func stubCommand(context.Context, protocol.StepInput) (protocol.CommandResult, e
 func stubBuild(context.Context, protocol.StepInput) (protocol.BuildResult, error) {
 	return protocol.BuildResult{}, nil
 }
+
+// stubBuildElsewhere is BuildHere on a turn worker without the workspace.
+func stubBuildElsewhere(context.Context, protocol.StepInput) (protocol.BuildResult, error) {
+	return protocol.BuildResult{}, temporal.NewNonRetryableApplicationError("the workspace is on another host", protocol.ErrNotHere, nil)
+}
 func stubSave(context.Context, protocol.SaveInput) error { return nil }
 func stubLLM(context.Context, protocol.LLMCallInput) (protocol.LLMCallResult, error) {
 	return protocol.LLMCallResult{}, errors.New("not mocked")
@@ -60,7 +65,8 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	for name, fn := range map[string]any{
 		protocol.ActivityRestore: stubRestore, protocol.ActivityCompact: stubCompact,
 		protocol.ActivityCommand: stubCommand, protocol.ActivityBuild: stubBuild, protocol.ActivitySave: stubSave,
-		protocol.ActivityLLMCall: stubLLM, protocol.ActivityTool: stubTool, protocol.ActivityDeliver: stubDeliver,
+		protocol.ActivityBuildHere: stubBuildElsewhere,
+		protocol.ActivityLLMCall:   stubLLM, protocol.ActivityTool: stubTool, protocol.ActivityDeliver: stubDeliver,
 		protocol.ActivityInject: stubInject, protocol.ActivityMarkUndelivered: stubMark,
 		protocol.ActivityMeasure: stubMeasure, protocol.ActivityConsolidate: stubConsolidate,
 		protocol.ActivityToolResult: stubToolResult,

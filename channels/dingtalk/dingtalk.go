@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -37,7 +36,10 @@ type Channel struct {
 	http      *http.Client
 	secrets   *secrets.Set
 	tokens    channels.TokenCache
-	hooks     *sessionHooks // sessionWebhooks of recent messages
+	// rest is the v1.0 API with the access token, legacy the older one
+	// (uploads), public the v1.0 API without (the token, the stream).
+	rest, legacy, public *channels.API
+	hooks                *sessionHooks // sessionWebhooks of recent messages
 
 	loop channels.Loop
 }
@@ -51,19 +53,16 @@ func New(deps channels.Deps) (*Channel, error) {
 	if cfg.ClientID == "" || cfg.ClientSecret == "" {
 		return nil, errors.New("channels.dingtalk.clientId and clientSecret are not set")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace,
 		http: &http.Client{Timeout: 60 * time.Second}, secrets: deps.Secrets,
 		hooks: newSessionHooks(1024),
 	}
 	// DingTalk pushes again what was not acknowledged, after a restart too.
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("dingtalk-messages", 4096, deps.StateFile("dingtalk-messages.json")))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("dingtalk-messages", 4096, deps.StateFile("dingtalk-messages.json")))
 	c.api, c.oapi = cfg.bases()
 	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: deps.Secrets}
+	c.rest, c.legacy, c.public = c.newAPI(c.api, tokenHeader), c.newAPI(c.oapi, "access_token"), c.newAPI(c.api, "")
 	return c, nil
 }
 
@@ -80,9 +79,8 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	tctx, cancel := context.WithTimeout(ctx, callTimeout)
 	_, err := c.tokens.Get(tctx)
 	cancel()
-	var refused *apiError
 	switch {
-	case errors.As(err, &refused) && refused.Status >= 400 && refused.Status < 500 && !refused.throttled():
+	case channels.IsPermanent(err) && channels.StatusOf(err) >= 400:
 		return fmt.Errorf("dingtalk refused channels.dingtalk.clientId/clientSecret: %w", err)
 	case err != nil:
 		c.Log.Warn("dingtalk access token not fetched yet; the stream connects anyway", "error", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -42,16 +43,12 @@ func (c *Channel) download(ctx context.Context, m robotMessage, i int, f downloa
 	}
 	dctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	token, err := c.tokens.Get(dctx)
-	if err != nil {
-		return "", err
-	}
 	var out struct {
 		DownloadURL string `json:"downloadUrl"`
 	}
-	err = c.postJSON(dctx, c.api+downloadPath, token, map[string]string{"downloadCode": f.code, "robotCode": c.cfg.ClientID}, &out)
+	err := c.rest.Call(dctx, http.MethodPost, downloadPath, map[string]string{"downloadCode": f.code, "robotCode": c.cfg.ClientID}, &out)
 	if err != nil {
-		return "", c.sendError("messageFiles/download", token, err)
+		return "", err
 	}
 	if !c.fetchable(out.DownloadURL) {
 		return "", fmt.Errorf("download url %q is not https", redact(out.DownloadURL))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -93,12 +94,13 @@ func (c *Channel) sendByWebhook(ctx context.Context, hook, text string) error {
 	body := map[string]any{"msgtype": "markdown", "markdown": map[string]string{"title": replyTitle, "text": text}}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	err := c.postJSON(cctx, hook, "", body, nil)
+	webhook := &channels.API{Name: Name + " sessionWebhook", Base: hook, HTTP: c.http, Envelope: readEnvelope, Judge: judge}
+	err := webhook.Call(cctx, http.MethodPost, "", body, nil) // the path is not in the error
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		ue.URL = redact(ue.URL)
 	}
-	return c.sendError("sessionWebhook", "", err)
+	return err
 }
 
 // robotAnswer is what both send APIs answer; the direct one also lists
@@ -114,10 +116,6 @@ type robotAnswer struct {
 func (c *Channel) sendRobot(ctx context.Context, chatID, msgKey string, param any) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	token, err := c.tokens.Get(cctx)
-	if err != nil {
-		return "", c.sendError("access token", "", err)
-	}
 	raw, err := json.Marshal(param)
 	if err != nil {
 		return "", err
@@ -130,8 +128,8 @@ func (c *Channel) sendRobot(ctx context.Context, chatID, msgKey string, param an
 		body["userIds"] = []string{chatID}
 	}
 	var out robotAnswer
-	if err := c.postJSON(cctx, c.api+path, token, body, &out); err != nil {
-		return "", c.sendError("send "+msgKey, token, err)
+	if err := c.rest.Call(cctx, http.MethodPost, path, body, &out); err != nil {
+		return "", err
 	}
 	switch {
 	case slices.Contains(out.FlowControlledStaffIDList, chatID):

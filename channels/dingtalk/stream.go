@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -47,7 +48,7 @@ func (c *Channel) run(ctx context.Context) {
 func (c *Channel) connect(ctx context.Context, messages chan<- callback) error {
 	octx, cancel := context.WithTimeout(ctx, callTimeout)
 	var ep openResponse
-	err := c.postJSON(octx, c.api+openPath, "", openRequest{
+	err := c.public.Call(octx, http.MethodPost, openPath, openRequest{
 		ClientID: c.cfg.ClientID, ClientSecret: c.cfg.ClientSecret, Subscriptions: subscriptions(), UA: userAgent,
 	}, &ep)
 	cancel()

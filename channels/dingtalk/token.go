@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -19,7 +20,7 @@ func (c *Channel) fetchToken(ctx context.Context) (channels.Token, error) {
 		ExpireIn    int    `json:"expireIn"`
 	}
 	body := map[string]string{"appKey": c.cfg.ClientID, "appSecret": c.cfg.ClientSecret}
-	if err := c.postJSON(ctx, c.api+tokenPath, "", body, &out); err != nil {
+	if err := c.public.Call(ctx, http.MethodPost, tokenPath, body, &out); err != nil {
 		return channels.Token{}, fmt.Errorf("dingtalk access token: %w", err)
 	}
 	if out.AccessToken == "" {

@@ -49,7 +49,7 @@ func uploadType(name string) string {
 // picture or a file. A file that cannot be sent becomes nanobot's line
 // saying so, rather than failing the whole reply again and again.
 func (c *Channel) sendMedia(ctx context.Context, chatID, ref string) (string, error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		u, err := url.Parse(ref)
 		name := ref
 		if err == nil {
@@ -114,10 +114,6 @@ func zipHTML(name string, data []byte) ([]byte, string) {
 func (c *Channel) upload(ctx context.Context, kind, name string, data []byte) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	token, err := c.tokens.Get(cctx)
-	if err != nil {
-		return "", c.sendError("access token", "", err)
-	}
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	h := textproto.MIMEHeader{}
@@ -137,17 +133,11 @@ func (c *Channel) upload(ctx context.Context, kind, name string, data []byte) (s
 	if err != nil {
 		return "", err
 	}
-	q := url.Values{"access_token": {token}, "type": {kind}}
-	req, err := http.NewRequestWithContext(cctx, http.MethodPost, c.oapi+uploadPath+"?"+q.Encode(), &body)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
 	var out struct {
 		MediaID string `json:"media_id"`
 	}
-	if err := c.do(req, &out); err != nil {
-		return "", c.sendError("media upload", token, err)
+	if err := c.legacy.Send(cctx, http.MethodPost, uploadPath+"?type="+url.QueryEscape(kind), body.Bytes(), mw.FormDataContentType(), &out); err != nil {
+		return "", err
 	}
 	if out.MediaID == "" {
 		return "", fmt.Errorf("dingtalk media upload: no media_id in the answer")

@@ -61,10 +61,8 @@ func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock
 
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
-	switch c.GroupPolicy {
-	case policyMention, policyOpen:
-	default:
-		return fmt.Errorf("channels.discord.groupPolicy %q is not \"mention\" or \"open\"%s", c.GroupPolicy, where)
+	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, policyMention, policyOpen); err != nil {
+		return err
 	}
 	if c.Intents < 0 {
 		return fmt.Errorf("channels.discord.intents %d is negative%s", c.Intents, where)

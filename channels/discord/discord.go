@@ -57,11 +57,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if cfg.Token == "" {
 		return nil, errors.New("channels.discord.token is not set")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("channel", Name)
+	log := deps.Logger(Name)
 	hc, dialer, err := clients(cfg)
 	if err != nil {
 		return nil, err

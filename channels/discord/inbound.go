@@ -91,7 +91,7 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 		return nil
 	}
 	// A resumed session replays what it missed; a message is taken in once.
-	_ = c.TakeIn(ctx, "message:"+m.ID, msg, admitted)
+	_ = c.TakeInPatiently(ctx, "message:"+m.ID, msg, admitted, channels.PublishPatience) // Discord never sends a message event again: offered until Temporal takes it
 }
 
 // emptyMessage is what the model reads for a message with nothing in it, as in nanobot.

@@ -7,7 +7,6 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -104,7 +103,7 @@ func (c *Channel) edit(ctx context.Context, channelID, messageID, text string) e
 // that is missing or too large becomes a line saying so, as in nanobot,
 // rather than failing the whole reply again and again.
 func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref string, mref *discordgo.MessageReference) (string, error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: ref, Reference: mref})
 	}
 	path, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)

@@ -11,11 +11,7 @@ var format = channels.Format{Markdown: markdown.Discord, Hint: channels.ChatAppH
 
 // The Discord channel: channels.discord in config.json.
 func init() {
-	channels.Register(channels.BlockSpec(channels.Spec{
-		Name:   Name,
-		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: format,
-	}, defaults))
+	channels.RegisterBlock(Name, New, format, defaults)
 }
 
 func (c Config) On() bool { return c.Enabled }

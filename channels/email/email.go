@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"sync"
 	"time"
@@ -66,10 +65,6 @@ func New(deps channels.Deps) (*Channel, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, self: cfg.selfAddresses(),
 	}
@@ -78,7 +73,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		file = filepath.Join(config.ConfigDir(deps.Config.Path), "channels", "email-handled.json")
 	}
 	// Message-IDs (or mailbox UIDs) taken in.
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("email-handled", handledKeys, file))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("email-handled", handledKeys, file))
 	if !cfg.VerifyDKIM && !cfg.VerifySPF {
 		c.Log.Warn("email: verifyDkim and verifySpf are both off: mail with a forged From is taken as its sender's")
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/nanobot-durable/nanobot/channels"
 	"mime"
 	"os"
 	"path"
@@ -123,14 +124,11 @@ type outFile struct {
 // as in nanobot. Links are listed, not fetched.
 func (c *Channel) loadFiles(refs []string) (files []outFile, notes []string) {
 	for _, ref := range refs {
-		if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+		if channels.IsLink(ref) {
 			notes = append(notes, "[attachment: "+ref+"]")
 			continue
 		}
-		p := ref
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(c.workspace, p)
-		}
+		p := channels.WorkspacePath(c.workspace, ref)
 		name := filepath.Base(p)
 		if len(files) >= c.cfg.MaxAttachmentsPerEmail {
 			notes = append(notes, "[attachment: "+name+" - too many attachments]")

@@ -10,11 +10,7 @@ var format = channels.Format{Markdown: markdown.EmailHTML, Hint: "Your reply is 
 
 // The Email channel: channels.email in config.json, IMAP in, SMTP out.
 func init() {
-	channels.Register(channels.BlockSpec(channels.Spec{
-		Name:   Name,
-		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: format,
-	}, Defaults))
+	channels.RegisterBlock(Name, New, format, Defaults)
 }
 
 func (c Config) On() bool { return c.Enabled }

@@ -1,14 +1,13 @@
 package feishu
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,28 +30,17 @@ const (
 // tokenEarly renews the tenant token this long before it expires (as the SDKs do).
 const tokenEarly = 3 * time.Minute
 
-// apiError is a refused REST call: the HTTP status and Feishu's code.
-type apiError struct {
-	Op     string
-	Status int
-	Code   int
-	Msg    string
-	// RetryAfter is the rate limit's reset (x-ogw-ratelimit-reset), 0 if none.
-	RetryAfter time.Duration
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("feishu %s: HTTP %d, code %d: %s", e.Op, e.Status, e.Code, e.Msg)
-}
+// errCredentials: Feishu refused the app's id and secret.
+var errCredentials = errors.New("feishu refused the tenant token request")
 
 // api calls Feishu's open platform with the app's tenant access token.
 type api struct {
-	base      string
 	appID     string
 	appSecret string
-	http      *http.Client
 	log       *slog.Logger
 	tokens    channels.TokenCache
+	rest      *channels.API // with the tenant token
+	public    *channels.API // without: the token itself
 }
 
 // envelope is every JSON answer: code 0 is success.
@@ -62,37 +50,57 @@ type envelope struct {
 	Data json.RawMessage `json:"data"`
 }
 
+// readEnvelope is channels.API's view of Feishu's answers: their code,
+// and whether it says the tenant token was refused.
+func readEnvelope(_ int, body []byte) (string, bool) {
+	var env envelope
+	if json.Unmarshal(body, &env) != nil || env.Code == 0 {
+		return "", false
+	}
+	return strconv.Itoa(env.Code), slices.Contains([]int{codeTokenInvalid, codeTokenExpired, codeTokenMissing}, env.Code)
+}
+
+// judge tells delivery how to treat a refused call: a rate limit waits its
+// reset (a second when it names none); a refusal the same request will
+// meet again (not in the chat, no permission, a bad id, any other 4xx) is
+// permanent; the rest (5xx, the network) is retried with backoff.
+func judge(e *channels.HTTPError) error {
+	switch code, _ := strconv.Atoi(e.Code); {
+	case e.Status == http.StatusTooManyRequests || code == codeRateLimited:
+		return &channels.SendError{Err: e, RetryAfter: max(e.RetryAfter, time.Second)}
+	case slices.Contains([]int{codeBotNotInChat, codeNoPermission, codeMessageGone, codeInvalidTarget}, code):
+		return &channels.SendError{Err: e, Permanent: true}
+	}
+	return channels.JudgeHTTP(e)
+}
+
 // newAPI is the client of cfg's app, its tenant token cached and masked.
 func newAPI(cfg Config, hc *http.Client, set *secrets.Set, log *slog.Logger) *api {
-	a := &api{base: cfg.base(), appID: cfg.AppID, appSecret: cfg.AppSecret, http: hc, log: log}
+	a := &api{appID: cfg.AppID, appSecret: cfg.AppSecret, log: log}
 	a.tokens = channels.TokenCache{Fetch: a.fetchToken, Margin: tokenEarly, Secrets: set}
+	a.public = &channels.API{Name: Name, Base: cfg.base(), HTTP: hc, Envelope: readEnvelope, Judge: judge}
+	rest := *a.public
+	rest.Tokens, rest.RetryRefused, rest.RetryAfterHeader = &a.tokens, true, "x-ogw-ratelimit-reset"
+	a.rest = &rest
 	return a
 }
 
 // fetchToken asks Feishu for a tenant access token (cached by a.tokens).
 func (a *api) fetchToken(ctx context.Context) (channels.Token, error) {
-	body, _ := json.Marshal(map[string]string{"app_id": a.appID, "app_secret": a.appSecret})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/open-apis/auth/v3/tenant_access_token/internal", bytes.NewReader(body))
-	if err != nil {
-		return channels.Token{}, fmt.Errorf("feishu tenant token: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	resp, err := a.http.Do(req)
-	if err != nil {
-		return channels.Token{}, fmt.Errorf("feishu tenant token: %w", err)
-	}
-	defer resp.Body.Close()
 	var got struct {
-		Code   int    `json:"code"`
-		Msg    string `json:"msg"`
 		Token  string `json:"tenant_access_token"`
 		Expire int    `json:"expire"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&got); err != nil {
-		return channels.Token{}, fmt.Errorf("feishu tenant token: HTTP %d: %w", resp.StatusCode, err)
-	}
-	if got.Code != 0 || got.Token == "" {
-		return channels.Token{}, &apiError{Op: "tenant token", Status: resp.StatusCode, Code: got.Code, Msg: got.Msg}
+	err := a.public.Call(ctx, http.MethodPost, "/open-apis/auth/v3/tenant_access_token/internal",
+		map[string]string{"app_id": a.appID, "app_secret": a.appSecret}, &got)
+	var he *channels.HTTPError
+	switch {
+	case errors.As(err, &he) && (he.Code != "" || he.Status < 500):
+		return channels.Token{}, fmt.Errorf("%w: %w", errCredentials, err)
+	case err != nil:
+		return channels.Token{}, fmt.Errorf("feishu tenant token: %w", err)
+	case got.Token == "":
+		return channels.Token{}, fmt.Errorf("%w: the answer has no tenant_access_token", errCredentials)
 	}
 	a.log.Debug("feishu tenant access token fetched", "expires_in", got.Expire)
 	return channels.Token{Value: got.Token, TTL: time.Duration(got.Expire) * time.Second}, nil
@@ -107,124 +115,23 @@ type request struct {
 }
 
 // call makes the request and decodes data into out (nil: ignored). A
-// refused token is renewed and the call made once more.
+// refused token is renewed and the call made once more; a refusal comes
+// back judged for delivery.
 func (a *api) call(ctx context.Context, r request, out any) error {
-	resp, err := a.send(ctx, r)
+	var env envelope
+	var err error
+	if r.json != nil {
+		err = a.rest.Call(ctx, r.method, r.path, r.json, &env)
+	} else {
+		err = a.rest.Send(ctx, r.method, r.path, r.body, r.contentType, &env)
+	}
 	if err != nil {
 		return err
-	}
-	defer resp.Body.Close()
-	var env envelope
-	if err := decodeJSON(resp, &env); err != nil {
-		return fmt.Errorf("feishu %s: %w", r.op, err)
-	}
-	if env.Code != 0 || resp.StatusCode >= 300 {
-		return refusal(r.op, resp, env.Code, env.Msg)
 	}
 	if out != nil && len(env.Data) > 0 {
 		if err := json.Unmarshal(env.Data, out); err != nil {
 			return fmt.Errorf("feishu %s: data: %w", r.op, err)
 		}
-	}
-	return nil
-}
-
-// send makes the request with the token; it retries once with a fresh
-// token if Feishu says the one it had is no longer valid.
-func (a *api) send(ctx context.Context, r request) (*http.Response, error) {
-	for attempt := 0; ; attempt++ {
-		tok, err := a.tokens.Get(ctx)
-		if err != nil {
-			return nil, err
-		}
-		body := r.body
-		ctype := r.contentType
-		if r.json != nil {
-			if body, err = json.Marshal(r.json); err != nil {
-				return nil, fmt.Errorf("feishu %s: %w", r.op, err)
-			}
-			ctype = "application/json; charset=utf-8"
-		}
-		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
-		}
-		req, err := http.NewRequestWithContext(ctx, r.method, a.base+r.path, rd)
-		if err != nil {
-			return nil, fmt.Errorf("feishu %s: %w", r.op, err)
-		}
-		if ctype != "" {
-			req.Header.Set("Content-Type", ctype)
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := a.http.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("feishu %s: %w", r.op, err)
-		}
-		if attempt == 0 && tokenRefused(resp) {
-			resp.Body.Close()
-			a.tokens.Invalidate(tok)
-			a.log.Info("feishu refused the tenant access token; fetching a new one", "op", r.op)
-			continue
-		}
-		return resp, nil
-	}
-}
-
-// tokenRefused peeks at an error answer for the codes of a bad token,
-// leaving the body readable.
-func tokenRefused(resp *http.Response) bool {
-	if resp.StatusCode < 400 || resp.StatusCode == http.StatusTooManyRequests {
-		return false
-	}
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(data))
-	var env envelope
-	_ = json.Unmarshal(data, &env)
-	return env.Code == codeTokenInvalid || env.Code == codeTokenExpired || env.Code == codeTokenMissing
-}
-
-// refusal is the error of an answer that is not a success.
-func refusal(op string, resp *http.Response, code int, msg string) *apiError {
-	e := &apiError{Op: op, Status: resp.StatusCode, Code: code, Msg: msg}
-	if resp.StatusCode == http.StatusTooManyRequests || code == codeRateLimited {
-		e.RetryAfter = time.Second
-		if s, err := strconv.Atoi(resp.Header.Get("x-ogw-ratelimit-reset")); err == nil && s > 0 {
-			e.RetryAfter = time.Duration(s) * time.Second
-		}
-	}
-	return e
-}
-
-// sendError tells delivery how to treat a failed call: a rate limit waits
-// its reset; a refusal the same request will meet again (not in the chat,
-// no permission, a bad id, any other 4xx) is permanent; the rest (5xx, the
-// network) is retried with backoff.
-func sendError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		return err
-	}
-	if ae.RetryAfter > 0 {
-		return &channels.SendError{Err: err, RetryAfter: ae.RetryAfter}
-	}
-	switch {
-	case ae.Code == codeBotNotInChat, ae.Code == codeNoPermission, ae.Code == codeMessageGone, ae.Code == codeInvalidTarget:
-		return &channels.SendError{Err: err, Permanent: true}
-	case ae.Status >= 400 && ae.Status < 500 && ae.Status != http.StatusRequestTimeout:
-		return &channels.SendError{Err: err, Permanent: true}
-	}
-	return err
-}
-
-// decodeJSON reads a JSON answer of at most 8 MB.
-func decodeJSON(resp *http.Response, out any) error {
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(out); err != nil {
-		return fmt.Errorf("HTTP %d: unreadable answer: %w", resp.StatusCode, err)
 	}
 	return nil
 }

@@ -192,15 +192,18 @@ func TestRedeliveryAfterARestartIsTakenInOnce(t *testing.T) {
 	require.Len(t, second.Published(), 1, "the redelivery was not taken in again")
 }
 
-// The loss rule on Feishu: a message Temporal did not take is not marked
-// taken (an older build marked it on arrival), so Feishu's redelivery of
-// it after a restart reaches the agent.
+// The loss rule on Feishu: a message Temporal did not take is neither
+// marked taken nor acked (an older build acked it on arrival), so Feishu
+// delivers it again, and its redelivery after a restart reaches the agent.
 func TestRefusedPublishIsTakenInAgainAfterARestart(t *testing.T) {
 	h := startHarness(t, nil)
 	h.Down.Store(true)
 	id := h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "keep me"})
 	require.Eventually(t, func() bool { return strings.Contains(h.Logs.String(), "could not be handed to the agent") },
 		10*time.Second, 10*time.Millisecond)
+	h.Down.Store(false)
+	require.Equal(t, "sync", h.sync().Content, "the queue moved past it")
+	require.False(t, h.peer.Acked("frame-"+id), "not acked: Feishu delivers it again")
 	h.Stop()
 
 	second := restartOn(t, h.peer, h.Env)
@@ -208,6 +211,8 @@ func TestRefusedPublishIsTakenInAgainAfterARestart(t *testing.T) {
 	got := second.WaitPublished(1)
 	require.Equal(t, "feishu:"+id, got[0].ID)
 	require.Equal(t, "keep me", got[0].Content)
+	require.Eventually(t, func() bool { return h.peer.Acked("frame-" + id) }, 5*time.Second, 10*time.Millisecond,
+		"acked once taken in")
 }
 
 func TestBadPayloadsAreDroppedWithTheirID(t *testing.T) {

@@ -1,7 +1,6 @@
 package feishu
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -77,13 +76,11 @@ func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock
 
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
-	switch c.GroupPolicy {
-	case policyMention, policyOpen:
-	default:
-		return fmt.Errorf("channels.feishu.groupPolicy %q is not \"mention\" or \"open\"%s", c.GroupPolicy, where)
+	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, policyMention, policyOpen); err != nil {
+		return err
 	}
-	if _, ok := domainBase[c.Domain]; !ok {
-		return fmt.Errorf("channels.feishu.domain %q is not \"feishu\" or \"lark\"%s", c.Domain, where)
+	if err := channels.CheckOneOf(Name, "domain", c.Domain, where, "feishu", "lark"); err != nil {
+		return err
 	}
 	return channels.CheckURL(Name, "apiBase", c.APIBase, where, "http", "https")
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -32,7 +31,7 @@ type Channel struct {
 	http      *http.Client
 	api       *api
 
-	events chan []byte // im.message.receive_v1 payloads, handled in order
+	events chan queued // im.message.receive_v1 payloads, handled in order
 	// streamEvery spaces the updates of a streamed card (0: streaming off).
 	streamEvery time.Duration
 
@@ -52,11 +51,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if cfg.AppID == "" || cfg.AppSecret == "" {
 		return nil, errors.New("channels.feishu.appId and appSecret must be set")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("channel", Name)
+	log := deps.Logger(Name)
 	set := deps.Secrets
 	if set == nil {
 		set = &secrets.Set{}
@@ -66,7 +61,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, http: hc,
 		api:       newAPI(cfg, hc, set, log),
-		events:    make(chan []byte, 256),
+		events:    make(chan queued, 256),
 		reactions: map[string]string{},
 	}
 	// Feishu delivers an event again until it is acked, after a reconnect
@@ -95,12 +90,11 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	ictx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := c.identify(ictx)
 	cancel()
-	var ae *apiError
 	switch {
 	case err == nil:
 		id, name := c.Bot()
 		c.Log.Info("feishu bot identified", "bot", name, "open_id", id)
-	case errors.As(err, &ae) && ae.Op == "tenant token":
+	case errors.Is(err, errCredentials):
 		return fmt.Errorf("feishu refused channels.feishu.appId/appSecret: %w", err)
 	default:
 		// Without the bot's open_id a group mention is recognised by nanobot's heuristic.
@@ -117,24 +111,17 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 
 // identify asks who the bot is: GET /open-apis/bot/v3/info.
 func (c *Channel) identify(ctx context.Context) error {
-	resp, err := c.api.send(ctx, request{op: "bot info", method: http.MethodGet, path: "/open-apis/bot/v3/info"})
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	var got struct {
-		Code int    `json:"code"`
-		Msg  string `json:"msg"`
-		Bot  struct {
+		Bot struct {
 			AppName string `json:"app_name"`
 			OpenID  string `json:"open_id"`
 		} `json:"bot"`
 	}
-	if err := decodeJSON(resp, &got); err != nil {
-		return fmt.Errorf("feishu bot info: %w", err)
+	if err := c.api.rest.Call(ctx, http.MethodGet, "/open-apis/bot/v3/info", nil, &got); err != nil {
+		return err
 	}
-	if got.Code != 0 || got.Bot.OpenID == "" {
-		return refusal("bot info", resp, got.Code, got.Msg)
+	if got.Bot.OpenID == "" {
+		return errors.New("feishu bot info: no open_id in the answer")
 	}
 	c.SetBot(got.Bot.OpenID, got.Bot.AppName)
 	return nil

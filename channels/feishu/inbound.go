@@ -3,6 +3,7 @@ package feishu
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,27 +13,38 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
+// queued is a message event waiting for the handler, and the ack its
+// frame wants once the agent took it in.
+type queued struct {
+	payload []byte
+	ack     func()
+}
+
 // takeEvent sees every event the long connection delivers, in its read
-// loop: it queues the messages, so the ack goes out at once.
-func (c *Channel) takeEvent(ctx context.Context, frameID string, payload []byte) {
+// loop: a message is queued, to be acked once it is taken in (an event
+// the agent did not get stays unacked, so Feishu delivers it again); any
+// other event is acked at once.
+func (c *Channel) takeEvent(ctx context.Context, frameID string, payload []byte, ack func()) {
 	payload, err := decryptEvent(payload, c.cfg.EncryptKey)
-	if err != nil {
-		c.Log.Warn("feishu event dropped", "message_id", frameID, "error", err)
-		return
-	}
 	var env eventEnvelope
-	if err := json.Unmarshal(payload, &env); err != nil {
-		c.Log.Warn("feishu event dropped: not JSON", "message_id", frameID, "error", err)
-		return
+	if err == nil {
+		if err = json.Unmarshal(payload, &env); err != nil {
+			err = fmt.Errorf("not JSON: %w", err)
+		}
 	}
-	if env.Header.EventType != eventMessageReceive {
+	switch {
+	case err != nil:
+		c.Log.Warn("feishu event dropped", "message_id", frameID, "error", err)
+	case env.Header.EventType != eventMessageReceive:
 		c.Log.Debug("feishu event ignored", "type", env.Header.EventType, "event_id", env.Header.EventID)
+	default:
+		select {
+		case c.events <- queued{payload, ack}:
+		case <-ctx.Done():
+		}
 		return
 	}
-	select {
-	case c.events <- payload:
-	case <-ctx.Done():
-	}
+	ack()
 }
 
 func (c *Channel) handleQueue(ctx context.Context) {
@@ -40,32 +52,35 @@ func (c *Channel) handleQueue(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case raw := <-c.events:
-			c.handle(ctx, raw)
+		case q := <-c.events:
+			if channels.Handed(c.handle(ctx, q.payload)) {
+				q.ack()
+			}
 		}
 	}
 }
 
 // handle takes one message in: checked, de-duplicated, filtered by
-// nanobot's rules, turned into an inbound message and published.
-func (c *Channel) handle(ctx context.Context, raw []byte) {
+// nanobot's rules, turned into an inbound message and published. The
+// error is TakeIn's.
+func (c *Channel) handle(ctx context.Context, raw []byte) error {
 	m, id, err := decodeMessageEvent(raw)
 	if err != nil {
 		c.Log.Warn("feishu message dropped", "message_id", id, "error", err)
-		return
+		return nil
 	}
 	msg := m.Message
 	if m.Sender.SenderType == "bot" {
-		return
+		return nil
 	}
 	if msg.ChatType == chatGroup && c.cfg.GroupPolicy != policyOpen && !c.mentioned(m) {
 		c.Log.Debug("feishu group message skipped: the bot is not mentioned", "message_id", msg.MessageID, "chat_id", msg.ChatID)
-		return
+		return nil
 	}
 	content, keys := c.content(m)
 	if strings.TrimSpace(content) == "" && len(keys) == 0 {
 		c.Log.Debug("feishu message skipped: nothing in it", "message_id", msg.MessageID, "type", msg.MessageType)
-		return
+		return nil
 	}
 	in := c.inbound(m, content)
 	admitted := func(ctx context.Context, in *protocol.Inbound) error {
@@ -88,7 +103,7 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 		return nil
 	}
 	// Feishu delivers an unacked event again (after a reconnect too): taken in once.
-	_ = c.TakeIn(ctx, "message:"+msg.MessageID, in, admitted)
+	return c.TakeIn(ctx, "message:"+msg.MessageID, in, admitted)
 }
 
 // inbound is the message the agent gets: a p2p chat is the sender's

@@ -255,7 +255,8 @@ func (c *Channel) control(k *conn, f *pbbp2.Frame) {
 	}
 }
 
-// data reassembles a data frame's payload, hands an event over and acks it.
+// data reassembles a data frame's payload and hands an event over, with
+// the ack to send once it is taken in.
 func (c *Channel) data(ctx context.Context, k *conn, f *pbbp2.Frame) {
 	msgID := f.Header(pbbp2.HeaderMessageID)
 	payload := f.Payload
@@ -269,14 +270,15 @@ func (c *Channel) data(ctx context.Context, k *conn, f *pbbp2.Frame) {
 		return // card callbacks are not used; Feishu's SDKs do not ack them either
 	}
 	start := time.Now()
-	c.takeEvent(ctx, msgID, payload)
-	ack := *f
-	ack.Headers = append([]pbbp2.Header(nil), f.Headers...)
-	ack.SetHeader(pbbp2.HeaderBizRT, strconv.FormatInt(time.Since(start).Milliseconds(), 10))
-	ack.Payload = []byte(`{"code":200,"headers":null,"data":null}`)
-	if err := k.write(&ack); err != nil {
-		c.Log.Warn("feishu ws: event not acked; Feishu will deliver it again", "message_id", msgID, "error", err)
-	}
+	c.takeEvent(ctx, msgID, payload, func() {
+		ack := *f
+		ack.Headers = append([]pbbp2.Header(nil), f.Headers...)
+		ack.SetHeader(pbbp2.HeaderBizRT, strconv.FormatInt(time.Since(start).Milliseconds(), 10))
+		ack.Payload = []byte(`{"code":200,"headers":null,"data":null}`)
+		if err := k.write(&ack); err != nil {
+			c.Log.Warn("feishu ws: event not acked; Feishu will deliver it again", "message_id", msgID, "error", err)
+		}
+	})
 }
 
 // combine keeps a fragment and returns the whole payload once all are in.

@@ -3,6 +3,7 @@ package feishu
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,16 +64,16 @@ func (c *Channel) fetchResource(ctx context.Context, messageID string, r resourc
 	}
 	dctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	resp, err := c.api.send(dctx, request{op: "download resource", method: http.MethodGet,
-		path: "/open-apis/im/v1/messages/" + url.PathEscape(messageID) + "/resources/" + url.PathEscape(r.Key) + "?type=" + typ})
+	resp, err := c.api.rest.Do(dctx, http.MethodGet,
+		"/open-apis/im/v1/messages/"+url.PathEscape(messageID)+"/resources/"+url.PathEscape(r.Key)+"?type="+typ, nil, "")
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		var env envelope
-		_ = decodeJSON(resp, &env)
-		return "", refusal("download resource", resp, env.Code, env.Msg)
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&env)
+		return "", fmt.Errorf("feishu download resource: code %d: %s", env.Code, env.Msg)
 	}
 	name := r.Name
 	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {

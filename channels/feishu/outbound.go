@@ -66,36 +66,27 @@ func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, message
 	defer cancel()
 	err := c.api.call(cctx, request{op: "update card", method: http.MethodPatch,
 		path: "/open-apis/im/v1/messages/" + url.PathEscape(messageID), json: map[string]string{"content": oneCard(text)}}, nil)
-	return sendError(err)
+	return err
 }
 
 func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, p channels.Part) (string, error) {
 	ref := p.Media
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		return c.post(ctx, route, p.Index, "interactive", cardJSON([]element{{"tag": "markdown", "content": ref}}))
 	}
-	path := ref
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(c.workspace, path)
-	}
+	path := channels.WorkspacePath(c.workspace, ref)
 	uctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	typ, content, err := c.upload(uctx, path)
 	cancel()
 	if err != nil {
-		if se := sendError(err); !errors.Is(err, errLocalFile) && isRetryable(se) {
-			return "", se
+		if !errors.Is(err, errLocalFile) && !channels.IsPermanent(err) {
+			return "", err
 		}
 		c.Log.Warn("feishu attachment not sent", "file", path, "error", err)
 		note := "[attachment: " + filepath.Base(path) + " - send failed]"
 		return c.post(ctx, route, p.Index, "interactive", cardJSON([]element{{"tag": "markdown", "content": note}}))
 	}
 	return c.post(ctx, route, p.Index, typ, content)
-}
-
-// isRetryable: a failure delivery should try again (not a permanent refusal).
-func isRetryable(err error) bool {
-	se, ok := err.(*channels.SendError)
-	return !ok || !se.Permanent
 }
 
 // post sends one message: a reply to the user's message when nanobot
@@ -122,10 +113,10 @@ func (c *Channel) post(ctx context.Context, route protocol.Route, index int, msg
 		if err == nil {
 			return got.MessageID, nil
 		}
-		if !isRetryable(sendError(err)) {
+		if channels.IsPermanent(err) {
 			c.Log.Warn("feishu reply refused; sending to the chat instead", "message_id", target, "error", err)
 		} else {
-			return "", sendError(err)
+			return "", err
 		}
 	}
 	idType := "open_id"
@@ -136,7 +127,7 @@ func (c *Channel) post(ctx context.Context, route protocol.Route, index int, msg
 		path: "/open-apis/im/v1/messages?receive_id_type=" + idType,
 		json: map[string]string{"receive_id": route.ChatID, "msg_type": msgType, "content": content}}, &got)
 	if err != nil {
-		return "", sendError(err)
+		return "", err
 	}
 	return got.MessageID, nil
 }
@@ -156,7 +147,7 @@ func (c *Channel) React(ctx context.Context, _ protocol.Route, messageID, emoji 
 		path: "/open-apis/im/v1/messages/" + url.PathEscape(messageID) + "/reactions",
 		json: map[string]any{"reaction_type": map[string]string{"emoji_type": emoji}}}, &got)
 	if err != nil {
-		return sendError(err)
+		return err
 	}
 	c.reactMu.Lock()
 	defer c.reactMu.Unlock()
@@ -179,7 +170,7 @@ func (c *Channel) Unreact(ctx context.Context, route protocol.Route, messageID, 
 		err := c.api.call(ctx, request{op: "remove reaction", method: http.MethodDelete,
 			path: "/open-apis/im/v1/messages/" + url.PathEscape(messageID) + "/reactions/" + url.PathEscape(rid)}, nil)
 		if err != nil {
-			return sendError(err)
+			return err
 		}
 	}
 	if c.cfg.DoneEmoji != "" && c.cfg.DoneEmoji != emoji {

@@ -1,7 +1,5 @@
 package markdown
 
-import "strings"
-
 // DingTalk renders Markdown for DingTalk's markdown messages, which read a
 // subset of it: text, bold, italic, code, links, images, headings (# to
 // ######), lists and quotes pass as CommonMark writes them; strikethrough,
@@ -10,23 +8,9 @@ import "strings"
 // bare link stays bare (DingTalk links it itself).
 func DingTalk(md string) string { return render(md, dingtalkFlavor) }
 
-var dingtalkFlavor = &flavor{
-	text:     nil, // as written: DingTalk reads the escapes itself
-	italic:   [2]string{"*", "*"},
-	bold:     [2]string{"**", "**"},
-	code:     discordCode,
-	link:     discordLink,
-	image:    func(alt, url string) string { return "!" + discordLink(discordBrackets.Replace(alt), url) },
-	autolink: func(_, label string, _ bool) string { return label },
-	html:     func(s string) string { return s },
-	heading: func(level int, inner string) string {
-		return strings.Repeat("#", level) + " " + strings.ReplaceAll(inner, "\n", " ")
-	},
-	fence:  discordFence,
-	quote:  func(body string, _ int, _ bool) string { return prefixLines(body, "> ") },
-	rule:   rule,
-	table:  func(l *layout, t *table) string { return "```\n" + t.aligned(l) + "\n```" },
-	bullet: func(int) string { return "- " },
-	number: dotted,
-	task:   boxTask,
-}
+// dingtalkFlavor is WeCom's with images shown, bare links and drawn task boxes.
+var dingtalkFlavor = derive(wecomFlavor, func(f *flavor) {
+	f.image = func(alt, url string) string { return "!" + discordLink(discordBrackets.Replace(alt), url) }
+	f.autolink = func(_, label string, _ bool) string { return label }
+	f.task = boxTask
+})

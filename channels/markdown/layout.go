@@ -37,6 +37,13 @@ type flavor struct {
 	task func(marker string, checked bool) string
 }
 
+// derive is base with change made: a flavor that differs from another in a few marks.
+func derive(base *flavor, change func(*flavor)) *flavor {
+	f := *base
+	change(&f)
+	return &f
+}
+
 // layout renders a tree for one flavor.
 type layout struct {
 	f   *flavor

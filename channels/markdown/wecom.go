@@ -10,26 +10,12 @@ import "strings"
 // block; images become links; a rule is a line.
 func WeCom(md string) string { return render(md, wecomFlavor) }
 
-var wecomFlavor = &flavor{
-	text:     nil, // as written: WeCom reads the escapes itself
-	italic:   [2]string{"*", "*"},
-	bold:     [2]string{"**", "**"},
-	strike:   [2]string{"", ""},
-	code:     discordCode,
-	link:     discordLink,
-	image:    func(alt, url string) string { return discordLink(discordBrackets.Replace(alt), url) },
-	autolink: discordAutolink,
-	html:     func(s string) string { return s },
-	heading:  wecomHeading,
-	fence:    discordFence,
-	quote:    func(body string, _ int, _ bool) string { return prefixLines(body, "> ") },
-	rule:     rule,
-	table:    func(l *layout, t *table) string { return "```\n" + t.aligned(l) + "\n```" },
-	bullet:   func(int) string { return "- " },
-	number:   dotted,
-	task:     bracketTask,
-}
+// wecomFlavor is Discord's without strikethrough, with headings # to ######.
+var wecomFlavor = derive(discordFlavor, func(f *flavor) {
+	f.strike, f.heading, f.boldHeading = [2]string{}, hashHeading, false
+})
 
-func wecomHeading(level int, inner string) string {
+// hashHeading is a heading as CommonMark writes it, on one line.
+func hashHeading(level int, inner string) string {
 	return strings.Repeat("#", level) + " " + strings.ReplaceAll(inner, "\n", " ")
 }

@@ -37,7 +37,7 @@ func TestBadEventsFromDendrite(t *testing.T) {
 		{"unknown msgtype", "m.room.message", `{"msgtype":"com.example.poll","body":"vote"}`, "matrix message not answered"},
 		{"a notice", "m.room.message", `{"msgtype":"m.notice","body":"from another bot"}`, "matrix message not answered"},
 		{"an edit", "m.room.message", `{"msgtype":"m.text","body":"* hi","m.new_content":{"msgtype":"m.text","body":"hi"},"m.relates_to":{"rel_type":"m.replace","event_id":"$x"}}`, "matrix message not answered"},
-		{"encrypted", "m.room.encrypted", `{"algorithm":"m.megolm.v1.aes-sha2","ciphertext":"AwgA","sender_key":"k","session_id":"s","device_id":"D"}`, "encrypted room skipped"},
+		{"encrypted", "m.room.encrypted", `{"algorithm":"m.megolm.v1.aes-sha2","ciphertext":"AwgA","sender_key":"k","session_id":"s","device_id":"D"}`, encryptedBadLog},
 	}
 	ids := map[string]string{}
 	for _, tc := range cases {
@@ -49,7 +49,7 @@ func TestBadEventsFromDendrite(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { h.waitLog(tc.log, "event_id="+ids[tc.name]) })
 	}
-	require.Len(t, h.intake.messages(), 1, "no bad event reached the agent")
+	require.Len(t, h.bus.Admitted(), 1, "no bad event reached the agent")
 }
 
 // TestBadEventsNoHomeserverSends: what only a broken or hostile

@@ -79,7 +79,7 @@ func TestAllowlistPolicy(t *testing.T) {
 	other := h.alice.CreateRoom(t, false, carol)
 	carol.Join(t, listed)
 	carol.Join(t, other)
-	h.cfg.Channels.Other["matrix"] = withKey(t, h.cfg.Channels.Other["matrix"], "groupAllowFrom", []string{listed})
+	h.env.Config.Channels.Other["matrix"] = withKey(t, h.env.Config.Channels.Other["matrix"], "groupAllowFrom", []string{listed})
 	h.start()
 	for _, room := range []string{listed, other} {
 		h.alice.Invite(t, room, h.bot)
@@ -90,7 +90,7 @@ func TestAllowlistPolicy(t *testing.T) {
 	got := h.waitInbound(1)
 	require.Equal(t, answered, got[0].Route.ReplyTo)
 	h.waitLog("not for the bot (groupPolicy)", skipped)
-	require.Len(t, h.intake.messages(), 1)
+	require.Len(t, h.bus.Admitted(), 1)
 }
 
 // TestStrangerIsRefusedByTheManager: a message from a sender outside
@@ -105,7 +105,7 @@ func TestStrangerIsRefusedByTheManager(t *testing.T) {
 	got := h.waitInbound(1)
 	require.Equal(t, ok, got[0].Route.ReplyTo)
 	h.waitLog("message refused: sender not allowed", h.bob.ID)
-	require.Len(t, h.intake.messages(), 1)
+	require.Len(t, h.bus.Admitted(), 1)
 }
 
 // TestThreadKeepsItsSession: a message in a thread gets the thread's own

@@ -16,10 +16,12 @@ type Config struct {
 	Password    string `json:"password"`
 	AccessToken string `json:"accessToken"`
 	DeviceID    string `json:"deviceId"`
-	// E2EEEnabled and SASVerification: end-to-end encryption is not in this
-	// build; encrypted rooms are logged and skipped whatever they say.
-	E2EEEnabled     bool `json:"e2eeEnabled"`
-	SASVerification bool `json:"sasVerification" unused:"end-to-end encryption is not in this build"`
+	// E2EEEnabled: encrypted rooms are read and answered encrypted, the
+	// device's keys kept in <nanobot home>/channels/matrix-crypto.db.
+	E2EEEnabled bool `json:"e2eeEnabled"`
+	// SASVerification: the bot's device is not verified interactively here;
+	// it shares its room keys with unverified devices, as nanobot does.
+	SASVerification bool `json:"sasVerification" unused:"interactive (SAS) verification is not in this build"`
 	// SyncStopGraceSeconds bounds how long Stop waits for the sync loop.
 	SyncStopGraceSeconds int `json:"syncStopGraceSeconds"`
 	// MaxMediaBytes caps files both ways (0 refuses them all), lowered to
@@ -56,8 +58,8 @@ func block(cfg *config.Config) Config {
 
 // missing names the keys the channel cannot start without: nanobot's
 // homeserver and userId, and a password or an access token. (nanobot also
-// wants deviceId with a token, for its crypto store; without E2EE whoami
-// tells the device, so a block without it works here too.)
+// wants deviceId with a token, for its crypto store; here whoami tells
+// the device, so a block without it works too.)
 func missing(c Config) []string {
 	var keys []string
 	if strings.TrimSpace(c.Homeserver) == "" {

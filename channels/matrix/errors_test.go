@@ -51,7 +51,7 @@ func TestRefusedRoomsArePermanent(t *testing.T) {
 // know fails the channel's start, naming the account.
 func TestRefusedTokenFailsTheStart(t *testing.T) {
 	h := newHarness(t, map[string]any{"accessToken": "not-a-token"})
-	ch, err := New(channels.Deps{Config: h.cfg, Workspace: h.workspace})
+	ch, err := New(channels.Deps{Config: h.env.Config, Workspace: h.env.Workspace})
 	require.NoError(t, err)
 	err = ch.Start(context.Background(), nil)
 	require.ErrorContains(t, err, "refused the credentials of "+h.bot.ID)

@@ -87,9 +87,9 @@ func decodeMessage(content json.RawMessage) (message, error) {
 		return m, errIgnored{"msgtype " + string(m.MsgType)}
 	}
 	switch {
-	case m.media && m.File != nil:
-		return m, errIgnored{"an encrypted file"}
-	case m.media && !strings.HasPrefix(string(m.URL), "mxc://"):
+	case m.media && m.File != nil && !strings.HasPrefix(string(m.File.URL), "mxc://"):
+		return m, fmt.Errorf("encrypted %s without an mxc:// url", m.MsgType)
+	case m.media && m.File == nil && !strings.HasPrefix(string(m.URL), "mxc://"):
 		return m, fmt.Errorf("%s without an mxc:// url", m.MsgType)
 	case !m.media && strings.TrimSpace(m.Body) == "":
 		return m, errors.New("text without body")

@@ -3,19 +3,15 @@ package matrix
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/matrix/dendritepeer"
-	"github.com/nanobot-durable/nanobot/config"
-	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -28,42 +24,21 @@ const (
 	pollEvery   = 20 * time.Millisecond
 )
 
-// harness is the channel on a real dendrite, run by a real manager whose
-// agent is a list: alice is allowed, bob is not.
+// harness is the channel on a real dendrite, run by channeltest's kit
+// behind a real manager whose agent is a list (alice is allowed, bob is
+// not), and under a stream manager that draws streams and delivers answers.
 type harness struct {
 	t          *testing.T
 	hs         *dendritepeer.Homeserver
 	bot        *dendritepeer.User
 	alice, bob *dendritepeer.User
-	cfg        *config.Config
-	workspace  string
-	logs       *testenv.SyncBuffer
-	ch         *Channel
-	mgr        *channels.Manager
-	hub        *channels.StreamHub // stream events reach the channel through the manager
-	intake     *intake
-	stop       func()
-	// state is the shared channel state the gateway is given (nil: the files).
-	state func(channel string) channels.StateStore
-}
-
-// intake stands where the agent is: it records what the manager admits.
-type intake struct {
-	mu  sync.Mutex
-	got []protocol.Inbound
-}
-
-func (i *intake) Publish(_ context.Context, msg protocol.Inbound) (string, error) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	i.got = append(i.got, msg)
-	return "", nil
-}
-
-func (i *intake) messages() []protocol.Inbound {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return append([]protocol.Inbound(nil), i.got...)
+	// env is the channel's config, workspace, log (and, set before start,
+	// the shared channel state the gateway is given: State nil is the files).
+	env     channeltest.Env
+	bus     *channeltest.Bus // what the manager admitted, across restarts
+	run     *channeltest.Run[*Channel]
+	ch      *Channel
+	streams channeltest.Managed
 }
 
 // newHarness registers the users and writes the config; start connects.
@@ -71,7 +46,7 @@ func newHarness(t *testing.T, block map[string]any, opts ...dendritepeer.Options
 	t.Helper()
 	hs := dendritepeer.StartDendrite(t, opts...)
 	h := &harness{t: t, hs: hs, bot: hs.RegisterUser(t, "nanobot"), alice: hs.RegisterUser(t, "alice"), bob: hs.RegisterUser(t, "bob"),
-		workspace: t.TempDir(), logs: &testenv.SyncBuffer{}}
+		bus: &channeltest.Bus{}}
 	h.bot.SetDisplayName(t, botName)
 	b := map[string]any{"enabled": true, "homeserver": hs.URL, "userId": h.bot.ID, "accessToken": h.bot.Token,
 		"deviceId": h.bot.DeviceID, "allowFrom": []string{h.alice.ID}}
@@ -82,16 +57,7 @@ func newHarness(t *testing.T, block map[string]any, opts ...dendritepeer.Options
 			b[k] = v
 		}
 	}
-	raw, err := json.Marshal(b)
-	require.NoError(t, err)
-	h.cfg = config.Default()
-	h.cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	h.cfg.Channels.Other = map[string]json.RawMessage{"matrix": raw}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("channel log:\n%s", h.logs.String())
-		}
-	})
+	h.env = channeltest.NewEnv(t, Name, b)
 	return h
 }
 
@@ -102,38 +68,18 @@ func startHarness(t *testing.T, block map[string]any, opts ...dendritepeer.Optio
 	return h
 }
 
-// start builds the channel from the config and runs it under a manager
-// until the test ends (or stop), waiting for its first sync.
+// start builds the channel from the env and runs it until the test ends
+// (or stop), waiting for its first sync.
 func (h *harness) start() {
-	t := h.t
-	t.Helper()
-	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ch, err := New(channels.Deps{Config: h.cfg, Workspace: h.workspace, Log: log, State: h.state})
-	require.NoError(t, err)
-	if h.intake == nil {
-		h.intake = &intake{}
-	}
-	mgr := channels.NewManager()
-	mgr.Bus, mgr.Config, mgr.Log = h.intake, h.cfg, log
-	mgr.Add(ch)
-	ctx, cancel := context.WithCancel(context.Background())
-	hub := channels.NewStreamHub()
-	require.Empty(t, mgr.Start(ctx, hub))
-	stopped := false
-	h.ch, h.mgr, h.hub = ch, mgr, hub
-	h.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		stopCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
-		defer done()
-		mgr.Stop(stopCtx)
-		cancel()
-	}
-	t.Cleanup(h.stop)
+	h.t.Helper()
+	h.run = channeltest.Start(h.t, h.env, New, channeltest.Behind(h.bus))
+	h.ch = h.run.Ch
+	h.streams = channeltest.Manage(h.t, h.env.Config, h.ch)
 	h.waitSynced()
 }
+
+// stop stops the channel now; start runs another on the same env.
+func (h *harness) stop() { h.run.Stop() }
 
 // waitSynced waits until the channel saved a sync token: messages sent
 // from now on are new to it.
@@ -155,7 +101,7 @@ func (h *harness) syncToken() string {
 func (h *harness) waitLog(parts ...string) {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool {
-		for _, line := range strings.Split(h.logs.String(), "\n") {
+		for _, line := range strings.Split(h.env.Logs.String(), "\n") {
 			ok := true
 			for _, p := range parts {
 				ok = ok && strings.Contains(line, p)
@@ -171,9 +117,9 @@ func (h *harness) waitLog(parts ...string) {
 // waitInbound waits for n admitted messages and returns them.
 func (h *harness) waitInbound(n int) []protocol.Inbound {
 	h.t.Helper()
-	require.Eventually(h.t, func() bool { return len(h.intake.messages()) >= n }, 30*time.Second, 10*time.Millisecond,
+	require.Eventually(h.t, func() bool { return len(h.bus.Admitted()) >= n }, 30*time.Second, 10*time.Millisecond,
 		"expected %d admitted messages", n)
-	return h.intake.messages()
+	return h.bus.Admitted()
 }
 
 // dm is a direct room alice opened with the bot, joined by the bot.
@@ -206,7 +152,7 @@ func (h *harness) lastShows(room, text string) ([]dendritepeer.Event, []dendrite
 // answer delivers a turn's answer through the manager.
 func (h *harness) answer(in protocol.Inbound, turn, text string, media ...string) {
 	h.t.Helper()
-	require.NoError(h.t, h.mgr.Send(context.Background(), channels.Reply{
+	require.NoError(h.t, h.streams.Send(context.Background(), channels.Reply{
 		ID: turn, Route: in.Route, Turn: turn, Text: text, Media: media, Kind: protocol.ReplyAnswer,
 	}))
 }

@@ -66,8 +66,12 @@ func (c *Channel) mayInvite(sender string) bool {
 	return ok
 }
 
-// noteState forgets a room's member count when its membership changes.
-func (c *Channel) noteState(room string, raw json.RawMessage) {
+// noteState forgets a room's member count when its membership changes,
+// and keeps the room's state for end-to-end encryption.
+func (c *Channel) noteState(ctx context.Context, room string, raw json.RawMessage) {
+	if e := c.crypto.Load(); e != nil {
+		e.noteState(ctx, room, raw)
+	}
 	var ev struct {
 		Type string `json:"type"`
 	}
@@ -86,14 +90,15 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 		return nil
 	}
 	me, _ := c.identity()
+	if ev.Type == event.EventEncrypted.Type && ev.Sender != string(me) {
+		var ok bool
+		if ev, ok = c.decryptEvent(ctx, room, ev, raw); !ok {
+			return nil
+		}
+	}
 	switch {
 	case ev.Sender == string(me):
 		return nil // our own reply, echoed back
-	case ev.Type == event.EventEncrypted.Type:
-		if !c.warned.Add(room) {
-			c.Log.Warn("matrix encrypted room skipped: end-to-end encryption is not supported by this build", "room", room, "event_id", ev.ID, "sender", ev.Sender)
-		}
-		return nil
 	case ev.Type != event.EventMessage.Type:
 		if ev.StateKey == nil {
 			c.Log.Debug("matrix event of a type not answered", "room", room, "event_id", ev.ID, "type", ev.Type)

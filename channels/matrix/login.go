@@ -67,7 +67,13 @@ func (c *Channel) useToken(ctx context.Context, user id.UserID, token string) er
 	if c.cfg.UserID != "" && who.UserID != id.UserID(c.cfg.UserID) {
 		c.Log.Warn("matrix token belongs to another user than channels.matrix.userId", "userId", c.cfg.UserID, "token_user", who.UserID)
 	}
+	if c.cfg.Password == "" && c.cfg.DeviceID != "" && who.DeviceID != id.DeviceID(c.cfg.DeviceID) {
+		c.Log.Warn("matrix token belongs to another device than channels.matrix.deviceId; the token's device is used", "deviceId", c.cfg.DeviceID, "token_device", who.DeviceID)
+	}
 	client.UserID, client.DeviceID = who.UserID, who.DeviceID
+	if err := c.setUpE2EE(ctx, client); err != nil {
+		return err
+	}
 	name := ""
 	if dn, err := client.GetOwnDisplayName(ctx); err == nil {
 		name = dn.DisplayName

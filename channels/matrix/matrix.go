@@ -2,8 +2,8 @@
 // long poll in (DMs, and room messages as groupPolicy allows), events out
 // (replies to the user's event, HTML from Markdown, streaming by m.replace
 // edits, typing, media through the content repository), with nanobot's
-// channels.matrix config. End-to-end encryption is not supported:
-// encrypted rooms are logged and skipped.
+// channels.matrix config, and end-to-end encryption in encrypted rooms
+// (e2eeEnabled; mautrix's pure-Go Olm/Megolm under the goolm build tag).
 package matrix
 
 import (
@@ -46,6 +46,8 @@ type Channel struct {
 	// client is swapped whole at login, so calls in flight keep the
 	// credentials they started with.
 	client atomic.Pointer[mautrix.Client]
+	// crypto is the device's end-to-end encryption (nil: off, or not up).
+	crypto atomic.Pointer[e2ee]
 
 	// seen are event ids already handed over: a re-sync after a crash
 	// between an event and the saved token does not answer it twice.
@@ -129,8 +131,8 @@ func (c *Channel) Describe() string {
 // sync loop until ctx ends or Stop is called. Credentials the homeserver
 // refuses fail the start; a homeserver not answering yet only delays it.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	if c.cfg.E2EEEnabled {
-		c.Log.Info("matrix end-to-end encryption is not supported by this build: encrypted rooms are skipped (channels.matrix.e2eeEnabled is ignored)")
+	if c.cfg.E2EEEnabled && !e2eeBuilt {
+		c.Log.Warn("matrix encrypted rooms are skipped: " + c.noE2EE())
 	}
 	loginCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := c.login(loginCtx)
@@ -151,7 +153,11 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 // loop waited for, up to syncStopGraceSeconds.
 func (c *Channel) Stop(ctx context.Context) error {
 	grace := time.Duration(max(c.cfg.SyncStopGraceSeconds, 1)) * time.Second
-	return c.loop.Stop(ctx, grace, "matrix sync loop")
+	err := c.loop.Stop(ctx, grace, "matrix sync loop")
+	if e := c.crypto.Load(); e != nil {
+		e.close() // kept, closed: a send after Stop fails rather than going out in the clear
+	}
+	return err
 }
 
 // callCtx bounds an API call made on the channel's own behalf.

@@ -1,9 +1,11 @@
 package matrix
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strings"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto/attachment"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -51,9 +54,13 @@ func (c *Channel) download(ctx context.Context, eventID string, m message) (stri
 	if m.Info != nil && int64(m.Info.Size) > limit {
 		return "", fmt.Errorf("declared size %d over %d bytes: %w", m.Info.Size, limit, errTooLarge)
 	}
-	uri, err := id.ParseContentURI(string(m.URL))
+	mxc := m.URL
+	if m.File != nil { // an encrypted room's file: the event holds its key
+		mxc = m.File.URL
+	}
+	uri, err := id.ParseContentURI(string(mxc))
 	if err != nil {
-		return "", fmt.Errorf("url %q: %w", m.URL, err)
+		return "", fmt.Errorf("url %q: %w", mxc, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
@@ -65,7 +72,30 @@ func (c *Channel) download(ctx context.Context, eventID string, m message) (stri
 	if resp.ContentLength > limit {
 		return "", fmt.Errorf("%d bytes over %d: %w", resp.ContentLength, limit, errTooLarge)
 	}
-	return channels.SaveMedia(c.workspace, mediaName(eventID, m), resp.Body, limit)
+	var body io.Reader = resp.Body
+	if m.File != nil {
+		if body, err = decryptFile(m.File, resp.Body, limit); err != nil {
+			return "", err
+		}
+	}
+	return channels.SaveMedia(c.workspace, mediaName(eventID, m), body, limit)
+}
+
+// decryptFile is an encrypted file's plain bytes, checked against the
+// hash its event gives (at most limit bytes: AES-CTR keeps the size).
+func decryptFile(file *event.EncryptedFileInfo, body io.Reader, limit int64) (io.Reader, error) {
+	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("download: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("over %d bytes: %w", limit, errTooLarge)
+	}
+	plain, err := file.DecryptInPlaceReturn(data)
+	if err != nil {
+		return nil, fmt.Errorf("decrypt the file: %w", err)
+	}
+	return bytes.NewReader(plain), nil
 }
 
 func (c *Channel) mediaLimit() int64 {
@@ -99,8 +129,10 @@ func mediaName(eventID string, m message) string {
 }
 
 // fileContent uploads a workspace file to the content repository and is
-// the event that shows it: m.image for images, m.audio, m.video, else m.file.
-func (c *Channel) fileContent(ctx context.Context, path string) (*event.MessageEventContent, error) {
+// the event that shows it: m.image for images, m.audio, m.video, else
+// m.file. For an encrypted room the file is encrypted before it leaves
+// (its key goes in the event, which is encrypted in turn).
+func (c *Channel) fileContent(ctx context.Context, room, path string) (*event.MessageEventContent, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, &fileError{err}
@@ -117,9 +149,20 @@ func (c *Channel) fileContent(ctx context.Context, path string) (*event.MessageE
 	if mimeType == "" {
 		mimeType = http.DetectContentType(data)
 	}
+	sealed, err := c.sealsFor(ctx, room)
+	if err != nil {
+		return nil, err
+	}
+	upload := mautrix.ReqUploadMedia{ContentBytes: data, ContentType: mimeType, FileName: name}
+	var file *attachment.EncryptedFile
+	if sealed {
+		file = attachment.NewEncryptedFile()
+		file.EncryptInPlace(data)
+		upload.ContentType, upload.FileName = "application/octet-stream", ""
+	}
 	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	up, err := c.api().UploadMedia(cctx, mautrix.ReqUploadMedia{ContentBytes: data, ContentType: mimeType, FileName: name})
+	up, err := c.api().UploadMedia(cctx, upload)
 	if err != nil {
 		return nil, sendError("upload", err)
 	}
@@ -132,11 +175,15 @@ func (c *Channel) fileContent(ctx context.Context, path string) (*event.MessageE
 	case "video":
 		msgType = event.MsgVideo
 	}
-	return &event.MessageEventContent{
+	content := &event.MessageEventContent{
 		MsgType: msgType, Body: name, FileName: name, URL: up.ContentURI.CUString(),
 		Info:     &event.FileInfo{MimeType: mimeType, Size: int(info.Size())},
 		Mentions: &event.Mentions{},
-	}, nil
+	}
+	if file != nil {
+		content.URL, content.File = "", &event.EncryptedFileInfo{EncryptedFile: *file, URL: up.ContentURI.CUString()}
+	}
+	return content, nil
 }
 
 // fileError is a local file that cannot be sent: retrying will not help.

@@ -35,7 +35,7 @@ func TestImageInIsDownloadedForTheModel(t *testing.T) {
 	in := h.waitInbound(1)[0]
 	require.Equal(t, "[image: cat.png]", in.Content)
 	require.Len(t, in.Media, 1)
-	require.Equal(t, filepath.Join(h.workspace, "media"), filepath.Dir(in.Media[0]))
+	require.Equal(t, filepath.Join(h.env.Workspace, "media"), filepath.Dir(in.Media[0]))
 	require.True(t, strings.HasSuffix(in.Media[0], "-cat.png"), in.Media[0])
 	got, err := os.ReadFile(in.Media[0])
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestFileCaptionAndTooLarge(t *testing.T) {
 	require.Len(t, got[0].Media, 1)
 	require.Equal(t, "[file: big.txt - too large]", got[1].Content)
 	require.Empty(t, got[1].Media)
-	entries, err := os.ReadDir(filepath.Join(h.workspace, "media"))
+	entries, err := os.ReadDir(filepath.Join(h.env.Workspace, "media"))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "nothing of the big file left behind")
 }
@@ -74,7 +74,7 @@ func TestStrangerFileIsNotDownloaded(t *testing.T) {
 	h.alice.SendText(t, room, "after")
 	h.waitInbound(1)
 	h.waitLog("message refused: sender not allowed", h.bob.ID)
-	_, err := os.Stat(filepath.Join(h.workspace, "media"))
+	_, err := os.Stat(filepath.Join(h.env.Workspace, "media"))
 	require.True(t, os.IsNotExist(err), "no media folder: nothing was downloaded")
 }
 
@@ -87,8 +87,8 @@ func TestFilesOut(t *testing.T) {
 	h.alice.SendText(t, room, "send me files")
 	in := h.waitInbound(1)[0]
 	data := pngBytes(t)
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "chart.png"), data, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(h.workspace, "report.txt"), []byte("the report"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.env.Workspace, "chart.png"), data, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.env.Workspace, "report.txt"), []byte("the report"), 0o644))
 	h.answer(in, "turn-1", "Here they are.", "chart.png", "report.txt", "missing.pdf")
 	mine, _ := h.lastShows(room, "Here they are.")
 	require.Len(t, mine, 4)

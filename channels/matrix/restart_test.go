@@ -62,7 +62,7 @@ func TestPasswordLoginKeepsItsSession(t *testing.T) {
 	h.stop()
 	h.start()
 	h.waitLog("matrix connected", "device="+s.DeviceID)
-	require.Equal(t, 1, countLines(h.logs.String(), "matrix logged in with the password"), "the restart reused the session")
+	require.Equal(t, 1, countLines(h.env.Logs.String(), "matrix logged in with the password"), "the restart reused the session")
 }
 
 // TestReplayedBatchIsDeduplicated: a crash between handing a message over
@@ -92,7 +92,7 @@ func TestAFreshHomeResumesFromTheDatabase(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
 	h := newHarness(t, nil)
-	h.state = func(channel string) channels.StateStore { return db.ChannelState("default", channel) }
+	h.env.State = func(channel string) channels.StateStore { return db.ChannelState("default", channel) }
 	h.start()
 	room := h.dm(h.alice)
 	h.alice.SendText(t, room, "one")
@@ -101,7 +101,7 @@ func TestAFreshHomeResumesFromTheDatabase(t *testing.T) {
 
 	h.stop()
 	h.alice.SendText(t, room, "while down")
-	h.cfg.Path = filepath.Join(t.TempDir(), "config.json") // a fresh home, the same database
+	h.env.Config.Path = filepath.Join(t.TempDir(), "config.json") // a fresh home, the same database
 	h.start()
 	require.NotEqual(t, firstHome, h.ch.stateDir)
 	h.alice.SendText(t, room, "after")

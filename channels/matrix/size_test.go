@@ -28,5 +28,5 @@ func TestLongestPartFitsOneEvent(t *testing.T) {
 	require.Equal(t, text, mine[0].Body())
 	require.Empty(t, mine[0].String("formatted_body"))
 	short := textContent("**short**")
-	require.Same(t, short, slim(short), "a content that fits keeps its HTML")
+	require.Same(t, short, slim(short, maxContentBytes), "a content that fits keeps its HTML")
 }

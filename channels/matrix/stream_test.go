@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func TestStreamIsEditedInPlace(t *testing.T) {
 	asked := h.alice.SendText(t, room, "count")
 	in := h.waitInbound(1)[0]
 	delta := func(s string) {
-		h.hub.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: "turn-1", Delta: s})
+		h.streams.SendDelta(context.Background(), channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: "turn-1", Delta: s})
 	}
 	delta("One")
 	require.Eventually(t, func() bool { mine, _ := h.botMessages(room); return len(mine) == 1 }, 30*time.Second, 20*time.Millisecond,
@@ -56,7 +57,7 @@ func TestStreamAfterToolStartsANewEvent(t *testing.T) {
 	in := h.waitInbound(1)[0]
 	send := func(ev channels.StreamEvent) {
 		ev.SessionKey, ev.Route, ev.Turn = in.SessionKey, in.Route, "turn-1"
-		h.hub.Publish(ev)
+		h.streams.SendDelta(context.Background(), ev)
 	}
 	send(channels.StreamEvent{Delta: "Let me look."})
 	send(channels.StreamEvent{End: true})
@@ -80,7 +81,7 @@ func TestStreamingOffPostsOnce(t *testing.T) {
 	room := h.dm(h.alice)
 	h.alice.SendText(t, room, "hi")
 	in := h.waitInbound(1)[0]
-	h.hub.Publish(channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: "turn-1", Delta: "Hel"})
+	h.streams.SendDelta(context.Background(), channels.StreamEvent{SessionKey: in.SessionKey, Route: in.Route, Turn: "turn-1", Delta: "Hel"})
 	h.answer(in, "turn-1", "Hello.")
 	mine, all := h.lastShows(room, "Hello.")
 	require.Len(t, mine, 1)

@@ -41,6 +41,15 @@ type syncResponse struct {
 			State eventList `json:"invite_state"`
 		} `json:"invite"`
 	} `json:"rooms"`
+	syncCrypto
+}
+
+// syncCrypto is what end-to-end encryption reads of a sync: device
+// messages (room keys), device list changes, the one-time key count.
+type syncCrypto struct {
+	ToDevice    eventList       `json:"to_device"`
+	DeviceLists json.RawMessage `json:"device_lists"`
+	OTKCount    json.RawMessage `json:"device_one_time_keys_count"`
 }
 
 type eventList struct {
@@ -127,6 +136,9 @@ func (c *Channel) syncOnce(ctx context.Context, since string) (string, error) {
 	if resp.NextBatch == "" {
 		return since, errors.New("matrix sync answered without next_batch")
 	}
+	if e := c.crypto.Load(); e != nil {
+		e.handleSync(ctx, resp.syncCrypto, since)
+	}
 	if err := c.handleBatch(ctx, &resp, first); err != nil {
 		return since, err
 	}
@@ -157,11 +169,11 @@ func (c *Channel) handleBatch(ctx context.Context, resp *syncResponse, first boo
 	me, _ := c.identity()
 	for room, joined := range resp.Rooms.Join {
 		for _, raw := range joined.State.Events {
-			c.noteState(room, raw)
+			c.noteState(ctx, room, raw)
 		}
 		from := c.historyEnd(room, joined.Timeline.Events, me)
 		for i, raw := range joined.Timeline.Events {
-			c.noteState(room, raw)
+			c.noteState(ctx, room, raw)
 			if first || i < from {
 				continue
 			}

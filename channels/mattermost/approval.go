@@ -70,7 +70,7 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 		return
 	}
 	var req post
-	if err := c.api.call(ctx, http.MethodGet, "/posts/"+r.PostID, nil, &req); err != nil || req.UserID != bot.ID {
+	if err := c.api.Call(ctx, http.MethodGet, "/posts/"+r.PostID, nil, &req); err != nil || req.UserID != bot.ID {
 		return // not the bot's post (or gone): a reaction like any other
 	}
 	commands, _ := req.Props[propApproval].(map[string]any)
@@ -81,7 +81,7 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 	var ch struct {
 		Type string `json:"type"`
 	}
-	if err := c.api.call(ctx, http.MethodGet, "/channels/"+req.ChannelID, nil, &ch); err != nil {
+	if err := c.api.Call(ctx, http.MethodGet, "/channels/"+req.ChannelID, nil, &ch); err != nil {
 		c.Log.Warn("mattermost approval reaction not taken: channel unknown", "post_id", r.PostID, "error", err)
 		return
 	}
@@ -98,7 +98,7 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 	if c.TakeIn(ctx, msg.ID, msg, func(context.Context, *protocol.Inbound) error { admitted = true; return nil }) == nil && admitted {
 		text, _, _ := strings.Cut(req.Message, answerLegend)
 		patch := map[string]any{"message": text + "\n\n_Answered._", "props": map[string]any{}}
-		if err := c.api.call(ctx, http.MethodPut, "/posts/"+r.PostID+"/patch", patch, nil); err != nil {
+		if err := c.api.Call(ctx, http.MethodPut, "/posts/"+r.PostID+"/patch", patch, nil); err != nil {
 			c.Log.Warn("mattermost could not mark an answered request", "post_id", r.PostID, "error", err)
 		}
 	}

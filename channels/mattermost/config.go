@@ -1,7 +1,7 @@
 package mattermost
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -40,11 +40,7 @@ type Config struct {
 // The Mattermost channel: channels.mattermost in config.json. Mattermost
 // renders the model's Markdown as written.
 func init() {
-	channels.Register(channels.BlockSpec(channels.Spec{
-		Name:   Name,
-		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: channels.Format{Hint: channels.ChatAppHint},
-	}, defaults))
+	channels.RegisterBlock(Name, New, channels.Format{Hint: channels.ChatAppHint}, defaults)
 }
 
 // defaults are nanobot's MattermostConfig defaults.
@@ -72,17 +68,12 @@ func (c Config) Lacking() []string {
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {
-	for key, v := range map[string]string{"groupPolicy": c.GroupPolicy, "groupPolicyInThread": c.GroupPolicyInThread,
-		"allowFromMatchMode": c.AllowFromMatchMode, "dm.policy": c.DM.Policy} {
-		if allowed := validValues[key]; !slices.Contains(allowed, v) {
-			return fmt.Errorf("channels.mattermost.%s %q is not one of %q%s", key, v, allowed, where)
-		}
-	}
-	return channels.CheckURL(Name, "serverUrl", c.ServerURL, where, "http", "https")
+	return errors.Join(channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, "mention", "open", "allowlist"),
+		channels.CheckOneOf(Name, "groupPolicyInThread", c.GroupPolicyInThread, where, "", "mention", "open", "allowlist"),
+		channels.CheckOneOf(Name, "allowFromMatchMode", c.AllowFromMatchMode, where, "id", "username", "email"),
+		channels.CheckOneOf(Name, "dm.policy", c.DM.Policy, where, "open", "allowlist"),
+		channels.CheckURL(Name, "serverUrl", c.ServerURL, where, "http", "https"))
 }
-
-var validValues = map[string][]string{"groupPolicy": {"mention", "open", "allowlist"}, "groupPolicyInThread": {"", "mention", "open", "allowlist"},
-	"allowFromMatchMode": {"id", "username", "email"}, "dm.policy": {"open", "allowlist"}}
 
 // policyFor is the group policy of a post: groupPolicyInThread in a thread.
 func (c Config) policyFor(inThread bool) string {

@@ -79,7 +79,7 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 		}
 		return nil
 	}
-	_ = c.TakeIn(ctx, "post:"+p.ID, msg, admitted)
+	_ = c.TakeInPatiently(ctx, "post:"+p.ID, msg, admitted, channels.PublishPatience) // Mattermost never sends a posted event again: offered until Temporal takes it
 }
 
 // skipReason tells why a post is left alone, "" to take it. Who may talk
@@ -124,7 +124,7 @@ func (c *Channel) sender(ctx context.Context, userID string) string {
 	var u struct{ Username, Email string }
 	if c.cfg.AllowFromMatchMode == "id" {
 		return userID
-	} else if err := c.api.call(ctx, http.MethodGet, "/users/"+userID, nil, &u); err != nil {
+	} else if err := c.api.Call(ctx, http.MethodGet, "/users/"+userID, nil, &u); err != nil {
 		c.Log.Warn("mattermost user not found; matching allowFrom by id", "user", userID, "error", err)
 		return userID
 	} else if c.cfg.AllowFromMatchMode == "email" {
@@ -143,13 +143,13 @@ func (c *Channel) download(ctx context.Context, fileID string) (path, note strin
 		Name string `json:"name"`
 		Size int64  `json:"size"`
 	}
-	err := c.api.call(ctx, http.MethodGet, "/files/"+fileID+"/info", nil, &info)
+	err := c.api.Call(ctx, http.MethodGet, "/files/"+fileID+"/info", nil, &info)
 	if err == nil && info.Size > maxDownload {
 		return "", "[attachment: " + info.Name + " - too large]"
 	}
 	if err == nil {
 		var rc io.ReadCloser
-		if rc, err = c.api.open(ctx, http.MethodGet, "/files/"+fileID, nil, ""); err == nil {
+		if rc, err = c.api.Open(ctx, http.MethodGet, "/files/"+fileID, nil, ""); err == nil {
 			name := "mattermost-" + fileID + "-" + filepath.Base(strings.ReplaceAll(info.Name, `\`, "/")) // cannot leave media/
 			path, err = channels.SaveMedia(c.workspace, name, rc, maxDownload)
 			rc.Close()

@@ -33,13 +33,13 @@ type Channel struct {
 	channels.Base
 	cfg       Config
 	workspace string
-	api       *client
+	api       *channels.API
 	loop      channels.Loop
 	resume    resumePoint // touched by the stream's goroutine only
 
 	mu      sync.Mutex
 	me      user
-	threads *channels.RecentKeys // threads whose context the model was given
+	threads *channels.ThreadContext
 }
 
 // New builds the channel from config; it connects in Start.
@@ -51,9 +51,11 @@ func New(deps channels.Deps) (*Channel, error) {
 	if keys := cfg.Lacking(); len(keys) > 0 {
 		return nil, fmt.Errorf("%s is not set", strings.Join(keys, " and "))
 	}
-	c := &Channel{cfg: cfg, workspace: deps.Workspace, threads: channels.NewRecentKeys(1024),
-		api: &client{base: strings.TrimRight(cfg.ServerURL, "/"), token: cfg.Token, hc: &http.Client{Timeout: 2 * callTimeout}}}
-	c.Init(Name, deps.Log, deps.SeenSet("mattermost-events", 4096, deps.StateFile("mattermost-seen.json")))
+	c := &Channel{cfg: cfg, workspace: deps.Workspace,
+		api: &channels.API{Name: Name, Base: strings.TrimRight(cfg.ServerURL, "/") + "/api/v4", Token: cfg.Token,
+			HTTP: &http.Client{Timeout: 2 * callTimeout}, RetryAfterHeader: "X-Ratelimit-Reset"}}
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("mattermost-events", 4096, deps.StateFile("mattermost-seen.json")))
+	c.threads = channels.NewThreadContext("Mattermost", cfg.ThreadContextLimit, c.Log)
 	return c, nil
 }
 
@@ -70,7 +72,7 @@ func (c *Channel) Describe() string {
 // start; the network only delays it), then listens to the event stream.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	c.Attach(publish)
-	if err := c.identify(ctx); isPermanent(err) {
+	if err := c.identify(ctx); channels.IsPermanent(err) {
 		return err
 	} else if err != nil {
 		c.Log.Warn("mattermost users/me failed; asking again when the stream connects", "error", err)
@@ -89,7 +91,7 @@ func (c *Channel) identify(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	var me user
-	if err := c.api.call(cctx, http.MethodGet, "/users/me", nil, &me); isPermanent(err) {
+	if err := c.api.Call(cctx, http.MethodGet, "/users/me", nil, &me); channels.IsPermanent(err) {
 		return channels.Fatal(fmt.Errorf("mattermost refused channels.mattermost.token: %w", err))
 	} else if err != nil {
 		return err

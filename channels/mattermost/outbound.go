@@ -42,7 +42,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if p.Last && len(buttons) > 0 {
 		out.Message, out.Props = askByReaction(out.Message, buttons)
 	}
-	id, err := c.api.createPost(ctx, out)
+	id, err := c.createPost(ctx, out)
 	if err == nil && out.Props != nil {
 		c.offerReactions(ctx, id, buttons)
 	}
@@ -51,7 +51,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 
 // EditMessage implements channels.Editor: the streamed post is patched.
 func (c *Channel) EditMessage(ctx context.Context, _ protocol.Route, messageID, text string) error {
-	return c.api.call(ctx, http.MethodPut, "/posts/"+messageID+"/patch", map[string]string{"message": text}, nil)
+	return c.api.Call(ctx, http.MethodPut, "/posts/"+messageID+"/patch", map[string]string{"message": text}, nil)
 }
 
 // StreamEvery implements channels.Editor: channels.mattermost.streaming.
@@ -66,38 +66,37 @@ func (c *Channel) StreamEvery() time.Duration {
 // link. A file that is missing, too large or refused becomes a line saying
 // so, as in nanobot, rather than failing the reply again and again.
 func (c *Channel) postMedia(ctx context.Context, out post, ref string) (string, error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		out.Message = ref
-		return c.api.createPost(ctx, out)
+		return c.createPost(ctx, out)
 	}
 	path, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
 	if why == "" {
-		var f *os.File
-		if f, err = os.Open(path); err == nil {
+		var data []byte
+		if data, err = os.ReadFile(path); err == nil {
 			var up struct {
 				FileInfos []struct{ ID string } `json:"file_infos"`
 			}
 			query := url.Values{"channel_id": {out.ChannelID}, "filename": {filepath.Base(path)}}.Encode()
-			err = c.api.send(ctx, http.MethodPost, "/files?"+query, f, "application/octet-stream", &up)
-			f.Close()
+			err = c.api.Send(ctx, http.MethodPost, "/files?"+query, data, "application/octet-stream", &up)
 			if err == nil && len(up.FileInfos) == 1 {
 				out.FileIDs = []string{up.FileInfos[0].ID}
-				return c.api.createPost(ctx, out)
+				return c.createPost(ctx, out)
 			}
 		}
-		if err != nil && !isPermanent(err) {
+		if err != nil && !channels.IsPermanent(err) {
 			return "", err
 		}
 		why = "refused by Mattermost"
 	}
 	c.Log.Warn("mattermost attachment not sent", "file", path, "why", why, "error", err)
 	out.Message = "[attachment: " + filepath.Base(path) + " - send failed]"
-	return c.api.createPost(ctx, out)
+	return c.createPost(ctx, out)
 }
 
 // SendTyping implements channels.Typer (POST /users/{bot}/typing).
 func (c *Channel) SendTyping(ctx context.Context, route protocol.Route) error {
-	return c.api.call(ctx, http.MethodPost, "/users/"+c.bot().ID+"/typing",
+	return c.api.Call(ctx, http.MethodPost, "/users/"+c.bot().ID+"/typing",
 		map[string]string{"channel_id": route.ChatID, "parent_id": route.ThreadID}, nil)
 }
 
@@ -106,12 +105,12 @@ func (c *Channel) AckEmoji() string { return c.cfg.ReactEmoji }
 
 // React implements channels.Reactor.
 func (c *Channel) React(ctx context.Context, _ protocol.Route, postID, emoji string) error {
-	return c.api.call(ctx, http.MethodPost, "/reactions", map[string]string{"user_id": c.bot().ID, "post_id": postID, "emoji_name": emoji}, nil)
+	return c.api.Call(ctx, http.MethodPost, "/reactions", map[string]string{"user_id": c.bot().ID, "post_id": postID, "emoji_name": emoji}, nil)
 }
 
 // Unreact implements channels.Reactor.
 func (c *Channel) Unreact(ctx context.Context, _ protocol.Route, postID, emoji string) error {
-	return c.api.call(ctx, http.MethodDelete, "/users/"+c.bot().ID+"/posts/"+postID+"/reactions/"+emoji, nil, nil)
+	return c.api.Call(ctx, http.MethodDelete, "/users/"+c.bot().ID+"/posts/"+postID+"/reactions/"+emoji, nil, nil)
 }
 
 // ReplyShown implements channels.Finisher: doneEmoji goes on the messages a

@@ -28,7 +28,7 @@ func (c *Channel) connect(ctx context.Context) error {
 			return err
 		}
 	}
-	addr := strings.Replace(c.api.base, "http", "ws", 1) + "/api/v4/websocket"
+	addr := strings.Replace(c.api.Base, "http", "ws", 1) + "/websocket"
 	if c.resume.connID != "" {
 		addr += "?" + url.Values{"connection_id": {c.resume.connID}, "sequence_number": {strconv.FormatInt(c.resume.next, 10)}}.Encode()
 	}

@@ -4,40 +4,29 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 
-	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // withThreadContext gives the model, the first time the bot is addressed
 // in a thread, the thread's last posts before this one, as nanobot does.
 func (c *Channel) withThreadContext(ctx context.Context, p post, text, botID string) string {
-	if c.threads.Add(p.ChannelID + ":" + p.RootID) {
-		return text // given before
-	}
-	var thread struct {
-		Order []string        `json:"order"`
-		Posts map[string]post `json:"posts"`
-	}
-	path := fmt.Sprintf("/posts/%s/thread?perPage=%d", p.RootID, max(1, c.cfg.ThreadContextLimit))
-	if err := c.api.call(ctx, http.MethodGet, path, nil, &thread); err != nil {
-		c.Log.Warn("mattermost thread context unavailable", "root_id", p.RootID, "error", err)
-		return text
-	}
-	var lines []string
-	for _, id := range thread.Order {
-		q := thread.Posts[id]
-		if id == p.ID || strings.TrimSpace(q.Message) == "" {
-			continue
+	return c.threads.With(ctx, p.ChannelID+":"+p.RootID, text, func(ctx context.Context, limit int) ([]channels.ThreadPost, error) {
+		var thread struct {
+			Order []string        `json:"order"`
+			Posts map[string]post `json:"posts"`
 		}
-		label := "<" + q.UserID + ">"
-		if q.UserID == botID {
-			label = "bot"
+		err := c.api.Call(ctx, http.MethodGet, fmt.Sprintf("/posts/%s/thread?perPage=%d", p.RootID, limit), nil, &thread)
+		var posts []channels.ThreadPost
+		for _, id := range thread.Order {
+			if q := thread.Posts[id]; id != p.ID {
+				author := "<" + q.UserID + ">"
+				if q.UserID == botID {
+					author = "bot"
+				}
+				posts = append(posts, channels.ThreadPost{Author: author, Text: q.Message})
+			}
 		}
-		lines = append(lines, "- "+label+": "+chat.Preview(strings.TrimSpace(q.Message), 500))
-	}
-	if len(lines) == 0 {
-		return text
-	}
-	return "Mattermost thread context before this mention:\n" + strings.Join(lines, "\n") + "\n\nCurrent message:\n" + text
+		return posts, err
+	})
 }

@@ -1,7 +1,6 @@
 package qq
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -53,10 +52,8 @@ func defaults() Config {
 
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
-	switch c.MsgFormat {
-	case formatPlain, formatMarkdown:
-	default:
-		return fmt.Errorf("channels.qq.msgFormat %q is not \"plain\" or \"markdown\"%s", c.MsgFormat, where)
+	if err := channels.CheckOneOf(Name, "msgFormat", c.MsgFormat, where, formatPlain, formatMarkdown); err != nil {
+		return err
 	}
 	for key, raw := range map[string]string{"apiBase": c.APIBase, "authBase": c.AuthBase} {
 		if err := channels.CheckURL(Name, key, raw, where, "http", "https"); err != nil {

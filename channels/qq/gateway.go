@@ -195,7 +195,7 @@ func (c *Channel) gatewayURL(ctx context.Context) (string, error) {
 	var out struct {
 		URL string `json:"url"`
 	}
-	if err := c.call(cctx, http.MethodGet, "/gateway", nil, &out); err != nil {
+	if err := c.api.Call(cctx, http.MethodGet, "/gateway", nil, &out); err != nil {
 		return "", err
 	}
 	if out.URL == "" {

@@ -130,7 +130,7 @@ func (c *Channel) handle(ctx context.Context, e event) {
 		c.ack(ctx, msg.Route)
 		return nil
 	}
-	_ = c.TakeIn(ctx, "message:"+m.ID, msg, admitted)
+	_ = c.TakeInPatiently(ctx, "message:"+m.ID, msg, admitted, channels.PublishPatience) // QQ never sends a dispatch again: offered until Temporal takes it
 }
 
 // takeFiles downloads the message's attachments and lists them in its

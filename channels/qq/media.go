@@ -104,7 +104,7 @@ func mediaName(msgID string, i int, a attachment, ctype string) string {
 func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref string) (string, error) {
 	name := baseName(ref)
 	upload := map[string]any{"file_type": fileTypeOf(name), "srv_send_msg": false}
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		upload["url"] = ref
 	} else {
 		data, err := c.readFile(ref)
@@ -120,7 +120,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 	var file struct {
 		FileInfo string `json:"file_info"`
 	}
-	err := c.call(ctx, http.MethodPost, chatPath(c.isGroup(route.ChatID), route.ChatID)+"/files", upload, &file)
+	err := c.api.Call(ctx, http.MethodPost, chatPath(c.isGroup(route.ChatID), route.ChatID)+"/files", upload, &file)
 	if err == nil && file.FileInfo == "" {
 		err = errors.New("qq upload: no file_info")
 	}
@@ -137,10 +137,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 
 // readFile reads a workspace file for upload.
 func (c *Channel) readFile(ref string) ([]byte, error) {
-	path := strings.TrimPrefix(ref, "file://")
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(c.workspace, path)
-	}
+	path := channels.WorkspacePath(c.workspace, strings.TrimPrefix(ref, "file://"))
 	st, err := os.Stat(path)
 	switch {
 	case err != nil:

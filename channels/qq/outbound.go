@@ -76,7 +76,7 @@ func (c *Channel) post(ctx context.Context, route protocol.Route, key string, bo
 		var sent struct {
 			ID string `json:"id"`
 		}
-		err := c.call(ctx, http.MethodPost, path, body, &sent)
+		err := c.api.Call(ctx, http.MethodPost, path, body, &sent)
 		switch {
 		case err == nil:
 			return sent.ID, nil

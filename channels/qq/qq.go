@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -29,6 +28,7 @@ type Channel struct {
 	seenFile  string // where the message ids taken in are kept ("": memory or the database)
 	http      *http.Client
 	tokens    channels.TokenCache
+	api       *channels.API // QQ's REST API with the access token
 
 	groups channels.SeenKeys // chat ids that are groups: their replies go to /v2/groups
 	seqs   *seqs             // msg_seq per replied-to msg_id
@@ -45,17 +45,13 @@ func New(deps channels.Deps) (*Channel, error) {
 	if cfg.AppID == "" || cfg.Secret == "" {
 		return nil, errors.New("channels.qq.appId and channels.qq.secret are required")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("channel", Name)
 	hc := &http.Client{Timeout: 2 * callTimeout}
 	c := &Channel{cfg: cfg, workspace: deps.Workspace, http: hc, seqs: newSeqs()}
 	c.tokens = channels.TokenCache{Fetch: c.fetchToken, Secrets: deps.Secrets}
+	c.api = &channels.API{Name: Name, Base: cfg.apiBase(), HTTP: hc, Tokens: &c.tokens, Scheme: "QQBot", RetryRefused: true, Judge: judge}
 	c.seenFile = deps.StateFile("qq-messages.json")
 	// A resumed session replays what it missed: a message is taken in once.
-	c.Init(Name, log, deps.SeenSet("qq-messages", 4096, c.seenFile))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("qq-messages", 4096, c.seenFile))
 	// Shared too: the reply to a group may be delivered by another gateway
 	// than the one that took the message in, and it must post to the group.
 	c.groups = deps.SeenSet("qq-groups", 4096, deps.StateFile("qq-groups.json"))
@@ -106,7 +102,7 @@ func (c *Channel) whoAmI(ctx context.Context) {
 		ID       string `json:"id"`
 		Username string `json:"username"`
 	}
-	if err := c.call(mctx, http.MethodGet, "/users/@me", nil, &me); err != nil || me.ID == "" {
+	if err := c.api.Call(mctx, http.MethodGet, "/users/@me", nil, &me); err != nil || me.ID == "" {
 		c.Log.Warn("qq users/@me failed; READY will say who the bot is", "error", err)
 		return
 	}

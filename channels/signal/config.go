@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -67,13 +68,10 @@ func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {
-	for key, p := range map[string]string{"dm.policy": c.DM.Policy, "group.policy": c.Group.Policy} {
-		if p != policyOpen && p != policyAllowlist {
-			return fmt.Errorf("channels.signal.%s %q is not \"open\" or \"allowlist\"%s", key, p, where)
-		}
-	}
-	if c.DaemonPort < 1 || c.DaemonPort > 65535 {
-		return fmt.Errorf("channels.signal.daemonPort %d is not a TCP port%s", c.DaemonPort, where)
+	if err := errors.Join(channels.CheckOneOf(Name, "dm.policy", c.DM.Policy, where, policyOpen, policyAllowlist),
+		channels.CheckOneOf(Name, "group.policy", c.Group.Policy, where, policyOpen, policyAllowlist),
+		channels.CheckPort(Name, "daemonPort", c.DaemonPort, false, where)); err != nil {
+		return err
 	}
 	if c.GroupMessageBufferSize <= 0 {
 		return fmt.Errorf("channels.signal.groupMessageBufferSize %d must be > 0%s", c.GroupMessageBufferSize, where)

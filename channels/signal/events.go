@@ -1,102 +1,50 @@
 package signal
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"os"
-	"strings"
+	"math"
 	"time"
 
-	"github.com/nanobot-durable/nanobot/atomicfile"
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/sse"
 )
 
 // silenceLimit: the daemon sends a keep-alive every 15 s; a stream silent
 // for longer is dead, and is reopened.
 const silenceLimit = 45 * time.Second
 
+// untilStopped: the stream has no redelivery of its own before a first id
+// is known, so a message is handed over until the agent takes it.
+const untilStopped = time.Duration(math.MaxInt64)
+
+// lastEventKey names the last event handed over in the channel's state.
+const lastEventKey = "lastEventId"
+
 // stream is one connection to GET /api/v1/events, read until it ends. It
 // asks for what came after the last event handed over (the daemon keeps
-// its last 1000 events); that id is kept in the state file, so a restarted
-// gateway resumes after it.
+// its last 1000 events); that id is kept in the channel's state, so a
+// restarted gateway resumes after it.
 func (c *Channel) stream(ctx context.Context) error {
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	req, err := http.NewRequestWithContext(sctx, http.MethodGet, c.cfg.daemonURL()+"/api/v1/events", nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "text/event-stream")
 	last := c.lastEventID()
-	if last != "" {
-		req.Header.Set("Last-Event-ID", last)
-	}
-	resp, err := c.events.Do(req)
+	s, err := sse.Open(ctx, c.events, c.cfg.daemonURL()+"/api/v1/events", last)
 	if err != nil {
 		return fmt.Errorf("signal-cli daemon not reachable (is `signal-cli -a %s daemon --http %s:%d` running?): %w",
 			c.cfg.PhoneNumber, c.cfg.DaemonHost, c.cfg.DaemonPort, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /api/v1/events: HTTP %s", resp.Status)
-	}
+	defer s.Close()
 	c.Up()
 	c.Log.Info("signal-cli event stream open", "daemon", c.cfg.daemonURL(), "after", last)
 	c.enableTyping(ctx)
-	watchdog := time.AfterFunc(silenceLimit, cancel)
-	defer watchdog.Stop()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var id string
-	var data []string
-	for sc.Scan() {
-		watchdog.Reset(silenceLimit)
-		c.Touch()
-		line := sc.Text()
-		if line == "" { // the end of an event
-			if len(data) > 0 {
-				watchdog.Stop() // the daemon holds its events while one is handed over
-				if err := c.handOver(ctx, id, strings.Join(data, "\n")); err != nil {
-					return err
-				}
-				watchdog.Reset(silenceLimit)
-			}
-			if id != "" {
-				c.setLastEventID(id)
-			}
-			id, data = "", nil
-			continue
+	return s.Each(silenceLimit, c.Touch, func(ev sse.Event) error {
+		if ev.Data != "" && !channels.Handed(c.handle(ctx, ev.ID, ev.Data)) {
+			return ctx.Err() // stopped while the agent did not take it
 		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "id":
-			id = value
-		case "data":
-			data = append(data, value)
+		if ev.ID != "" {
+			c.setLastEventID(ev.ID)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return errors.New("the daemon closed the stream")
-}
-
-// handOver hands one event's message over, again and again while the
-// agent does not take it (Temporal unreachable), until ctx ends: the
-// stream has no redelivery of its own before a first id is known.
-func (c *Channel) handOver(ctx context.Context, id, data string) error {
-	delay := time.Second
-	for !channels.Handed(c.handle(ctx, id, data)) {
-		if !channels.Sleep(ctx, delay) {
-			return ctx.Err()
-		}
-		delay = min(delay*2, 30*time.Second)
-	}
-	return nil
+		return nil
+	})
 }
 
 // enableTyping turns the account's typing indicators on, as nanobot does
@@ -110,26 +58,17 @@ func (c *Channel) enableTyping(ctx context.Context) {
 }
 
 // lastEventID is the id of the last event handed over, kept in the
-// channel's state file so a restarted gateway resumes after it.
+// channel's state so a restarted gateway resumes after it.
 func (c *Channel) lastEventID() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lastID == "" && c.lastIDFile != "" {
-		if b, err := os.ReadFile(c.lastIDFile); err == nil {
-			c.lastID = strings.TrimSpace(string(b))
-		}
+	id, err := c.state.Get(lastEventKey)
+	if err != nil {
+		c.Log.Warn("signal last event id not read; resuming from new events only", "error", err)
 	}
-	return c.lastID
+	return id
 }
 
 func (c *Channel) setLastEventID(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.lastID = id
-	if c.lastIDFile == "" {
-		return
-	}
-	if err := atomicfile.WriteUnsynced(c.lastIDFile, []byte(id+"\n"), 0o600); err != nil {
-		c.Log.Warn("signal last event id not saved; a restart resumes from new events only", "file", c.lastIDFile, "error", err)
+	if err := c.state.Put(lastEventKey, id); err != nil {
+		c.Log.Warn("signal last event id not saved; a restart resumes from new events only", "error", err)
 	}
 }

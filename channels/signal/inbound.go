@@ -68,7 +68,7 @@ func (d *dataMessage) group() string {
 
 // handle takes one event of the stream in. A payload it cannot read is
 // logged with its id and dropped; an error means the agent did not take
-// the message (handOver tries again).
+// the message before ctx ended.
 func (c *Channel) handle(ctx context.Context, eventID, data string) error {
 	var ev struct {
 		Envelope *envelope `json:"envelope"`
@@ -142,7 +142,7 @@ func (c *Channel) take(ctx context.Context, env *envelope, ids []string, key str
 		}
 		return nil
 	}
-	return c.TakeIn(ctx, key, msg, admitted)
+	return c.TakeInPatiently(ctx, key, msg, admitted, untilStopped)
 }
 
 // groupSkip is nanobot's group policy: why a group message is left alone,

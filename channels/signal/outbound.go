@@ -27,7 +27,7 @@ func (c *Channel) MaxLength() int { return maxMessageRunes }
 func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
 	params := recipient(r.Route.ChatID)
 	switch {
-	case p.Media != "" && (strings.HasPrefix(p.Media, "http://") || strings.HasPrefix(p.Media, "https://")):
+	case p.Media != "" && (channels.IsLink(p.Media)):
 		params["message"] = p.Media
 	case p.Media != "":
 		path, why, err := channels.LocalMedia(c.workspace, p.Media, maxFile)

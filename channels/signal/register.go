@@ -11,9 +11,5 @@ var format = channels.Format{Markdown: func(md string) string { text, _ := markd
 
 // The Signal channel: channels.signal in config.json.
 func init() {
-	channels.Register(channels.BlockSpec(channels.Spec{
-		Name:   Name,
-		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: format,
-	}, defaults))
+	channels.RegisterBlock(Name, New, format, defaults)
 }

@@ -1,20 +1,19 @@
 package signal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sync/atomic"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // rpcClient calls the daemon's JSON-RPC endpoint, POST /api/v1/rpc.
 type rpcClient struct {
-	base string
-	http *http.Client
-	ids  atomic.Int64
+	api *channels.API
+	ids atomic.Int64
 }
 
 // rpcError is the daemon's answer to a call it refused.
@@ -27,33 +26,13 @@ func (e *rpcError) Error() string { return fmt.Sprintf("signal-cli error %d: %s"
 
 // call runs one method and decodes its result into out (nil: ignored).
 func (r *rpcClient) call(ctx context.Context, method string, params, out any) error {
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": r.ids.Add(1)})
-	if err != nil {
-		return fmt.Errorf("signal-cli %s: %w", method, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/api/v1/rpc", bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("signal-cli %s: %w", method, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := r.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("signal-cli %s: %w", method, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("signal-cli %s: %w", method, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("signal-cli %s: HTTP %s", method, resp.Status)
-	}
 	var answer struct {
 		Result json.RawMessage `json:"result"`
 		Error  *rpcError       `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &answer); err != nil {
-		return fmt.Errorf("signal-cli %s: bad answer: %w", method, err)
+	request := map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": r.ids.Add(1)}
+	if err := r.api.Call(ctx, http.MethodPost, "/api/v1/rpc", request, &answer); err != nil {
+		return fmt.Errorf("signal-cli %s: %w", method, err)
 	}
 	if answer.Error != nil {
 		return fmt.Errorf("signal-cli %s: %w", method, answer.Error)

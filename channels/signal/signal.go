@@ -9,11 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -35,10 +33,7 @@ type Channel struct {
 	groups    *groupBuffers
 	self      *accountIDs
 	loop      channels.Loop
-
-	mu         sync.Mutex
-	lastID     string // the last event handed over
-	lastIDFile string
+	state     channels.StateStore // the last event handed over
 }
 
 // New builds the channel from config; it connects in Start.
@@ -54,24 +49,14 @@ func New(deps channels.Deps) (*Channel, error) {
 		home, _ := os.UserHomeDir()
 		cfg.AttachmentsDir = filepath.Join(home, ".local", "share", "signal-cli", "attachments")
 	}
-	lastIDFile := deps.StateFile("signal-last-event")
-	if lastIDFile != "" {
-		if err := os.MkdirAll(filepath.Dir(lastIDFile), 0o700); err != nil {
-			return nil, fmt.Errorf("signal state: %w", err)
-		}
-	}
 	c := &Channel{
-		cfg: cfg, workspace: deps.Workspace, lastIDFile: lastIDFile,
-		rpc:    &rpcClient{base: cfg.daemonURL(), http: &http.Client{Timeout: callTimeout}},
+		cfg: cfg, workspace: deps.Workspace, state: deps.ChannelState(Name, deps.StateFile("signal-state.json")),
+		rpc:    &rpcClient{api: &channels.API{Name: Name, Base: cfg.daemonURL(), HTTP: &http.Client{Timeout: callTimeout}}},
 		events: &http.Client{},
 		groups: newGroupBuffers(cfg.GroupMessageBufferSize),
 		self:   newAccountIDs(cfg.PhoneNumber),
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("signal-messages", 4096, deps.StateFile("signal-seen.json")))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("signal-messages", 4096, deps.StateFile("signal-seen.json")))
 	return c, nil
 }
 

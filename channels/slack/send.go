@@ -90,7 +90,7 @@ func (c *Channel) update(ctx context.Context, chatID, ts, text string) error {
 // the thread rather than failing the whole reply.
 func (c *Channel) uploadMedia(ctx context.Context, route protocol.Route, m string) error {
 	var err error
-	if strings.HasPrefix(m, "http://") || strings.HasPrefix(m, "https://") {
+	if channels.IsLink(m) {
 		_, err = c.post(ctx, route, "<"+markdown.EscapeSlackURL(m)+">")
 	} else {
 		err = c.upload(ctx, route, c.mediaPath(m))

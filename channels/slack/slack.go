@@ -36,8 +36,7 @@ type Channel struct {
 	api       *slack.Client
 	sock      *socketmode.Client
 
-	// threadsRead are threads whose earlier messages were already given to the model.
-	threadsRead *channels.RecentKeys
+	threads *channels.ThreadContext
 
 	mu      sync.Mutex
 	targets map[string]string // chat names the message tool used, resolved
@@ -59,11 +58,7 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 	if s.BotToken == "" || s.AppToken == "" {
 		return nil, errors.New("channels.slack needs botToken and appToken")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("channel", Name)
+	log := deps.Logger(Name)
 	opts := []slack.Option{slack.OptionAppLevelToken(s.AppToken)}
 	if s.APIBase != "" {
 		base := s.APIBase
@@ -74,13 +69,13 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 	}
 	api := slack.New(s.BotToken, opts...)
 	c := &Channel{
-		cfg:         s,
-		policy:      policy{cfg: s},
-		workspace:   deps.Workspace,
-		api:         api,
-		threadsRead: channels.NewRecentKeys(10_000),
-		queue:       make(chan request, 256),
-		targets:     map[string]string{},
+		cfg:       s,
+		policy:    policy{cfg: s},
+		workspace: deps.Workspace,
+		api:       api,
+		threads:   channels.NewThreadContext("Slack", s.ThreadContextLimit, log),
+		queue:     make(chan request, 256),
+		targets:   map[string]string{},
 	}
 	// Envelopes, events and messages taken in; shared: Slack's retry may reach another gateway's connection.
 	c.Init(Name, log, deps.SeenSet("slack-events", 10_000, ""))

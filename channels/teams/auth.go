@@ -2,40 +2,27 @@ package teams
 
 import (
 	"context"
-	"crypto/rsa"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"math/big"
-	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/nanobot-durable/nanobot/channels/jwks"
 )
 
 // botIssuer is who signs the tokens of the Bot Connector's requests.
 const botIssuer = "https://api.botframework.com"
 
-// Timing of the connector's signing keys.
-const (
-	keysFor     = 24 * time.Hour  // keys are fetched again after this
-	keysAtMost  = time.Minute     // an unknown kid fetches them again at most this often
-	clockLeeway = 5 * time.Minute // the skew the Bot Framework allows
-)
+// clockLeeway is the skew the Bot Framework allows.
+const clockLeeway = 5 * time.Minute
 
 // verifier checks the bearer token of an inbound activity: RS256, signed
 // by a key of the connector's OpenID metadata, issued by the connector
 // for this app, not expired, and naming the activity's serviceUrl.
 type verifier struct {
-	metadata string
-	appID    string
-	http     *http.Client
-
-	mu      sync.Mutex
-	keys    map[string]*rsa.PublicKey
-	fetched time.Time
+	keys  *jwks.Keys // the connector's OpenID metadata's
+	appID string
 }
 
 // tokenClaims are the claims read beside the registered ones.
@@ -54,7 +41,7 @@ func (v *verifier) check(ctx context.Context, header, serviceURL string) error {
 	var claims tokenClaims
 	_, err := jwt.ParseWithClaims(strings.TrimSpace(raw), &claims, func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
-		return v.key(ctx, kid)
+		return v.keys.Key(ctx, kid)
 	}, jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(botIssuer), jwt.WithAudience(v.appID),
 		jwt.WithExpirationRequired(), jwt.WithLeeway(clockLeeway))
 	if err != nil {
@@ -62,76 +49,6 @@ func (v *verifier) check(ctx context.Context, header, serviceURL string) error {
 	}
 	if claims.ServiceURL != "" && claims.ServiceURL != serviceURL {
 		return fmt.Errorf("token is for serviceUrl %q, the activity names %q", claims.ServiceURL, serviceURL)
-	}
-	return nil
-}
-
-// key is the signing key kid names, from the keys held or fetched anew.
-func (v *verifier) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if k := v.keys[kid]; k != nil && time.Since(v.fetched) < keysFor {
-		return k, nil
-	}
-	if v.keys != nil && time.Since(v.fetched) < keysAtMost {
-		return nil, fmt.Errorf("no signing key %q", kid)
-	}
-	keys, err := v.fetch(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("signing keys: %w", err)
-	}
-	v.keys, v.fetched = keys, time.Now()
-	if k := keys[kid]; k != nil {
-		return k, nil
-	}
-	return nil, fmt.Errorf("no signing key %q", kid)
-}
-
-// fetch reads the OpenID metadata, then its key set.
-func (v *verifier) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error) {
-	var meta struct {
-		JWKSURI string `json:"jwks_uri"`
-	}
-	if err := getJSON(ctx, v.http, v.metadata, &meta); err != nil {
-		return nil, err
-	}
-	if meta.JWKSURI == "" {
-		return nil, fmt.Errorf("%s names no jwks_uri", v.metadata)
-	}
-	var set struct {
-		Keys []struct {
-			Kty string `json:"kty"`
-			Kid string `json:"kid"`
-			N   string `json:"n"`
-			E   string `json:"e"`
-		} `json:"keys"`
-	}
-	if err := getJSON(ctx, v.http, meta.JWKSURI, &set); err != nil {
-		return nil, err
-	}
-	keys := map[string]*rsa.PublicKey{}
-	for _, k := range set.Keys {
-		n, errN := base64.RawURLEncoding.DecodeString(k.N)
-		e, errE := base64.RawURLEncoding.DecodeString(k.E)
-		if k.Kty != "RSA" || k.Kid == "" || errN != nil || errE != nil || len(e) == 0 || len(e) > 4 {
-			continue // not a key this check can use
-		}
-		keys[k.Kid] = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("%s holds no RSA key", meta.JWKSURI)
-	}
-	return keys, nil
-}
-
-// getJSON reads a small JSON document.
-func getJSON(ctx context.Context, hc *http.Client, url string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err == nil {
-		_, err = call(hc, req, out)
-	}
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", url, err)
 	}
 	return nil
 }

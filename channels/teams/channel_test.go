@@ -11,6 +11,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
+	"github.com/nanobot-durable/nanobot/channels/jwks"
 	"github.com/nanobot-durable/nanobot/channels/teams/teamspeer"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -50,7 +51,7 @@ func TestTokenIsChecked(t *testing.T) {
 // serviceUrl does not carry an activity that names another.
 func TestTokenMustNameTheServiceURL(t *testing.T) {
 	peer := teamspeer.New(t)
-	v := &verifier{metadata: peer.OpenIDMetadata(), appID: teamspeer.AppID, http: http.DefaultClient}
+	v := &verifier{keys: &jwks.Keys{Metadata: peer.OpenIDMetadata(), API: &channels.API{Name: Name, HTTP: http.DefaultClient}}, appID: teamspeer.AppID}
 	require.NoError(t, v.check(context.Background(), peer.BearerFor(peer.URL(), teamspeer.Valid), peer.URL()))
 	require.ErrorContains(t, v.check(context.Background(), peer.BearerFor(peer.URL(), teamspeer.Valid), "https://elsewhere.example/"), "serviceUrl")
 	require.ErrorContains(t, v.check(context.Background(), "", peer.URL()), "no bearer token")

@@ -1,6 +1,7 @@
 package teams
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -82,11 +83,9 @@ func (c Config) tokenURL() string {
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {
-	if c.GroupPolicy != policyMention && c.GroupPolicy != policyOpen {
-		return fmt.Errorf("channels.msteams.groupPolicy %q is not \"mention\" or \"open\"%s", c.GroupPolicy, where)
-	}
-	if c.Port < 0 || c.Port > 65535 {
-		return fmt.Errorf("channels.msteams.port %d is not a TCP port%s", c.Port, where)
+	if err := errors.Join(channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, policyMention, policyOpen),
+		channels.CheckPort(Name, "port", c.Port, true, where)); err != nil {
+		return err
 	}
 	if !strings.HasPrefix(c.Path, "/") {
 		return fmt.Errorf("channels.msteams.path %q does not start with /%s", c.Path, where)

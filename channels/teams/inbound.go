@@ -119,7 +119,9 @@ func (c *Channel) take(ctx context.Context, a activity) error {
 // channel thread's id names its root, so the reply lands in the thread,
 // which has a session of its own).
 func (c *Channel) inbound(a activity, text string) protocol.Inbound {
-	c.convs.remember(a.Conversation.ID, a.ServiceURL)
+	if err := c.convs.Put(a.Conversation.ID, a.ServiceURL); err != nil {
+		c.Log.Warn("msteams conversation not saved: a restart forgets where to answer it", "conversation", a.Conversation.ID, "error", err)
+	}
 	msg := protocol.Inbound{
 		ID:      "msteams:" + a.ID,
 		Route:   protocol.Route{Channel: Name, ChatID: a.Conversation.ID, SenderID: a.sender(), ReplyTo: a.ID},

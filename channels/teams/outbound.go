@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -26,7 +25,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	text := p.Text
 	if p.Media != "" {
 		text = p.Media // a link; a workspace file is named, not uploaded
-		if !strings.HasPrefix(p.Media, "http://") && !strings.HasPrefix(p.Media, "https://") {
+		if !channels.IsLink(p.Media) {
 			text = "[attachment: " + filepath.Base(p.Media) + " - files are not sent to Teams by this build]"
 		}
 	}
@@ -83,7 +82,10 @@ func (c *Channel) SendTyping(ctx context.Context, route protocol.Route) error {
 // post sends an activity to the route's conversation, at the serviceUrl
 // its last inbound activity came from (over activityID when set).
 func (c *Channel) post(ctx context.Context, route protocol.Route, activityID string, a map[string]any) (string, error) {
-	serviceURL := c.convs.serviceURL(route.ChatID)
+	serviceURL, err := c.convs.Get(route.ChatID)
+	if err != nil {
+		return "", fmt.Errorf("msteams conversation %q: %w", route.ChatID, err)
+	}
 	if serviceURL == "" || !c.trusted(serviceURL) {
 		return "", &channels.SendError{Err: fmt.Errorf("msteams conversation %q: no trusted serviceUrl known (the bot answers conversations that wrote to it)", route.ChatID), Permanent: true}
 	}

@@ -7,9 +7,5 @@ var format = channels.Format{Hint: "Your reply is shown in Microsoft Teams: keep
 
 // The Teams channel: channels.msteams in config.json.
 func init() {
-	channels.Register(channels.BlockSpec(channels.Spec{
-		Name:   Name,
-		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: format,
-	}, defaults))
+	channels.RegisterBlock(Name, New, format, defaults)
 }

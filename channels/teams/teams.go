@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/jwks"
 	"github.com/nanobot-durable/nanobot/internal/hostcheck"
 )
 
@@ -41,7 +41,9 @@ type Channel struct {
 	hosts channels.Hosts
 	auth  *verifier
 	api   *connector
-	convs *conversations
+	// convs keep where each conversation that wrote is served (its
+	// serviceUrl): replies go there, after a restart too.
+	convs channels.StateStore
 
 	mu  sync.Mutex
 	srv *channels.HTTPServer
@@ -60,15 +62,11 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)),
 		hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.msteams.allowedHosts"},
-		auth:  &verifier{metadata: cfg.OpenIDMetadata, appID: cfg.AppID, http: hc},
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
 	c.api = newConnector(cfg, hc, deps.Secrets)
-	c.convs = loadConversations(deps.StateFile("msteams-conversations.json"), c.Log)
+	c.auth = &verifier{keys: &jwks.Keys{Metadata: cfg.OpenIDMetadata, API: c.api.public}, appID: cfg.AppID}
+	c.convs = deps.ChannelState(Name, deps.StateFile("msteams-conversations.json"))
 	return c, nil
 }
 

@@ -87,7 +87,7 @@ func (c *Channel) onPress(ctx context.Context, q *models.CallbackQuery) {
 		return // the keyboard stays for someone who may answer
 	default:
 		c.answerPress(q.ID, pressFailedText) // Telegram wants the answer within seconds
-		if err = c.TakeInPatiently(ctx, "", in, nil, publishPatience); !channels.Handed(err) {
+		if err = c.TakeInPatiently(ctx, "", in, nil, channels.PublishPatience); !channels.Handed(err) {
 			return // TakeIn logged it
 		}
 	}

@@ -66,11 +66,8 @@ func (c *Channel) handle(ctx context.Context, key string, upd *models.Update) {
 		return nil
 	}
 	// Telegram will not send it again once the offset moved on: retried a while.
-	_ = c.TakeInPatiently(ctx, key, in, admitted, publishPatience)
+	_ = c.TakeInPatiently(ctx, key, in, admitted, channels.PublishPatience)
 }
-
-// publishPatience bounds how long one message is retried before it is given up (and logged).
-const publishPatience = 10 * time.Minute
 
 // inbound builds the agent's message from a Telegram message, or reports
 // that the message is not for the bot (a group message that does not

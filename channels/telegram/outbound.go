@@ -127,13 +127,10 @@ func (c *Channel) editText(ctx context.Context, route protocol.Route, id int, te
 func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref string) error {
 	name := filepath.Base(ref)
 	var file models.InputFile
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		file = &models.InputFileString{Data: ref}
 	} else {
-		p := ref
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(c.workspace, p)
-		}
+		p := channels.WorkspacePath(c.workspace, ref)
 		f, err := os.Open(p)
 		if err != nil {
 			c.Log.Warn("telegram attachment not found", "file", p, "error", err)

@@ -10,9 +10,5 @@ var format = channels.Format{Markdown: markdown.TelegramHTML, Hint: channels.Cha
 
 // The Telegram channel: channels.telegram in config.json.
 func init() {
-	channels.Register(channels.BlockSpec(channels.Spec{
-		Name:   Name,
-		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: format,
-	}, defaults))
+	channels.RegisterBlock(Name, New, format, defaults)
 }

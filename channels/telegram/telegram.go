@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -93,10 +92,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		}
 		hc.Transport = &http.Transport{Proxy: http.ProxyURL(pu)}
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	log := deps.Logger(Name)
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, apiBase: base,
 		http: &transport{client: hc, minPoll: minPoll},
@@ -105,7 +101,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if deps.Config.Path != "" {
 		file = filepath.Join(config.ConfigDir(deps.Config.Path), "channels", "telegram-updates.json")
 	}
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("telegram-updates", 4096, file)) // update ids handled
+	c.Init(Name, log, deps.SeenSet("telegram-updates", 4096, file)) // update ids handled
 	return c, nil
 }
 

@@ -148,7 +148,7 @@ func (c *Channel) message(ctx context.Context, f frame, body callback) {
 		msg.Content = render(pieces, paths)
 		return nil
 	}
-	_ = c.TakeIn(ctx, "msg:"+msgID, msg, admitted)
+	_ = c.TakeInPatiently(ctx, "msg:"+msgID, msg, admitted, channels.PublishPatience) // WeCom never sends a callback again: offered until Temporal takes it
 }
 
 func chatTypeOf(b callback) string {

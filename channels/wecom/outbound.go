@@ -180,13 +180,10 @@ func sendError(err error) error {
 // finish: a media_id) and sends it; a URL goes as a Markdown link. A file
 // that cannot be sent becomes nanobot's "[file upload failed: name]".
 func (c *Channel) sendMedia(ctx context.Context, cn *conn, reqID, chatID, ref string) (string, error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		return c.reply(ctx, cn, reqID, newReqID("stream"), chatID, ref)
 	}
-	path := ref
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(c.workspace, path)
-	}
+	path := channels.WorkspacePath(c.workspace, ref)
 	name := filepath.Base(path)
 	mediaID, kind, err := c.upload(ctx, cn, path)
 	if err != nil {

@@ -10,11 +10,7 @@ var format = channels.Format{Markdown: markdown.WeCom, Hint: channels.ChatAppHin
 
 // The WeCom channel: channels.wecom in config.json.
 func init() {
-	channels.Register(channels.BlockSpec(channels.Spec{
-		Name:   Name,
-		New:    func(deps channels.Deps) (channels.Channel, error) { return New(deps) },
-		Format: format,
-	}, defaults))
+	channels.RegisterBlock(Name, New, format, defaults)
 }
 
 func (c Config) On() bool { return c.Enabled }

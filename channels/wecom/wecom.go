@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -69,10 +68,6 @@ func New(deps channels.Deps) (*Channel, error) {
 	if cfg.BotID == "" || cfg.Secret == "" {
 		return nil, errors.New("channels.wecom.botId and channels.wecom.secret are not set")
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
 	if deps.Secrets != nil {
 		deps.Secrets.Add(cfg.Secret)
 	}
@@ -86,7 +81,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if deps.Config != nil {
 		c.progress, c.hints = deps.Config.Channels.SendProgress, deps.Config.Channels.SendToolHints
 	}
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("wecom-handled", 4096, deps.StateFile("wecom-handled.json")))
+	c.Init(Name, deps.Logger(Name), deps.SeenSet("wecom-handled", 4096, deps.StateFile("wecom-handled.json")))
 	return c, nil
 }
 

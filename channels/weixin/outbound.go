@@ -62,7 +62,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 func (c *Channel) partItem(ctx context.Context, r channels.Reply, p channels.Part, id string) (any, error) {
 	text := render(p.Text)
 	if p.Media != "" {
-		if strings.HasPrefix(p.Media, "http://") || strings.HasPrefix(p.Media, "https://") {
+		if channels.IsLink(p.Media) {
 			text = p.Media
 		} else {
 			cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
@@ -92,7 +92,7 @@ func (c *Channel) partItem(ctx context.Context, r channels.Reply, p channels.Par
 func render(md string) string { return strings.TrimSpace(format.Markdown(md)) }
 
 func mediaLabel(media string) string {
-	if strings.HasPrefix(media, "http://") || strings.HasPrefix(media, "https://") {
+	if channels.IsLink(media) {
 		return media
 	}
 	return filepath.Base(media)

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"github.com/nanobot-durable/nanobot/channels"
 	"net/http"
 	"net/url"
 	"os"
@@ -47,9 +48,7 @@ func uploadKind(name string) (upload, item int, key string) {
 // AES key, getuploadurl, the encrypted bytes POSTed, x-encrypted-param
 // back — and returns the message item that shows it.
 func (c *Channel) uploadItem(ctx context.Context, to, path, fileKey string) (map[string]any, error) {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(c.workspace, path)
-	}
+	path = channels.WorkspacePath(c.workspace, path)
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("weixin upload: %w", err)

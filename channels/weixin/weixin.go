@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -73,10 +72,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if home == "" {
 		home = homeOf(deps.Config)
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	log := deps.Logger(Name)
 	c := &Channel{
 		cfg: cfg, dir: stateDir(cfg, home), workspace: deps.Workspace,
 		secrets: deps.Secrets, http: &http.Client{}, tickets: map[string]string{}, tokenAt: map[string]time.Time{},
@@ -88,7 +84,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if c.dir != "" {
 		file = filepath.Join(c.dir, seenFile)
 	}
-	c.Init(Name, log.With("channel", Name), deps.SeenSet("weixin-messages", 1024, file))
+	c.Init(Name, log, deps.SeenSet("weixin-messages", 1024, file))
 	if err := c.loadLogin(); err != nil {
 		return nil, err
 	}

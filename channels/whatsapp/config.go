@@ -87,10 +87,8 @@ func (c Config) bridgeKeys() []string {
 
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
-	switch c.GroupPolicy {
-	case policyOpen, policyMention:
-	default:
-		return fmt.Errorf("channels.whatsapp.groupPolicy %q is not \"open\" or \"mention\"%s", c.GroupPolicy, where)
+	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, policyOpen, policyMention); err != nil {
+		return err
 	}
 	if p := strings.TrimSpace(c.PhoneNumber); p != "" && len(phoneDigits(p)) < 7 {
 		return fmt.Errorf("channels.whatsapp.phoneNumber %q is not an international phone number%s", p, where)

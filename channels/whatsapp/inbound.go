@@ -81,7 +81,7 @@ func (c *Channel) handle(ctx context.Context, client waClient, e *events.Message
 		return nil
 	}
 	// After a reconnect whatsmeow may hand over what it already did: taken in once.
-	_ = c.TakeIn(ctx, "message:"+chatID(info.Chat)+":"+info.ID, msg, admitted)
+	_ = c.TakeInPatiently(ctx, "message:"+chatID(info.Chat)+":"+info.ID, msg, admitted, channels.PublishPatience) // a message whatsmeow handed over is receipted: offered until Temporal takes it
 }
 
 // skipReason tells why a message is left alone, "" to take it. Who may

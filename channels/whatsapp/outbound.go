@@ -80,13 +80,10 @@ func textMessage(text string, ci *waE2E.ContextInfo) *waE2E.Message {
 // is missing, too large or refused becomes a line saying so, as in
 // nanobot, rather than failing the whole reply again and again.
 func (c *Channel) fileMessage(ctx context.Context, client waClient, ref string, ci *waE2E.ContextInfo) *waE2E.Message {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+	if channels.IsLink(ref) {
 		return textMessage(ref, ci)
 	}
-	path := ref
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(c.workspace, path)
-	}
+	path := channels.WorkspacePath(c.workspace, ref)
 	msg, err := c.mediaMessage(ctx, client, path, ci)
 	if err != nil {
 		c.Log.Warn("whatsapp attachment not sent", "file", path, "error", err)

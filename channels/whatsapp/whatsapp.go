@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,11 +69,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := deps.Log
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("channel", Name)
+	log := deps.Logger(Name)
 	for _, key := range cfg.bridgeKeys() {
 		log.Warn("channels.whatsapp."+key+" is ignored: "+bridgeWarning, "key", key)
 	}

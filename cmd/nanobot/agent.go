@@ -79,6 +79,7 @@ func (a *app) startRuntime(ctx context.Context, cfg *config.Config, opts workers
 
 func (r *runtimeEnv) startWorkers(opts workers.Options, log *slog.Logger) error {
 	opts.Config, opts.Streams, opts.Log, opts.Namespace, opts.BuildID = r.cfg, r.hub, log, r.conn.Namespace, version
+	opts.Deployment = os.Getenv(workers.DeploymentEnv)
 	if opts.Channels == nil {
 		opts.Channels = channels.NewManager()
 	}

@@ -222,6 +222,7 @@ func (s *cliSession) ensureWorker(ctx context.Context) {
 	s.log.Warn("no worker answered the turn; running turns in this process", "error", err)
 	set, err := workers.Start(s.r.conn.Client, workers.Options{
 		Config: s.r.cfg, Streams: s.r.hub, Log: s.log, Turns: true, Models: true, Workspace: true, Channels: s.opts.Channels, Identity: s.opts.Identity, Namespace: s.r.conn.Namespace, BuildID: version,
+		Deployment: os.Getenv(workers.DeploymentEnv),
 	})
 	if err != nil {
 		s.log.Error("starting workers failed", "error", err)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,6 +24,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/web"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/mcp"
 	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/stores"
 	"github.com/nanobot-durable/nanobot/workers"
@@ -98,6 +101,14 @@ func listenHealth(addr, key, command string, cfg *config.Config, redact *secrets
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.serveHealth)
 	mux.HandleFunc("GET /ready", h.serveReady)
+	if command == "gateway" { // `nanobot mcp login` sends the browser back here
+		mux.Handle("GET "+mcp.OAuthCallbackPath, mcp.CallbackHandler(config.Home(), func() map[string]config.MCPServer {
+			if now, _, err := config.Load(cfg.Path); err == nil {
+				return now.Tools.MCPServers // a server added since the start can log in too
+			}
+			return cfg.Tools.MCPServers
+		}))
+	}
 	w, _ := web.ReadConfig(cfg) // checked when the config was loaded
 	hosts := channels.Hosts{Allowed: w.AllowedHosts, Setting: "channels.web.allowedHosts"}
 	srv, err := channels.ListenShared(addr, mux, hosts, "health endpoints", log)
@@ -136,7 +147,7 @@ func (h *healthServer) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	h.mu.RUnlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"status": "alive", "state": state, "command": h.command, "pid": os.Getpid(),
-		"version": version, "uptimeS": int(time.Since(h.started).Seconds()),
+		"version": version, "uptimeS": int(time.Since(h.started).Seconds()), "home": homeID(),
 	})
 }
 
@@ -274,4 +285,11 @@ func databaseCheck(db pinger) func(context.Context) error {
 		}
 		return nil
 	}
+}
+
+// homeID names this process's nanobot home without showing its path, so a
+// command can tell its own gateway from another's on the same port.
+func homeID() string {
+	sum := sha256.Sum256([]byte(config.Home()))
+	return hex.EncodeToString(sum[:8])
 }

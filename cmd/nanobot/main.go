@@ -47,6 +47,7 @@ Commands:
   db        migrate | status | import: the PostgreSQL store (database.url)
   trigger   <id> ["message"]: deliver a message to the chat a /trigger is bound to (stdin when omitted)
   mcp       login <server>: OAuth login to a remote MCP server ("auth": "oauth"); prints the URL
+  deployment [status] | promote [BUILD]: Worker Versioning's versions (NANOBOT_WORKER_DEPLOYMENT)
   gc        remove old media, stale cache copies and idle archived sessions
             now (retention.* in the config; --json); the gateway runs it daily
   version   print the version (also --version)
@@ -63,6 +64,8 @@ Environment:
                        the files under the home; wins over database.url
   NANOBOT_HEALTH_ADDR  --health-addr for gateway, worker and serve
   NANOBOT_PPROF        serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)
+  NANOBOT_WORKER_DEPLOYMENT  opt into Worker Versioning under this deployment name:
+                       turns are pinned to the build that began them (README "Upgrading")
 `
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -122,7 +125,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
 		"pairing": a.pairing, "channels": a.channelsCmd, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
-		"setup-temporal": a.setupTemporal, "db": a.db, "trigger": a.trigger, "gc": a.gcCmd, "mcp": a.mcpCmd,
+		"setup-temporal": a.setupTemporal, "deployment": a.deployment, "db": a.db, "trigger": a.trigger, "gc": a.gcCmd, "mcp": a.mcpCmd,
 		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]

@@ -91,7 +91,8 @@ func NanobotBin(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(dir, "nanobot")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/nanobot")
+		// goolm as make builds it: the Matrix channel's end-to-end encryption
+		cmd := exec.Command("go", "build", "-tags", "goolm", "-o", builtBin, "./cmd/nanobot")
 		cmd.Dir = RepoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("build nanobot: %v\n%s", err, out)

@@ -557,3 +557,33 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// Offer sends one Events API envelope on the bot's newest connection and
+// reports whether the bot acknowledged it within wait. Unlike Push it never
+// fails the test: a soak's gateway may be down, and the caller then offers
+// the event again with a new envelope and retry+1, as Slack redelivers.
+func (p *Peer) Offer(envelopeID, eventID string, retry int, ev map[string]any, wait time.Duration) bool {
+	if !p.writeNewest(p.envelope(envelopeID, eventID, retry, ev)) {
+		return false
+	}
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if p.ackCount(envelopeID) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// GreetNewest sends the hello frame on the bot's newest connection, false
+// when it has none (a reconnecting bot gets its hello as Slack sends it).
+func (p *Peer) GreetNewest() bool { return p.writeNewest(helloFrame) }
+
+func (p *Peer) writeNewest(frame string) bool {
+	p.mu.Lock()
+	var sock *botSocket
+	if n := len(p.sockets); n > 0 {
+		sock = p.sockets[n-1]
+	}
+	p.mu.Unlock()
+	return sock != nil && sock.write(websocket.TextMessage, []byte(frame)) == nil
+}

@@ -4,13 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 
 	"go.mau.fi/whatsmeow/store"
 	waLog "go.mau.fi/whatsmeow/util/log"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver "sqlite": no cgo
+
+	"github.com/nanobot-durable/nanobot/internal/sqlitefile"
 )
 
 // Container is the store file: the device container and, for the one
@@ -29,28 +27,9 @@ var (
 // 0600, since it holds the device's private keys — in WAL mode, and
 // brings its schema up to date.
 func Open(ctx context.Context, path string, log waLog.Logger) (*Container, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("whatsapp store dir: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("whatsapp store dir: %w", err)
-	}
-	// created here first so SQLite (and its -wal/-shm, which copy the
-	// file's mode) never makes it world-readable
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	db, err := sqlitefile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("whatsapp store: %w", err)
-	}
-	_ = f.Close()
-	if err := os.Chmod(path, 0o600); err != nil {
-		return nil, fmt.Errorf("whatsapp store: %w", err)
-	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("whatsapp store %s: %w", path, err)
+		return nil, fmt.Errorf("whatsapp %w", err)
 	}
 	// one connection: writes are serialised in Go, and a transaction in
 	// a context (DoDecryptionTxn) is the only writer while it runs
