@@ -46,8 +46,7 @@ func TestWebConsoleAttachments(t *testing.T) {
 	run, waitFor, send := pg.run, pg.waitFor, pg.send
 	chips := func(n int) string { return `document.querySelectorAll('#pending .chip').length === ` + string(rune('0'+n)) }
 
-	run("open the chat", chromedp.Navigate(base+"#attach"))
-	waitFor("page ready", `document.getElementById('title').textContent === 'web:attach'`)
+	pg.openChat(base, "attach")
 	run("pick two files", chromedp.SetUploadFiles(chromedp.CSS("#files"), []string{red, notes}))
 	waitFor("both waiting to be sent", chips(2))
 	run("pick one too large", chromedp.SetUploadFiles(chromedp.CSS("#files"), []string{huge}))

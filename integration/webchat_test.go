@@ -246,3 +246,10 @@ func newWebPage(t *testing.T, chromium string, width, height int, out, errOut *t
 	ctx := browserContext(t, chromium, width, height)
 	return webPage{t: t, ctx: ctx, out: out, errOut: errOut}, watchConsole(ctx, t)
 }
+
+// openChat opens the web chat chat on the page at base and waits until it is drawn.
+func (p webPage) openChat(base, chat string) {
+	p.t.Helper()
+	p.run("open web:"+chat, chromedp.Navigate(base+"#"+chat))
+	p.waitFor("web:"+chat+" open", `document.getElementById('title').textContent === 'web:`+chat+`'`)
+}

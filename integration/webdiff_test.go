@@ -28,8 +28,7 @@ func TestWebConsoleFileEditDiff(t *testing.T) {
 	base, out, errOut := startWebGateway(t, env)
 	pg, errs := newWebPage(t, chromium, 1200, 860, out, errOut)
 
-	pg.run("open the chat", chromedp.Navigate(base+"#diffs"))
-	pg.waitFor("page ready", `document.getElementById('title').textContent === 'web:diffs'`)
+	pg.openChat(base, "diffs")
 	pg.send("switch me to green tea")
 	pg.waitFor("the answer", `document.getElementById('log').textContent.includes('Edited your notes.')`)
 	b, err := os.ReadFile(filepath.Join(home.Workspace, "notes.md"))

@@ -32,8 +32,7 @@ func TestWebConsoleLive(t *testing.T) {
 	run, waitFor, send := pg.run, pg.waitFor, pg.send
 	live := `document.getElementById('live')`
 
-	run("open the chat", chromedp.Navigate(base+"#live"))
-	waitFor("page ready", `document.getElementById('title').textContent === 'web:live'`)
+	pg.openChat(base, "live")
 	send("are you there?")
 	waitFor("the retry shown with its attempt and countdown", live+`.textContent.match(/retrying the model call, attempt [2-4] of 5, next in \d+ s/) !== null &&
 		`+live+`.textContent.includes('upstream is down')`)

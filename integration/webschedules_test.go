@@ -168,8 +168,7 @@ func TestWebConsoleSubagents(t *testing.T) {
 	base, out, errOut := startWebGateway(t, env)
 	pg, errs := newWebPage(t, chromium, 1100, 800, out, errOut)
 
-	pg.run("open the chat", chromedp.Navigate(base+"#spawner"))
-	pg.waitFor("page ready", `document.getElementById('title').textContent === 'web:spawner'`)
+	pg.openChat(base, "spawner")
 	pg.send("please get a helper")
 	pg.waitFor("the turn's answer", `document.getElementById('log').textContent.includes('A helper is counting the stars.')`)
 	pg.run("open the schedules page", chromedp.Navigate(base+"schedules.html"))
