@@ -62,6 +62,32 @@ func (t TemporalTurns) currentDetails(ctx context.Context, id, runID string) str
 	return meta.GetCurrentDetails()
 }
 
+// watchTurn asks where a session's turn is every livePoll until ctx ends,
+// and hands over each change; a slow answer from Temporal never holds up
+// the stream's other events, and a change not yet sent gives way to a newer one.
+func (c *Channel) watchTurn(ctx context.Context, key string, pushed *livePusher) <-chan TurnNow {
+	out := make(chan TurnNow, 1)
+	go func() {
+		poll := time.NewTicker(livePoll)
+		defer poll.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-poll.C:
+			}
+			if now := c.turnNow(ctx, key); pushed.changed(now) {
+				select {
+				case <-out: // the page has not taken the last one: it is stale
+				default:
+				}
+				out <- now
+			}
+		}
+	}()
+	return out
+}
+
 // livePusher sends a page's turn again whenever where it is changes.
 type livePusher struct {
 	last []byte

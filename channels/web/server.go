@@ -237,16 +237,15 @@ func (c *Channel) events(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
-	poll := time.NewTicker(livePoll)
-	defer poll.Stop()
+	changes := c.watchTurn(r.Context(), key, &pushed)
 	for {
 		select {
 		case ev := <-cl.out:
 			if s.send(ev) != nil {
 				return
 			}
-		case <-poll.C: // where the turn is, pushed as it changes: a step, a retry, a wait, a queue
-			if now := c.turnNow(r.Context(), key); pushed.changed(now) && s.send(event{Name: "live", Data: now}) != nil {
+		case now := <-changes: // where the turn is, pushed as it changes: a step, a retry, a wait, a queue
+			if s.send(event{Name: "live", Data: now}) != nil {
 				return
 			}
 		case <-tick.C:
