@@ -34,6 +34,8 @@ type API struct {
 	// query parameter (added after the call is named, so a refusal's error
 	// does not carry it).
 	Scheme, TokenHeader, TokenQuery string
+	// Header sets the platform's own headers on each request (nil: none).
+	Header func(http.Header)
 	// RetryAfterHeader names the header of a rate limit's wait in seconds
 	// ("": Retry-After).
 	RetryAfterHeader string
@@ -165,6 +167,9 @@ func (a *API) do(ctx context.Context, method, path string, body []byte, contentT
 		req, err := http.NewRequestWithContext(ctx, method, a.Base+path, bytes.NewReader(body))
 		if err != nil {
 			return nil, "", &SendError{Err: fmt.Errorf("%s: %w", op, err), Permanent: true}
+		}
+		if a.Header != nil {
+			a.Header(req.Header)
 		}
 		if body != nil {
 			req.Header.Set("Content-Type", contentType)
