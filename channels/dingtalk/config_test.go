@@ -1,21 +1,17 @@
 package dingtalk
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
 )
 
 func configWith(t *testing.T, block string) *config.Config {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Path = "/home/u/.nanobot/config.json"
-	cfg.Channels.Other = map[string]json.RawMessage{"dingtalk": json.RawMessage(block)}
-	return cfg
+	return channeltest.ConfigWith(t, Name, block)
 }
 
 func TestConfigReadsNanobotsBlock(t *testing.T) {
@@ -57,17 +53,11 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
-	for block, key := range map[string]string{
+	channeltest.CheckBlocks(t, Name, map[string]string{
 		`{"apiBase":"not a url"}`:      "channels.dingtalk.apiBase",
 		`{"apiBase":"ftp://x"}`:        "channels.dingtalk.apiBase",
 		`{"allowFrom":"staff1"}`:       "channels.dingtalk.allowFrom",
 		`{"groupUserIsolation":"yes"}`: "channels.dingtalk.groupUserIsolation",
 		`{"clientId":123}`:             "channels.dingtalk.clientId",
-	} {
-		_, err := channels.CheckValidBlock(Name, defaults)(configWith(t, block))
-		require.ErrorContains(t, err, key, block)
-	}
-	w, err := channels.CheckValidBlock(Name, defaults)(configWith(t, `{"clientSecrett":"x"}`))
-	require.NoError(t, err)
-	require.NotEmpty(t, w, "an unknown key is warned about")
+	}, map[string]string{`{"clientSecrett":"x"}`: "channels.dingtalk.clientSecrett"})
 }

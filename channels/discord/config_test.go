@@ -1,21 +1,17 @@
 package discord
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
 )
 
 func configWith(t *testing.T, block string) *config.Config {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Path = "/home/u/.nanobot/config.json"
-	cfg.Channels.Other = map[string]json.RawMessage{"discord": json.RawMessage(block)}
-	return cfg
+	return channeltest.ConfigWith(t, Name, block)
 }
 
 func TestConfigReadsNanobotsBlock(t *testing.T) {
@@ -56,17 +52,11 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
-	for block, key := range map[string]string{
+	channeltest.CheckBlocks(t, Name, map[string]string{
 		`{"groupPolicy":"allowlist"}`: "channels.discord.groupPolicy",
 		`{"intents":"all"}`:           "channels.discord.intents",
 		`{"apiBase":"not a url"}`:     "channels.discord.apiBase",
 		`{"allowFrom":"123"}`:         "channels.discord.allowFrom",
 		`{"streaming":"yes please"}`:  "channels.discord.streaming",
-	} {
-		_, err := channels.CheckValidBlock(Name, defaults)(configWith(t, block))
-		require.ErrorContains(t, err, key, block)
-	}
-	w, err := channels.CheckValidBlock(Name, defaults)(configWith(t, `{"tokn":"x"}`))
-	require.NoError(t, err)
-	require.NotEmpty(t, w, "an unknown key is warned about")
+	}, map[string]string{`{"tokn":"x"}`: "channels.discord.tokn"})
 }

@@ -1,24 +1,19 @@
 package email
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 func configWith(t *testing.T, block string) *config.Config {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	cfg.Channels.Other = map[string]json.RawMessage{"email": json.RawMessage(block)}
-	return cfg
+	return channeltest.ConfigWith(t, Name, block)
 }
 
 const fullBlock = `{"enabled": true, "consentGranted": true, "imapHost": "imap.example.org", "imapUsername": "bot@example.org",
@@ -74,8 +69,7 @@ func TestAllowFromIsSenderAddressesInLowerCase(t *testing.T) {
 }
 
 func TestBadBlocksAreNamed(t *testing.T) {
-	_, err := channels.CheckConfig(configWith(t, `{"enabled": true, "imapPort": "nine"}`))
-	require.ErrorContains(t, err, "channels.email.imapPort")
+	channeltest.CheckBlocks(t, Name, map[string]string{`{"enabled": true, "imapPort": "nine"}`: "channels.email.imapPort"}, nil)
 
 	for block, want := range map[string]string{
 		`"postAction": "archive"`:         `channels.email.postAction "archive"`,

@@ -32,10 +32,10 @@ func TestConfigReadsNanobotsBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "blue", tag)
 
-	_, err = check(cfgWith(t, `{"enabled": true, "baseUrl": "not a url"}`))
-	require.ErrorContains(t, err, "channels.weixin.baseUrl")
-	_, err = check(cfgWith(t, `{"routeTag": 1.5}`))
-	require.Error(t, err)
+	channeltest.CheckBlocks(t, Name, map[string]string{
+		`{"enabled": true, "baseUrl": "not a url"}`: "channels.weixin.baseUrl",
+		`{"routeTag": 1.5}`:                         "channels.weixin.routeTag",
+	}, nil)
 }
 
 // TestNoLoginWarnsToLogIn: enabled without a login, the gateway does not
