@@ -9,7 +9,6 @@
 package discordpeer
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -73,18 +72,12 @@ type channel struct {
 	kind                        int
 }
 
-// failure is an answer to give instead of the real one.
-type failure struct {
-	method, pathPrefix string
-	status             int
-	body               string
-}
-
 // Peer is a running fake Discord.
 type Peer struct {
 	peerkit.Recorder // the REST calls the bot made
 	t                testing.TB
 	srv              *httptest.Server
+	failures         peerkit.Failures
 
 	mu        sync.Mutex
 	heartbeat time.Duration
@@ -95,7 +88,6 @@ type Peer struct {
 	channels  map[string]*channel
 	messages  []*Message        // posted, in order
 	files     map[string][]byte // attachments the users sent, by path
-	failures  []failure
 	responses []InteractionResponse
 	holdAt    int // the POST .../messages to hold (1-based), 0 = none
 	posts     int // POST .../messages seen
@@ -115,10 +107,7 @@ func New(t testing.TB) *Peer {
 	}
 	mux.HandleFunc("/attachments/", p.attachment)
 	mux.HandleFunc("/api/", p.rest)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		t.Errorf("discordpeer: the bot called %s %s, which Discord does not serve", r.Method, r.URL)
-		http.NotFound(w, r)
-	})
+	mux.HandleFunc("/", peerkit.Unserved(t, "Discord"))
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		p.Release()
@@ -181,9 +170,7 @@ func (p *Peer) AddFile(channelID, attachmentID, name string, data []byte) string
 // Fail answers the next request whose method matches and whose path (after
 // /api/v{n}) starts with pathPrefix with status and a JSON body.
 func (p *Peer) Fail(method, pathPrefix string, status int, body string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.failures = append(p.failures, failure{method, pathPrefix, status, body})
+	p.failures.Add(peerkit.Failure{Method: method, Path: pathPrefix, Status: status, Body: body})
 }
 
 // HoldPost keeps the n-th POST .../messages (counting from 1) unanswered
@@ -282,11 +269,7 @@ func (c *channel) payload() map[string]any {
 	return m
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { peerkit.WriteJSON(w, status, v) }
 
 func (p *Peer) attachment(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()

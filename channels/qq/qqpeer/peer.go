@@ -72,17 +72,12 @@ type Stats struct {
 	Unauthorized int
 }
 
-type failure struct {
-	method, pathPrefix string
-	status             int
-	body               string
-}
-
 // Peer is a running fake QQ.
 type Peer struct {
 	peerkit.Recorder // the REST calls the bot made
 	t                testing.TB
 	srv              *httptest.Server
+	failures         peerkit.Failures
 
 	mu        sync.Mutex
 	heartbeat time.Duration
@@ -97,7 +92,6 @@ type Peer struct {
 	uploads   []Upload
 	seqsUsed  map[string]bool // msg_id + msg_seq already answered
 	files     map[string][]byte
-	failures  []failure
 }
 
 // New starts the peer on 127.0.0.1; it stops when the test ends.
@@ -154,9 +148,7 @@ func (p *Peer) AddFile(name string, data []byte) string {
 // Fail answers the next request whose method matches and whose path starts
 // with pathPrefix with status and a JSON body.
 func (p *Peer) Fail(method, pathPrefix string, status int, body string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.failures = append(p.failures, failure{method, pathPrefix, status, body})
+	p.failures.Add(peerkit.Failure{Method: method, Path: pathPrefix, Status: status, Body: body})
 }
 
 // Messages are the messages the bot posted to a chat, in order.
