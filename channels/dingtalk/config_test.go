@@ -7,16 +7,11 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
-	"github.com/nanobot-durable/nanobot/config"
 )
-
-func configWith(t *testing.T, block string) *config.Config {
-	return channeltest.ConfigWith(t, Name, block)
-}
 
 func TestConfigReadsNanobotsBlock(t *testing.T) {
 	// nanobot's own dump of the block: snake_case keys.
-	cfg := configWith(t, `{"enabled":true,"client_id":"app","client_secret":"secret","allow_from":["staff1"],
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true,"client_id":"app","client_secret":"secret","allow_from":["staff1"],
 		"allow_remote_media_redirects":false,"remote_media_redirect_allowed_hosts":[],"group_user_isolation":true,
 		"disable_private_chat":false}`)
 	c, err := readConfig(cfg)
@@ -39,7 +34,7 @@ func TestConfigReadsNanobotsBlock(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	cfg := configWith(t, `{"enabled":true}`)
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true}`)
 	c, err := readConfig(cfg)
 	require.NoError(t, err)
 	require.Equal(t, Config{Enabled: true}, c)

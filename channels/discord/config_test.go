@@ -7,16 +7,11 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
-	"github.com/nanobot-durable/nanobot/config"
 )
-
-func configWith(t *testing.T, block string) *config.Config {
-	return channeltest.ConfigWith(t, Name, block)
-}
 
 func TestConfigReadsNanobotsBlock(t *testing.T) {
 	// nanobot's own dump of the block: snake_case keys and nulls.
-	cfg := configWith(t, `{"enabled":true,"token":"tok","allow_from":["123"],"allow_channels":[],"intents":37377,
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true,"token":"tok","allow_from":["123"],"allow_channels":[],"intents":37377,
 		"group_policy":"open","read_receipt_emoji":"👀","working_emoji":"🔧","working_emoji_delay":2.0,"streaming":true,
 		"proxy":null,"proxy_username":null,"proxy_password":null}`)
 	c, err := readConfig(cfg)
@@ -37,7 +32,7 @@ func TestConfigReadsNanobotsBlock(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	cfg := configWith(t, `{"enabled":true}`)
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true}`)
 	c, err := readConfig(cfg)
 	require.NoError(t, err)
 	want := defaults()

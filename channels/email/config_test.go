@@ -8,20 +8,15 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
-	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
-
-func configWith(t *testing.T, block string) *config.Config {
-	return channeltest.ConfigWith(t, Name, block)
-}
 
 const fullBlock = `{"enabled": true, "consentGranted": true, "imapHost": "imap.example.org", "imapUsername": "bot@example.org",
 	"imapPassword": "p", "smtpHost": "smtp.example.org", "smtpUsername": "bot@example.org", "smtpPassword": "p",
 	"allowFrom": ["Alice <ALICE@example.org>", "bob@example.org"]}`
 
 func TestNanobotBlockReadWithItsDefaults(t *testing.T) {
-	c, err := load(configWith(t, `{"enabled": true, "consent_granted": true, "imap_host": "imap.example.org", "max_body_chars": 500}`))
+	c, err := load(channeltest.ConfigWith(t, Name, `{"enabled": true, "consent_granted": true, "imap_host": "imap.example.org", "max_body_chars": 500}`))
 	require.NoError(t, err)
 	want := Defaults()
 	want.Enabled, want.ConsentGranted, want.IMAPHost, want.MaxBodyChars = true, true, "imap.example.org", 500
@@ -37,14 +32,14 @@ func TestNanobotBlockReadWithItsDefaults(t *testing.T) {
 }
 
 func TestWithoutConsentTheChannelDoesNotStart(t *testing.T) {
-	cfg := configWith(t, strings.Replace(fullBlock, `"consentGranted": true`, `"consentGranted": false`, 1))
+	cfg := channeltest.ConfigWith(t, Name, strings.Replace(fullBlock, `"consentGranted": true`, `"consentGranted": false`, 1))
 	b := channels.Build(cfg, channels.Deps{Config: cfg}, nil)
 	require.Empty(t, b.Channels)
 	require.Len(t, b.Warnings, 1)
 	require.Contains(t, b.Warnings[0], "channels.email is enabled but lacks channels.email.consentGranted")
 	require.Contains(t, b.Warnings[0], "the channel is not started")
 
-	cfg = configWith(t, `{"enabled": true}`)
+	cfg = channeltest.ConfigWith(t, Name, `{"enabled": true}`)
 	w := channels.Build(cfg, channels.Deps{Config: cfg}, nil).Warnings[0]
 	for _, k := range []string{"consentGranted", "imapHost", "imapUsername", "imapPassword", "smtpHost", "smtpUsername", "smtpPassword"} {
 		require.Contains(t, w, "channels.email."+k)
@@ -52,7 +47,7 @@ func TestWithoutConsentTheChannelDoesNotStart(t *testing.T) {
 }
 
 func TestBuildsWhenComplete(t *testing.T) {
-	cfg := configWith(t, fullBlock)
+	cfg := channeltest.ConfigWith(t, Name, fullBlock)
 	b := channels.Build(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir()}, nil)
 	require.Empty(t, b.Warnings)
 	require.Len(t, b.Channels, 1)
@@ -61,11 +56,11 @@ func TestBuildsWhenComplete(t *testing.T) {
 }
 
 func TestAllowFromIsSenderAddressesInLowerCase(t *testing.T) {
-	allow := channels.AllowFromFor(configWith(t, fullBlock), Name)
+	allow := channels.AllowFromFor(channeltest.ConfigWith(t, Name, fullBlock), Name)
 	require.True(t, allow.Allows("alice@example.org"))
 	require.True(t, allow.Allows("bob@example.org"))
 	require.False(t, allow.Allows("mallory@example.org"))
-	require.False(t, channels.AllowFromFor(configWith(t, `{"enabled": true}`), Name).Allows("alice@example.org"), "empty: nobody")
+	require.False(t, channels.AllowFromFor(channeltest.ConfigWith(t, Name, `{"enabled": true}`), Name).Allows("alice@example.org"), "empty: nobody")
 }
 
 func TestBadBlocksAreNamed(t *testing.T) {
@@ -77,7 +72,7 @@ func TestBadBlocksAreNamed(t *testing.T) {
 		`"fromAddress": "not an address"`: "channels.email.fromAddress",
 		`"postAction": "move"`:            "channels.email.postActionMoveMailbox",
 	} {
-		cfg := configWith(t, strings.Replace(fullBlock, `"enabled": true`, `"enabled": true, `+block, 1))
+		cfg := channeltest.ConfigWith(t, Name, strings.Replace(fullBlock, `"enabled": true`, `"enabled": true, `+block, 1))
 		b := channels.Build(cfg, channels.Deps{Config: cfg}, nil)
 		require.Empty(t, b.Channels, block)
 		require.Len(t, b.Warnings, 1, block)
