@@ -75,6 +75,7 @@ type channel struct {
 // Peer is a running fake Discord.
 type Peer struct {
 	peerkit.Recorder // the REST calls the bot made
+	*peerkit.Gateway // the bot's WebSocket: dispatch, close, forget the session, op 7
 	t                testing.TB
 	srv              *httptest.Server
 	failures         peerkit.Failures
@@ -82,7 +83,6 @@ type Peer struct {
 	mu        sync.Mutex
 	heartbeat time.Duration
 	intents   int
-	gw        *peerkit.Gateway
 	stats     Stats
 	nextID    int64
 	channels  map[string]*channel
@@ -100,7 +100,7 @@ func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, heartbeat: time.Second, nextID: 1200000000000000000,
 		channels: map[string]*channel{}, files: map[string][]byte{}, release: make(chan struct{})}
-	p.gw = peerkit.NewGateway(t, "discordpeer", nil)
+	p.Gateway = peerkit.NewGateway(t, "discordpeer", nil)
 	mux := http.NewServeMux()
 	for _, path := range []string{"/gateway", "/gateway/", "/resume-gateway", "/resume-gateway/"} {
 		mux.HandleFunc(path, p.gateway) // discordgo adds a slash to the url it is given

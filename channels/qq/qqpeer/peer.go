@@ -75,6 +75,7 @@ type Stats struct {
 // Peer is a running fake QQ.
 type Peer struct {
 	peerkit.Recorder // the REST calls the bot made
+	*peerkit.Gateway // the bot's WebSocket: dispatch, close, forget the session, op 7
 	t                testing.TB
 	srv              *httptest.Server
 	failures         peerkit.Failures
@@ -85,7 +86,6 @@ type Peer struct {
 	tokens    *peerkit.Tokens
 	intents   int
 	shard     []int
-	gw        *peerkit.Gateway
 	stats     Stats
 	nextID    int
 	messages  []Message
@@ -99,7 +99,7 @@ func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, heartbeat: time.Second, tokens: peerkit.NewTokens("peer-access-token", 7200*time.Second),
 		seqsUsed: map[string]bool{}, files: map[string][]byte{}}
-	p.gw = peerkit.NewGateway(t, "qqpeer", qqFrame)
+	p.Gateway = peerkit.NewGateway(t, "qqpeer", qqFrame)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/app/getAppAccessToken", p.token)
 	mux.HandleFunc("/websocket", p.gateway)
