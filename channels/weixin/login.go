@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,20 +86,11 @@ func login(ctx context.Context, l channels.LoginDeps) error {
 func knownTokens(tokens ...string) []string {
 	var out []string
 	for _, t := range tokens {
-		if t = strings.TrimSpace(t); t != "" && !contains(out, t) {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // scan shows QR codes and polls until one is confirmed (or WeChat says

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -184,10 +185,7 @@ func (c *Channel) saveAccount() {
 	defer c.saveMu.Unlock()
 	c.mu.Lock()
 	a := c.acct
-	a.ContextTokens = make(map[string]string, len(c.acct.ContextTokens))
-	for k, v := range c.acct.ContextTokens {
-		a.ContextTokens[k] = v
-	}
+	a.ContextTokens = maps.Clone(c.acct.ContextTokens)
 	c.mu.Unlock()
 	if disk, err := loadAccount(c.dir); err == nil && disk.Token != "" && disk.Token != a.Token {
 		return // a login since we started stored a newer token: never overwrite it
