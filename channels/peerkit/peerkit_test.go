@@ -68,3 +68,15 @@ func TestFailuresAreGivenOnceToTheirMethodAndPath(t *testing.T) {
 	require.True(t, ok, "any method")
 	require.Equal(t, 502, f.Status)
 }
+
+func TestFilesServeWhatWasAddedAndNothingElse(t *testing.T) {
+	var fs Files
+	fs.Add("/cdn/a.png", []byte("png"), http.Header{"Content-Type": {"image/png"}})
+	w := httptest.NewRecorder()
+	fs.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/cdn/a.png?sig=x", nil))
+	require.Equal(t, "png", w.Body.String())
+	require.Equal(t, "image/png", w.Header().Get("Content-Type"))
+	w = httptest.NewRecorder()
+	fs.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/cdn/b.png", nil))
+	require.Equal(t, http.StatusNotFound, w.Code)
+}

@@ -79,6 +79,7 @@ type Peer struct {
 	t                testing.TB
 	srv              *httptest.Server
 	failures         peerkit.Failures
+	files            peerkit.Files // attachments the users sent
 
 	mu        sync.Mutex
 	heartbeat time.Duration
@@ -86,8 +87,7 @@ type Peer struct {
 	stats     Stats
 	nextID    int64
 	channels  map[string]*channel
-	messages  []*Message        // posted, in order
-	files     map[string][]byte // attachments the users sent, by path
+	messages  []*Message // posted, in order
 	responses []InteractionResponse
 	holdAt    int // the POST .../messages to hold (1-based), 0 = none
 	posts     int // POST .../messages seen
@@ -99,13 +99,13 @@ type Peer struct {
 func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, heartbeat: time.Second, nextID: 1200000000000000000,
-		channels: map[string]*channel{}, files: map[string][]byte{}, release: make(chan struct{})}
+		channels: map[string]*channel{}, release: make(chan struct{})}
 	p.Gateway = peerkit.NewGateway(t, "discordpeer", nil)
 	mux := http.NewServeMux()
 	for _, path := range []string{"/gateway", "/gateway/", "/resume-gateway", "/resume-gateway/"} {
 		mux.HandleFunc(path, p.gateway) // discordgo adds a slash to the url it is given
 	}
-	mux.HandleFunc("/attachments/", p.attachment)
+	mux.Handle("/attachments/", &p.files)
 	mux.HandleFunc("/api/", p.rest)
 	mux.HandleFunc("/", peerkit.Unserved(t, "Discord"))
 	p.srv = httptest.NewServer(mux)
@@ -161,9 +161,7 @@ func (p *Peer) addChannel(c *channel) {
 // AddFile serves an attachment and returns its URL.
 func (p *Peer) AddFile(channelID, attachmentID, name string, data []byte) string {
 	path := "/attachments/" + channelID + "/" + attachmentID + "/" + name
-	p.mu.Lock()
-	p.files[path] = data
-	p.mu.Unlock()
+	p.files.Add(path, data, nil)
 	return p.srv.URL + path + "?ex=peer&is=peer&hm=signature"
 }
 
@@ -270,14 +268,3 @@ func (c *channel) payload() map[string]any {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) { peerkit.WriteJSON(w, status, v) }
-
-func (p *Peer) attachment(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	data, ok := p.files[r.URL.Path]
-	p.mu.Unlock()
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	_, _ = w.Write(data)
-}

@@ -79,6 +79,7 @@ type Peer struct {
 	t                testing.TB
 	srv              *httptest.Server
 	failures         peerkit.Failures
+	files            peerkit.Files // the CDN
 
 	mu        sync.Mutex
 	heartbeat time.Duration
@@ -91,19 +92,18 @@ type Peer struct {
 	messages  []Message
 	uploads   []Upload
 	seqsUsed  map[string]bool // msg_id + msg_seq already answered
-	files     map[string][]byte
 }
 
 // New starts the peer on 127.0.0.1; it stops when the test ends.
 func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, heartbeat: time.Second, tokens: peerkit.NewTokens("peer-access-token", 7200*time.Second),
-		seqsUsed: map[string]bool{}, files: map[string][]byte{}}
+		seqsUsed: map[string]bool{}}
 	p.Gateway = peerkit.NewGateway(t, "qqpeer", qqFrame)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/app/getAppAccessToken", p.token)
 	mux.HandleFunc("/websocket", p.gateway)
-	mux.HandleFunc("/cdn/", p.cdn)
+	mux.Handle("/cdn/", &p.files)
 	mux.HandleFunc("/", p.rest)
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
@@ -139,9 +139,7 @@ func (p *Peer) ExpireTokens() { p.tokens.Revoke() }
 // AddFile serves an attachment on the peer's CDN and returns its URL.
 func (p *Peer) AddFile(name string, data []byte) string {
 	path := "/cdn/" + name
-	p.mu.Lock()
-	p.files[path] = data
-	p.mu.Unlock()
+	p.files.Add(path, data, http.Header{"Content-Type": {"application/octet-stream"}})
 	return p.srv.URL + path + "?sig=peer"
 }
 
@@ -226,18 +224,6 @@ func (p *Peer) token(w http.ResponseWriter, r *http.Request) {
 	p.stats.TokenExpiries = append(p.stats.TokenExpiries, now.Add(ttl))
 	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": fmt.Sprint(int(ttl / time.Second))})
-}
-
-func (p *Peer) cdn(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	data, ok := p.files[r.URL.Path]
-	p.mu.Unlock()
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, _ = w.Write(data)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) { peerkit.WriteJSON(w, status, v) }

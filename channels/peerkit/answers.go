@@ -52,3 +52,39 @@ func (f Failure) Write(w http.ResponseWriter) {
 	w.WriteHeader(f.Status)
 	_, _ = io.WriteString(w, f.Body)
 }
+
+// Files are the files a fake serves, by path, each with its headers; any
+// other path is a 404.
+type Files struct {
+	mu     sync.Mutex
+	byPath map[string]servedFile
+}
+
+type servedFile struct {
+	data   []byte
+	header http.Header
+}
+
+// Add serves data at path with header (nil: none).
+func (fs *Files) Add(path string, data []byte, header http.Header) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.byPath == nil {
+		fs.byPath = map[string]servedFile{}
+	}
+	fs.byPath[path] = servedFile{data, header}
+}
+
+func (fs *Files) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fs.mu.Lock()
+	f, ok := fs.byPath[r.URL.Path]
+	fs.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	for k, v := range f.header {
+		w.Header()[k] = v
+	}
+	_, _ = w.Write(f.data)
+}
