@@ -34,6 +34,8 @@ type API struct {
 	// query parameter (added after the call is named, so a refusal's error
 	// does not carry it).
 	Scheme, TokenHeader, TokenQuery string
+	// Header sets the platform's own headers on each request (nil: none).
+	Header func(http.Header)
 	// RetryAfterHeader names the header of a rate limit's wait in seconds
 	// ("": Retry-After).
 	RetryAfterHeader string
@@ -61,16 +63,22 @@ func (e *HTTPError) Error() string {
 }
 
 // JudgeHTTP is the usual rule: a 429 waits what the platform asked (a
-// second at least); another 4xx but 408 would meet the same refusal again
-// and is permanent; a 5xx is retried with backoff.
+// second at least); a refusal by PermanentStatus is permanent; a 5xx is
+// retried with backoff.
 func JudgeHTTP(e *HTTPError) error {
-	switch s := e.Status; {
-	case s == http.StatusTooManyRequests:
+	switch {
+	case e.Status == http.StatusTooManyRequests:
 		return &SendError{Err: e, RetryAfter: max(e.RetryAfter, time.Second)}
-	case s >= 400 && s < 500 && s != http.StatusRequestTimeout:
+	case PermanentStatus(e.Status):
 		return &SendError{Err: e, Permanent: true}
 	}
 	return e
+}
+
+// PermanentStatus tells whether an HTTP status is a refusal the same
+// request would meet again: a 4xx but a timeout (408) or a rate limit (429).
+func PermanentStatus(s int) bool {
+	return s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests
 }
 
 // IsPermanent tells whether delivery would meet the same refusal again.
@@ -165,6 +173,9 @@ func (a *API) do(ctx context.Context, method, path string, body []byte, contentT
 		req, err := http.NewRequestWithContext(ctx, method, a.Base+path, bytes.NewReader(body))
 		if err != nil {
 			return nil, "", &SendError{Err: fmt.Errorf("%s: %w", op, err), Permanent: true}
+		}
+		if a.Header != nil {
+			a.Header(req.Header)
 		}
 		if body != nil {
 			req.Header.Set("Content-Type", contentType)

@@ -127,7 +127,8 @@ func TestAPIReadsThePlatformsEnvelope(t *testing.T) {
 }
 
 // TestAPIPutsTheTokenWhereThePlatformReadsIt: Authorization with a
-// scheme, a header of the platform's own, or a query parameter.
+// scheme, a header of the platform's own, or a query parameter; the
+// platform's own headers beside it.
 func TestAPIPutsTheTokenWhereThePlatformReadsIt(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode([]string{r.Header.Get("Authorization"), r.Header.Get("X-Token"), r.URL.Query().Get("access_token"), r.URL.Query().Get("type")})
@@ -141,6 +142,7 @@ func TestAPIPutsTheTokenWhereThePlatformReadsIt(t *testing.T) {
 		{API{Scheme: "QQBot"}, []string{"QQBot s3cret", "", "", "x"}},
 		{API{TokenHeader: "X-Token"}, []string{"", "s3cret", "", "x"}},
 		{API{TokenQuery: "access_token"}, []string{"", "", "s3cret", "x"}},
+		{API{Header: func(h http.Header) { h.Set("X-Token", "own") }}, []string{"Bearer s3cret", "own", "", "x"}},
 	} {
 		api := tc.api
 		api.Name, api.Base, api.HTTP, api.Tokens = "peer", srv.URL, srv.Client(), tokens

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
@@ -46,5 +49,26 @@ func EditBlock[T any](t testing.TB, cfg *config.Config, name string, defaults fu
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// CheckBlocks runs the config check on blocks of channels.<name>, each in a
+// config.json loaded as a command does: a block of refused fails with an
+// error holding its text (the key, at the least) and the file's path; a
+// block of warned passes with a warning on its key (an unknown key, a key
+// this build ignores).
+func CheckBlocks(t *testing.T, name string, refused, warned map[string]string) {
+	t.Helper()
+	for block, want := range refused {
+		cfg, path := LoadFile(t, `{"channels": {"`+name+`": `+block+`}}`)
+		_, err := channels.CheckConfig(cfg)
+		require.ErrorContains(t, err, want, block)
+		require.ErrorContains(t, err, path, block)
+	}
+	for block, key := range warned {
+		cfg, _ := LoadFile(t, `{"channels": {"`+name+`": `+block+`}}`)
+		w, err := channels.CheckConfig(cfg)
+		require.NoError(t, err, block)
+		require.True(t, slices.ContainsFunc(w, func(w config.Warning) bool { return w.Key == key }), "%s: no warning on %s in %v", block, key, w)
 	}
 }

@@ -1,26 +1,17 @@
 package dingtalk
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 )
-
-func configWith(t *testing.T, block string) *config.Config {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Path = "/home/u/.nanobot/config.json"
-	cfg.Channels.Other = map[string]json.RawMessage{"dingtalk": json.RawMessage(block)}
-	return cfg
-}
 
 func TestConfigReadsNanobotsBlock(t *testing.T) {
 	// nanobot's own dump of the block: snake_case keys.
-	cfg := configWith(t, `{"enabled":true,"client_id":"app","client_secret":"secret","allow_from":["staff1"],
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true,"client_id":"app","client_secret":"secret","allow_from":["staff1"],
 		"allow_remote_media_redirects":false,"remote_media_redirect_allowed_hosts":[],"group_user_isolation":true,
 		"disable_private_chat":false}`)
 	c, err := readConfig(cfg)
@@ -43,7 +34,7 @@ func TestConfigReadsNanobotsBlock(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	cfg := configWith(t, `{"enabled":true}`)
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true}`)
 	c, err := readConfig(cfg)
 	require.NoError(t, err)
 	require.Equal(t, Config{Enabled: true}, c)
@@ -57,17 +48,11 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
-	for block, key := range map[string]string{
+	channeltest.CheckBlocks(t, Name, map[string]string{
 		`{"apiBase":"not a url"}`:      "channels.dingtalk.apiBase",
 		`{"apiBase":"ftp://x"}`:        "channels.dingtalk.apiBase",
 		`{"allowFrom":"staff1"}`:       "channels.dingtalk.allowFrom",
 		`{"groupUserIsolation":"yes"}`: "channels.dingtalk.groupUserIsolation",
 		`{"clientId":123}`:             "channels.dingtalk.clientId",
-	} {
-		_, err := channels.CheckValidBlock(Name, defaults)(configWith(t, block))
-		require.ErrorContains(t, err, key, block)
-	}
-	w, err := channels.CheckValidBlock(Name, defaults)(configWith(t, `{"clientSecrett":"x"}`))
-	require.NoError(t, err)
-	require.NotEmpty(t, w, "an unknown key is warned about")
+	}, map[string]string{`{"clientSecrett":"x"}`: "channels.dingtalk.clientSecrett"})
 }

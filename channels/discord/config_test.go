@@ -1,26 +1,17 @@
 package discord
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 )
-
-func configWith(t *testing.T, block string) *config.Config {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Path = "/home/u/.nanobot/config.json"
-	cfg.Channels.Other = map[string]json.RawMessage{"discord": json.RawMessage(block)}
-	return cfg
-}
 
 func TestConfigReadsNanobotsBlock(t *testing.T) {
 	// nanobot's own dump of the block: snake_case keys and nulls.
-	cfg := configWith(t, `{"enabled":true,"token":"tok","allow_from":["123"],"allow_channels":[],"intents":37377,
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true,"token":"tok","allow_from":["123"],"allow_channels":[],"intents":37377,
 		"group_policy":"open","read_receipt_emoji":"👀","working_emoji":"🔧","working_emoji_delay":2.0,"streaming":true,
 		"proxy":null,"proxy_username":null,"proxy_password":null}`)
 	c, err := readConfig(cfg)
@@ -41,7 +32,7 @@ func TestConfigReadsNanobotsBlock(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	cfg := configWith(t, `{"enabled":true}`)
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true}`)
 	c, err := readConfig(cfg)
 	require.NoError(t, err)
 	want := defaults()
@@ -56,17 +47,11 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
-	for block, key := range map[string]string{
+	channeltest.CheckBlocks(t, Name, map[string]string{
 		`{"groupPolicy":"allowlist"}`: "channels.discord.groupPolicy",
 		`{"intents":"all"}`:           "channels.discord.intents",
 		`{"apiBase":"not a url"}`:     "channels.discord.apiBase",
 		`{"allowFrom":"123"}`:         "channels.discord.allowFrom",
 		`{"streaming":"yes please"}`:  "channels.discord.streaming",
-	} {
-		_, err := channels.CheckValidBlock(Name, defaults)(configWith(t, block))
-		require.ErrorContains(t, err, key, block)
-	}
-	w, err := channels.CheckValidBlock(Name, defaults)(configWith(t, `{"tokn":"x"}`))
-	require.NoError(t, err)
-	require.NotEmpty(t, w, "an unknown key is warned about")
+	}, map[string]string{`{"tokn":"x"}`: "channels.discord.tokn"})
 }

@@ -29,10 +29,7 @@ func sendError(op string, err error) error {
 	if errors.As(err, &limited) {
 		return &channels.SendError{Err: wrapped, RetryAfter: limited.RetryAfter}
 	}
-	if s := statusOf(err); s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests {
-		return &channels.SendError{Err: wrapped, Permanent: true}
-	}
-	if errors.Is(err, discordgo.ErrUnauthorized) {
+	if channels.PermanentStatus(statusOf(err)) || errors.Is(err, discordgo.ErrUnauthorized) {
 		return &channels.SendError{Err: wrapped, Permanent: true}
 	}
 	return wrapped

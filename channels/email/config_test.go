@@ -1,32 +1,22 @@
 package email
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
-
-func configWith(t *testing.T, block string) *config.Config {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Path = filepath.Join(t.TempDir(), "config.json")
-	cfg.Channels.Other = map[string]json.RawMessage{"email": json.RawMessage(block)}
-	return cfg
-}
 
 const fullBlock = `{"enabled": true, "consentGranted": true, "imapHost": "imap.example.org", "imapUsername": "bot@example.org",
 	"imapPassword": "p", "smtpHost": "smtp.example.org", "smtpUsername": "bot@example.org", "smtpPassword": "p",
 	"allowFrom": ["Alice <ALICE@example.org>", "bob@example.org"]}`
 
 func TestNanobotBlockReadWithItsDefaults(t *testing.T) {
-	c, err := load(configWith(t, `{"enabled": true, "consent_granted": true, "imap_host": "imap.example.org", "max_body_chars": 500}`))
+	c, err := load(channeltest.ConfigWith(t, Name, `{"enabled": true, "consent_granted": true, "imap_host": "imap.example.org", "max_body_chars": 500}`))
 	require.NoError(t, err)
 	want := Defaults()
 	want.Enabled, want.ConsentGranted, want.IMAPHost, want.MaxBodyChars = true, true, "imap.example.org", 500
@@ -42,14 +32,14 @@ func TestNanobotBlockReadWithItsDefaults(t *testing.T) {
 }
 
 func TestWithoutConsentTheChannelDoesNotStart(t *testing.T) {
-	cfg := configWith(t, strings.Replace(fullBlock, `"consentGranted": true`, `"consentGranted": false`, 1))
+	cfg := channeltest.ConfigWith(t, Name, strings.Replace(fullBlock, `"consentGranted": true`, `"consentGranted": false`, 1))
 	b := channels.Build(cfg, channels.Deps{Config: cfg}, nil)
 	require.Empty(t, b.Channels)
 	require.Len(t, b.Warnings, 1)
 	require.Contains(t, b.Warnings[0], "channels.email is enabled but lacks channels.email.consentGranted")
 	require.Contains(t, b.Warnings[0], "the channel is not started")
 
-	cfg = configWith(t, `{"enabled": true}`)
+	cfg = channeltest.ConfigWith(t, Name, `{"enabled": true}`)
 	w := channels.Build(cfg, channels.Deps{Config: cfg}, nil).Warnings[0]
 	for _, k := range []string{"consentGranted", "imapHost", "imapUsername", "imapPassword", "smtpHost", "smtpUsername", "smtpPassword"} {
 		require.Contains(t, w, "channels.email."+k)
@@ -57,7 +47,7 @@ func TestWithoutConsentTheChannelDoesNotStart(t *testing.T) {
 }
 
 func TestBuildsWhenComplete(t *testing.T) {
-	cfg := configWith(t, fullBlock)
+	cfg := channeltest.ConfigWith(t, Name, fullBlock)
 	b := channels.Build(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir()}, nil)
 	require.Empty(t, b.Warnings)
 	require.Len(t, b.Channels, 1)
@@ -66,16 +56,15 @@ func TestBuildsWhenComplete(t *testing.T) {
 }
 
 func TestAllowFromIsSenderAddressesInLowerCase(t *testing.T) {
-	allow := channels.AllowFromFor(configWith(t, fullBlock), Name)
+	allow := channels.AllowFromFor(channeltest.ConfigWith(t, Name, fullBlock), Name)
 	require.True(t, allow.Allows("alice@example.org"))
 	require.True(t, allow.Allows("bob@example.org"))
 	require.False(t, allow.Allows("mallory@example.org"))
-	require.False(t, channels.AllowFromFor(configWith(t, `{"enabled": true}`), Name).Allows("alice@example.org"), "empty: nobody")
+	require.False(t, channels.AllowFromFor(channeltest.ConfigWith(t, Name, `{"enabled": true}`), Name).Allows("alice@example.org"), "empty: nobody")
 }
 
 func TestBadBlocksAreNamed(t *testing.T) {
-	_, err := channels.CheckConfig(configWith(t, `{"enabled": true, "imapPort": "nine"}`))
-	require.ErrorContains(t, err, "channels.email.imapPort")
+	channeltest.CheckBlocks(t, Name, map[string]string{`{"enabled": true, "imapPort": "nine"}`: "channels.email.imapPort"}, nil)
 
 	for block, want := range map[string]string{
 		`"postAction": "archive"`:         `channels.email.postAction "archive"`,
@@ -83,7 +72,7 @@ func TestBadBlocksAreNamed(t *testing.T) {
 		`"fromAddress": "not an address"`: "channels.email.fromAddress",
 		`"postAction": "move"`:            "channels.email.postActionMoveMailbox",
 	} {
-		cfg := configWith(t, strings.Replace(fullBlock, `"enabled": true`, `"enabled": true, `+block, 1))
+		cfg := channeltest.ConfigWith(t, Name, strings.Replace(fullBlock, `"enabled": true`, `"enabled": true, `+block, 1))
 		b := channels.Build(cfg, channels.Deps{Config: cfg}, nil)
 		require.Empty(t, b.Channels, block)
 		require.Len(t, b.Warnings, 1, block)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
 )
 
@@ -14,9 +15,7 @@ func cfgWith(t *testing.T, block map[string]any) *config.Config {
 	t.Helper()
 	raw, err := json.Marshal(block)
 	require.NoError(t, err)
-	cfg := config.Default()
-	cfg.Channels.Other = map[string]json.RawMessage{"feishu": raw}
-	return cfg
+	return channeltest.ConfigWith(t, Name, string(raw))
 }
 
 func TestDefaultsAreNanobots(t *testing.T) {
@@ -38,12 +37,11 @@ func TestDomainSwitchAndAPIBase(t *testing.T) {
 	c, err = readConfig(cfgWith(t, map[string]any{"domain": "lark", "apiBase": "http://127.0.0.1:9/"}))
 	require.NoError(t, err)
 	require.Equal(t, "http://127.0.0.1:9", c.base(), "apiBase wins over the domain")
-	_, err = readConfig(cfgWith(t, map[string]any{"domain": "larksuite"}))
-	require.ErrorContains(t, err, "channels.feishu.domain")
-	_, err = readConfig(cfgWith(t, map[string]any{"groupPolicy": "allowlist"}))
-	require.ErrorContains(t, err, "channels.feishu.groupPolicy")
-	_, err = readConfig(cfgWith(t, map[string]any{"apiBase": "not a url"}))
-	require.ErrorContains(t, err, "channels.feishu.apiBase")
+	channeltest.CheckBlocks(t, Name, map[string]string{
+		`{"domain": "larksuite"}`:      "channels.feishu.domain",
+		`{"groupPolicy": "allowlist"}`: "channels.feishu.groupPolicy",
+		`{"apiBase": "not a url"}`:     "channels.feishu.apiBase",
+	}, nil)
 }
 
 func TestNanobotsSnakeCaseBlockReads(t *testing.T) {

@@ -185,6 +185,13 @@ func (g *Gateway) Redeliver(match func(d json.RawMessage) bool) bool {
 	return false
 }
 
+// DispatchRaw sends an event whose d is the bytes given, as they are
+// (malformed JSON, invalid UTF-8).
+func (g *Gateway) DispatchRaw(event string, d []byte) { g.Dispatch(event, json.RawMessage(d)) }
+
+// Reconnect sends op 7: the bot is to reconnect and resume.
+func (g *Gateway) Reconnect() { g.SendOp(OpReconnect, nil) }
+
 // SendOp sends a frame of op with d to the connected bot (op 7: reconnect).
 func (g *Gateway) SendOp(op int, d any) {
 	g.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -222,4 +223,13 @@ func (s *Socket) PingsSeen(n func()) {
 		defer s.mu.Unlock()
 		return s.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
 	})
+}
+
+// Unserved answers what the platform does not serve: a 404, and a test
+// failure naming the call, since the bot should never make it.
+func Unserved(t testing.TB, platform string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the bot called %s %s, which %s does not serve", r.Method, r.URL, platform)
+		http.NotFound(w, r)
+	}
 }

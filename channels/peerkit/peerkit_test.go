@@ -48,3 +48,35 @@ func TestTokensExpire(t *testing.T) {
 	require.False(t, tokens.Valid(a))
 	require.Len(t, tokens.Issued(), 2)
 }
+
+func TestFailuresAreGivenOnceToTheirMethodAndPath(t *testing.T) {
+	var fs Failures
+	fs.Add(Failure{Method: "POST", Path: "/v2/users/", Status: 429, Body: `{"code":1}`, Header: http.Header{"Retry-After": {"2"}}})
+	fs.Add(Failure{Path: "/gateway", Status: 502})
+	_, ok := fs.Take("GET", "/v2/users/u1/messages")
+	require.False(t, ok, "another method")
+	f, ok := fs.Take("POST", "/v2/users/u1/messages")
+	require.True(t, ok)
+	_, ok = fs.Take("POST", "/v2/users/u1/messages")
+	require.False(t, ok, "given once")
+	w := httptest.NewRecorder()
+	f.Write(w)
+	require.Equal(t, 429, w.Code)
+	require.Equal(t, `{"code":1}`, w.Body.String())
+	require.Equal(t, "2", w.Header().Get("Retry-After"))
+	f, ok = fs.Take("DELETE", "/gateway/bot")
+	require.True(t, ok, "any method")
+	require.Equal(t, 502, f.Status)
+}
+
+func TestFilesServeWhatWasAddedAndNothingElse(t *testing.T) {
+	var fs Files
+	fs.Add("/cdn/a.png", []byte("png"), http.Header{"Content-Type": {"image/png"}})
+	w := httptest.NewRecorder()
+	fs.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/cdn/a.png?sig=x", nil))
+	require.Equal(t, "png", w.Body.String())
+	require.Equal(t, "image/png", w.Header().Get("Content-Type"))
+	w = httptest.NewRecorder()
+	fs.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/cdn/b.png", nil))
+	require.Equal(t, http.StatusNotFound, w.Code)
+}

@@ -1,26 +1,17 @@
 package qq
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 )
-
-func qqConfig(t *testing.T, block string) *config.Config {
-	t.Helper()
-	cfg := config.Default()
-	cfg.Path = "config.json"
-	cfg.Channels.Other = map[string]json.RawMessage{"qq": json.RawMessage(block)}
-	return cfg
-}
 
 // nanobot's block reads unchanged, over nanobot's defaults.
 func TestConfigIsNanobots(t *testing.T) {
-	c, err := channels.ValidBlock(qqConfig(t, `{"enabled":true,"app_id":"1","secret":"s","allow_from":["x"]}`), Name, defaults)
+	c, err := channels.ValidBlock(channeltest.ConfigWith(t, Name, `{"enabled":true,"app_id":"1","secret":"s","allow_from":["x"]}`), Name, defaults)
 	require.NoError(t, err)
 	require.Equal(t, "1", c.AppID, "snake_case as nanobot writes it")
 	require.Equal(t, []string{"x"}, c.AllowFrom)
@@ -31,12 +22,12 @@ func TestConfigIsNanobots(t *testing.T) {
 
 	spec, ok := channels.Lookup(Name)
 	require.True(t, ok)
-	require.Equal(t, []string{"channels.qq.appId", "channels.qq.secret"}, spec.Missing(qqConfig(t, `{"enabled":true}`)))
-	_, err = spec.Check(qqConfig(t, `{"msgFormat":"html"}`))
-	require.ErrorContains(t, err, `channels.qq.msgFormat "html" is not "plain" or "markdown" (config.json)`)
-	_, err = spec.Check(qqConfig(t, `{"apiBase":"not a url"}`))
-	require.ErrorContains(t, err, "channels.qq.apiBase")
-	w, err := spec.Check(qqConfig(t, `{"appId":"1","mediaDir":"/tmp","downloadChunkSize":1024}`))
+	require.Equal(t, []string{"channels.qq.appId", "channels.qq.secret"}, spec.Missing(channeltest.ConfigWith(t, Name, `{"enabled":true}`)))
+	channeltest.CheckBlocks(t, Name, map[string]string{
+		`{"msgFormat":"html"}`:    `channels.qq.msgFormat "html" is not "plain" or "markdown"`,
+		`{"apiBase":"not a url"}`: "channels.qq.apiBase",
+	}, nil)
+	w, err := spec.Check(channeltest.ConfigWith(t, Name, `{"appId":"1","mediaDir":"/tmp","downloadChunkSize":1024}`))
 	require.NoError(t, err)
 	require.Len(t, w, 2, "every nanobot key is known; the two this build does not use say so")
 	require.Equal(t, "channels.qq.downloadChunkSize", w[0].Key)

@@ -3,7 +3,6 @@ package slack
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/slack-go/slack"
 
@@ -45,8 +44,7 @@ func sendError(op string, err error) error {
 		return &channels.SendError{Err: wrapped, Permanent: true}
 	}
 	var status slack.StatusCodeError
-	if errors.As(err, &status) && status.Code >= 400 && status.Code < 500 &&
-		status.Code != http.StatusRequestTimeout && status.Code != http.StatusTooManyRequests {
+	if errors.As(err, &status) && channels.PermanentStatus(status.Code) {
 		return &channels.SendError{Err: wrapped, Permanent: true}
 	}
 	return wrapped

@@ -99,7 +99,7 @@ func (c *Channel) uploadMedia(ctx context.Context, route protocol.Route, m strin
 		return nil
 	}
 	var local *fileError
-	if se := sendError("files.upload", err); !errors.As(err, &local) && !isPermanent(se) {
+	if se := sendError("files.upload", err); !errors.As(err, &local) && !channels.IsPermanent(se) {
 		return se
 	}
 	c.Log.Warn("slack file not sent", "file", m, "error", err)
@@ -138,11 +138,6 @@ type fileError struct{ err error }
 
 func (e *fileError) Error() string { return e.err.Error() }
 func (e *fileError) Unwrap() error { return e.err }
-
-func isPermanent(err error) bool {
-	var se *channels.SendError
-	return errors.As(err, &se) && se.Permanent
-}
 
 // ReplyShown implements channels.Finisher: reactEmoji becomes doneEmoji on
 // the messages a final reply answers, as nanobot does once it has replied.

@@ -30,17 +30,12 @@ func TestNanobotBlockReads(t *testing.T) {
 // TestBadBlocksNameTheirKey: a bad value names its key and the file; an
 // endpoint off loopback without the JWT check is refused as unsafe.
 func TestBadBlocksNameTheirKey(t *testing.T) {
-	for block, key := range map[string]string{
+	channeltest.CheckBlocks(t, Name, map[string]string{
 		`{"groupPolicy":"everyone"}`:     "channels.msteams.groupPolicy",
 		`{"path":"api"}`:                 "channels.msteams.path",
 		`{"openIdMetadata":"not a url"}`: "channels.msteams.openIdMetadata",
 		`{"port":70000}`:                 "channels.msteams.port",
-	} {
-		cfg := channeltest.ConfigWith(t, Name, block)
-		_, err := channels.CheckConfig(cfg)
-		require.ErrorContains(t, err, key, block)
-		require.ErrorContains(t, err, cfg.Path, block)
-	}
+	}, nil)
 	cfg := channeltest.ConfigWith(t, Name, `{"enabled":true,"appId":"a","appPassword":"p","host":"0.0.0.0","validateInboundAuth":false}`)
 	_, err := New(channels.Deps{Config: cfg})
 	require.ErrorContains(t, err, "channels.msteams.validateInboundAuth")

@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
 )
@@ -47,11 +46,6 @@ func TestEveryKeyIsReadOrUnused(t *testing.T) {
 }
 
 func TestBadBlockNamesTheKeyAndFile(t *testing.T) {
-	for block, key := range map[string]string{`"on"`: "channels.telegram", `{"enabled": "yes"}`: "channels.telegram.enabled",
-		`{"allowFrom": "1001"}`: "channels.telegram.allowFrom", `{"token": 5}`: "channels.telegram.token"} {
-		cfg, path := channeltest.LoadFile(t, `{"channels": {"telegram": `+block+`}}`)
-		_, err := channels.CheckConfig(cfg)
-		require.ErrorContains(t, err, key, block)
-		require.ErrorContains(t, err, path, block)
-	}
+	channeltest.CheckBlocks(t, Name, map[string]string{`"on"`: "channels.telegram", `{"enabled": "yes"}`: "channels.telegram.enabled",
+		`{"allowFrom": "1001"}`: "channels.telegram.allowFrom", `{"token": 5}`: "channels.telegram.token"}, nil)
 }

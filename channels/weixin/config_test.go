@@ -8,18 +8,13 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/weixin/weixinpeer"
-	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/secrets"
 )
-
-func cfgWith(t *testing.T, block string) *config.Config {
-	return channeltest.ConfigWith(t, Name, block)
-}
 
 // TestConfigReadsNanobotsBlock: nanobot's keys and defaults; routeTag as a
 // string or a number; snake_case read too.
 func TestConfigReadsNanobotsBlock(t *testing.T) {
-	c := block(cfgWith(t, `{"enabled": true, "allowFrom": ["a@im.wechat"], "routeTag": 7, "poll_timeout": 20}`))
+	c := block(channeltest.ConfigWith(t, Name, `{"enabled": true, "allowFrom": ["a@im.wechat"], "routeTag": 7, "poll_timeout": 20}`))
 	require.True(t, c.Enabled)
 	require.Equal(t, "https://ilinkai.weixin.qq.com", c.BaseURL)
 	require.Equal(t, "https://novac2c.cdn.weixin.qq.com/c2c", c.CDNBaseURL)
@@ -28,20 +23,20 @@ func TestConfigReadsNanobotsBlock(t *testing.T) {
 	require.Equal(t, "7", tag)
 	require.Equal(t, 20, c.PollTimeout)
 	require.Equal(t, 8, c.ContextMessageBudget)
-	tag, err = block(cfgWith(t, `{"routeTag": "blue"}`)).routeTag()
+	tag, err = block(channeltest.ConfigWith(t, Name, `{"routeTag": "blue"}`)).routeTag()
 	require.NoError(t, err)
 	require.Equal(t, "blue", tag)
 
-	_, err = check(cfgWith(t, `{"enabled": true, "baseUrl": "not a url"}`))
-	require.ErrorContains(t, err, "channels.weixin.baseUrl")
-	_, err = check(cfgWith(t, `{"routeTag": 1.5}`))
-	require.Error(t, err)
+	channeltest.CheckBlocks(t, Name, map[string]string{
+		`{"enabled": true, "baseUrl": "not a url"}`: "channels.weixin.baseUrl",
+		`{"routeTag": 1.5}`:                         "channels.weixin.routeTag",
+	}, nil)
 }
 
 // TestNoLoginWarnsToLogIn: enabled without a login, the gateway does not
 // start the channel and says which command to run.
 func TestNoLoginWarnsToLogIn(t *testing.T) {
-	cfg := cfgWith(t, `{"enabled": true, "stateDir": "`+t.TempDir()+`"}`)
+	cfg := channeltest.ConfigWith(t, Name, `{"enabled": true, "stateDir": "`+t.TempDir()+`"}`)
 	built := channels.Build(cfg, channels.Deps{Config: cfg, Workspace: t.TempDir()}, map[string]bool{Name: true})
 	require.Empty(t, built.Channels)
 	require.Len(t, built.Warnings, 1)

@@ -3,12 +3,14 @@ package weixin
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,7 +51,7 @@ func login(ctx context.Context, l channels.LoginDeps) error {
 	if err != nil {
 		return err
 	}
-	c := &client{http: &http.Client{Timeout: qrPollTimeout + 10*time.Second}, base: cfg.BaseURL, routeTag: tag}
+	c := newClient(&http.Client{Timeout: qrPollTimeout + 10*time.Second}, cfg.BaseURL, "", tag)
 	var known []string
 	if !l.Force {
 		known = knownTokens(cfg.Token, acct.Token)
@@ -84,20 +86,11 @@ func login(ctx context.Context, l channels.LoginDeps) error {
 func knownTokens(tokens ...string) []string {
 	var out []string
 	for _, t := range tokens {
-		if t = strings.TrimSpace(t); t != "" && !contains(out, t) {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // scan shows QR codes and polls until one is confirmed (or WeChat says
@@ -107,7 +100,7 @@ func scan(ctx context.Context, c *client, known []string, out io.Writer) (qrStat
 	if err != nil {
 		return qrStatus{}, err
 	}
-	pollBase, verify, refreshed := c.base, "", 0
+	poll, verify, refreshed := c, "", 0
 	in := bufio.NewReader(loginInput)
 	for {
 		q := url.Values{"qrcode": {qr}}
@@ -115,7 +108,7 @@ func scan(ctx context.Context, c *client, known []string, out io.Writer) (qrStat
 			q.Set("verify_code", verify)
 		}
 		var st qrStatus
-		err := c.call(ctx, http.MethodGet, pollBase, epQRStatus, q, nil, false, &st)
+		err := poll.Call(ctx, http.MethodGet, epQRStatus+"?"+q.Encode(), nil, &st)
 		switch {
 		case ctx.Err() != nil:
 			return qrStatus{}, ctx.Err()
@@ -137,7 +130,7 @@ func scan(ctx context.Context, c *client, known []string, out io.Writer) (qrStat
 				if !strings.HasPrefix(h, "http://") && !strings.HasPrefix(h, "https://") {
 					h = "https://" + h
 				}
-				pollBase = h
+				poll = c.at(h)
 			}
 		case "need_verifycode":
 			fmt.Fprint(out, "Enter the number shown in WeChat to continue: ")
@@ -155,7 +148,7 @@ func scan(ctx context.Context, c *client, known []string, out io.Writer) (qrStat
 			if qr, err = fetchQR(ctx, c, known, out); err != nil {
 				return qrStatus{}, err
 			}
-			pollBase, verify = c.base, ""
+			poll, verify = c, ""
 			continue
 		}
 		select {
@@ -173,10 +166,9 @@ func fetchQR(ctx context.Context, c *client, known []string, out io.Writer) (str
 		known = []string{}
 	}
 	var qr qrCode
-	err := c.call(ctx, http.MethodPost, c.base, epGetQRCode, nil, map[string]any{"local_token_list": known}, false, &qr)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.is(errInvalidArgument) && len(known) > 0 {
-		err = c.call(ctx, http.MethodPost, c.base, epGetQRCode, nil, map[string]any{"local_token_list": []string{}}, false, &qr)
+	err := c.Call(ctx, http.MethodPost, epGetQRCode, map[string]any{"local_token_list": known}, &qr)
+	if answered(err, errInvalidArgument) && len(known) > 0 {
+		err = c.Call(ctx, http.MethodPost, epGetQRCode, map[string]any{"local_token_list": []string{}}, &qr)
 	}
 	if err != nil {
 		return "", fmt.Errorf("weixin login: %w", err)
@@ -197,12 +189,13 @@ func fetchQR(ctx context.Context, c *client, known []string, out io.Writer) (str
 
 // retryableQRPoll: a timeout, a dropped connection, 408/425/429 or a 5xx.
 func retryableQRPoll(err error) bool {
-	var he *httpError
+	var he *channels.HTTPError
 	if errors.As(err, &he) {
-		return retryableStatus(he.Status)
+		return he.Code == "" && retryableStatus(he.Status)
 	}
-	var ae *apiError
-	return !errors.As(err, &ae) && !strings.Contains(err.Error(), "invalid JSON")
+	var syntax *json.SyntaxError
+	var mistyped *json.UnmarshalTypeError
+	return !errors.As(err, &syntax) && !errors.As(err, &mistyped)
 }
 
 func retryableStatus(status int) bool {

@@ -68,12 +68,11 @@ func (c *Channel) partItem(ctx context.Context, r channels.Reply, p channels.Par
 			cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 			defer cancel()
 			item, err := c.uploadItem(cctx, r.Route.ChatID, p.Media, strings.TrimPrefix(id, "nanobot-"))
-			var ae *apiError
-			var he *httpError
+			var he *channels.HTTPError
 			switch {
 			case err == nil:
 				return item, nil
-			case errors.As(err, &ae) || errors.As(err, &he):
+			case errors.As(err, &he):
 				return nil, c.sendError(err)
 			case ctx.Err() != nil:
 				return nil, err
@@ -109,26 +108,27 @@ func clientID(r channels.Reply, p channels.Part) string {
 	return "nanobot-" + hex.EncodeToString(sum[:])[:20]
 }
 
-// sendError tells delivery how to treat a failed sendmessage.
+// sendError tells delivery how to treat a failed sendmessage: an HTTP
+// status by the kit's rule, WeChat's own codes as permanent.
 func (c *Channel) sendError(err error) error {
-	var he *httpError
-	var ae *apiError
+	var he *channels.HTTPError
 	switch {
-	case errors.As(err, &he) && he.Status == 429:
-		return &channels.SendError{Err: err, RetryAfter: 5 * time.Second}
-	case errors.As(err, &he):
-		return &channels.SendError{Err: err, Permanent: !retryableStatus(he.Status)}
+	case !errors.As(err, &he):
+		return err // the network: retried with backoff
+	case he.Code == "":
+		if judged := channels.JudgeHTTP(he); judged != error(he) {
+			return judged
+		}
+		return &channels.SendError{Err: err} // a 5xx: retried with backoff
 	case sessionExpired(err):
 		c.expired.Store(true)
 		c.Down()
 		c.Log.Error(expiredHint, "error", err)
 		return &channels.SendError{Err: fmt.Errorf("%s: %w", expiredHint, err), Permanent: true}
-	case errors.As(err, &ae) && ae.is(errContextRestricted):
+	case answered(err, errContextRestricted):
 		return &channels.SendError{Err: fmt.Errorf("weixin: the context token is used up or expired; the user must write again: %w", err), Permanent: true}
-	case errors.As(err, &ae):
-		return &channels.SendError{Err: err, Permanent: true}
 	}
-	return err // the network: retried with backoff
+	return &channels.SendError{Err: err, Permanent: true}
 }
 
 // SendTyping implements channels.Typer: a typing ticket from getconfig

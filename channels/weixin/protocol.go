@@ -1,7 +1,7 @@
 package weixin
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -9,11 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // The iLink bot API, as nanobot speaks it (after @tencent-weixin/openclaw-weixin 2.4.6).
@@ -68,34 +68,19 @@ const (
 // baseInfo goes into every POST body but the QR request.
 var baseInfo = map[string]string{"channel_version": channelVersion, "bot_agent": "nanobot (go)"}
 
-// apiError is an answer with a non-zero ret or errcode.
-type apiError struct {
-	Endpoint string
-	Ret      int
-	Errcode  int
-	Errmsg   string
+// answered tells whether err is WeChat's answer carrying code in ret or errcode.
+func answered(err error, code int) bool {
+	var he *channels.HTTPError
+	if !errors.As(err, &he) || he.Code == "" {
+		return false
+	}
+	var env envelope
+	_ = json.Unmarshal(he.Body, &env)
+	return int(env.Ret) == code || int(env.Errcode) == code
 }
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("weixin %s failed (ret=%d, errcode=%d): %s", e.Endpoint, e.Ret, e.Errcode, e.Errmsg)
-}
-
-// is tells whether the error carries code in ret or errcode.
-func (e *apiError) is(code int) bool { return e.Ret == code || e.Errcode == code }
-
-// httpError is an answer with a failing HTTP status.
-type httpError struct {
-	Endpoint string
-	Status   int
-}
-
-func (e *httpError) Error() string { return fmt.Sprintf("weixin %s: HTTP %d", e.Endpoint, e.Status) }
 
 // sessionExpired tells whether err is WeChat saying the login is over.
-func sessionExpired(err error) bool {
-	var ae *apiError
-	return errors.As(err, &ae) && ae.is(errSessionExpired)
-}
+func sessionExpired(err error) bool { return answered(err, errSessionExpired) }
 
 // envelope is the status part of every answer.
 type envelope struct {
@@ -132,16 +117,29 @@ func (f *flexID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// client calls the API with one bot token.
-type client struct {
-	http     *http.Client
-	base     string
-	token    string
-	routeTag string
+// client calls the API with one bot token; a refusal comes back as the
+// *channels.HTTPError itself, for the caller to judge (a send, a poll and
+// the login each treat WeChat's codes their own way).
+type client struct{ channels.API }
+
+func newClient(h *http.Client, base, token, routeTag string) *client {
+	return &client{channels.API{
+		Name: Name, Base: strings.TrimRight(base, "/") + "/", HTTP: h, Token: token,
+		Header:   func(h http.Header) { iLinkHeaders(h, routeTag) },
+		Envelope: envelopeCode,
+		Judge:    func(e *channels.HTTPError) error { return e },
+	}}
 }
 
-// headers are nanobot's per-request headers: a fresh X-WECHAT-UIN each call.
-func (c *client) headers(h http.Header, auth bool) {
+// at is the client calling another host (a QR scan redirected).
+func (c *client) at(base string) *client {
+	other := *c
+	other.Base = strings.TrimRight(base, "/") + "/"
+	return &other
+}
+
+// iLinkHeaders are nanobot's per-request headers: a fresh X-WECHAT-UIN each call.
+func iLinkHeaders(h http.Header, routeTag string) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	uin := strconv.FormatUint(uint64(binary.BigEndian.Uint32(b[:])), 10)
@@ -150,74 +148,27 @@ func (c *client) headers(h http.Header, auth bool) {
 	h.Set("AuthorizationType", "ilink_bot_token")
 	h.Set("iLink-App-Id", appID)
 	h.Set("iLink-App-ClientVersion", strconv.Itoa(clientVersion))
-	if auth && c.token != "" {
-		h.Set("Authorization", "Bearer "+c.token)
-	}
-	if c.routeTag != "" {
-		h.Set("SKRouteTag", c.routeTag)
+	if routeTag != "" {
+		h.Set("SKRouteTag", routeTag)
 	}
 }
 
-// call sends one request and decodes the answer into out, failing on an
-// HTTP error or a non-zero ret/errcode.
-func (c *client) call(ctx context.Context, method, base, endpoint string, query url.Values, body any, auth bool, out any) error {
-	u := strings.TrimRight(base, "/") + "/" + endpoint
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	var rd io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return fmt.Errorf("weixin %s: %w", endpoint, err)
-	}
-	c.headers(req.Header, auth)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("weixin %s: %w", endpointName(endpoint), err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("weixin %s: %w", endpointName(endpoint), err)
-	}
-	if resp.StatusCode >= 300 {
-		return &httpError{Endpoint: endpointName(endpoint), Status: resp.StatusCode}
-	}
+// envelopeCode is an answer's non-zero errcode, else its ret ("": none).
+func envelopeCode(_ int, body []byte) (string, bool) {
 	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return fmt.Errorf("weixin %s: server returned invalid JSON: %w", endpointName(endpoint), err)
+	if json.Unmarshal(body, &env) != nil || env.Ret == 0 && env.Errcode == 0 {
+		return "", false
 	}
-	if env.Ret != 0 || env.Errcode != 0 {
-		return &apiError{Endpoint: endpointName(endpoint), Ret: int(env.Ret), Errcode: int(env.Errcode), Errmsg: env.Errmsg}
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("weixin %s: unexpected answer: %w", endpointName(endpoint), err)
-		}
-	}
-	return nil
+	return strconv.Itoa(int(cmp.Or(env.Errcode, env.Ret))), false
 }
 
-// post is a POST to the base URL with base_info in the body.
+// post is a POST with base_info in the body.
 func (c *client) post(ctx context.Context, endpoint string, body map[string]any, out any) error {
 	if body == nil {
 		body = map[string]any{}
 	}
 	body["base_info"] = baseInfo
-	return c.call(ctx, http.MethodPost, c.base, endpoint, nil, body, true, out)
-}
-
-// endpointName is the endpoint's last segment, for errors and logs.
-func endpointName(endpoint string) string {
-	endpoint, _, _ = strings.Cut(endpoint, "?")
-	return endpoint[strings.LastIndex(endpoint, "/")+1:]
+	return c.Call(ctx, http.MethodPost, endpoint, body, out)
 }
 
 // Wire types.

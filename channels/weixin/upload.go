@@ -9,13 +9,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"github.com/nanobot-durable/nanobot/channels"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // Upload media types (getuploadurl's media_type).
@@ -107,19 +108,12 @@ func (c *Channel) uploadItem(ctx context.Context, to, path, fileKey string) (map
 
 // postCDN uploads the encrypted bytes; the download param is in x-encrypted-param.
 func (c *Channel) postCDN(ctx context.Context, target string, body []byte) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	cdn := channels.API{Name: "weixin cdn", HTTP: c.http, Judge: func(e *channels.HTTPError) error { return e }}
+	resp, err := cdn.Do(ctx, http.MethodPost, target, body, "application/octet-stream")
 	if err != nil {
-		return "", fmt.Errorf("weixin cdn upload: %w", err)
+		return "", err
 	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("weixin cdn upload: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return "", &httpError{Endpoint: "cdn upload", Status: resp.StatusCode}
-	}
+	resp.Body.Close()
 	param := resp.Header.Get("x-encrypted-param")
 	if param == "" {
 		return "", fmt.Errorf("weixin cdn upload: no x-encrypted-param in the answer")

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -121,7 +122,7 @@ func (c *Channel) loadLogin() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.acct = a
-	c.api = &client{http: c.http, base: base, token: a.Token, routeTag: tag}
+	c.api = newClient(c.http, base, a.Token, tag)
 	return nil
 }
 
@@ -133,7 +134,7 @@ func (c *Channel) Describe() string {
 	if who == "" {
 		who = "token from config"
 	}
-	return fmt.Sprintf("bot %s (polling %s)", who, c.api.base)
+	return fmt.Sprintf("bot %s (polling %s)", who, c.api.Base)
 }
 
 // Start implements channels.Channel: it polls in the background until ctx
@@ -163,7 +164,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 // notify is nanobot's best-effort online-state call.
 func (c *Channel) notify(ctx context.Context, endpoint string) {
 	if err := c.client().post(ctx, endpoint, nil, nil); err != nil {
-		c.Log.Debug("weixin "+endpointName(endpoint)+" failed (ignored)", "error", err)
+		c.Log.Debug("weixin notify failed (ignored)", "endpoint", endpoint, "error", err)
 	}
 }
 
@@ -184,10 +185,7 @@ func (c *Channel) saveAccount() {
 	defer c.saveMu.Unlock()
 	c.mu.Lock()
 	a := c.acct
-	a.ContextTokens = make(map[string]string, len(c.acct.ContextTokens))
-	for k, v := range c.acct.ContextTokens {
-		a.ContextTokens[k] = v
-	}
+	a.ContextTokens = maps.Clone(c.acct.ContextTokens)
 	c.mu.Unlock()
 	if disk, err := loadAccount(c.dir); err == nil && disk.Token != "" && disk.Token != a.Token {
 		return // a login since we started stored a newer token: never overwrite it

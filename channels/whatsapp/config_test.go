@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/channels/channeltest"
 )
 
 // nanobot's defaults: groupPolicy open, the store under the home.
@@ -17,12 +19,10 @@ func TestConfigDefaults(t *testing.T) {
 
 // A groupPolicy nanobot does not know, or a phone number that is none, fails at start naming the key.
 func TestConfigInvalid(t *testing.T) {
-	deps, _ := depsFor(t, map[string]any{"groupPolicy": "allowlist"})
-	_, err := check(deps.Config)
-	require.ErrorContains(t, err, "channels.whatsapp.groupPolicy")
-	deps, _ = depsFor(t, map[string]any{"phoneNumber": "12"})
-	_, err = check(deps.Config)
-	require.ErrorContains(t, err, "channels.whatsapp.phoneNumber")
+	channeltest.CheckBlocks(t, Name, map[string]string{
+		`{"groupPolicy": "allowlist"}`: "channels.whatsapp.groupPolicy",
+		`{"phoneNumber": "12"}`:        "channels.whatsapp.phoneNumber",
+	}, nil)
 }
 
 // The Node bridge's keys load, and are named as ignored.

@@ -9,7 +9,6 @@
 package dingtalkpeer
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // The app the peer knows.
@@ -63,17 +64,11 @@ type Stats struct {
 	Downloads   int // download codes exchanged
 }
 
-type failure struct {
-	path   string
-	status int
-	body   string
-	header http.Header
-}
-
 // Peer is a running fake DingTalk.
 type Peer struct {
-	t   testing.TB
-	srv *httptest.Server
+	t        testing.TB
+	srv      *httptest.Server
+	failures peerkit.Failures
 
 	mu        sync.Mutex
 	stats     Stats
@@ -88,7 +83,6 @@ type Peer struct {
 	sent      []Sent
 	uploads   []Upload
 	files     map[string][]byte // download code → content
-	failures  []failure
 	users     map[string]string // staff id → userInvalid or userFlowControlled
 	subs      []map[string]string
 }
@@ -108,10 +102,7 @@ func New(t testing.TB) *Peer {
 	mux.HandleFunc("POST /v1.0/robot/messageFiles/download", p.downloadURL)
 	mux.HandleFunc("GET /files/{code}", p.file)
 	mux.HandleFunc("POST /media/upload", p.upload)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		t.Errorf("dingtalkpeer: the bot called %s %s, which DingTalk does not serve", r.Method, r.URL)
-		http.NotFound(w, r)
-	})
+	mux.HandleFunc("/", peerkit.Unserved(t, "DingTalk"))
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.Close)
 	return p
@@ -182,9 +173,7 @@ func (p *Peer) RevokeTokens() {
 // Fail answers the next request to path with status, body (and header)
 // instead of the real answer.
 func (p *Peer) Fail(path string, status int, body string, header http.Header) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.failures = append(p.failures, failure{path: path, status: status, body: body, header: header})
+	p.failures.Add(peerkit.Failure{Path: path, Status: status, Body: body, Header: header})
 }
 
 // AddFile makes a download code serve data.
@@ -196,19 +185,11 @@ func (p *Peer) AddFile(code string, data []byte) {
 
 // failed writes an injected failure for r, if one waits.
 func (p *Peer) failed(w http.ResponseWriter, r *http.Request) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, f := range p.failures {
-		if f.path == r.URL.Path {
-			p.failures = append(p.failures[:i], p.failures[i+1:]...)
-			for k, v := range f.header {
-				w.Header()[k] = v
-			}
-			writeJSONRaw(w, f.status, f.body)
-			return true
-		}
+	f, ok := p.failures.Take("", r.URL.Path)
+	if ok {
+		f.Write(w)
 	}
-	return false
+	return ok
 }
 
 func (p *Peer) id(prefix string) string {
@@ -218,16 +199,7 @@ func (p *Peer) id(prefix string) string {
 	return fmt.Sprintf("%s%06d", prefix, p.nextID)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, _ := json.Marshal(v)
-	writeJSONRaw(w, status, string(data))
-}
-
-func writeJSONRaw(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(body))
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { peerkit.WriteJSON(w, status, v) }
 
 // wsURL is the peer's address as a WebSocket URL.
 func (p *Peer) wsURL() string { return "ws" + strings.TrimPrefix(p.srv.URL, "http") }

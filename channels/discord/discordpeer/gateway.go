@@ -19,7 +19,7 @@ func (p *Peer) gateway(w http.ResponseWriter, r *http.Request) {
 	}
 	interval := p.heartbeat
 	p.mu.Unlock()
-	p.gw.Serve(w, r, interval, 4002, func(s *peerkit.Socket, f peerkit.Frame) bool {
+	p.Gateway.Serve(w, r, interval, 4002, func(s *peerkit.Socket, f peerkit.Frame) bool {
 		switch f.Op {
 		case peerkit.OpHeartbeat:
 			p.mu.Lock()
@@ -54,14 +54,14 @@ func (p *Peer) identify(s *peerkit.Socket, d json.RawMessage) bool {
 	for _, g := range guilds {
 		unavailable = append(unavailable, map[string]any{"id": g["id"], "unavailable": true})
 	}
-	sid := p.gw.Open(s)
-	p.gw.Dispatch("READY", map[string]any{
+	sid := p.Gateway.Open(s)
+	p.Gateway.Dispatch("READY", map[string]any{
 		"v": 9, "user": p.botUser(), "guilds": unavailable, "session_id": sid,
 		"resume_gateway_url": p.wsURL("/resume-gateway"), "shard": []int{0, 1},
 		"application": map[string]any{"id": BotID, "flags": 0},
 	})
 	for _, g := range guilds {
-		p.gw.Dispatch("GUILD_CREATE", g)
+		p.Gateway.Dispatch("GUILD_CREATE", g)
 	}
 	return true
 }
@@ -75,7 +75,7 @@ func (p *Peer) resume(s *peerkit.Socket, d json.RawMessage) {
 		Seq       int64  `json:"seq"`
 	}
 	_ = json.Unmarshal(d, &rs)
-	ok := p.gw.Resume(s, rs.SessionID, rs.Seq, rs.Token == "Bot "+Token)
+	ok := p.Gateway.Resume(s, rs.SessionID, rs.Seq, rs.Token == "Bot "+Token)
 	p.mu.Lock()
 	if ok {
 		p.stats.Resumes++
@@ -84,31 +84,8 @@ func (p *Peer) resume(s *peerkit.Socket, d json.RawMessage) {
 	}
 	p.mu.Unlock()
 	if ok {
-		p.gw.Dispatch("RESUMED", map[string]any{})
+		p.Gateway.Dispatch("RESUMED", map[string]any{})
 	}
 }
-
-// Dispatch sends an event (op 0) to the bot: at once if it is connected,
-// else on its RESUME.
-func (p *Peer) Dispatch(event string, d any) { p.gw.Dispatch(event, d) }
-
-// DispatchRaw sends an event whose d is the bytes given, as they are
-// (malformed JSON, invalid UTF-8).
-func (p *Peer) DispatchRaw(event string, d []byte) { p.Dispatch(event, json.RawMessage(d)) }
-
-// CloseGateway closes the bot's connection with a close code (4000,
-// "unknown error", lets it resume); events dispatched until it resumes
-// are replayed then.
-func (p *Peer) CloseGateway(code int) { p.gw.CloseGateway(code) }
-
-// ForgetSession ends the bot's session on the gateway's side: its next
-// RESUME gets INVALID_SESSION.
-func (p *Peer) ForgetSession() { p.gw.ForgetSession() }
-
-// Reconnect sends op 7: the bot is to reconnect and resume.
-func (p *Peer) Reconnect() { p.gw.SendOp(peerkit.OpReconnect, nil) }
-
-// Connected tells whether the bot holds a live, identified connection.
-func (p *Peer) Connected() bool { return p.gw.Connected() }
 
 func (p *Peer) wsURL(path string) string { return peerkit.WSURL(p.srv.URL, path) }

@@ -9,7 +9,6 @@
 package discordpeer
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -73,29 +72,22 @@ type channel struct {
 	kind                        int
 }
 
-// failure is an answer to give instead of the real one.
-type failure struct {
-	method, pathPrefix string
-	status             int
-	body               string
-}
-
 // Peer is a running fake Discord.
 type Peer struct {
 	peerkit.Recorder // the REST calls the bot made
+	*peerkit.Gateway // the bot's WebSocket: dispatch, close, forget the session, op 7
 	t                testing.TB
 	srv              *httptest.Server
+	failures         peerkit.Failures
+	files            peerkit.Files // attachments the users sent
 
 	mu        sync.Mutex
 	heartbeat time.Duration
 	intents   int
-	gw        *peerkit.Gateway
 	stats     Stats
 	nextID    int64
 	channels  map[string]*channel
-	messages  []*Message        // posted, in order
-	files     map[string][]byte // attachments the users sent, by path
-	failures  []failure
+	messages  []*Message // posted, in order
 	responses []InteractionResponse
 	holdAt    int // the POST .../messages to hold (1-based), 0 = none
 	posts     int // POST .../messages seen
@@ -107,18 +99,15 @@ type Peer struct {
 func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, heartbeat: time.Second, nextID: 1200000000000000000,
-		channels: map[string]*channel{}, files: map[string][]byte{}, release: make(chan struct{})}
-	p.gw = peerkit.NewGateway(t, "discordpeer", nil)
+		channels: map[string]*channel{}, release: make(chan struct{})}
+	p.Gateway = peerkit.NewGateway(t, "discordpeer", nil)
 	mux := http.NewServeMux()
 	for _, path := range []string{"/gateway", "/gateway/", "/resume-gateway", "/resume-gateway/"} {
 		mux.HandleFunc(path, p.gateway) // discordgo adds a slash to the url it is given
 	}
-	mux.HandleFunc("/attachments/", p.attachment)
+	mux.Handle("/attachments/", &p.files)
 	mux.HandleFunc("/api/", p.rest)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		t.Errorf("discordpeer: the bot called %s %s, which Discord does not serve", r.Method, r.URL)
-		http.NotFound(w, r)
-	})
+	mux.HandleFunc("/", peerkit.Unserved(t, "Discord"))
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		p.Release()
@@ -172,18 +161,14 @@ func (p *Peer) addChannel(c *channel) {
 // AddFile serves an attachment and returns its URL.
 func (p *Peer) AddFile(channelID, attachmentID, name string, data []byte) string {
 	path := "/attachments/" + channelID + "/" + attachmentID + "/" + name
-	p.mu.Lock()
-	p.files[path] = data
-	p.mu.Unlock()
+	p.files.Add(path, data, nil)
 	return p.srv.URL + path + "?ex=peer&is=peer&hm=signature"
 }
 
 // Fail answers the next request whose method matches and whose path (after
 // /api/v{n}) starts with pathPrefix with status and a JSON body.
 func (p *Peer) Fail(method, pathPrefix string, status int, body string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.failures = append(p.failures, failure{method, pathPrefix, status, body})
+	p.failures.Add(peerkit.Failure{Method: method, Path: pathPrefix, Status: status, Body: body})
 }
 
 // HoldPost keeps the n-th POST .../messages (counting from 1) unanswered
@@ -282,19 +267,4 @@ func (c *channel) payload() map[string]any {
 	return m
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func (p *Peer) attachment(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	data, ok := p.files[r.URL.Path]
-	p.mu.Unlock()
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	_, _ = w.Write(data)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { peerkit.WriteJSON(w, status, v) }

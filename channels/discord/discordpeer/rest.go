@@ -25,17 +25,13 @@ func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 	path := apiPrefix.ReplaceAllString(r.URL.EscapedPath(), "")
 	body, content := p.readBody(r)
 	p.Record(Call{Method: r.Method, Path: path, Body: []byte(body)})
-	p.mu.Lock()
-	fail, failed := p.takeFailure(r.Method, path)
-	p.mu.Unlock()
+	fail, failed := p.failures.Take(r.Method, path)
 	if r.Header.Get("Authorization") != "Bot "+Token {
 		restError(w, http.StatusUnauthorized, 0, "401: Unauthorized")
 		return
 	}
 	if failed {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(fail.status)
-		_, _ = io.WriteString(w, fail.body)
+		fail.Write(w)
 		return
 	}
 	seg := strings.Split(strings.Trim(path, "/"), "/")
@@ -84,16 +80,6 @@ func (p *Peer) Reactions(messageID string) []string {
 		out = append(out, sign+emoji)
 	}
 	return out
-}
-
-func (p *Peer) takeFailure(method, path string) (failure, bool) {
-	for i, f := range p.failures {
-		if f.method == method && strings.HasPrefix(path, f.pathPrefix) {
-			p.failures = append(p.failures[:i], p.failures[i+1:]...)
-			return f, true
-		}
-	}
-	return failure{}, false
 }
 
 // readBody returns the JSON body (a multipart request's payload_json) and its files.

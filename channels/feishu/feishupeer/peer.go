@@ -19,6 +19,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/nanobot-durable/nanobot/channels/peerkit"
 )
 
 // The app the peer knows.
@@ -176,10 +178,7 @@ func New(t testing.TB) *Peer {
 	mux.HandleFunc("POST /oauth/v1/app/registration", p.registration)
 	mux.HandleFunc("POST /open-apis/auth/v3/tenant_access_token/internal", p.tenantToken)
 	mux.HandleFunc("/open-apis/", p.rest)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		t.Errorf("feishupeer: the bot called %s %s, which Feishu does not serve", r.Method, r.URL)
-		http.NotFound(w, r)
-	})
+	mux.HandleFunc("/", peerkit.Unserved(t, "Feishu"))
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		p.Drop()

@@ -20,7 +20,7 @@ func (p *Peer) gateway(w http.ResponseWriter, r *http.Request) {
 	p.stats.Connections++
 	interval := p.heartbeat
 	p.mu.Unlock()
-	p.gw.Serve(w, r, interval, 4001, func(s *peerkit.Socket, f peerkit.Frame) bool {
+	p.Gateway.Serve(w, r, interval, 4001, func(s *peerkit.Socket, f peerkit.Frame) bool {
 		switch f.Op {
 		case peerkit.OpHeartbeat:
 			p.beat(s, f.D)
@@ -68,8 +68,8 @@ func (p *Peer) identify(s *peerkit.Socket, d json.RawMessage) bool {
 		s.Close(4004, "invalid token")
 		return false
 	}
-	sid := p.gw.Open(s)
-	p.gw.Dispatch("READY", map[string]any{"version": 1, "session_id": sid,
+	sid := p.Gateway.Open(s)
+	p.Gateway.Dispatch("READY", map[string]any{"version": 1, "session_id": sid,
 		"user": map[string]any{"id": BotID, "username": BotName, "bot": true}, "shard": []int{0, 1}})
 	return true
 }
@@ -86,7 +86,7 @@ func (p *Peer) resume(s *peerkit.Socket, d json.RawMessage) {
 	p.mu.Lock()
 	valid := p.validLocked(rs.Token)
 	p.mu.Unlock()
-	if !p.gw.Resume(s, rs.SessionID, rs.Seq, valid) {
+	if !p.Gateway.Resume(s, rs.SessionID, rs.Seq, valid) {
 		p.mu.Lock()
 		p.stats.InvalidSessions++
 		p.mu.Unlock()
@@ -95,20 +95,13 @@ func (p *Peer) resume(s *peerkit.Socket, d json.RawMessage) {
 	p.mu.Lock()
 	p.stats.Resumes++
 	p.mu.Unlock()
-	p.gw.Dispatch("RESUMED", "")
+	p.Gateway.Dispatch("RESUMED", "")
 }
-
-// Dispatch sends an event (op 0) to the bot: at once if it is connected,
-// else on its RESUME.
-func (p *Peer) Dispatch(event string, d any) { p.gw.Dispatch(event, d) }
-
-// DispatchRaw sends an event whose d is the bytes given, as they are.
-func (p *Peer) DispatchRaw(event string, d []byte) { p.Dispatch(event, json.RawMessage(d)) }
 
 // Redeliver dispatches the event that carried message id again, under a
 // new seq, as QQ does with an event it is not sure reached the bot.
 func (p *Peer) Redeliver(id string) {
-	found := p.gw.Redeliver(func(d json.RawMessage) bool {
+	found := p.Gateway.Redeliver(func(d json.RawMessage) bool {
 		var m struct {
 			ID string `json:"id"`
 		}
@@ -118,16 +111,3 @@ func (p *Peer) Redeliver(id string) {
 		p.t.Errorf("qqpeer: no message %s was dispatched to redeliver", id)
 	}
 }
-
-// CloseGateway closes the bot's connection with a close code; what is
-// dispatched until it resumes is replayed then.
-func (p *Peer) CloseGateway(code int) { p.gw.CloseGateway(code) }
-
-// ForgetSession ends the session on the gateway's side: the next RESUME gets op 9.
-func (p *Peer) ForgetSession() { p.gw.ForgetSession() }
-
-// Reconnect sends op 7: the bot is to reconnect and resume.
-func (p *Peer) Reconnect() { p.gw.SendOp(peerkit.OpReconnect, nil) }
-
-// Connected tells whether the bot holds a live, identified connection.
-func (p *Peer) Connected() bool { return p.gw.Connected() }

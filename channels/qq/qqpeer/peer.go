@@ -72,17 +72,14 @@ type Stats struct {
 	Unauthorized int
 }
 
-type failure struct {
-	method, pathPrefix string
-	status             int
-	body               string
-}
-
 // Peer is a running fake QQ.
 type Peer struct {
 	peerkit.Recorder // the REST calls the bot made
+	*peerkit.Gateway // the bot's WebSocket: dispatch, close, forget the session, op 7
 	t                testing.TB
 	srv              *httptest.Server
+	failures         peerkit.Failures
+	files            peerkit.Files // the CDN
 
 	mu        sync.Mutex
 	heartbeat time.Duration
@@ -90,26 +87,23 @@ type Peer struct {
 	tokens    *peerkit.Tokens
 	intents   int
 	shard     []int
-	gw        *peerkit.Gateway
 	stats     Stats
 	nextID    int
 	messages  []Message
 	uploads   []Upload
 	seqsUsed  map[string]bool // msg_id + msg_seq already answered
-	files     map[string][]byte
-	failures  []failure
 }
 
 // New starts the peer on 127.0.0.1; it stops when the test ends.
 func New(t testing.TB) *Peer {
 	t.Helper()
 	p := &Peer{t: t, heartbeat: time.Second, tokens: peerkit.NewTokens("peer-access-token", 7200*time.Second),
-		seqsUsed: map[string]bool{}, files: map[string][]byte{}}
-	p.gw = peerkit.NewGateway(t, "qqpeer", qqFrame)
+		seqsUsed: map[string]bool{}}
+	p.Gateway = peerkit.NewGateway(t, "qqpeer", qqFrame)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/app/getAppAccessToken", p.token)
 	mux.HandleFunc("/websocket", p.gateway)
-	mux.HandleFunc("/cdn/", p.cdn)
+	mux.Handle("/cdn/", &p.files)
 	mux.HandleFunc("/", p.rest)
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
@@ -145,18 +139,14 @@ func (p *Peer) ExpireTokens() { p.tokens.Revoke() }
 // AddFile serves an attachment on the peer's CDN and returns its URL.
 func (p *Peer) AddFile(name string, data []byte) string {
 	path := "/cdn/" + name
-	p.mu.Lock()
-	p.files[path] = data
-	p.mu.Unlock()
+	p.files.Add(path, data, http.Header{"Content-Type": {"application/octet-stream"}})
 	return p.srv.URL + path + "?sig=peer"
 }
 
 // Fail answers the next request whose method matches and whose path starts
 // with pathPrefix with status and a JSON body.
 func (p *Peer) Fail(method, pathPrefix string, status int, body string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.failures = append(p.failures, failure{method, pathPrefix, status, body})
+	p.failures.Add(peerkit.Failure{Method: method, Path: pathPrefix, Status: status, Body: body})
 }
 
 // Messages are the messages the bot posted to a chat, in order.
@@ -234,18 +224,6 @@ func (p *Peer) token(w http.ResponseWriter, r *http.Request) {
 	p.stats.TokenExpiries = append(p.stats.TokenExpiries, now.Add(ttl))
 	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": fmt.Sprint(int(ttl / time.Second))})
-}
-
-func (p *Peer) cdn(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	data, ok := p.files[r.URL.Path]
-	p.mu.Unlock()
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, _ = w.Write(data)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) { peerkit.WriteJSON(w, status, v) }

@@ -24,16 +24,14 @@ func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 	if !valid {
 		p.stats.Unauthorized++
 	}
-	fail, failed := p.takeFailureLocked(r.Method, path)
 	p.mu.Unlock()
+	fail, failed := p.failures.Take(r.Method, path)
 	if !valid {
 		apiError(w, http.StatusUnauthorized, 11244, "token not exist or expire")
 		return
 	}
 	if failed {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(fail.status)
-		_, _ = io.WriteString(w, fail.body)
+		fail.Write(w)
 		return
 	}
 	seg := strings.Split(strings.Trim(path, "/"), "/")
@@ -133,14 +131,4 @@ func (p *Peer) upload(w http.ResponseWriter, group bool, chat string, raw []byte
 	info := fmt.Sprintf("peer-file-info-%d", len(p.uploads))
 	p.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"file_uuid": "uuid", "file_info": info, "ttl": 3600})
-}
-
-func (p *Peer) takeFailureLocked(method, path string) (failure, bool) {
-	for i, f := range p.failures {
-		if f.method == method && strings.HasPrefix(path, f.pathPrefix) {
-			p.failures = append(p.failures[:i], p.failures[i+1:]...)
-			return f, true
-		}
-	}
-	return failure{}, false
 }

@@ -167,22 +167,8 @@ func (p *Peer) AddFile(name string, data []byte) *Resource {
 	sealed := make([]byte, len(plain))
 	cipher.NewCBCEncrypter(block, key[:16]).CryptBlocks(sealed, plain)
 	path := "/files/" + p.id("f")
-	p.mu.Lock()
-	p.files[path] = file{name: name, data: sealed}
-	p.mu.Unlock()
+	p.files.Add(path, sealed, http.Header{"Content-Disposition": {"attachment; filename*=UTF-8''" + url.PathEscape(name)}})
 	return &Resource{URL: p.srv.URL + path, AESKey: base64.StdEncoding.EncodeToString(key)}
-}
-
-func (p *Peer) serveFile(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	f, ok := p.files[r.URL.Path]
-	p.mu.Unlock()
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(f.name))
-	_, _ = w.Write(f.data)
 }
 
 // upload plays the three upload steps; it answers the other commands with

@@ -63,8 +63,9 @@ type failure struct {
 
 // Peer is a running fake WeCom.
 type Peer struct {
-	t   testing.TB
-	srv *httptest.Server
+	t     testing.TB
+	srv   *httptest.Server
+	files peerkit.Files // the encrypted files, by path
 
 	mu          sync.Mutex
 	conn        *conn
@@ -75,15 +76,9 @@ type Peer struct {
 	silent      bool // pings go unanswered
 	sent        []Sent
 	failures    []failure
-	files       map[string]file
 	uploads     map[string]*Upload // by upload_id
 	done        []*Upload
 	next        int
-}
-
-type file struct {
-	name string
-	data []byte // encrypted
 }
 
 type conn struct {
@@ -105,9 +100,9 @@ func (c *conn) write(v any) error {
 // New starts the peer on 127.0.0.1; it stops when the test ends.
 func New(t testing.TB) *Peer {
 	t.Helper()
-	p := &Peer{t: t, files: map[string]file{}, uploads: map[string]*Upload{}}
+	p := &Peer{t: t, uploads: map[string]*Upload{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/files/", p.serveFile)
+	mux.Handle("/files/", &p.files)
 	mux.HandleFunc("/", p.socket)
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
