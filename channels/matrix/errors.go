@@ -96,8 +96,3 @@ func isAuthError(err error) bool {
 	}
 	return status == http.StatusUnauthorized
 }
-
-func isPermanent(err error) bool {
-	var se *channels.SendError
-	return errors.As(err, &se) && se.Permanent
-}

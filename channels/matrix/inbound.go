@@ -44,7 +44,7 @@ func (c *Channel) onInvite(ctx context.Context, room string, state []json.RawMes
 	cctx, cancel := callCtx(ctx)
 	defer cancel()
 	if _, err := c.api().JoinRoomByID(cctx, id.RoomID(room)); err != nil {
-		if err := sendError("join", err); !isPermanent(err) {
+		if err := sendError("join", err); !channels.IsPermanent(err) {
 			c.Log.Warn("matrix auto-join failed; trying again with the next sync", "room", room, "inviter", inviter, "error", err)
 			return err
 		}

@@ -96,7 +96,7 @@ func (c *Channel) sendFile(ctx context.Context, r channels.Reply, p channels.Par
 	}
 	content, err := c.fileContent(ctx, r.Route.ChatID, c.mediaPath(p.Media))
 	var local *fileError
-	if errors.As(err, &local) || isPermanent(err) {
+	if errors.As(err, &local) || channels.IsPermanent(err) {
 		c.Log.Warn("matrix file not sent", "file", p.Media, "error", err)
 		content = textContent("(file not sent: " + filepath.Base(p.Media) + ")")
 	} else if err != nil {
