@@ -76,3 +76,14 @@ func TestTimingAndListTexts(t *testing.T) {
 	require.NotEqual(t, IDFor("s", "t", "c"), IDFor("s", "t", "d"))
 	require.Regexp(t, `^[0-9a-f]{8}$`, NewID())
 }
+
+// TestListHasWhatThisServiceJustAdded: Temporal's schedule list lags a
+// create; the jobs added here in the last minute are listed anyway, once.
+func TestListHasWhatThisServiceJustAdded(t *testing.T) {
+	s := &Service{}
+	s.noteAdded("cron/b")
+	require.Equal(t, []string{"cron/a", "cron/b"}, s.withAdded([]string{"cron/a"}), "not listed yet: added")
+	require.Equal(t, []string{"cron/a", "cron/b"}, s.withAdded([]string{"cron/b", "cron/a"}), "listed: once")
+	s.added["cron/b"] = time.Now().Add(-2 * visibilityLag)
+	require.Equal(t, []string{"cron/a"}, s.withAdded([]string{"cron/a"}), "after the lag, the list is Temporal's")
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -40,6 +42,42 @@ type Service struct {
 	Instance protocol.Instance
 	// Now is the clock Validate checks "at" times against (nil: time.Now).
 	Now func() time.Time
+
+	// added are the schedules this Service created lately: Temporal lists
+	// schedules from its visibility store, which lags a create by a moment,
+	// and a job just added must be in the next list.
+	mu    sync.Mutex
+	added map[string]time.Time
+}
+
+// visibilityLag is how long a new schedule may be missing from Temporal's list.
+const visibilityLag = time.Minute
+
+// noteAdded remembers a schedule created here for List.
+func (s *Service) noteAdded(sid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.added == nil {
+		s.added = map[string]time.Time{}
+	}
+	s.added[sid] = time.Now()
+}
+
+// withAdded is ids with the schedules created here lately that are not in it yet.
+func (s *Service) withAdded(ids []string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sid, at := range s.added {
+		if time.Since(at) > visibilityLag {
+			delete(s.added, sid)
+			continue
+		}
+		if !slices.Contains(ids, sid) {
+			ids = append(ids, sid)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func (s *Service) now() time.Time {
@@ -91,7 +129,10 @@ func (s *Service) Add(ctx context.Context, j Job) (Job, error) {
 	}
 	err := schedules.Create(ctx, s.Client, s.spec(j))
 	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		return j, nil
+		err = nil
+	}
+	if err == nil {
+		s.noteAdded(s.scheduleID(j.ID))
 	}
 	return j, err
 }
@@ -141,7 +182,7 @@ func (s *Service) List(ctx context.Context) ([]Job, error) {
 		return nil, err
 	}
 	var jobs []Job
-	for _, sid := range ids {
+	for _, sid := range s.withAdded(ids) {
 		own, mine := strings.CutPrefix(sid, s.Instance.Name(""))
 		id, isJob := strings.CutPrefix(own, protocol.CronSchedulePrefix)
 		if _, system := systemJobs[own]; !mine || (!isJob && !system) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,8 @@ func TestCronToolOnTemporal(t *testing.T) {
 	require.Equal(t, "Created job 'water' (id: "+id+")", added.Text)
 	again := run(env, map[string]any{"action": "add", "message": "Drink water", "name": "water", "every_seconds": 3600})
 	require.Equal(t, added.Text, again.Text, "a retried add finds its job")
-	require.Equal(t, []string{"cron/" + id}, scheduleIDs())
+	require.Eventually(t, func() bool { return slices.Equal([]string{"cron/" + id}, scheduleIDs()) }, 30*time.Second, 50*time.Millisecond,
+		"Temporal lists the one schedule (its visibility store lags a create)")
 
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	env.CallID = "c2"
