@@ -45,6 +45,7 @@ type Client struct {
 	sealed      map[id.EventID]bool // events that arrived as m.room.encrypted
 	decrypted   []*event.Event      // their contents, in order
 	keyRequests []id.SessionID      // sessions other devices asked this one for
+	pending     sync.WaitGroup      // events waiting for their room key
 }
 
 // New gives a registered user an encrypting client, syncing until the
@@ -91,24 +92,45 @@ func New(t testing.TB, hs *dendritepeer.Homeserver, u *dendritepeer.User) *Clien
 	t.Cleanup(func() {
 		cancel()
 		<-done
+		c.pending.Wait()
 		_ = db.Close()
 	})
 	return c
 }
 
-// onEncrypted keeps what an encrypted event says (waiting a moment for a
-// key that comes in the next sync).
+// onEncrypted keeps what an encrypted event says. An event whose key has
+// not come yet waits for it off the sync loop: the key comes in a later
+// sync, which a handler blocking the loop would never let in.
 func (c *Client) onEncrypted(ctx context.Context, evt *event.Event) {
 	c.mu.Lock()
 	c.sealed[evt.ID] = true
 	c.mu.Unlock()
 	dec, err := c.mach.DecryptMegolmEvent(ctx, evt)
 	if errors.Is(err, crypto.ErrNoSessionFound) {
-		content := evt.Content.AsEncrypted()
-		if c.mach.WaitForSession(ctx, evt.RoomID, content.SenderKey, content.SessionID, 10*time.Second) {
-			dec, err = c.mach.DecryptMegolmEvent(ctx, evt)
-		}
+		c.pending.Add(1)
+		go c.decryptWhenKeyed(ctx, evt)
+		return
 	}
+	c.keep(dec, err, evt)
+}
+
+// decryptWhenKeyed decrypts evt once its room key arrives (or says it never did).
+func (c *Client) decryptWhenKeyed(ctx context.Context, evt *event.Event) {
+	defer c.pending.Done()
+	content := evt.Content.AsEncrypted()
+	var dec *event.Event
+	err := crypto.ErrNoSessionFound
+	if c.mach.WaitForSession(ctx, evt.RoomID, content.SenderKey, content.SessionID, wait) {
+		dec, err = c.mach.DecryptMegolmEvent(ctx, evt)
+	}
+	if ctx.Err() != nil {
+		return // the client stopped: the test is over
+	}
+	c.keep(dec, err, evt)
+}
+
+// keep records a decrypted event, or logs why evt could not be.
+func (c *Client) keep(dec *event.Event, err error, evt *event.Event) {
 	if err != nil {
 		c.t.Logf("%s could not decrypt %s: %v", c.user.ID, evt.ID, err)
 		return
