@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 
 	"go.mau.fi/util/dbutil"
@@ -254,6 +255,17 @@ func (e *e2ee) encrypt(ctx context.Context, room string, typ event.Type, content
 	users, err := e.rooms.GetRoomJoinedOrInvitedMembers(ctx, id.RoomID(room))
 	if err != nil {
 		return nil, fmt.Errorf("matrix crypto: members of %s: %w", room, err)
+	}
+	// A room just joined may not have its members in the store yet: a new
+	// session's key must still reach them, so ask the homeserver too.
+	if joined, err := e.mach.Client.JoinedMembers(ctx, id.RoomID(room)); err == nil {
+		for u := range joined.Joined {
+			if !slices.Contains(users, u) {
+				users = append(users, u)
+			}
+		}
+	} else {
+		e.log.Warn("matrix crypto: the room's joined members from the homeserver", "room", room, "error", err)
 	}
 	if err := e.mach.ShareGroupSession(ctx, id.RoomID(room), users); err != nil {
 		return nil, fmt.Errorf("matrix crypto: share the room key of %s: %w", room, err)

@@ -173,6 +173,8 @@ func TestLostStoreTurnsEncryptionOff(t *testing.T) {
 func TestLongestPartFitsOneEncryptedEvent(t *testing.T) {
 	h := startHarness(t, nil)
 	alice, room := encryptedDM(h)
+	alice.SendText(room, "write me a long one") // the bot answers a room it has read, as a reply does
+	require.Equal(t, "write me a long one", h.waitInbound(1)[0].Content)
 	text := "**" + strings.Repeat("😀", MaxMessageRunes-4) + "**"
 	route := protocol.Route{Channel: Name, ChatID: string(room)}
 	eventID, err := h.ch.SendPart(context.Background(), channels.Reply{Route: route}, channels.Part{Text: text})
