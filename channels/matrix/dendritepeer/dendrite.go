@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
+	"database/sql"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/internal/peer"
 	"github.com/nanobot-durable/nanobot/internal/testenv"
+	_ "modernc.org/sqlite" // to put dendrite's databases in WAL mode before it opens them
 )
 
 // ServerName is the homeserver's name: users are @name:localhost.
@@ -80,6 +82,9 @@ func StartDendrite(t testing.TB, opts ...Options) *Homeserver {
 	bin := Bin(t)
 	dir := t.TempDir()
 	writeKey(t, filepath.Join(dir, "matrix_key.pem"))
+	for _, name := range databases {
+		walDatabase(t, filepath.Join(dir, name+".db"))
+	}
 	cfgPath := filepath.Join(dir, "dendrite.yaml")
 	if err := os.WriteFile(cfgPath, []byte(configYAML(dir, o)), 0o600); err != nil {
 		t.Fatal(err)
@@ -163,6 +168,26 @@ func writeKey(t testing.TB, path string) {
 	block := &pem.Block{Type: "MATRIX PRIVATE KEY", Headers: map[string]string{"Key-ID": "ed25519:test"}, Bytes: priv.Seed()}
 	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// databases are dendrite's SQLite files, one per component.
+var databases = []string{"federationapi", "keyserver", "mediaapi", "mscs", "relayapi", "roomserver", "syncapi", "userapi"}
+
+// walDatabase creates an empty SQLite file in WAL mode (the mode is kept in
+// the file). Dendrite opens its files in rollback-journal mode, where a sync
+// request's open read blocks a writer's commit until the 10 s busy timeout:
+// a loaded CI run saw the sync API stall 10 s with an event unwritten.
+func walDatabase(t testing.TB, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatalf("dendritepeer: open %s: %v", path, err)
+	}
+	defer db.Close()
+	var mode string
+	if err := db.QueryRow("PRAGMA journal_mode=WAL").Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("dendritepeer: %s in WAL mode: %q, %v", path, mode, err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package dendritepeer
 
 import (
+	"database/sql"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,4 +33,14 @@ func TestPeerTalksToDendrite(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "bob never saw the edit; last read: %v", mine)
 	mxc := alice.Upload(t, []byte("file body"), "text/plain", "a.txt")
 	require.Equal(t, "file body", string(bob.Download(t, mxc)))
+
+	// Dendrite keeps the WAL mode its files were made in (a rollback journal stalls sync behind writes).
+	for _, name := range databases {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(h.dir, name+".db"))
+		require.NoError(t, err)
+		var mode string
+		require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&mode))
+		db.Close()
+		require.Equal(t, "wal", mode, name)
+	}
 }
