@@ -202,6 +202,18 @@ func (c *Config) validate(src string) error {
 	if m := c.Gateway.RestartMode; m != "" && m != "auto" && m != "exec" && m != "spawn" {
 		return &Error{Source: src, Key: "gateway.restartMode", Msg: fmt.Sprintf("%q is not one of auto, exec, spawn", m)}
 	}
+	for _, r := range []struct {
+		key       string
+		n, lo, hi int
+	}{
+		{"tools.cliApps.installTimeout", c.Tools.CLIApps.InstallTimeout, 1, 3600},
+		{"tools.cliApps.runTimeout", c.Tools.CLIApps.RunTimeout, 1, 600},
+		{"tools.cliApps.catalogTtlSeconds", c.Tools.CLIApps.CatalogTTLSeconds, 60, 86_400},
+	} {
+		if r.n < r.lo || r.n > r.hi {
+			return &Error{Source: src, Key: r.key, Msg: fmt.Sprintf("%d is outside %d..%d", r.n, r.lo, r.hi)}
+		}
+	}
 	if n := c.Tools.ImageGeneration.MaxImagesPerTurn; n < 1 || n > 8 {
 		return &Error{Source: src, Key: "tools.imageGeneration.maxImagesPerTurn", Msg: fmt.Sprintf("%d is outside 1..8", n)}
 	}

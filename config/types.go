@@ -205,6 +205,19 @@ func defaultImageGeneration() ImageGenerationTool {
 		DefaultImageSize: "1K", MaxImagesPerTurn: 4, SaveDir: "generated"}
 }
 
+// CLIAppsTool is tools.cliApps: run_cli_app (on by default, as in nanobot)
+// over the apps the owner installed with `nanobot cli-apps install`.
+type CLIAppsTool struct {
+	Enable            bool `json:"enable"`
+	InstallTimeout    int  `json:"installTimeout"`    // seconds, 1..3600
+	RunTimeout        int  `json:"runTimeout"`        // seconds, 1..600
+	CatalogTTLSeconds int  `json:"catalogTtlSeconds"` // 60..86400
+}
+
+func defaultCLIApps() CLIAppsTool {
+	return CLIAppsTool{Enable: true, InstallTimeout: 300, RunTimeout: 60, CatalogTTLSeconds: 3600}
+}
+
 // MyTool is tools.my: the agent's look at itself (check), and changing
 // the few settings nanobot lets it change (set, off by default).
 type MyTool struct {

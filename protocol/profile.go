@@ -52,10 +52,10 @@ type Profile struct {
 }
 
 // SubagentTools is what a subagent may use (nanobot's "subagent" scope):
-// files, exec, search and the web; no message, spawn or cron.
+// files, exec, search, the web and CLI apps; no message, spawn or cron.
 var SubagentTools = []string{
 	"read_file", "write_file", "edit_file", "list_dir", "apply_patch", "grep", "find_files",
-	"exec", "web_search", "web_fetch",
+	"exec", "web_search", "web_fetch", "run_cli_app",
 }
 
 // DreamTools are Dream's: read, and change the files of DreamWritable.

@@ -1,6 +1,10 @@
 package tools
 
-import "time"
+import (
+	"time"
+
+	"github.com/nanobot-durable/nanobot/cliapps"
+)
 
 // BuiltinOptions carry the config values the built-in tools need; the
 // caller maps config.Tools onto them so this package stays config-free.
@@ -41,6 +45,10 @@ type BuiltinOptions struct {
 	// ImageGen, when set, registers generate_image (tools.imageGeneration.enabled);
 	// it sends its images through MessageSender.
 	ImageGen *ImageGenOptions
+	// CLIApps, when set, registers run_cli_app (tools.cliApps.enable); it
+	// runs apps with Exec's sandbox and environment, CLIAppsRunTimeout by default.
+	CLIApps           *cliapps.Manager
+	CLIAppsRunTimeout time.Duration
 }
 
 // RegisterBuiltins registers the built-in tools the options enable. It
@@ -102,6 +110,9 @@ func RegisterBuiltins(r *Registry, opts BuiltinOptions) error {
 			ig.Downloads = guard.HTTPClient(120*time.Second, 5, nil)
 		}
 		tools = append(tools, NewGenerateImage(ig, opts.MessageSender))
+	}
+	if opts.CLIApps != nil {
+		tools = append(tools, NewRunCLIApp(opts.CLIApps, opts.Exec, opts.CLIAppsRunTimeout))
 	}
 	if opts.Sessions != nil {
 		tools = append(tools, NewListSessions(opts.Sessions), NewReadSession(opts.Sessions),

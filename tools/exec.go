@@ -171,16 +171,9 @@ func (t *ExecTool) Run(ctx context.Context, env Env, args map[string]any) Result
 	if reason := t.guard.check(ctx, command); reason != "" && !env.Approved {
 		return ErrorResult("Error: Command blocked by safety guard (%s)", reason)
 	}
-	wd := StringArg(args, "working_dir")
-	if strings.TrimSpace(wd) == "" {
-		wd = "."
-	}
-	dir, errRes := resolveForTool(env, wd)
+	dir, errRes := workingDir(env, args)
 	if errRes != nil {
 		return *errRes
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return ErrorResult("Error: working_dir is not an existing directory: %s", wd)
 	}
 	timeout := t.opts.Timeout
 	if secs := IntArg(args, "timeout", 0); secs > 0 {
@@ -196,6 +189,23 @@ func (t *ExecTool) Run(ctx context.Context, env Env, args map[string]any) Result
 		res.Text = strings.TrimRight(res.Text, "\n") + "\n\n" + ExecUnsandboxedWarning
 	}
 	return res
+}
+
+// workingDir resolves the working_dir argument (default: the workspace) to an existing folder.
+func workingDir(env Env, args map[string]any) (string, *Result) {
+	wd := StringArg(args, "working_dir")
+	if strings.TrimSpace(wd) == "" {
+		wd = "."
+	}
+	dir, errRes := resolveForTool(env, wd)
+	if errRes != nil {
+		return "", errRes
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		res := ErrorResult("Error: working_dir is not an existing directory: %s", wd)
+		return "", &res
+	}
+	return dir, nil
 }
 
 // RetrySafe: a session's start is keyed by the call, so a retry finds it
@@ -266,9 +276,13 @@ func (t *ExecTool) run(ctx context.Context, command, dir string, timeout time.Du
 }
 
 // environ builds the command's minimal environment.
-func (t *ExecTool) environ() []string {
+func (t *ExecTool) environ() []string { return commandEnviron(t.opts) }
+
+// commandEnviron is the minimal environment of a command the model runs
+// (exec's, run_cli_app's); pathAppend go after tools.exec's PATH.
+func commandEnviron(opts ExecOptions, pathAppend ...string) []string {
 	vars := map[string]string{}
-	for _, k := range append(append([]string(nil), execBaseEnv...), t.opts.AllowedEnvKeys...) {
+	for _, k := range append(append([]string(nil), execBaseEnv...), opts.AllowedEnvKeys...) {
 		if v, ok := os.LookupEnv(k); ok {
 			vars[k] = v
 		}
@@ -282,11 +296,14 @@ func (t *ExecTool) environ() []string {
 	if path == "" {
 		path = execFallbackPath
 	}
-	if t.opts.PathPrepend != "" {
-		path = t.opts.PathPrepend + ":" + path
+	if opts.PathPrepend != "" {
+		path = opts.PathPrepend + ":" + path
 	}
-	if t.opts.PathAppend != "" {
-		path = path + ":" + t.opts.PathAppend
+	if opts.PathAppend != "" {
+		path = path + ":" + opts.PathAppend
+	}
+	for _, p := range pathAppend {
+		path += ":" + p
 	}
 	vars["PATH"] = path
 	env := make([]string, 0, len(vars))

@@ -230,10 +230,17 @@ var ErrSandboxUnavailable = errors.New("sandbox unavailable")
 // ErrSandboxUnavailable when bwrap cannot run. With Network on, the proxy
 // starts at the first command and the forwarder runs argv.
 func (s *Sandbox) Command(ctx context.Context, cwd string, argv ...string) (*exec.Cmd, error) {
+	return s.CommandReading(ctx, nil, cwd, argv...)
+}
+
+// CommandReading is Command with extra folders shown read-only (installed
+// CLI apps under nanobot's otherwise hidden home).
+func (s *Sandbox) CommandReading(ctx context.Context, roBinds []string, cwd string, argv ...string) (*exec.Cmd, error) {
 	if err := s.Ready(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandboxUnavailable, err)
 	}
 	l := s.SandboxLayout
+	l.RoBinds = append(append([]string(nil), l.RoBinds...), roBinds...)
 	if l.Network {
 		p, err := s.proxy.start(s.Egress)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/activities"
+	"github.com/nanobot-durable/nanobot/cliapps"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/secrets"
 	"github.com/nanobot-durable/nanobot/tools"
@@ -59,6 +60,12 @@ func newRegistry(cfg *config.Config, sb *tools.Sandbox, sessions *tools.ExecSess
 	opts.Cron, opts.CronTimezone = jobs, cfg.Agents.Defaults.Timezone
 	opts.Sessions = book
 	opts.ImageGen = imageGenOptions(cfg)
+	if c := cfg.Tools.CLIApps; c.Enable {
+		opts.CLIApps = cliapps.NewManager(config.ConfigDir(cfg.Path), cfg.Agents.Defaults.WorkspacePath())
+		opts.CLIApps.CatalogTTL = time.Duration(c.CatalogTTLSeconds) * time.Second
+		opts.CLIApps.InstallTimeout = time.Duration(c.InstallTimeout) * time.Second
+		opts.CLIAppsRunTimeout = time.Duration(c.RunTimeout) * time.Second
+	}
 	if self != nil && cfg.Tools.My.Enable {
 		opts.Self, opts.MyAllowSet = self, cfg.Tools.My.AllowSet
 		self.Tools = reg.Names

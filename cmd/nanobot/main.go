@@ -47,6 +47,7 @@ Commands:
   db        migrate | status | import: the PostgreSQL store (database.url)
   trigger   <id> ["message"]: deliver a message to the chat a /trigger is bound to (stdin when omitted)
   mcp       login <server>: OAuth login to a remote MCP server ("auth": "oauth"); prints the URL
+  cli-apps  list | catalog | install NAME | update NAME | uninstall NAME: the CLI apps run_cli_app runs
   deployment [status] | promote [BUILD]: Worker Versioning's versions (NANOBOT_WORKER_DEPLOYMENT)
   gc        remove old media, stale cache copies and idle archived sessions
             now (retention.* in the config; --json); the gateway runs it daily
@@ -125,7 +126,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, []string) error{
 		"onboard": a.onboard, "agent": a.agent, "gateway": a.gateway, "worker": a.worker, "serve": a.serve, "status": a.status,
 		"pairing": a.pairing, "channels": a.channelsCmd, "usage": a.usageCmd, "turn": a.turn, "cron": a.cron,
-		"setup-temporal": a.setupTemporal, "deployment": a.deployment, "db": a.db, "trigger": a.trigger, "gc": a.gcCmd, "mcp": a.mcpCmd,
+		"setup-temporal": a.setupTemporal, "deployment": a.deployment, "db": a.db, "trigger": a.trigger, "gc": a.gcCmd, "mcp": a.mcpCmd, "cli-apps": a.cliAppsCmd,
 		"version": func(context.Context, []string) error { fmt.Fprintln(stdout, "nanobot", version); return nil },
 	}
 	cmd, ok := cmds[rest[0]]

@@ -55,7 +55,11 @@ func (a *app) status(ctx context.Context, args []string) error {
 	}
 	writeUnsupported(out, a.warnings)
 	if cfg.Tools.CLIApps.Enable {
-		fmt.Fprintln(out, "CLI apps:  run_cli_app is not in this build: nanobot's CLI Apps catalog and installs come from remote registries (CLI-Anything, nanobot-extension), which this build does not fetch")
+		installed := "none installed"
+		if names := cliAppsManager(cfg).InstalledNames(); len(names) > 0 {
+			installed = "installed: " + strings.Join(names, ", ")
+		}
+		fmt.Fprintf(out, "CLI apps:  run_cli_app on, %s (nanobot cli-apps)\n", installed)
 	}
 	if w := workers.ImageGenerationWarning(cfg); w != "" {
 		fmt.Fprintf(out, "Images:    %s\n", w)

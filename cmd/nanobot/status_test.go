@@ -28,23 +28,22 @@ func TestStatusListsNoUnsupportedKeyForNanobotsOnboardConfig(t *testing.T) {
 	require.Contains(t, out, "Unsupported: none of the keys set\n")
 	require.NotContains(t, logged, "config:", "no warning about any key, the channel blocks' included")
 	require.NotContains(t, out, "Web search:", "DuckDuckGo needs no key: nothing to say")
-	require.Contains(t, out, "\nCLI apps:  run_cli_app is not in this build: nanobot's CLI Apps catalog and installs come from remote registries", "nanobot's default has the tool on")
+	require.Contains(t, out, "\nCLI apps:  run_cli_app on, none installed (nanobot cli-apps)\n", "nanobot's default has the tool on")
 	require.NotContains(t, out, "\nImages:", "image generation is off by default")
 }
 
 func TestStatusListsTheUnsupportedKeysSet(t *testing.T) {
 	out, logged := statusOf(t, "../../config/testdata/nanobot-every-key.json")
-	require.Contains(t, logged, "config: config ../../config/testdata/nanobot-every-key.json: tools.cliApps.enable: has no effect in this build: run_cli_app is not in this build: its catalog is a remote registry")
-	require.Contains(t, out, "Unsupported: 41 keys set have no effect in this build\n")
-	for _, done := range []string{"tools.my.", "tools.maxSessionMessagesPerMinute", "gateway.restartMode", "tools.imageGeneration."} {
+	require.NotContains(t, logged, "tools.cliApps")
+	require.Contains(t, out, "Unsupported: 37 keys set have no effect in this build\n")
+	for _, done := range []string{"tools.my.", "tools.maxSessionMessagesPerMinute", "gateway.restartMode", "tools.imageGeneration.", "tools.cliApps."} {
 		require.NotContains(t, out, "\n  "+done, "issue 36 made it work")
 	}
 	require.Contains(t, out, "\n  channels.telegram.webhookUrl: Telegram runs in polling mode only\n")
-	require.Contains(t, out, "\n  tools.cliApps.enable: run_cli_app is not in this build: its catalog is a remote registry\n")
 	require.NotContains(t, out, "\nCLI apps:", "cliApps.enable false: nothing more to say")
 	require.Contains(t, out, `Web search: tools.web.search.baseUrl is read for searxng only; it has no effect with "brave"`)
 	unsupported, _, _ := strings.Cut(out, "\nSecurity:\n")
-	require.Equal(t, 41, strings.Count(unsupported, "\n  "), out)
+	require.Equal(t, 37, strings.Count(unsupported, "\n  "), out)
 }
 
 func TestStatusNamesAnImageProviderThisBuildLacks(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package peer is how a test says which real third-party peer it ran
 // against (PostgreSQL, Dovecot, dendrite, Chromium, bwrap, aimock,
-// telegram-test-api, the npm MCP servers) or that the peer is missing. A
+// telegram-test-api, the npm MCP servers, npm itself) or that the peer is missing. A
 // developer without a peer gets a skip with a WARNING; under CI (CI=true) or
 // NANOBOT_REQUIRE_PEERS=1 a missing peer fails the test, naming what is
 // missing, so a green run cannot hide a peer that was never set up.
@@ -25,6 +25,7 @@ const (
 	Aimock      = "aimock"
 	TelegramAPI = "telegram-test-api"
 	MCPServers  = "mcp-servers"
+	NPM         = "npm"
 )
 
 // ReportEnv names the file each verdict is appended to (one line each).

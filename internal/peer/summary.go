@@ -7,7 +7,7 @@ import (
 )
 
 // Names lists every peer, in the order the summary prints them.
-var Names = []string{PostgreSQL, Dovecot, Dendrite, Chromium, Bwrap, Aimock, TelegramAPI, MCPServers}
+var Names = []string{PostgreSQL, Dovecot, Dendrite, Chromium, Bwrap, Aimock, TelegramAPI, MCPServers, NPM}
 
 // tally is what the tests of one run said about one peer: the tests by
 // verdict (a test that asks twice counts once) and the distinct reasons.

@@ -26,7 +26,7 @@ func TestSummary(t *testing.T) {
 		"peer bwrap              MISSING: failed 1 test (used by 1 test): bwrap cannot run here",
 		"peer aimock             not asked",
 		"peer telegram-test-api  not asked",
-		"peer mcp-servers        not asked",
+		"peer mcp-servers        not asked", "peer npm                not asked",
 		"peer newpeer            used by 1 test",
 	}, Summary(report))
 }
