@@ -175,4 +175,6 @@ func TestStrategies(t *testing.T) {
 // httpDown is a transport whose every request fails.
 type httpDown struct{}
 
-func (httpDown) RoundTrip(*http.Request) (*http.Response, error) { return nil, errors.New("network down") }
+func (httpDown) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("network down")
+}

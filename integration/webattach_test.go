@@ -44,7 +44,9 @@ func TestWebConsoleAttachments(t *testing.T) {
 	pg, errs := newWebPage(t, chromium, 1200, 860, out, errOut)
 	ctx := pg.ctx
 	run, waitFor, send := pg.run, pg.waitFor, pg.send
-	chips := func(n int) string { return `document.querySelectorAll('#pending .chip').length === ` + string(rune('0'+n)) }
+	chips := func(n int) string {
+		return `document.querySelectorAll('#pending .chip').length === ` + string(rune('0'+n))
+	}
 
 	pg.openChat(base, "attach")
 	run("pick two files", chromedp.SetUploadFiles(chromedp.CSS("#files"), []string{red, notes}))
