@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nanobot-durable/nanobot/internal/testenv"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // TestWebWithdrawQueuedMessage: while a turn waits for approval, two more
@@ -69,6 +70,7 @@ func TestWebWithdrawQueuedMessage(t *testing.T) {
 	}
 
 	require.Equal(t, http.StatusNotFound, withdrawStatus(t, base, dropID), "no turn runs: nothing is queued")
+	testenv.RecordHistory(t, dev.Client, protocol.TurnWorkflowID("web:withdraw"), "", "turn_withdraw")
 
 	run("reload after the turn", chromedp.Reload())
 	waitFor("the conversation from the journal", `document.getElementById('log').textContent.includes('Cleaned the build.')`)
