@@ -22,6 +22,8 @@ const (
 	TurnWorkflowName = "TurnWorkflow"
 	SignalInbound    = "inbound"
 	QueryState       = "state"
+	// UpdateWithdraw takes a queued message (by its ID) back from the session's turn before the turn reads it.
+	UpdateWithdraw = "withdraw"
 
 	ActivityRestore = "Restore"
 	ActivityCompact = "Compact"
@@ -179,6 +181,12 @@ type TurnState struct {
 
 // QueuedMessage is a message waiting behind the running turn of its session.
 type QueuedMessage struct {
+	ID      string `json:"id"`
+	Preview string `json:"preview"`
+}
+
+// Withdrawn answers UpdateWithdraw: the message the turn gave back, never to be answered.
+type Withdrawn struct {
 	ID      string `json:"id"`
 	Preview string `json:"preview"`
 }
@@ -423,6 +431,10 @@ const (
 	ErrBusy = "Busy"
 	// ErrNotHere: a workspace step tried on the turn's worker found the workspace on another host.
 	ErrNotHere = "NotHere"
+	// ErrWithdrawTaken: the message to withdraw is already part of the running turn (injected or its own).
+	ErrWithdrawTaken = "WithdrawTaken"
+	// ErrWithdrawUnknown: the turn has no such message waiting (answered in an earlier turn, withdrawn, never sent).
+	ErrWithdrawUnknown = "WithdrawUnknown"
 )
 
 // Stop reasons, as nanobot names them.

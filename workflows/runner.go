@@ -220,6 +220,9 @@ func (r *runner) answer(ctx workflow.Context, res *protocol.LLMCallResult) (stri
 	}
 	if r.pendingInjections() {
 		r.host.onAnswer(ctx)
+		if r.host.waiting() == 0 {
+			return "", true, nil // what waited was withdrawn while the answer went out: it stands
+		}
 		r.inject(ctx)
 		r.EmptyRetries, r.Segments = 0, nil
 		return "", false, nil

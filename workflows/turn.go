@@ -56,6 +56,7 @@ type turn struct {
 	answered  []protocol.Inbound
 	delivered int // answered[:delivered] already got a reply
 	pending   []protocol.Inbound
+	taking    []string // IDs of the waiting messages being journaled into the turn: no longer withdrawable
 	inbound   workflow.ReceiveChannel
 	started   time.Time
 	inflight  int  // inline commands still running
@@ -89,6 +90,9 @@ func TurnWorkflow(ctx workflow.Context, in protocol.TurnInput) (*protocol.TurnRe
 		Build: t.build, Run: t.run.execute, Save: t.save, Respond: t.respond,
 	}, note: func() string { return t.run.lastCall }}
 	if err := workflow.SetQueryHandler(ctx, protocol.QueryState, t.state); err != nil {
+		return nil, err
+	}
+	if err := t.setWithdrawHandler(ctx); err != nil {
 		return nil, err
 	}
 	start := Restore
@@ -295,7 +299,14 @@ func (t *turn) waiting() int { return len(t.pending) }
 // injectWaiting journals up to max waiting messages as one user message.
 func (t *turn) injectWaiting(ctx workflow.Context, cycle, max int) bool {
 	n := min(len(t.pending), max)
-	batch := t.pending[:n]
+	if n == 0 {
+		return false // every waiting message was withdrawn
+	}
+	batch := t.pending[:n] // taking guards it: a withdraw meanwhile removes only messages behind it
+	for _, m := range batch {
+		t.taking = append(t.taking, m.ID)
+	}
+	defer func() { t.taking = nil }()
 	in := protocol.InjectInput{SessionKey: t.in.SessionKey, Turn: t.id, Cycle: cycle, Messages: batch}
 	summary := fmt.Sprintf("inject %d message(s)", n)
 	if err := workflow.ExecuteLocalActivity(localCtx(ctx, summary), protocol.ActivityInject, in).Get(ctx, nil); err != nil {

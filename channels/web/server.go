@@ -87,6 +87,8 @@ func (c *Channel) route(path string) (string, http.HandlerFunc) {
 		return get, c.events
 	case "/api/send":
 		return post, func(w http.ResponseWriter, r *http.Request) { c.send(w, r, "") }
+	case "/api/withdraw":
+		return post, c.withdraw
 	case "/api/stop":
 		return post, func(w http.ResponseWriter, r *http.Request) { c.send(w, r, "/stop") }
 	}

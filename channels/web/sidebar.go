@@ -212,6 +212,11 @@ func (c *Channel) changeSession(w http.ResponseWriter, r *http.Request) {
 // readSessionRequest reads a same-origin JSON body into req whose session
 // field is *key, and checks the key; false when it answered an error.
 func readSessionRequest(w http.ResponseWriter, r *http.Request, req any, key *string, shape string) bool {
+	return readRequest(w, r, req, shape) && validSession(w, *key)
+}
+
+// readRequest reads a same-origin JSON body of that shape into req; false when it answered an error.
+func readRequest(w http.ResponseWriter, r *http.Request, req any, shape string) bool {
 	if crossOrigin(w, r) {
 		return false
 	}
@@ -223,7 +228,7 @@ func readSessionRequest(w http.ResponseWriter, r *http.Request, req any, key *st
 		writeError(w, http.StatusBadRequest, "the body is not JSON "+shape+": "+err.Error())
 		return false
 	}
-	return validSession(w, *key)
+	return true
 }
 
 // validSession answers 400 unless key is a session key (channel:chat).

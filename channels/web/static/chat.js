@@ -134,8 +134,9 @@ function inlineReply(ev) {
 
 function untag(ids) {
   for (const id of ids || []) {
-    const q = document.querySelector('[data-id="' + CSS.escape(id) + '"] .tag:not(.injected)');
-    if (q) q.remove(); // answered; an "injected" label stays to show where it went
+    const m = document.querySelector('[data-id="' + CSS.escape(id) + '"]');
+    if (!m) continue;
+    for (const q of m.querySelectorAll('.tag:not(.injected), .withdraw')) q.remove(); // answered; an "injected" label stays to show where it went
   }
 }
 
@@ -179,6 +180,8 @@ function connect() {
     for (const id of ev.ids) {
       const q = document.querySelector('[data-id="' + CSS.escape(id) + '"] .tag');
       if (q) { q.textContent = 'injected into the running turn'; q.className = 'tag injected'; }
+      const w = document.querySelector('[data-id="' + CSS.escape(id) + '"] .withdraw');
+      if (w) w.remove(); // taken into the turn: no longer withdrawable
     }
   });
   on('reply', reply);

@@ -1,6 +1,6 @@
 // nanobot web chat: where the running turn is, as the gateway pushes it
 // ("turn" on connect, "live" on every change): its step, what it waits for,
-// a call Temporal is retrying, and the messages queued behind it.
+// a call Temporal is retrying, and the messages queued behind it (each cancellable).
 'use strict';
 
 const liveView = { now: null, retryAt: 0, timer: 0 };
@@ -42,7 +42,42 @@ function drawLive() {
   for (const q of queued) {
     const m = q.id && document.querySelector('#log [data-id="' + CSS.escape(q.id) + '"]');
     const tag = m && m.querySelector('.tag:not(.injected)');
-    if (tag) { tag.textContent = 'queued behind a turn of this session'; continue; }
-    box.appendChild(el('div', 'live-queued', 'queued behind a turn of this session: ' + q.preview)); // sent before a reload, or elsewhere
+    if (tag) {
+      tag.textContent = 'queued behind a turn of this session';
+      if (!m.querySelector('.withdraw')) tag.after(withdrawButton(q.id));
+      continue;
+    }
+    const line = el('div', 'live-queued', 'queued behind a turn of this session: ' + q.preview); // sent before a reload, or elsewhere
+    line.appendChild(withdrawButton(q.id));
+    box.appendChild(line);
   }
+}
+
+// withdrawButton takes a queued message back before the turn reads it; the
+// turn says whether it could (an injected message will be answered).
+function withdrawButton(id) {
+  const b = el('button', 'withdraw', 'cancel');
+  b.type = 'button';
+  b.title = 'Withdraw this message: the agent will not read it';
+  b.onclick = async () => {
+    b.disabled = true;
+    try {
+      await api('api/withdraw', { chat: state.chat, id });
+      withdrawn(id);
+    } catch (err) {
+      b.remove();
+      add('msg assistant error', '').textContent = '⚠ ' + err.message;
+    }
+  };
+  return b;
+}
+
+// withdrawn takes a message the turn gave back out of the transcript and the queue:
+// it was never journaled, so a reload does not bring it back either.
+function withdrawn(id) {
+  const m = document.querySelector('#log [data-id="' + CSS.escape(id) + '"]');
+  if (m) m.remove();
+  if (!liveView.now) return;
+  liveView.now.queued = (liveView.now.queued || []).filter((q) => q.id !== id);
+  drawLive();
 }
