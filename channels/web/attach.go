@@ -92,9 +92,6 @@ var mediaNames = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$`)
 // serveMedia answers a file of <workspace>/media by name: an image the model
 // takes is shown inline, anything else only downloads (an uploaded page must not run here).
 func (c *Channel) serveMedia(w http.ResponseWriter, r *http.Request) {
-	if crossOrigin(w, r) {
-		return
-	}
 	name := r.URL.Query().Get("name")
 	if !mediaNames.MatchString(name) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("media %q: want a file name of <workspace>/media", name))

@@ -35,9 +35,6 @@ type contextView struct {
 // showContext measures a session as /status and COMPACT do (governance.HistoryTokens
 // against governance.InputBudget, with the session's /model choice).
 func (c *Channel) showContext(w http.ResponseWriter, r *http.Request) {
-	if crossOrigin(w, r) {
-		return
-	}
 	key, ok := sessionParam(w, r)
 	if !ok {
 		return
@@ -94,9 +91,6 @@ type dreamView struct {
 
 // showMemory answers the memory files and Dream's last change.
 func (c *Channel) showMemory(w http.ResponseWriter, r *http.Request) {
-	if crossOrigin(w, r) {
-		return
-	}
 	files := make([]memoryFileView, 0, len(memoryFiles))
 	for _, f := range memoryFiles {
 		b, err := os.ReadFile(filepath.Join(c.workspace, filepath.FromSlash(f.path)))

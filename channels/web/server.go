@@ -46,9 +46,14 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no %s %s here", r.Method, r.URL.Path))
 		return
 	}
-	if allow(w, r, method) {
-		handle(w, r)
+	if !allow(w, r, method) {
+		return
 	}
+	// Every API call, read or write, from this page's origin only: a page elsewhere gets nothing through it.
+	if strings.HasPrefix(r.URL.Path, "/api/") && crossOrigin(w, r) {
+		return
+	}
+	handle(w, r)
 }
 
 // route names the one method a path takes and its handler (nil: no such path).
@@ -271,9 +276,6 @@ type sendRequest struct {
 // send publishes a message typed in the page (or, for /api/stop, /stop);
 // /api/send also takes a voice note as multipart/form-data (readForm).
 func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
-	if crossOrigin(w, r) {
-		return
-	}
 	id := "web-" + newID(8)
 	req, media, status, err := c.readSend(w, r, id, fixed == "")
 	if err != nil {

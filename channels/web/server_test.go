@@ -413,3 +413,24 @@ func TestChatSharesTheProcessListenerOnTheSameAddress(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, call(t, http.MethodGet, base+"/?token=s3cret", "").status)
 	require.Equal(t, "alive", call(t, http.MethodGet, base+"/health", "").body, "the listener stays its owner's")
 }
+
+// TestEveryAPIRouteRefusesAnotherOrigin: the Origin check sits in front of
+// every API route, reads included, so a page of another site gets nothing
+// through the owner's browser even with the token.
+func TestEveryAPIRouteRefusesAnotherOrigin(t *testing.T) {
+	c, p, base := startChannel(t, "s3cret")
+	paths := []string{"/api/info", "/api/sessions", "/api/history", "/api/turn", "/api/media", "/api/context",
+		"/api/memory", "/api/subagents", "/api/approvals", "/api/schedules", "/api/schedule", "/api/session",
+		"/api/fork", "/api/events", "/api/send", "/api/withdraw", "/api/stop"}
+	for _, path := range paths {
+		method, handle := c.route(path)
+		require.NotNil(t, handle, path)
+		a := call(t, method, base+path+"?chat=c&session=web:c&name=x.png", `{"chat":"c","text":"hi"}`,
+			"Authorization", "Bearer s3cret", "Origin", "http://evil.example")
+		require.Equal(t, http.StatusForbidden, a.status, "%s %s: %s", method, path, a.body)
+		require.Contains(t, a.body, "cross-origin requests are refused")
+	}
+	require.Empty(t, p.all())
+	require.Equal(t, http.StatusOK, call(t, http.MethodGet, base+"/api/sessions", "", "Authorization", "Bearer s3cret",
+		"Origin", base).status, "the page's own origin passes")
+}

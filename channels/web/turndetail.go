@@ -44,9 +44,6 @@ type turnDetails struct {
 
 // showTurn answers /api/turn?session=…&turn=<run ID> (or chat=… for a web chat).
 func (c *Channel) showTurn(w http.ResponseWriter, r *http.Request) {
-	if crossOrigin(w, r) {
-		return
-	}
 	key, ok := sessionParam(w, r)
 	if !ok {
 		return
