@@ -50,6 +50,15 @@ var imageProviders = map[string]imageProvider{
 	"gemini": {label: "Gemini", defaultBase: "https://generativelanguage.googleapis.com/v1beta", client: func(o ImageGenOptions, base string) imageClient {
 		return &geminiImages{o: o, base: base}
 	}},
+	"minimax": {label: "MiniMax", defaultBase: "https://api.minimax.io/v1", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &miniMaxImages{o: o, base: base}
+	}},
+	"stepfun": {label: "StepFun", defaultBase: "https://api.stepfun.com/v1", client: func(o ImageGenOptions, base string) imageClient {
+		return &stepFunImages{o: o, base: base}
+	}},
+	"zhipu": {label: "Zhipu", defaultBase: "https://open.bigmodel.cn/api/paas/v4", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &zhipuImages{o: o, base: base}
+	}},
 }
 
 // codexImageRefusal is why openai_codex stays out: nanobot signs its
