@@ -59,6 +59,16 @@ var imageProviders = map[string]imageProvider{
 	"zhipu": {label: "Zhipu", defaultBase: "https://open.bigmodel.cn/api/paas/v4", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
 		return &zhipuImages{o: o, base: base}
 	}},
+	"aihubmix": {label: "AIHubMix", defaultBase: "https://aihubmix.com/v1", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &aiHubMixImages{o: o, base: base}
+	}},
+	// Ollama runs locally: no key, its native API under chat's /v1 base.
+	"ollama": {label: "Ollama", defaultBase: "http://localhost:11434/api", keyOptional: true, timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &ollamaImages{o: o, base: ollamaImageBase(base)}
+	}},
+	"modelscope": {label: "ModelScope", defaultBase: "https://api-inference.modelscope.cn/v1", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &modelScopeImages{o: o, base: base, pollEvery: orDefault(o.PollInterval, modelScopePollEvery)}
+	}},
 }
 
 // codexImageRefusal is why openai_codex stays out: nanobot signs its
@@ -291,6 +301,26 @@ func readLimited(p string) ([]byte, error) {
 func referenceDataURL(p string) (string, error) {
 	mime, b64, err := referenceBase64(p)
 	return "data:" + mime + ";base64," + b64, err
+}
+
+// referencesField is the references as AIHubMix and ModelScope take them:
+// one data URL, a list of them, or nil for none.
+func referencesField(refs []string) (any, error) {
+	var urls []any
+	for _, p := range refs {
+		u, err := referenceDataURL(p)
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, u)
+	}
+	switch len(urls) {
+	case 0:
+		return nil, nil
+	case 1:
+		return urls[0], nil
+	}
+	return urls, nil
 }
 
 func referenceBase64(p string) (mime, b64 string, err error) {

@@ -135,3 +135,70 @@ func TestGenerateImageGeminiErrors(t *testing.T) {
 	res, _ = runGenerateImage(t, wireImageTool("gemini", "gemini-2.5-flash-image", "", wire.srv.URL+"/v1beta"), imageEnv(t), map[string]any{"prompt": "p"})
 	require.Equal(t, "Error: Gemini API key is not configured. Set providers.gemini.apiKey.", res.Text)
 }
+
+func TestGenerateImageOllama(t *testing.T) {
+	pic := testPNG(t, color.RGBA{R: 5, A: 255})
+	wire := startImageWire(t, func(r *http.Request, _ map[string]any) (int, any) {
+		if r.URL.Path != "/api/generate" || r.Header.Get("Authorization") != "Bearer ollama-test" {
+			return http.StatusNotFound, map[string]any{"error": "model 'x/z-image-turbo' not found"}
+		}
+		return http.StatusOK, map[string]any{"model": "x/z-image-turbo", "created_at": "2025-01-01T00:00:00Z", "response": "",
+			"done": true, "done_reason": "stop", "image": b64(pic)}
+	})
+	tool := NewGenerateImage(ImageGenOptions{Provider: "ollama", Model: "x/z-image-turbo", APIKey: "ollama-test",
+		APIBase: wire.srv.URL + "/v1", ExtraBody: map[string]any{"seed": 123, "stream": true},
+		DefaultAspectRatio: "16:9", DefaultImageSize: "1K", MaxImagesPerTurn: 1, SaveDir: "generated"}, nil)
+	res, out := runGenerateImage(t, tool, imageEnv(t), map[string]any{"prompt": "a sunset"})
+	requireSavedImage(t, res, out, pic)
+	require.Equal(t, map[string]any{"model": "x/z-image-turbo", "prompt": "a sunset", "width": float64(1024), "height": float64(576),
+		"steps": float64(0), "seed": float64(123), "stream": false}, wire.bodies[0], "chat's /v1 base becomes /api; stream stays off")
+
+	res, _ = runGenerateImage(t, wireImageTool("ollama", "missing", "", wire.srv.URL+"/api"), imageEnv(t), map[string]any{"prompt": "p"})
+	require.Equal(t, "Error: Ollama image generation failed (HTTP 404): model 'x/z-image-turbo' not found", res.Text)
+}
+
+func TestOllamaDimensions(t *testing.T) {
+	for _, tc := range []struct {
+		aspect, size string
+		w, h         int
+	}{
+		{"", "", 1024, 1024}, {"16:9", "1K", 1024, 576}, {"9:16", "2K", 1152, 2048}, {"21:9", "", 1024, 440},
+		{"16:9", "640x480", 640, 480}, {"16:9", "big", 1024, 576}, {"wide", "4K", 4096, 4096}, {"0:1", "", 1024, 1024},
+	} {
+		w, h := ollamaDimensions(tc.aspect, tc.size)
+		require.Equal(t, [2]int{tc.w, tc.h}, [2]int{w, h}, "%s %s", tc.aspect, tc.size)
+	}
+}
+
+func TestGenerateImageAIHubMix(t *testing.T) {
+	pic := testPNG(t, color.RGBA{G: 5, A: 255})
+	var wire *imageWire
+	wire = startImageWire(t, func(r *http.Request, body map[string]any) (int, any) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/cdn/image.png":
+			return http.StatusOK, string(pic)
+		case r.Header.Get("Authorization") != "Bearer sk-ahm" || r.Header.Get("X-Test") != "1":
+			return http.StatusUnauthorized, map[string]any{"error": map[string]any{"message": "Invalid token", "type": "aihubmix_error"}}
+		case r.URL.Path == "/v1/models/openai/gpt-image-2-free/predictions":
+			return http.StatusOK, map[string]any{"output": map[string]any{"b64_json": []any{map[string]any{"bytesBase64": b64(pic)}}}}
+		case r.URL.Path == "/v1/models/doubao/seedream-4/predictions":
+			return http.StatusOK, map[string]any{"data": []any{map[string]any{"url": wire.srv.URL + "/cdn/image.png"}}}
+		}
+		return http.StatusNotFound, map[string]any{"error": map[string]any{"message": "no model " + r.URL.Path}}
+	})
+	env := imageEnv(t)
+	ref := testPNG(t, color.White)
+	res, out := runGenerateImage(t, wireImageTool("aihubmix", "gpt-image-2-free", "sk-ahm", wire.srv.URL+"/v1"), env,
+		map[string]any{"prompt": "edit this", "aspect_ratio": "4:3", "reference_images": []any{workspaceRef(t, env, ref)}})
+	requireSavedImage(t, res, out, pic)
+	require.Equal(t, map[string]any{"input": map[string]any{"prompt": "edit this", "n": float64(1), "size": "1536x1024",
+		"image": "data:image/png;base64," + b64(ref)}}, wire.bodies[0], "the vendor is added to OpenAI's model; one reference is a string")
+
+	res, out = runGenerateImage(t, wireImageTool("aihubmix", "doubao/seedream-4", "sk-ahm", wire.srv.URL+"/v1"), env,
+		map[string]any{"prompt": "p", "aspect_ratio": "21:9", "image_size": "2K"})
+	requireSavedImage(t, res, out, pic)
+	require.Equal(t, "auto", wire.bodies[1]["input"].(map[string]any)["size"], "no WxH and a ratio it lacks: auto")
+
+	res, _ = runGenerateImage(t, wireImageTool("aihubmix", "gpt-image-2-free", "bad", wire.srv.URL+"/v1"), env, map[string]any{"prompt": "p"})
+	require.Equal(t, `Error: AIHubMix image generation failed: {"error":{"message":"Invalid token","type":"aihubmix_error"}}`+"\n", res.Text)
+}
