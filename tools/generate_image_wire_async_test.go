@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"image/color"
 	"net/http"
 	"sync/atomic"
@@ -70,4 +71,27 @@ func TestGenerateImageModelScopeFailures(t *testing.T) {
 
 	res, _ = runGenerateImage(t, wireImageTool("modelscope", "m", "wrong", wire.srv.URL+"/v1"), imageEnv(t), map[string]any{"prompt": "p"})
 	require.Equal(t, `Error: ModelScope image generation failed: {"errors":{"message":"Please bind your Alibaba Cloud account"}}`+"\n", res.Text)
+}
+
+func TestGenerateImageModelScopeStopsWithTheContext(t *testing.T) {
+	wire, polls := modelScopeWire(t, 1000, nil)
+	tool := modelScopeTool(wire.srv.URL + "/v1")
+	tool.opts.PollInterval = time.Hour
+	env := imageEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan Result, 1)
+	go func() { done <- tool.Run(ctx, env, map[string]any{"prompt": "p"}) }()
+	require.Eventually(t, func() bool { return polls.Load() == 1 }, 10*time.Second, time.Millisecond, "the first poll is at once")
+	cancel()
+	var res Result
+	require.Eventually(t, func() bool {
+		select {
+		case res = <-done:
+			return true
+		default:
+			return false
+		}
+	}, 10*time.Second, time.Millisecond, "a cancelled turn stops waiting for the next poll")
+	require.Equal(t, "Error: ModelScope image generation: context canceled", res.Text)
 }
