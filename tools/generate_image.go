@@ -30,6 +30,8 @@ type ImageGenOptions struct {
 	HTTP *http.Client
 	// Downloads fetches images a provider returns as URLs (SSRF-guarded by RegisterBuiltins).
 	Downloads *http.Client
+	// PollInterval spaces the polls of an asynchronous provider (ModelScope); 0 = nanobot's 5 s.
+	PollInterval time.Duration
 }
 
 const generateImageDescription = "Generate or edit images and store them as persistent artifacts. " +
@@ -234,8 +236,10 @@ func imageKind(raw []byte) (mime, ext string) {
 	return "", ""
 }
 
-func orDefault(v, def string) string {
-	if v == "" {
+// orDefault is v, or def when v is its type's zero.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
 		return def
 	}
 	return v

@@ -5,15 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
+	"net"
 	"net/http"
-	"net/textproto"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
+	"time"
 )
 
 // imageRequest is one call to a provider: it returns one or more images.
@@ -27,234 +26,88 @@ type imageClient interface {
 	generate(ctx context.Context, req imageRequest) ([][]byte, error)
 }
 
-// imageProvidersElsewhere are nanobot's image providers whose native APIs
-// this build does not speak.
-var imageProvidersElsewhere = []string{"openai_codex", "aihubmix", "minimax", "gemini", "ollama", "stepfun", "zhipu", "modelscope"}
+// imageProvider is how generate_image reaches one of nanobot's image providers.
+type imageProvider struct {
+	label       string // as nanobot's messages name it
+	defaultBase string // nanobot's, when providers.<name>.apiBase is empty
+	keyOptional bool
+	timeout     time.Duration // nanobot's per-provider HTTP timeout; 0 = the tool's 120 s
+	client      func(o ImageGenOptions, base string) imageClient
+}
+
+// imageProviders are the providers this build calls, by their config name.
+var imageProviders = map[string]imageProvider{
+	"openai": {label: "OpenAI", defaultBase: "https://api.openai.com/v1", client: func(o ImageGenOptions, base string) imageClient {
+		return &openAIImages{o: o, base: base, label: "OpenAI"}
+	}},
+	"custom": {label: "Custom", keyOptional: true, client: func(o ImageGenOptions, base string) imageClient {
+		return &openAIImages{o: o, base: base, label: "Custom", custom: true}
+	}},
+	"openrouter": {label: "OpenRouter", defaultBase: "https://openrouter.ai/api/v1", client: func(o ImageGenOptions, base string) imageClient {
+		return &openRouterImages{o: o, base: base}
+	}},
+	// Gemini: the native API, not the registry's OpenAI-compatible base.
+	"gemini": {label: "Gemini", defaultBase: "https://generativelanguage.googleapis.com/v1beta", client: func(o ImageGenOptions, base string) imageClient {
+		return &geminiImages{o: o, base: base}
+	}},
+	"minimax": {label: "MiniMax", defaultBase: "https://api.minimax.io/v1", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &miniMaxImages{o: o, base: base}
+	}},
+	"stepfun": {label: "StepFun", defaultBase: "https://api.stepfun.com/v1", client: func(o ImageGenOptions, base string) imageClient {
+		return &stepFunImages{o: o, base: base}
+	}},
+	"zhipu": {label: "Zhipu", defaultBase: "https://open.bigmodel.cn/api/paas/v4", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &zhipuImages{o: o, base: base}
+	}},
+	"aihubmix": {label: "AIHubMix", defaultBase: "https://aihubmix.com/v1", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &aiHubMixImages{o: o, base: base}
+	}},
+	// Ollama runs locally: no key, its native API under chat's /v1 base.
+	"ollama": {label: "Ollama", defaultBase: "http://localhost:11434/api", keyOptional: true, timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &ollamaImages{o: o, base: ollamaImageBase(base)}
+	}},
+	"modelscope": {label: "ModelScope", defaultBase: "https://api-inference.modelscope.cn/v1", timeout: 300 * time.Second, client: func(o ImageGenOptions, base string) imageClient {
+		return &modelScopeImages{o: o, base: base, pollEvery: orDefault(o.PollInterval, modelScopePollEvery)}
+	}},
+}
+
+// codexImageRefusal is why openai_codex stays out: nanobot signs its
+// requests with the ChatGPT/Codex OAuth login, which this build lacks.
+const codexImageRefusal = "image generation provider 'openai_codex' needs nanobot's Codex OAuth login (ChatGPT subscription), which this build does not have; use openai with an API key"
 
 // maxImageBytes bounds a provider response and a downloaded image (nanobot's 32 MiB).
 const maxImageBytes = 32 << 20
 
 func newImageClient(o ImageGenOptions) (imageClient, error) {
-	base := strings.TrimRight(o.APIBase, "/")
-	switch o.Provider {
-	case "openai":
-		if o.APIKey == "" {
-			return nil, fmt.Errorf("OpenAI API key is not configured. Set providers.openai.apiKey.")
-		}
-		return &openAIImages{o: o, base: orDefault(base, "https://api.openai.com/v1"), label: "OpenAI"}, nil
-	case "custom":
-		if base == "" {
-			return nil, fmt.Errorf("Custom image generation API base is not configured. Set providers.custom.apiBase.")
-		}
-		return &openAIImages{o: o, base: base, label: "Custom", custom: true}, nil
-	case "openrouter":
-		if o.APIKey == "" {
-			return nil, fmt.Errorf("OpenRouter API key is not configured. Set providers.openrouter.apiKey.")
-		}
-		return &openRouterImages{o: o, base: orDefault(base, "https://openrouter.ai/api/v1")}, nil
+	if err := ImageProviderSupported(o.Provider); err != nil {
+		return nil, err
 	}
-	return nil, ImageProviderSupported(o.Provider)
+	p := imageProviders[o.Provider]
+	base := orDefault(strings.TrimRight(o.APIBase, "/"), p.defaultBase)
+	switch {
+	case base == "":
+		return nil, fmt.Errorf("%s image generation API base is not configured. Set providers.%s.apiBase.", p.label, o.Provider)
+	case o.APIKey == "" && !p.keyOptional:
+		return nil, fmt.Errorf("%s API key is not configured. Set providers.%s.apiKey.", p.label, o.Provider)
+	}
+	if p.timeout > 0 && o.HTTP != nil && o.HTTP.Timeout != 0 && o.HTTP.Timeout < p.timeout {
+		longer := *o.HTTP
+		longer.Timeout = p.timeout
+		o.HTTP = &longer
+	}
+	return p.client(o, base), nil
 }
 
 // ImageProviderSupported is nil for the image providers this build calls,
-// else why not (nanobot's other providers are named as such).
+// else why not.
 func ImageProviderSupported(name string) error {
-	switch {
-	case name == "openai" || name == "custom" || name == "openrouter":
+	switch _, ok := imageProviders[name]; {
+	case ok:
 		return nil
-	case slices.Contains(imageProvidersElsewhere, name):
-		return fmt.Errorf("image generation provider '%s' is not in this build (openai, custom and openrouter are)", name)
+	case name == "openai_codex":
+		return errors.New(codexImageRefusal)
 	}
 	return fmt.Errorf("unsupported image generation provider '%s'", name)
-}
-
-// openAIImages speaks the OpenAI Images API: generations, and edits
-// (multipart, GPT Image models) when there are reference images.
-type openAIImages struct {
-	o      ImageGenOptions
-	base   string
-	label  string
-	custom bool // custom: any model, no edits, "1K" means 1024x1024
-}
-
-func (c *openAIImages) generate(ctx context.Context, req imageRequest) ([][]byte, error) {
-	model := req.Model
-	if !c.custom {
-		if _, rest, ok := strings.Cut(model, "/"); ok && (strings.HasPrefix(model, "openai/") || strings.HasPrefix(model, "openai_codex/")) {
-			model = rest
-		}
-	}
-	body := map[string]any{"model": model, "prompt": req.Prompt}
-	gptImage := isGPTImageModel(model)
-	if c.custom || !gptImage {
-		body["response_format"], body["n"] = "b64_json", 1
-	}
-	if c.custom {
-		body["size"] = customImageSize(req.AspectRatio, req.ImageSize)
-	} else {
-		body["size"] = openAIImageSize(model, req.AspectRatio, req.ImageSize)
-	}
-	for k, v := range c.o.ExtraBody {
-		if v == nil {
-			delete(body, k) // extraBody can opt out of a default such as response_format
-			continue
-		}
-		body[k] = v
-	}
-	var resp []byte
-	var err error
-	switch {
-	case len(req.References) > 0 && !c.custom:
-		if !gptImage {
-			return nil, fmt.Errorf("OpenAI model '%s' does not support reference images; use a GPT Image model", model)
-		}
-		resp, err = c.postEdit(ctx, body, req.References)
-	default:
-		resp, err = postImageJSON(ctx, c.o, c.base+"/images/generations", c.label, body)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return c.images(ctx, resp)
-}
-
-func (c *openAIImages) postEdit(ctx context.Context, body map[string]any, refs []string) ([]byte, error) {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for k, v := range body {
-		switch v.(type) {
-		case string, bool, float64, int, json.Number:
-			_ = w.WriteField(k, fmt.Sprint(v))
-		}
-	}
-	for _, p := range refs {
-		raw, err := readLimited(p)
-		if err != nil {
-			return nil, err
-		}
-		mime, _ := imageKind(raw)
-		h := textproto.MIMEHeader{}
-		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="image[]"; filename=%q`, filepath.Base(p)))
-		h.Set("Content-Type", mime)
-		part, err := w.CreatePart(h)
-		if err != nil {
-			return nil, err
-		}
-		_, _ = part.Write(raw)
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return postImage(ctx, c.o, c.base+"/images/edits", c.label, w.FormDataContentType(), &buf)
-}
-
-// images decodes data[].b64_json and downloads data[].url.
-func (c *openAIImages) images(ctx context.Context, resp []byte) ([][]byte, error) {
-	var payload struct {
-		Data []struct {
-			B64JSON string `json:"b64_json"`
-			URL     string `json:"url"`
-		} `json:"data"`
-		Error any `json:"error"`
-	}
-	if err := json.Unmarshal(resp, &payload); err != nil {
-		return nil, fmt.Errorf("%s image generation returned invalid JSON: %w", c.label, err)
-	}
-	var out [][]byte
-	for _, d := range payload.Data {
-		switch {
-		case d.B64JSON != "":
-			raw, err := decodeImageB64(d.B64JSON)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, raw)
-		case d.URL != "":
-			raw, err := downloadImage(ctx, c.o.Downloads, d.URL)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, raw)
-		}
-	}
-	return out, requireImages(c.o.Provider, out, payload.Error)
-}
-
-// openRouterImages asks OpenRouter's chat completions for image output.
-type openRouterImages struct {
-	o    ImageGenOptions
-	base string
-}
-
-func (c *openRouterImages) generate(ctx context.Context, req imageRequest) ([][]byte, error) {
-	var content any = req.Prompt
-	if len(req.References) > 0 {
-		blocks := []any{map[string]any{"type": "text", "text": req.Prompt}}
-		for _, p := range req.References {
-			raw, err := readLimited(p)
-			if err != nil {
-				return nil, err
-			}
-			mime, _ := imageKind(raw)
-			blocks = append(blocks, map[string]any{"type": "image_url", "image_url": map[string]any{
-				"url": "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(raw)}})
-		}
-		content = blocks
-	}
-	body := map[string]any{
-		"model":      req.Model,
-		"messages":   []any{map[string]any{"role": "user", "content": content}},
-		"modalities": []string{"image", "text"},
-		"stream":     false,
-	}
-	cfg := map[string]string{}
-	if req.AspectRatio != "" {
-		cfg["aspect_ratio"] = req.AspectRatio
-	}
-	if req.ImageSize != "" {
-		cfg["image_size"] = req.ImageSize
-	}
-	if len(cfg) > 0 {
-		body["image_config"] = cfg
-	}
-	for k, v := range c.o.ExtraBody {
-		body[k] = v
-	}
-	resp, err := postImageJSON(ctx, c.o, c.base+"/chat/completions", "OpenRouter", body)
-	if err != nil {
-		return nil, err
-	}
-	var payload struct {
-		Choices []struct {
-			Message struct {
-				Images []struct {
-					ImageURL *struct {
-						URL string `json:"url"`
-					} `json:"image_url"`
-				} `json:"images"`
-			} `json:"message"`
-		} `json:"choices"`
-		Error any `json:"error"`
-	}
-	if err := json.Unmarshal(resp, &payload); err != nil {
-		return nil, fmt.Errorf("OpenRouter image generation returned invalid JSON: %w", err)
-	}
-	var out [][]byte
-	for _, ch := range payload.Choices {
-		for _, im := range ch.Message.Images {
-			if im.ImageURL == nil {
-				continue
-			}
-			if _, b64, ok := strings.Cut(im.ImageURL.URL, ";base64,"); ok && strings.HasPrefix(im.ImageURL.URL, "data:image/") {
-				raw, err := decodeImageB64(b64)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, raw)
-			}
-		}
-	}
-	return out, requireImages("openrouter", out, payload.Error)
 }
 
 func postImageJSON(ctx context.Context, o ImageGenOptions, url, label string, body map[string]any) ([]byte, error) {
@@ -265,14 +118,23 @@ func postImageJSON(ctx context.Context, o ImageGenOptions, url, label string, bo
 	return postImage(ctx, o, url, label, "application/json", bytes.NewReader(b))
 }
 
-// postImage sends one provider request; a non-2xx status is an error with the body's start.
+// postImage sends one provider request.
 func postImage(ctx context.Context, o ImageGenOptions, url, label, contentType string, body io.Reader) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
-	if o.APIKey != "" {
+	return sendImageRequest(o, req, label)
+}
+
+// sendImageRequest adds the provider's credential and extraHeaders, sends
+// req and reads the answer; a non-2xx status is an *imageHTTPError.
+func sendImageRequest(o ImageGenOptions, req *http.Request, label string) ([]byte, error) {
+	switch {
+	case o.Provider == "gemini":
+		req.Header.Set("x-goog-api-key", o.APIKey)
+	case o.APIKey != "":
 		req.Header.Set("Authorization", "Bearer "+o.APIKey)
 	}
 	for k, v := range o.ExtraHeaders {
@@ -280,6 +142,9 @@ func postImage(ctx context.Context, o ImageGenOptions, url, label, contentType s
 	}
 	resp, err := o.HTTP.Do(req)
 	if err != nil {
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			return nil, fmt.Errorf("%s image generation timed out", label)
+		}
 		return nil, fmt.Errorf("%s image generation request failed: %w", label, err)
 	}
 	defer resp.Body.Close()
@@ -288,13 +153,71 @@ func postImage(ctx context.Context, o ImageGenOptions, url, label, contentType s
 		return nil, fmt.Errorf("%s image generation response: %w", label, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		detail := string(raw)
-		if len(detail) > 1000 {
-			detail = detail[:1000]
-		}
-		return nil, fmt.Errorf("%s image generation failed (HTTP %d): %s", label, resp.StatusCode, detail)
+		return nil, &imageHTTPError{label: label, status: resp.StatusCode, body: raw}
 	}
 	return raw, nil
+}
+
+// imageHTTPError is a provider's non-2xx answer; Error is nanobot's OpenAI
+// wording, and the other clients reword it as nanobot's do.
+type imageHTTPError struct {
+	label  string
+	status int
+	body   []byte
+}
+
+func (e *imageHTTPError) Error() string {
+	return fmt.Sprintf("%s image generation failed (HTTP %d): %s", e.label, e.status, e.start(1000))
+}
+
+// start is the body's first n bytes.
+func (e *imageHTTPError) start(n int) string {
+	return string(e.body[:min(n, len(e.body))])
+}
+
+// detail is the error message of a JSON error body, else the body's start.
+func (e *imageHTTPError) detail() string {
+	var payload struct {
+		Error any `json:"error"`
+	}
+	if json.Unmarshal(e.body, &payload) == nil {
+		switch v := payload.Error.(type) {
+		case map[string]any:
+			if msg, _ := v["message"].(string); msg != "" {
+				return msg
+			}
+			return fmt.Sprint(v)
+		case nil:
+		default:
+			return fmt.Sprint(v)
+		}
+	}
+	return orDefault(e.start(500), "<empty response body>")
+}
+
+// briefImageFailure words a non-2xx answer as nanobot's AIHubMix, MiniMax,
+// StepFun and Zhipu clients do: the body's start, no status.
+func briefImageFailure(err error) error {
+	if he, ok := errors.AsType[*imageHTTPError](err); ok {
+		return fmt.Errorf("%s image generation failed: %s", he.label, he.start(500))
+	}
+	return err
+}
+
+// detailedImageFailure words a non-2xx answer with the status and the
+// provider's error message, as nanobot's Ollama and Gemini clients do.
+func detailedImageFailure(err error, what string) error {
+	if he, ok := errors.AsType[*imageHTTPError](err); ok {
+		return fmt.Errorf("%s failed (HTTP %d): %s", what, he.status, he.detail())
+	}
+	return err
+}
+
+// applyExtraBody sets providers.<name>.extraBody over body's fields.
+func applyExtraBody(body, extra map[string]any) {
+	for k, v := range extra {
+		body[k] = v
+	}
 }
 
 func requireImages(provider string, images [][]byte, providerErr any) error {
@@ -305,6 +228,26 @@ func requireImages(provider string, images [][]byte, providerErr any) error {
 		return fmt.Errorf("%s returned no images: %v", provider, providerErr)
 	}
 	return fmt.Errorf("%s returned no images for this request", provider)
+}
+
+// parseImageJSON decodes a provider's 2xx answer into v.
+func parseImageJSON(label string, resp []byte, v any) error {
+	if err := json.Unmarshal(resp, v); err != nil {
+		return fmt.Errorf("%s image generation returned invalid JSON: %w", label, err)
+	}
+	return nil
+}
+
+// appendImageB64 appends the image of base64 s; an empty s is no image.
+func appendImageB64(images [][]byte, s string) ([][]byte, error) {
+	if s == "" {
+		return images, nil
+	}
+	raw, err := decodeImageB64(s)
+	if err != nil {
+		return nil, err
+	}
+	return append(images, raw), nil
 }
 
 func decodeImageB64(s string) ([]byte, error) {
@@ -354,54 +297,59 @@ func readLimited(p string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxImageBytes))
 }
 
-func isGPTImageModel(model string) bool {
-	m := strings.ToLower(model)
-	return strings.HasPrefix(m, "gpt-image") || strings.HasPrefix(m, "chatgpt-image")
+// referenceDataURL is a reference image as a data URL, as the providers take them inline.
+func referenceDataURL(p string) (string, error) {
+	mime, b64, err := referenceBase64(p)
+	return "data:" + mime + ";base64," + b64, err
 }
 
-// openAIImageSize is nanobot's choice: an explicit size the model supports,
-// else the aspect ratio's size, else 1024x1024.
-func openAIImageSize(model, aspect, size string) string {
-	m := strings.ToLower(model)
-	ratios, supported := gptImageRatios, []string{"1024x1024", "1536x1024", "1024x1536", "auto"}
-	switch {
-	case strings.HasPrefix(m, "dall-e-2"):
-		ratios, supported = dalle2Ratios, []string{"256x256", "512x512", "1024x1024"}
-	case strings.HasPrefix(m, "dall-e-3"):
-		ratios, supported = dalle3Ratios, []string{"1024x1024", "1792x1024", "1024x1792"}
-	case strings.HasPrefix(m, "gpt-image-2"):
-		supported = nil // any WxH
+// referencesField is the references as AIHubMix and ModelScope take them:
+// one data URL, a list of them, or nil for none.
+func referencesField(refs []string) (any, error) {
+	var urls []any
+	for _, p := range refs {
+		u, err := referenceDataURL(p)
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, u)
 	}
-	if s := strings.ToLower(strings.TrimSpace(size)); s != "" {
-		if supported != nil && slices.Contains(supported, s) {
-			return s
-		}
-		if w, h, ok := strings.Cut(s, "x"); supported == nil && ok && isDigits(w) && isDigits(h) {
-			return s
-		}
+	switch len(urls) {
+	case 0:
+		return nil, nil
+	case 1:
+		return urls[0], nil
+	}
+	return urls, nil
+}
+
+func referenceBase64(p string) (mime, b64 string, err error) {
+	raw, err := readLimited(p)
+	if err != nil {
+		return "", "", err
+	}
+	mime, _ = imageKind(raw)
+	return mime, base64.StdEncoding.EncodeToString(raw), nil
+}
+
+// decodeImageDataURL is the image of a data:image/...;base64 URL; ok is false for other strings.
+func decodeImageDataURL(s string) (raw []byte, ok bool, err error) {
+	_, b64, found := strings.Cut(s, ";base64,")
+	if !strings.HasPrefix(s, "data:image/") || !found {
+		return nil, false, nil
+	}
+	raw, err = decodeImageB64(b64)
+	return raw, true, err
+}
+
+// imageSizeHint is nanobot's size choice for StepFun, Zhipu, ModelScope and
+// AIHubMix: an explicit WxH, else the aspect ratio's size, else fallback.
+func imageSizeHint(aspect, size string, ratios map[string]string, fallback string) string {
+	if strings.Contains(strings.ToLower(size), "x") {
+		return size
 	}
 	if r, ok := ratios[aspect]; ok {
 		return r
 	}
-	return "1024x1024"
+	return fallback
 }
-
-func customImageSize(aspect, size string) string {
-	if s := strings.TrimSpace(size); s != "" {
-		if strings.EqualFold(s, "1k") {
-			return "1024x1024"
-		}
-		return s
-	}
-	return openAIImageSize("gpt-image-2", aspect, "")
-}
-
-func isDigits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
-var (
-	gptImageRatios = map[string]string{"1:1": "1024x1024", "16:9": "1536x1024", "9:16": "1024x1536", "3:4": "1024x1536", "4:3": "1536x1024"}
-	dalle2Ratios   = map[string]string{"1:1": "1024x1024", "16:9": "1024x1024", "9:16": "1024x1024", "3:4": "1024x1024", "4:3": "1024x1024"}
-	dalle3Ratios   = map[string]string{"1:1": "1024x1024", "16:9": "1792x1024", "9:16": "1024x1792", "3:4": "1024x1792", "4:3": "1792x1024"}
-)

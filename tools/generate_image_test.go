@@ -174,7 +174,7 @@ func TestGenerateImageErrorsAreResults(t *testing.T) {
 		{"reference outside the workspace", nil, map[string]any{"prompt": "p", "reference_images": []any{outside}}, "Error: reference_images must be inside the workspace or nanobot media directory"},
 		{"reference missing", nil, map[string]any{"prompt": "p", "reference_images": []any{"gone.png"}}, "Error: reference image not found: gone.png"},
 		{"reference not an image", nil, map[string]any{"prompt": "p", "reference_images": []any{"notes.txt"}}, "Error: unsupported reference image: notes.txt"},
-		{"nanobot provider this build lacks", func(o *ImageGenOptions) { o.Provider = "gemini" }, map[string]any{"prompt": "p"}, "Error: image generation provider 'gemini' is not in this build"},
+		{"nanobot provider this build lacks", func(o *ImageGenOptions) { o.Provider = "openai_codex" }, map[string]any{"prompt": "p"}, "Error: image generation provider 'openai_codex' needs nanobot's Codex OAuth login"},
 		{"unknown provider", func(o *ImageGenOptions) { o.Provider = "nope" }, map[string]any{"prompt": "p"}, "Error: unsupported image generation provider 'nope'"},
 		{"no key", func(o *ImageGenOptions) { o.APIKey = "" }, map[string]any{"prompt": "p"}, "Error: OpenAI API key is not configured. Set providers.openai.apiKey."},
 		{"provider unreachable", nil, map[string]any{"prompt": "p"}, "Error: OpenAI image generation request failed"},

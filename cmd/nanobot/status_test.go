@@ -48,9 +48,9 @@ func TestStatusListsTheUnsupportedKeysSet(t *testing.T) {
 
 func TestStatusNamesAnImageProviderThisBuildLacks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json")
-	require.NoError(t, os.WriteFile(path, []byte(`{"tools": {"imageGeneration": {"enabled": true, "provider": "gemini"}, "cliApps": {"enable": false}}}`), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(`{"tools": {"imageGeneration": {"enabled": true, "provider": "openai_codex"}, "cliApps": {"enable": false}}}`), 0o600))
 	out, _ := statusOf(t, path)
-	require.Contains(t, out, "\nImages:    tools.imageGeneration.provider: image generation provider 'gemini' is not in this build (openai, custom and openrouter are)\n")
+	require.Contains(t, out, "\nImages:    tools.imageGeneration.provider: image generation provider 'openai_codex' needs nanobot's Codex OAuth login (ChatGPT subscription), which this build does not have; use openai with an API key\n")
 	require.NotContains(t, out, "\nCLI apps:")
 }
 
