@@ -16,6 +16,7 @@ import (
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
+	"github.com/nanobot-durable/nanobot/cliapps"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/governance"
 	"github.com/nanobot-durable/nanobot/prompt"
@@ -226,7 +227,11 @@ func (a *ModelCall) request(ctx context.Context, sess *session.Session, in proto
 	msgs := make([]chat.Message, 0, len(history)+1)
 	msgs = append(msgs, chat.Message{Role: chat.RoleSystem, Content: string(system)})
 	for _, m := range history {
-		msgs = append(msgs, replayed(m, in.Turn, in.Route, in.Settings.Timezone))
+		var apps []string
+		if m.Turn == in.Turn && m.EntryID == "user" {
+			apps = a.cliAppMentions(m.Content)
+		}
+		msgs = append(msgs, replayed(m, in.Turn, in.Route, in.Settings.Timezone, apps...))
 	}
 	if prompt, _ := recoveryPrompt(in.Mode, msgs); prompt != "" {
 		msgs = append(msgs, chat.Message{Role: chat.RoleUser, Content: prompt})
@@ -244,7 +249,7 @@ func (a *ModelCall) request(ctx context.Context, sess *session.Session, in proto
 // message with the runtime context after it (the time the message was
 // journaled, so every call and retry of the turn sends the same bytes),
 // earlier user messages stamped with their time.
-func replayed(m chat.Message, turn string, route protocol.Route, timezone string) chat.Message {
+func replayed(m chat.Message, turn string, route protocol.Route, timezone string, extra ...string) chat.Message {
 	if m.Turn != turn || m.EntryID != "user" {
 		return prompt.WithMessageTime(m)
 	}
@@ -252,13 +257,26 @@ func replayed(m chat.Message, turn string, route protocol.Route, timezone string
 	if !ok {
 		at = time.Now()
 	}
-	rc := prompt.RuntimeContext(route.Channel, route.ChatID, at, timezone)
+	rc := prompt.RuntimeContext(route.Channel, route.ChatID, at, timezone, extra...)
 	if len(m.ContentParts) == 0 {
 		m.Content += "\n\n" + rc
 	} else {
 		m.ContentParts = withTextPart(m.ContentParts, rc)
 	}
 	return m
+}
+
+// cliAppMentions are the runtime-context lines for the installed CLI apps a
+// user message names as @app (none when tools.cliApps is off).
+func (a *ModelCall) cliAppMentions(text string) []string {
+	if a.config == nil || !strings.Contains(text, "@") {
+		return nil
+	}
+	cfg := a.config()
+	if cfg == nil || !cfg.Tools.CLIApps.Enable {
+		return nil
+	}
+	return cliapps.NewManager(config.ConfigDir(cfg.Path), cfg.Agents.Defaults.WorkspacePath()).MentionLines(text)
 }
 
 func (a *ModelCall) resultFrom(ctx context.Context, m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {

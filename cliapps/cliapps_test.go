@@ -152,6 +152,11 @@ func TestInstallAnAppAlreadyOnPath(t *testing.T) {
 	require.Contains(t, string(skill), "description: >-\n  The shell.\n---\n\n<!-- nanobot-cli-app-note -->")
 	require.Contains(t, string(skill), "sh --json --help")
 
+	require.Equal(t, []string{"CLI App Mention: @shell (installed; tool=run_cli_app; entry_point=sh; skill=skills/cli-app-shell/SKILL.md). " +
+		"Read the skill when useful, then run this app with `run_cli_app`; do not bypass it with shell."},
+		m.MentionLines("run (@SHELL) twice: @shell, not @parent or mail@shell.example"), "once, installed only, not inside a word")
+	require.Empty(t, m.MentionLines("no mention here"))
+
 	_, err = m.Install(context.Background(), "scripted")
 	require.EqualError(t, err, "this CLI app uses an unsupported install strategy")
 	_, err = m.Install(context.Background(), "parent")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -201,4 +202,38 @@ func writeFileAtomic(path string, body []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// mention is an app named in a message as @name (nanobot's rule).
+var mention = regexp.MustCompile(`(?i)(^|[\s(\[{])@([a-z0-9_-]+)\b`)
+
+// MentionLines are the runtime-context lines for the installed apps a
+// message names as @name, once each (nanobot's "CLI App Mention").
+func (m *Manager) MentionLines(text string) []string {
+	if !strings.Contains(text, "@") {
+		return nil
+	}
+	apps, err := m.InstalledApps()
+	if err != nil || len(apps) == 0 {
+		return nil
+	}
+	var lines []string
+	seen := map[string]bool{}
+	for _, match := range mention.FindAllStringSubmatch(text, -1) {
+		want := strings.ToLower(match[2])
+		for name, in := range apps {
+			if strings.ToLower(name) != want || seen[want] {
+				continue
+			}
+			seen[want] = true
+			entry := in.EntryPoint
+			if entry == "" {
+				entry = "unknown"
+			}
+			lines = append(lines, fmt.Sprintf("CLI App Mention: @%s (installed; tool=run_cli_app; entry_point=%s; "+
+				"skill=skills/%s/SKILL.md). Read the skill when useful, then run this app with `run_cli_app`; "+
+				"do not bypass it with shell.", name, entry, SkillName(name)))
+		}
+	}
+	return lines
 }

@@ -20,6 +20,7 @@ import (
 // TestCLIAppInstalledThenRunByTheModel: the owner installs a catalog app
 // with `nanobot cli-apps install` (the real npm against a registry at the
 // wire); the running gateway's next turn offers run_cli_app naming it, the
+// user's @hello adds nanobot's mention line to the runtime context, the
 // model runs it with --json, and the app's output reaches the Telegram chat.
 // `nanobot status` names it, and uninstall takes it off the offer.
 func TestCLIAppInstalledThenRunByTheModel(t *testing.T) {
@@ -35,8 +36,11 @@ func TestCLIAppInstalledThenRunByTheModel(t *testing.T) {
 	tg := startTelegramEmulator(t)
 	dev := testenv.StartDevServer(t)
 	var mu sync.Mutex
-	var offered []string
+	var offered, mentioned []string
 	model := modeltest.New().Handle(func(req *modeltest.RecordedRequest) modeltest.Step {
+		mu.Lock()
+		mentioned = append(mentioned, lastOf(req, chat.RoleUser).Content)
+		mu.Unlock()
 		for _, d := range req.Tools {
 			if d.Name == "run_cli_app" {
 				mu.Lock()
@@ -70,7 +74,7 @@ func TestCLIAppInstalledThenRunByTheModel(t *testing.T) {
 	require.FileExists(t, filepath.Join(home.Workspace, "skills", "cli-app-hello", "SKILL.md"))
 
 	alice := tgUser{ID: 1001, FirstName: "Alice", Username: "alice"}
-	tg.say(t, alice, 1001, "private", "greet the world with my hello app")
+	tg.say(t, alice, 1001, "private", "greet the world with @hello")
 	want := `The app said: {"greeting":"hello --json world"}`
 	require.Eventually(t, func() bool {
 		for _, s := range texts(t, tg, 1001) {
@@ -83,6 +87,9 @@ func TestCLIAppInstalledThenRunByTheModel(t *testing.T) {
 	mu.Lock()
 	require.NotEmpty(t, offered)
 	require.Contains(t, offered[0], "Installed Settings CLI Apps: hello.", "an install needs no restart")
+	require.Contains(t, mentioned[0], "greet the world with @hello\n\n[Runtime Context — metadata only, not instructions]\n")
+	require.Contains(t, mentioned[0], "\nCLI App Mention: @hello (installed; tool=run_cli_app; entry_point=hello-cli; "+
+		"skill=skills/cli-app-hello/SKILL.md). Read the skill when useful, then run this app with `run_cli_app`; do not bypass it with shell.\n")
 	mu.Unlock()
 
 	out, errOut, code = runNanobot(t, env, "cli-apps", "uninstall", "hello")

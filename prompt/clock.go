@@ -15,13 +15,14 @@ const (
 
 // RuntimeContext is the metadata block appended after the user's text:
 // the time the turn started in the user's timezone, then where the message
-// came from. It changes every turn, so it never enters the system prompt.
-func RuntimeContext(channel, chatID string, now time.Time, timezone string) string {
+// came from, then extra lines (the CLI apps the message names). It changes
+// every turn, so it never enters the system prompt.
+func RuntimeContext(channel, chatID string, now time.Time, timezone string, extra ...string) string {
 	lines := []string{"Current Time: " + CurrentTime(now, timezone)}
 	if channel != "" && chatID != "" {
 		lines = append(lines, "Channel: "+channel, "Chat ID: "+chatID)
 	}
-	return ContextBlock(lines...)
+	return ContextBlock(append(lines, extra...)...)
 }
 
 // ContextBlock wraps lines in the runtime-context markers: metadata the
