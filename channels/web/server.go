@@ -73,6 +73,8 @@ func (c *Channel) route(path string) (string, http.HandlerFunc) {
 		return get, c.showMemory
 	case "/api/subagents":
 		return get, c.listSubagents
+	case "/api/goals":
+		return get, c.listGoals
 	case "/api/approvals":
 		return get, c.listApprovals
 	case "/api/schedules":
