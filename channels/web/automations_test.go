@@ -146,7 +146,7 @@ func TestConsoleReadsThroughTheGuard(t *testing.T) {
 	for path, want := range map[string]string{
 		"/api/subagents": `"label":"star counter","origin":"web:c1"`, "/api/memory": `"name":"MEMORY.md"`,
 		"/api/subagent?id=0a1b2c3d": `"state":"done","result":"There are 42 stars."`,
-		"/api/context?chat=c1": `"budget":`, "/api/media?name=web-1-1-a.txt": "secret file",
+		"/api/context?chat=c1":      `"budget":`, "/api/media?name=web-1-1-a.txt": "secret file",
 	} {
 		a := call(t, http.MethodGet, base+path, "", auth...)
 		require.Equal(t, http.StatusOK, a.status, path+": "+a.body)

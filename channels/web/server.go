@@ -194,7 +194,9 @@ func (c *Channel) showHistory(w http.ResponseWriter, r *http.Request) {
 }
 
 // inspectBase is the Web UI address of the session's turn workflow; a run ID completes it.
-func (c *Channel) inspectBase(key string) string { return c.inspectWorkflow(c.instance.TurnWorkflowID(key)) }
+func (c *Channel) inspectBase(key string) string {
+	return c.inspectWorkflow(c.instance.TurnWorkflowID(key))
+}
 
 // inspectWorkflow is the Web UI address of a workflow ("" without a UI); a run ID completes it.
 func (c *Channel) inspectWorkflow(id string) string {
