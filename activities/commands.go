@@ -227,8 +227,8 @@ func (c *Commands) cmdStatus(ctx context.Context, in protocol.StepInput, _ strin
 		running = in.Running
 	}
 	goal := "none"
-	if g := GoalOf(sess); g != nil {
-		goal = fmt.Sprintf("%s (%s)", goalLabel(g), g.Status)
+	if g := session.GoalOf(sess); g != nil {
+		goal = fmt.Sprintf("%s (%s)", g.Label(), g.Status)
 		if g.Reason != "" {
 			goal += ": " + g.Reason
 		}

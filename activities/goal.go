@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,44 +13,9 @@ import (
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
-// goalKey is where a session keeps its sustained goal.
-const goalKey = "goal"
-
-// Goal is a session's sustained goal (/goal): while it is active, a final
-// answer is followed by a prompt to go on.
-type Goal struct {
-	Objective string `json:"objective"`
-	Summary   string `json:"ui_summary,omitempty"`
-	Status    string `json:"status"` // active | complete | cancelled | blocked
-	Reason    string `json:"reason,omitempty"`
-	Updated   string `json:"updated"`
-}
-
-const goalActive = "active"
-
-// GoalOf reads a session's goal (nil when it never had one).
-func GoalOf(s *session.Session) *Goal {
-	v, ok := s.Metadata[goalKey]
-	if !ok || v == nil {
-		return nil
-	}
-	if g, ok := v.(*Goal); ok {
-		return g
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var g Goal
-	if json.Unmarshal(raw, &g) != nil || g.Objective == "" {
-		return nil
-	}
-	return &g
-}
-
 func goalIsActive(s *session.Session) bool {
-	g := GoalOf(s)
-	return g != nil && g.Status == goalActive
+	g := session.GoalOf(s)
+	return g != nil && g.Status == session.GoalActive
 }
 
 // GoalStore keeps goals in the session journal's metadata (tools.GoalStore).
@@ -61,15 +25,17 @@ type GoalStore struct{ Store session.Store }
 func (g GoalStore) CreateGoal(ctx context.Context, env tools.Env, objective, summary string) (string, error) {
 	var msg string
 	err := g.Store.Update(ctx, env.SessionKey, func(s *session.Session) error {
-		if cur := GoalOf(s); cur != nil && cur.Status == goalActive {
+		if cur := session.GoalOf(s); cur != nil && cur.Status == session.GoalActive {
 			if cur.Objective == objective {
-				msg = "Goal created: " + goalLabel(cur) // a retried call
+				msg = "Goal created: " + cur.Label() // a retried call
 				return nil
 			}
-			return fmt.Errorf("a goal is already active (%s); end or replace it with update_goal", goalLabel(cur))
+			return fmt.Errorf("a goal is already active (%s); end or replace it with update_goal", cur.Label())
 		}
-		s.Metadata[goalKey] = &Goal{Objective: objective, Summary: summary, Status: goalActive, Updated: now()}
-		msg = "Goal created: " + goalLabel(s.Metadata[goalKey].(*Goal)) +
+		at := now()
+		g := &session.Goal{Objective: objective, Summary: summary, Status: session.GoalActive, Since: at, Updated: at, Turn: env.Turn}
+		s.Metadata[session.GoalKey] = g
+		msg = "Goal created: " + g.Label() +
 			". Keep working until it is done, then call update_goal with action=complete."
 		return nil
 	})
@@ -80,36 +46,29 @@ func (g GoalStore) CreateGoal(ctx context.Context, env tools.Env, objective, sum
 func (g GoalStore) UpdateGoal(ctx context.Context, env tools.Env, action, objective, summary, reason string) (string, error) {
 	var msg string
 	err := g.Store.Update(ctx, env.SessionKey, func(s *session.Session) error {
-		cur := GoalOf(s)
-		if cur == nil || cur.Status != goalActive {
+		cur := session.GoalOf(s)
+		if cur == nil || cur.Status != session.GoalActive {
 			return errors.New("there is no active goal")
 		}
 		next := *cur
-		next.Updated, next.Reason = now(), reason
+		next.Updated, next.Reason, next.Turn = now(), reason, env.Turn
 		switch action {
 		case "complete":
-			next.Status, msg = "complete", "Goal completed: "+goalLabel(cur)+"."
+			next.Status, msg = session.GoalComplete, "Goal completed: "+cur.Label()+"."
 		case "cancel":
-			next.Status, msg = "cancelled", "Goal cancelled: "+goalLabel(cur)+"."
+			next.Status, msg = session.GoalCancelled, "Goal cancelled: "+cur.Label()+"."
 		case "block":
-			next.Status, msg = "blocked", "Goal blocked: "+goalLabel(cur)+". Tell the user what you need."
+			next.Status, msg = session.GoalBlocked, "Goal blocked: "+cur.Label()+". Tell the user what you need."
 		case "replace":
 			next.Objective, next.Summary = objective, summary
-			msg = "Goal replaced: " + goalLabel(&next) + "."
+			msg = "Goal replaced: " + next.Label() + "."
 		default:
 			return fmt.Errorf("unknown action %q (complete, cancel, block or replace)", action)
 		}
-		s.Metadata[goalKey] = &next
+		s.Metadata[session.GoalKey] = &next
 		return nil
 	})
 	return msg, err
-}
-
-func goalLabel(g *Goal) string {
-	if g.Summary != "" {
-		return g.Summary
-	}
-	return g.Objective
 }
 
 func now() string { return time.Now().Format(session.TimeLayout) }
@@ -126,7 +85,7 @@ func goalTurnContent(text string) string {
 }
 
 // GoalContinueText asks the model to go on with the session's active goal.
-func GoalContinueText(g *Goal) string {
+func GoalContinueText(g *session.Goal) string {
 	return "[Sustained goal] You have an active sustained goal that is not complete yet: " + g.Objective + "\n\n" +
 		"Continue working on it now. When it is done, call update_goal with action=complete; " +
 		"if you cannot go on without the user, call update_goal with action=block and say what you need."
@@ -143,7 +102,7 @@ func (a journal) injectGoalContinue(ctx context.Context, in protocol.InjectInput
 	if err != nil {
 		return err
 	}
-	g := GoalOf(sess)
+	g := session.GoalOf(sess)
 	if g == nil {
 		return fmt.Errorf("session %s has no goal to continue", in.SessionKey)
 	}

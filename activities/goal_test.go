@@ -9,6 +9,7 @@ import (
 	"github.com/nanobot-durable/nanobot/internal/testenv"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/providers/modeltest"
+	"github.com/nanobot-durable/nanobot/session"
 	"github.com/nanobot-durable/nanobot/tools"
 )
 
@@ -49,7 +50,7 @@ func TestSustainedGoal(t *testing.T) {
 	require.True(t, offered["update_goal"])
 	require.Contains(t, model.Requests()[0].Messages[1].Content, "The user sets a sustained goal: tidy the notes")
 
-	tenv := tools.Env{SessionKey: "cli:t"}
+	tenv := tools.Env{SessionKey: "cli:t", Turn: "g1"}
 	msg, err := goals.CreateGoal(ctx, tenv, "every note has a title", "tidy notes")
 	require.NoError(t, err)
 	require.Contains(t, msg, "Goal created: tidy notes")
@@ -76,8 +77,19 @@ func TestSustainedGoal(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, st.Reply, "Goal: tidy notes (active)")
 
+	sess, err = a.Store.Load(ctx, "cli:t")
+	require.NoError(t, err)
+	created := session.GoalOf(sess)
+	require.Equal(t, "g1", created.Turn, "the goal names the turn that set it")
+	require.NotEmpty(t, created.Since)
+	tenv.Turn = "g3"
 	msg, err = goals.UpdateGoal(ctx, tenv, "block", "", "", "which folder?")
 	require.NoError(t, err)
+	sess, err = a.Store.Load(ctx, "cli:t")
+	require.NoError(t, err)
+	blocked := session.GoalOf(sess)
+	require.Equal(t, created.Since, blocked.Since, "an update keeps when the goal was set")
+	require.Equal(t, "g3", blocked.Turn, "and names the turn that changed it")
 	require.Contains(t, msg, "Goal blocked: tidy notes")
 	st, err = a.set().Commands.Command(ctx, step("g3", "/status"))
 	require.NoError(t, err)

@@ -90,7 +90,8 @@ func FromHistory(workflowID string, events []*historypb.HistoryEvent) (*Turn, er
 	dc := converter.GetDefaultDataConverter()
 	t := &Turn{WorkflowID: workflowID, Status: "running"}
 	sched := map[int64]*scheduled{}
-	args := map[string]string{} // tool call ID → argument preview
+	args := map[string]string{}  // tool call ID → argument preview
+	callIter := map[string]int{} // tool call ID → the iteration whose model call made it
 	for _, ev := range events {
 		at := ev.GetEventTime().AsTime()
 		switch ev.GetEventType() {
@@ -144,6 +145,21 @@ func FromHistory(workflowID string, events []*historypb.HistoryEvent) (*Turn, er
 				continue
 			}
 			sched[ev.GetEventId()] = s
+		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes()
+			var in protocol.SubagentInput
+			if a.GetWorkflowType().GetName() != protocol.SubagentWorkflowName || decode(dc, a.GetInput(), &in) != nil {
+				continue
+			}
+			// A spawn call runs in the workflow, not as a tool activity: its subagent's start is the call.
+			i := len(t.Iterations) - 1
+			if at, ok := callIter[in.Spawn.CallID]; ok {
+				i = at
+			}
+			if i < 0 {
+				continue
+			}
+			t.Iterations[i].Tools = append(t.Iterations[i].Tools, Tool{ID: in.Spawn.CallID, Name: "spawn", Args: args[in.Spawn.CallID], Outcome: "ok"})
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			a := ev.GetActivityTaskStartedEventAttributes()
 			if s := sched[a.GetScheduledEventId()]; s != nil && s.tool < 0 {
@@ -167,7 +183,7 @@ func FromHistory(workflowID string, events []*historypb.HistoryEvent) (*Turn, er
 					it.Model = res.Model
 				}
 				for _, c := range res.ToolCalls {
-					args[c.ID] = c.ArgsPreview
+					args[c.ID], callIter[c.ID] = c.ArgsPreview, s.iter
 				}
 				t.Prompt += res.PromptTokens
 				t.Completion += res.CompletionTokens

@@ -162,11 +162,7 @@ func TestWebConsoleSubagents(t *testing.T) {
 		return modeltest.ToolCalls(modeltest.Call{ID: "sp1", Name: "spawn", Args: `{"task":"count the stars slowly","label":"star counter"}`})
 	})
 	defer model.Close()
-	webPort := testenv.FreePort(t)
-	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort}}})
-	env, _ := embeddedEnv(t, home)
-	base, out, errOut := startWebGateway(t, env)
-	pg, errs := newWebPage(t, chromium, 1100, 800, out, errOut)
+	base, pg, errs := webConsole(t, chromium, model)
 
 	pg.openChat(base, "spawner")
 	pg.send("please get a helper")
@@ -178,4 +174,16 @@ func TestWebConsoleSubagents(t *testing.T) {
 	})()`)
 	shot(t, pg.ctx, "web-subagents.png")
 	require.Empty(t, errs.all(), "the page reported errors")
+}
+
+// webConsole starts a gateway with the web chat on the embedded Temporal and
+// the scripted model, and a Chromium tab on it.
+func webConsole(t *testing.T, chromium string, model *modeltest.Server) (base string, pg webPage, errs *consoleErrors) {
+	t.Helper()
+	webPort := testenv.FreePort(t)
+	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort}}})
+	env, _ := embeddedEnv(t, home)
+	base, out, errOut := startWebGateway(t, env)
+	pg, errs = newWebPage(t, chromium, 1100, 800, out, errOut)
+	return base, pg, errs
 }

@@ -1,6 +1,11 @@
 package protocol
 
-import "go.temporal.io/sdk/temporal"
+import (
+	"fmt"
+	"hash/fnv"
+
+	"go.temporal.io/sdk/temporal"
+)
 
 // Subagents: a spawn tool call in a turn starts a SubagentWorkflow (a child
 // that outlives the turn) which runs the same model ⇄ tools loop in its own
@@ -12,6 +17,15 @@ const (
 	ActivitySubagentBuild = "SubagentBuild"
 	ActivityAnnounce      = "Announce"
 )
+
+// SubagentID names a subagent after the spawn call that started it (the
+// turn's run ID and the call's ID), so a replayed or retried turn finds the
+// same child instead of starting a second, and a turn's page finds it.
+func SubagentID(turn, callID string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(turn + "/" + callID))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
 
 // SubagentWorkflowID is the workflow ID of one subagent.
 func SubagentWorkflowID(id string) string { return "subagent/" + id }

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"hash/fnv"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -15,14 +14,6 @@ import (
 // workflow, which only workflow code can start.
 type spawner interface {
 	spawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry string) workflow.Future
-}
-
-// subagentID names a subagent after the call that spawned it, so a replayed
-// or retried turn finds the same child instead of starting a second.
-func subagentID(turn, callID string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(turn + "/" + callID))
-	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // spawn runs one spawn call: checks it, starts the subagent (which outlives
@@ -46,7 +37,7 @@ func (t *turn) runSpawn(ctx workflow.Context, c protocol.ToolCallRef, llmEntry s
 	if prep.Refused != "" {
 		return t.run.toolResult(ctx, c, prep.Refused, true)
 	}
-	id := subagentID(t.id, c.ID)
+	id := protocol.SubagentID(t.id, c.ID)
 	in := protocol.SubagentInput{
 		ID: id, Label: prep.Label, Spawn: ref, OriginKey: t.in.SessionKey, Origin: t.msg.Route,
 		Settings: t.in.Settings, Wait: prep.Wait,

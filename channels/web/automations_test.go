@@ -127,6 +127,10 @@ func (fakeTurns) Running(context.Context) ([]RunningSubagent, error) {
 	return []RunningSubagent{{ID: "s1", Label: "star counter", Origin: "web:c1", State: "RUN"}}, nil
 }
 
+func (fakeTurns) Subagent(_ context.Context, id string) (SubagentView, error) {
+	return SubagentView{ID: id, Label: "star counter", State: subagentDone, Result: "There are 42 stars."}, nil
+}
+
 // TestConsoleReadsThroughTheGuard: the console's other reads answer with the
 // token, and not without it, to a foreign Host, or to another site's page.
 func TestConsoleReadsThroughTheGuard(t *testing.T) {
@@ -141,7 +145,8 @@ func TestConsoleReadsThroughTheGuard(t *testing.T) {
 	auth := []string{"Authorization", "Bearer " + token}
 	for path, want := range map[string]string{
 		"/api/subagents": `"label":"star counter","origin":"web:c1"`, "/api/memory": `"name":"MEMORY.md"`,
-		"/api/context?chat=c1": `"budget":`, "/api/media?name=web-1-1-a.txt": "secret file",
+		"/api/subagent?id=0a1b2c3d": `"state":"done","result":"There are 42 stars."`,
+		"/api/context?chat=c1":      `"budget":`, "/api/media?name=web-1-1-a.txt": "secret file",
 	} {
 		a := call(t, http.MethodGet, base+path, "", auth...)
 		require.Equal(t, http.StatusOK, a.status, path+": "+a.body)
@@ -156,4 +161,5 @@ func TestConsoleReadsThroughTheGuard(t *testing.T) {
 			require.NotContains(t, a.body, want, path)
 		}
 	}
+	require.Equal(t, http.StatusBadRequest, call(t, http.MethodGet, base+"/api/subagent?id=../turn", "", auth...).status, "only a subagent's id")
 }

@@ -78,6 +78,10 @@ func (c *Channel) route(path string) (string, http.HandlerFunc) {
 		return get, c.showMemory
 	case "/api/subagents":
 		return get, c.listSubagents
+	case "/api/subagent":
+		return get, c.showSubagent
+	case "/api/goals":
+		return get, c.listGoals
 	case "/api/approvals":
 		return get, c.listApprovals
 	case "/api/schedules":
@@ -198,12 +202,17 @@ func (c *Channel) showHistory(w http.ResponseWriter, r *http.Request) {
 
 // inspectBase is the Web UI address of the session's turn workflow; a run ID completes it.
 func (c *Channel) inspectBase(key string) string {
+	return c.inspectWorkflow(c.instance.TurnWorkflowID(key))
+}
+
+// inspectWorkflow is the Web UI address of a workflow ("" without a UI); a run ID completes it.
+func (c *Channel) inspectWorkflow(id string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.uiURL == "" {
 		return ""
 	}
-	return c.uiURL + "/namespaces/" + url.PathEscape(c.ns) + "/workflows/" + url.PathEscape(c.instance.TurnWorkflowID(key)) + "/"
+	return c.uiURL + "/namespaces/" + url.PathEscape(c.ns) + "/workflows/" + url.PathEscape(id) + "/"
 }
 
 // turnNow asks where the session's turn is; not knowing is not an error for the page.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/inspect"
+	"github.com/nanobot-durable/nanobot/protocol"
+	"github.com/nanobot-durable/nanobot/tools"
 )
 
 // maxCallText bounds a tool call's arguments and result on a card.
@@ -30,6 +32,8 @@ type journalCall struct {
 	ExitCode *int `json:"exit_code,omitempty"`
 	// Diff is an edit_file or write_file call as a unified diff (fileEditDiff).
 	Diff string `json:"diff,omitempty"`
+	// Subagent is the ID of the subagent a spawn call started (GET /api/subagent tells how it is doing).
+	Subagent string `json:"subagent,omitempty"`
 }
 
 // turnDetails is what a turn did: its states, model and tool calls from
@@ -96,8 +100,12 @@ func (c *Channel) journalCalls(ctx context.Context, key, run string) (map[string
 		switch m.Role {
 		case chat.RoleAssistant:
 			for _, tc := range m.ToolCalls {
-				out[tc.ID] = journalCall{Name: tc.Function.Name, Args: chat.Cut(tc.Function.Arguments, maxCallText),
+				jc := journalCall{Name: tc.Function.Name, Args: chat.Cut(tc.Function.Arguments, maxCallText),
 					Diff: chat.Cut(fileEditDiff(tc.Function.Name, tc.Function.Arguments), maxCallText)}
+				if jc.Name == (tools.SpawnTool{}).Name() {
+					jc.Subagent = protocol.SubagentID(run, tc.ID)
+				}
+				out[tc.ID] = jc
 			}
 		case chat.RoleTool:
 			jc := out[m.ToolCallID]

@@ -394,4 +394,9 @@ $('rename').addEventListener('click', () => {
 let searching = 0;
 $('search').addEventListener('input', () => { clearTimeout(searching); searching = setTimeout(loadSessions, 250); });
 // Opened once every script of the page has run (history.js, attach.js come after this one).
-document.addEventListener('DOMContentLoaded', () => open(location.hash.slice(1) || localStorage.getItem('nanobot-chat') || newChat()));
+// #session=<key> (a link from the schedules page) opens another channel's session.
+document.addEventListener('DOMContentLoaded', () => {
+  const hash = decodeURIComponent(location.hash.slice(1));
+  if (hash.startsWith('session=')) openOther(hash.slice('session='.length));
+  else open(hash || localStorage.getItem('nanobot-chat') || newChat());
+});

@@ -2,7 +2,6 @@
 // heartbeat, Dream, idle compaction, disk gc) with their runs and actions.
 "use strict";
 (() => {
-  const list = document.getElementById("schedules");
   const status = document.getElementById("status");
 
   const el = (tag, cls, text) => {
@@ -95,47 +94,62 @@
     return c;
   }
 
-  async function loadApprovals() {
-    const box = document.getElementById("approvals");
-    const res = await fetch("api/approvals");
+  // fill draws one section from its endpoint: a card per item, the "none" line, or the error.
+  async function fill(id, what, card, none) {
+    const box = document.getElementById(id);
+    const res = await fetch("api/" + what);
     const body = await res.json().catch(() => ({}));
     if (!res.ok) {
       box.replaceChildren(el("p", "error", body.error || res.statusText));
       return;
     }
-    box.replaceChildren(...(body.approvals.length ? body.approvals.map(approval) : [el("p", "none", "Nothing waits for an answer.")]));
+    const items = body[what] || [];
+    box.replaceChildren(...(items.length ? items.map(card) : [el("p", "none", none)]));
   }
+
+  const loadApprovals = () => fill("approvals", "approvals", approval, "Nothing waits for an answer.");
 
   // Subagents at work: each with what spawned it and where its loop is.
-  async function loadSubagents() {
-    const box = document.getElementById("subagents");
-    const res = await fetch("api/subagents");
-    const body = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      box.replaceChildren(el("p", "error", body.error || res.statusText));
-      return;
-    }
-    box.replaceChildren(...(body.subagents.length ? body.subagents.map((s) => {
-      const c = el("article", "subagent");
-      c.dataset.id = s.id;
-      c.append(el("h3", "", s.label || s.id), el("p", "times", "for " + s.origin + " · since " + when(s.started) +
-        " · " + (s.state ? s.state + (s.iteration ? " · iteration " + s.iteration : "") : "starting")));
-      return c;
-    }) : [el("p", "none", "No subagent is at work.")]));
+  function subagent(s) {
+    const c = el("article", "subagent");
+    c.dataset.id = s.id;
+    c.append(el("h3", "", s.label || s.id), el("p", "times", "for " + s.origin + " · since " + when(s.started) +
+      " · " + (s.state ? s.state + (s.iteration ? " · iteration " + s.iteration : "") : "starting")));
+    return c;
   }
 
-  async function load() {
-    const res = await fetch("api/schedules");
-    const body = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      list.replaceChildren(el("p", "error", body.error || res.statusText));
-      return;
+  // A session's page in the chat: a web chat by its id, another channel's read-only.
+  const chatLink = (key) => (key.startsWith("web:") ? "/#" + encodeURIComponent(key.slice(4)) : "/#session=" + encodeURIComponent(key));
+
+  // A session's sustained goal with its state, its chat and the run that last changed it.
+  function goal(g) {
+    const c = el("article", "goal " + g.status);
+    c.dataset.session = g.session;
+    const head = el("h3", "", g.ui_summary || g.objective);
+    head.append(" ", el("span", "state", g.status));
+    c.append(head, el("p", "objective", g.objective));
+    if (g.reason) c.append(el("p", "reason", g.reason));
+    const links = el("p", "times", (g.since ? "since " + when(g.since) + " · " : "") + "updated " + when(g.updated) + " · ");
+    const chat = el("a", "session", g.session);
+    chat.href = chatLink(g.session);
+    links.append(chat);
+    if (g.inspect) {
+      const run = el("a", "inspect", "its run in Temporal");
+      run.href = g.inspect; run.target = "_blank"; run.rel = "noopener";
+      links.append(" · ", run);
     }
-    list.replaceChildren(...(body.schedules.length ? body.schedules.map(card) : [el("p", "", "No schedules.")]));
+    c.append(links);
+    return c;
   }
 
-  load();
-  loadApprovals();
-  loadSubagents();
-  setInterval(() => { load(); loadApprovals(); loadSubagents(); }, 5000);
+  const load = () => fill("schedules", "schedules", card, "No schedules.");
+  const loadAll = () => {
+    load();
+    loadApprovals();
+    fill("subagents", "subagents", subagent, "No subagent is at work.");
+    fill("goals", "goals", goal, "No goal is set. /goal <task> in a chat sets one.");
+  };
+
+  loadAll();
+  setInterval(loadAll, 5000);
 })();

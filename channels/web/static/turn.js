@@ -32,6 +32,7 @@ function turnDetails(bubble, turn) {
 
 function drawTurn(d, r) {
   const t = r.turn;
+  const drawn = new Set();
   if (r.unavailable) d.appendChild(el('div', 'note', r.unavailable));
   if (t) {
     const states = el('div', 'states');
@@ -51,11 +52,14 @@ function drawTurn(d, r) {
       if (it.error) line += ' · ' + it.error;
       m.textContent = line;
       d.appendChild(m);
-      for (const tool of it.tools || []) d.appendChild(toolCard(tool, (r.calls || {})[tool.id] || {}));
+      for (const tool of it.tools || []) {
+        d.appendChild(toolCard(tool, (r.calls || {})[tool.id] || {}));
+        drawn.add(tool.id);
+      }
     }
   }
-  for (const [id, call] of Object.entries(r.calls || {})) { // journaled calls Temporal no longer tells of
-    if (!t) d.appendChild(toolCard({ id, name: call.name, outcome: call.result ? 'ok' : 'unknown' }, call));
+  for (const [id, call] of Object.entries(r.calls || {})) { // journaled calls Temporal does not (or no longer) tell of
+    if (!drawn.has(id)) d.appendChild(toolCard({ id, name: call.name, outcome: call.result ? 'ok' : 'unknown' }, call));
   }
   if (r.inspect) {
     const a = el('a', 'inspect', 'inspect in Temporal');
@@ -76,7 +80,47 @@ function toolCard(tool, call) {
   c.appendChild(el('pre', 'tool-args', call.args || tool.args || ''));
   if (call.diff) c.appendChild(diffView(call.diff));
   c.appendChild(el('pre', 'tool-result', call.result || tool.preview || ''));
+  if (call.subagent) c.appendChild(subagentCard(call));
   return c;
+}
+
+// subagentPoll is how often a running subagent's card asks how it is doing (ms).
+const subagentPoll = 1000;
+
+// subagentCard is the subagent a spawn call started, nested in the call's card:
+// its label and task, its state, its result once done; it asks GET /api/subagent
+// again every second while the subagent runs and the card is on the page.
+function subagentCard(call) {
+  const box = el('div', 'subagent-card');
+  box.dataset.subagent = call.subagent;
+  let args = {};
+  try { args = JSON.parse(call.args || '{}'); } catch (_) { /* cut at maxCallText: the task shows on the call's card */ }
+  const head = el('div', 'subagent-head', 'subagent ' + (args.label || call.subagent));
+  const state = el('span', 'subagent-state', '…');
+  head.append(' · ', state);
+  const result = el('pre', 'subagent-result');
+  result.hidden = true;
+  box.append(head, el('div', 'subagent-task', args.task || ''), result);
+  const follow = async () => {
+    let s;
+    try { s = await api('api/subagent?id=' + encodeURIComponent(call.subagent)); } catch (err) {
+      state.textContent = '⚠ ' + err.message;
+      return;
+    }
+    box.className = 'subagent-card ' + s.state;
+    state.textContent = s.state + (s.state === 'running' && s.step ? ' · ' + s.step + (s.iteration ? ' · iteration ' + s.iteration : '') : '');
+    if (s.label) head.firstChild.textContent = 'subagent ' + s.label;
+    result.textContent = s.result || '';
+    result.hidden = !s.result;
+    if (s.inspect && !box.querySelector('a.inspect')) {
+      const a = el('a', 'inspect', 'inspect in Temporal');
+      a.href = s.inspect; a.target = '_blank'; a.rel = 'noopener';
+      box.appendChild(a);
+    }
+    if (s.state === 'running' && box.isConnected) setTimeout(follow, subagentPoll);
+  };
+  follow();
+  return box;
 }
 
 // diffView draws a unified diff line by line, added and removed lines marked.
