@@ -94,7 +94,7 @@ func (a *Heartbeat) heartbeatTarget() (*protocol.Route, error) {
 	if !ok {
 		return nil, errors.New("the session store cannot list sessions")
 	}
-	all, err := lister.Sessions()
+	all, err := lister.SessionsOfKind("") // chats only: not Dream's, a subagent's or a temporary chat
 	if err != nil {
 		return nil, err
 	}

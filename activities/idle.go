@@ -44,8 +44,8 @@ func (a *Memory) IdleSessions(ctx context.Context, _ protocol.IdleCompactInput) 
 			a.log.Warn("idle compaction: unreadable session skipped", "session", info.Key, "error", err)
 			continue
 		}
-		if sess.Kind == string(protocol.DreamTurn) {
-			continue // Dream's own
+		if !protocol.TurnKind(sess.Kind).RemembersIn() {
+			continue // Dream's own, or a temporary chat (nothing of it goes to memory)
 		}
 		if len(sess.Unarchived()) <= protocol.IdleKeepMessages {
 			continue

@@ -127,6 +127,9 @@ func (l *liveText) add(msgs []chat.Message) {
 	}
 }
 
+// TemporaryChatAge is when a temporary chat its page never discarded is removed.
+const TemporaryChatAge = 24 * time.Hour
+
 // sweepSessions removes sessions untouched for Ages.Sessions whose messages
 // are all archived into memory, and Dream's and subagents' own sessions of
 // that age; it returns the text of what stays unarchived.
@@ -149,6 +152,9 @@ func (s Sweep) sweepSessions(ctx context.Context, rep *Report) (*liveText, error
 		unarchived := sess.Messages[min(max(sess.LastConsolidated, 0), len(sess.Messages)):]
 		own := sess.Kind == string(protocol.DreamTurn) || sess.Kind == string(protocol.SubagentTurn)
 		old := s.Ages.Sessions > 0 && s.Now.Sub(info.Modified) >= s.Ages.Sessions
+		if sess.Kind == string(protocol.TemporaryTurn) {
+			own, old = true, s.Now.Sub(info.Modified) >= TemporaryChatAge // a page closed without discarding it
+		}
 		if old && (own || len(unarchived) == 0) {
 			size := s.sessionBytes(info.Key, sess)
 			if err := lister.Delete(info.Key); err != nil {

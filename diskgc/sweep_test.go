@@ -18,6 +18,7 @@ import (
 	"github.com/nanobot-durable/nanobot/diskgc"
 	"github.com/nanobot-durable/nanobot/internal/pgtest"
 	"github.com/nanobot-durable/nanobot/pgstore"
+	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
 )
 
@@ -245,4 +246,26 @@ func TestUsageMeasuresTheTablesOnPostgres(t *testing.T) {
 	require.GreaterOrEqual(t, got[diskgc.KindMedia], int64(300_000), "the row's bytes (TOASTed) count")
 	require.Positive(t, got[diskgc.KindSessions])
 	require.Positive(t, got[diskgc.KindMemory], "memory_state holds its one row")
+}
+
+// TestTemporaryChatLeftBehindGoesAfterADay: a temporary chat whose page never
+// discarded it is removed after a day, whatever the sessions' age setting;
+// a younger one stays.
+func TestTemporaryChatLeftBehindGoesAfterADay(t *testing.T) {
+	ctx := context.Background()
+	b := onFiles(t)
+	for _, key := range []string{"web:tmp-old", "web:tmp-new"} {
+		_, err := b.sessions.Append(ctx, key, chat.Message{Role: "user", Content: "hi", Turn: "t", EntryID: "u"})
+		require.NoError(t, err)
+		require.NoError(t, b.sessions.Update(ctx, key, func(s *session.Session) error { s.Kind = string(protocol.TemporaryTurn); return nil }))
+	}
+	b.ageSession("web:tmp-old", time.Now().Add(-diskgc.TemporaryChatAge-time.Minute))
+	mediaDir := t.TempDir()
+	rep, err := diskgc.Sweep{Ages: config.Retention{MediaDays: new(0), SessionDays: new(0), TempHours: new(0)}.Ages(),
+		Sessions: b.sessions, MediaDir: mediaDir, TempDir: mediaDir, Now: time.Now()}.Run(ctx)
+	require.NoError(t, err)
+	require.Len(t, rep.Removed, 1)
+	require.Equal(t, "web:tmp-old", rep.Removed[0].What)
+	require.NoFileExists(t, b.sessions.Path("web:tmp-old"))
+	require.FileExists(t, b.sessions.Path("web:tmp-new"))
 }

@@ -12,7 +12,18 @@ const (
 	HeartbeatTurn TurnKind = "heartbeat" // the heartbeat's turn: no message tool
 	DreamTurn     TurnKind = "dream"     // Dream tidies memory: file tools confined to DreamWritable
 	SubagentTurn  TurnKind = "subagent"  // a spawned task: SubagentTools, confined to the workspace
+	// TemporaryTurn is a web chat's temporary chat (nanobot's Temporary Chat):
+	// a chat turn whose session stays out of lists, search and memory and is
+	// deleted when the chat is discarded; no goals, subagents or cron jobs.
+	TemporaryTurn TurnKind = "temporary"
 )
+
+// TemporaryDisabledTools are what a temporary chat may not use (nanobot's list).
+var TemporaryDisabledTools = []string{"create_goal", "update_goal", "spawn", "cron"}
+
+// RemembersIn reports whether turns of this kind archive into memory
+// (Dream tidies memory itself; a temporary chat leaves nothing behind).
+func (k TurnKind) RemembersIn() bool { return k != DreamTurn && k != TemporaryTurn }
 
 // Scheduled reports whether turns of this kind come from a schedule.
 func (k TurnKind) Scheduled() bool { return k == CronTurn || k == HeartbeatTurn }

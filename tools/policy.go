@@ -97,6 +97,8 @@ func (p Policy) permitName(name string) *Refusal {
 		return &Refusal{Text: heartbeatMessageText} // nanobot withholds it while the heartbeat runs
 	case name == "send_session_message" && p.profile.Kind == protocol.HeartbeatTurn:
 		return &Refusal{Text: heartbeatSessionText} // the heartbeat tells people nothing but through its decision
+	case p.profile.Kind == protocol.TemporaryTurn && slices.Contains(protocol.TemporaryDisabledTools, name):
+		return refuse("Error: Tool '%s' is not available in a temporary chat", name)
 	case name == "create_goal" && !p.profile.Goal:
 		return &Refusal{Text: createGoalText}
 	}

@@ -23,7 +23,7 @@ func (t *turn) noteRestore(res protocol.RestoreResult) {
 
 // consolidateBeforeTurn archives old turns when the prompt reached the budget.
 func (t *turn) consolidateBeforeTurn(ctx workflow.Context) {
-	if t.msg.Kind == protocol.DreamTurn || t.mem.budget <= 0 || t.mem.promptTokens < t.mem.budget {
+	if !t.msg.Kind.RemembersIn() || t.mem.budget <= 0 || t.mem.promptTokens < t.mem.budget {
 		return
 	}
 	t.consolidate(ctx, protocol.ConsolidateBudget, t.mem.budget)
@@ -32,7 +32,7 @@ func (t *turn) consolidateBeforeTurn(ctx workflow.Context) {
 // consolidateBeforeNew archives the whole session before /new clears it;
 // if this fails, /new archives raw or refuses to clear.
 func (t *turn) consolidateBeforeNew(ctx workflow.Context) {
-	if t.msg.Kind == protocol.DreamTurn {
+	if !t.msg.Kind.RemembersIn() {
 		return
 	}
 	if name, _, ok := protocol.ParseCommand(t.msg.Content); ok && name == "/new" {
@@ -43,7 +43,7 @@ func (t *turn) consolidateBeforeNew(ctx workflow.Context) {
 // consolidateAfterSave measures the next prompt and consolidates now, so
 // the next turn starts under budget.
 func (t *turn) consolidateAfterSave(ctx workflow.Context) {
-	if t.msg.Kind == protocol.DreamTurn {
+	if !t.msg.Kind.RemembersIn() {
 		return
 	}
 	var m protocol.MeasureResult

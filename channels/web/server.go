@@ -60,7 +60,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (c *Channel) route(path string) (string, http.HandlerFunc) {
 	get, post := http.MethodGet, http.MethodPost
 	switch path {
-	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/meter.js", "/attach.js", "/history.js", "/keys.js", "/chat.css", "/schedules.html", "/schedules.js", "/memory.html", "/memory.js":
+	case "/", "/index.html", "/chat.js", "/turn.js", "/live.js", "/meter.js", "/attach.js", "/history.js", "/keys.js", "/temporary.js", "/chat.css", "/schedules.html", "/schedules.js", "/memory.html", "/memory.js":
 		return get, c.asset
 	case "/api/info":
 		return get, func(w http.ResponseWriter, _ *http.Request) { c.info(w) }
@@ -96,6 +96,8 @@ func (c *Channel) route(path string) (string, http.HandlerFunc) {
 		return get, c.events
 	case "/api/send":
 		return post, func(w http.ResponseWriter, r *http.Request) { c.send(w, r, "") }
+	case "/api/discard":
+		return post, c.discard
 	case "/api/withdraw":
 		return post, c.withdraw
 	case "/api/stop":
@@ -307,6 +309,10 @@ func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 		refuse(http.StatusBadRequest, "the message is empty")
 		return
 	}
+	if why := temporaryRefusal(text); isTemporary(chatID) && why != "" {
+		refuse(http.StatusBadRequest, why)
+		return
+	}
 	c.mu.Lock()
 	publish := c.publish
 	c.mu.Unlock()
@@ -315,6 +321,9 @@ func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID},
 	}
 	msg.Media = media
+	if isTemporary(chatID) {
+		msg.Kind, msg.Scope = protocol.TemporaryTurn, protocol.OwnChat() // its own session, under unifiedSession too
+	}
 	c.log.Info("web message", "chat", chatID, "text", chat.Preview(text, 80), "media", msg.Media)
 	if err := publish(r.Context(), msg, nil); err != nil {
 		c.log.Error("publishing a web message failed", "chat", chatID, "error", err)

@@ -421,7 +421,7 @@ func TestEveryAPIRouteRefusesAnotherOrigin(t *testing.T) {
 	c, p, base := startChannel(t, "s3cret")
 	paths := []string{"/api/info", "/api/sessions", "/api/history", "/api/turn", "/api/media", "/api/context",
 		"/api/memory", "/api/subagents", "/api/approvals", "/api/schedules", "/api/schedule", "/api/session",
-		"/api/fork", "/api/events", "/api/send", "/api/withdraw", "/api/stop", "/api/goals", "/api/subagent"}
+		"/api/fork", "/api/events", "/api/send", "/api/withdraw", "/api/stop", "/api/goals", "/api/subagent", "/api/discard"}
 	for _, path := range paths {
 		method, handle := c.route(path)
 		require.NotNil(t, handle, path)

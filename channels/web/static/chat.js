@@ -207,12 +207,14 @@ function forkButton(el, index) {
 }
 
 async function open(chat) {
+  if (state.chat && state.chat !== chat) leaveChat(state.chat);
   state.chat = chat;
   state.session = 'web:' + chat;
   state.web = true;
   state.opened = false;
-  localStorage.setItem('nanobot-chat', chat);
-  history.replaceState(null, '', '#' + chat);
+  if (!isTemporary(chat)) localStorage.setItem('nanobot-chat', chat);
+  history.replaceState(null, '', isTemporary(chat) ? location.pathname : '#' + chat); // a reload does not bring it back
+  markTemporary(chat);
   $('title').textContent = 'web:' + chat;
   $('input').hidden = false;
   await load();
@@ -223,6 +225,7 @@ async function open(chat) {
 // openOther shows another channel's session read-only: its turns answer on that channel.
 async function openOther(key) {
   if (state.es) { state.es.close(); state.es = null; }
+  leaveChat(state.chat);
   state.session = key;
   state.web = false;
   state.chat = '';
