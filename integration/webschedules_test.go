@@ -180,10 +180,17 @@ func TestWebConsoleSubagents(t *testing.T) {
 // the scripted model, and a Chromium tab on it.
 func webConsole(t *testing.T, chromium string, model *modeltest.Server) (base string, pg webPage, errs *consoleErrors) {
 	t.Helper()
+	_, base, pg, errs = webConsoleHome(t, chromium, model)
+	return base, pg, errs
+}
+
+// webConsoleHome is webConsole with the home it runs on.
+func webConsoleHome(t *testing.T, chromium string, model *modeltest.Server) (home *testenv.Home, base string, pg webPage, errs *consoleErrors) {
+	t.Helper()
 	webPort := testenv.FreePort(t)
-	home := testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort}}})
+	home = testenv.NewHome(t, model.URL(), map[string]any{"channels": map[string]any{"web": map[string]any{"port": webPort}}})
 	env, _ := embeddedEnv(t, home)
 	base, out, errOut := startWebGateway(t, env)
 	pg, errs = newWebPage(t, chromium, 1100, 800, out, errOut)
-	return base, pg, errs
+	return home, base, pg, errs
 }
