@@ -130,3 +130,14 @@ func TestTheTokenOfAnEarlierBuildIsRead(t *testing.T) {
 	h.alice.SendText(t, room, "after")
 	require.Equal(t, []string{"one", "while down", "after"}, contents(h.waitInbound(3)))
 }
+
+// TestRestartWithNothingNewConnectsAtOnce: a restart whose token has nothing
+// new after it is connected after one sync that does not wait, not after a
+// 30 s long poll (a fresh clone's run saw "never connected" in 10 s).
+func TestRestartWithNothingNewConnectsAtOnce(t *testing.T) {
+	h := startHarness(t, nil)
+	for i := 0; i < 2; i++ { // the first restart may find the keys the first start uploaded; the second finds nothing
+		h.stop()
+		h.start()
+	}
+}

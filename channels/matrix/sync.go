@@ -86,8 +86,10 @@ func (c *Channel) syncLoop(ctx context.Context, loggedIn bool) {
 			}
 			loggedIn = true
 		}
-		for ctx.Err() == nil {
-			next, err := c.syncOnce(ctx, since)
+		// The first sync of a (re)connection does not wait: with nothing new a
+		// long poll would hold "connected" back for its whole 30 s.
+		for wait := false; ctx.Err() == nil; wait = true {
+			next, err := c.syncOnce(ctx, since, wait)
 			if err != nil {
 				return c.syncFailed(err, &loggedIn)
 			}
@@ -113,10 +115,13 @@ func (c *Channel) syncFailed(err error, loggedIn *bool) error {
 	return fmt.Errorf("matrix sync failed: %w", err)
 }
 
-// syncOnce is one /sync: the batch handled, then its next_batch saved.
-func (c *Channel) syncOnce(ctx context.Context, since string) (string, error) {
+// syncOnce is one /sync, a long poll when wait: the batch handled, then its next_batch saved.
+func (c *Channel) syncOnce(ctx context.Context, since string, wait bool) (string, error) {
 	first := since == ""
-	query := map[string]string{"filter": syncFilter, "timeout": strconv.Itoa(int(syncTimeout / time.Millisecond))}
+	query := map[string]string{"filter": syncFilter, "timeout": "0"}
+	if wait {
+		query["timeout"] = strconv.Itoa(int(syncTimeout / time.Millisecond))
+	}
 	if first {
 		query = map[string]string{"filter": firstSyncFilter, "timeout": "0"}
 	} else {
