@@ -215,8 +215,25 @@ func (t *ExecTool) RetrySafe(args map[string]any) bool {
 }
 
 // unsandboxed reports whether commands run bare where the sandbox was wanted.
-func (t *ExecTool) unsandboxed() bool {
-	return t.opts.Sandbox != nil && !t.opts.SandboxRequired && t.opts.Sandbox.Ready() != nil
+func (t *ExecTool) unsandboxed() bool { return t.opts.unsandboxed() }
+
+// unsandboxed reports whether commands run bare: the sandbox is only wanted
+// ("auto") and bwrap cannot run here.
+func (o ExecOptions) unsandboxed() bool {
+	return o.Sandbox != nil && !o.SandboxRequired && o.Sandbox.Ready() != nil
+}
+
+// runGroup runs cmd in its own process group, so a timeout or cancel of
+// runCtx kills everything it started, not only its first process.
+func runGroup(runCtx context.Context, cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = execWaitDelay
+	err := cmd.Run()
+	if runCtx.Err() != nil && cmd.Process != nil {
+		_ = killGroup(cmd) // the first process may have exited, leaving children behind
+	}
+	return err
 }
 
 // command is the shell running command in dir, inside the sandbox when sandboxed.
@@ -251,14 +268,7 @@ func (t *ExecTool) run(ctx context.Context, command, dir string, timeout time.Du
 	}
 	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = out, out
-	// Own process group, so timeout/cancel can kill everything the shell started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd) }
-	cmd.WaitDelay = execWaitDelay
-	err = cmd.Run()
-	if runCtx.Err() != nil && cmd.Process != nil {
-		_ = killGroup(cmd) // the shell may have exited first, leaving children behind
-	}
+	err = runGroup(runCtx, cmd)
 
 	var exitErr *exec.ExitError
 	switch {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/cliapps"
@@ -129,7 +128,7 @@ func (t *RunCLIAppTool) run(ctx context.Context, dir, entry string, argv []strin
 	defer cancel()
 	var cmd *exec.Cmd
 	sb := t.exec.Sandbox
-	unsandboxed := sb != nil && !t.exec.SandboxRequired && sb.Ready() != nil
+	unsandboxed := t.exec.unsandboxed()
 	if sb != nil && !unsandboxed {
 		var roots []string
 		for _, r := range t.apps.Roots() {
@@ -151,13 +150,7 @@ func (t *RunCLIAppTool) run(ctx context.Context, dir, entry string, argv []strin
 	cmd.Env = commandEnviron(t.exec, t.apps.BinDirs()...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limitedBuffer{&out}, &limitedBuffer{&errOut}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd) }
-	cmd.WaitDelay = execWaitDelay
-	err := cmd.Run()
-	if runCtx.Err() != nil && cmd.Process != nil {
-		_ = killGroup(cmd)
-	}
+	err := runGroup(runCtx, cmd)
 	var exitErr *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
