@@ -276,7 +276,7 @@ func (a *ModelCall) cliAppMentions(text string) []string {
 	if cfg == nil || !cfg.Tools.CLIApps.Enable {
 		return nil
 	}
-	return cliapps.NewManager(config.ConfigDir(cfg.Path), cfg.Agents.Defaults.WorkspacePath()).MentionLines(text)
+	return cliapps.ForConfig(cfg).MentionLines(text)
 }
 
 func (a *ModelCall) resultFrom(ctx context.Context, m chat.Message, in protocol.LLMCallInput) protocol.LLMCallResult {

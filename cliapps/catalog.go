@@ -180,7 +180,7 @@ func (m *Manager) CachedCatalog() []App {
 
 func (m *Manager) catalog(ctx context.Context, force, cacheOnly bool) ([]App, string, error) {
 	merged := map[string]map[string]any{}
-	var order []string
+	updated := ""
 	for _, s := range m.sources() {
 		reg, err := m.registry(ctx, s, force, cacheOnly)
 		if err != nil {
@@ -191,7 +191,7 @@ func (m *Manager) catalog(ctx context.Context, force, cacheOnly bool) ([]App, st
 		}
 		if meta, ok := reg["meta"].(map[string]any); ok {
 			if u, ok := meta["updated"].(string); ok {
-				order = append(order, "\x00"+u)
+				updated = max(updated, u)
 			}
 		}
 		rows, _ := reg["clis"].([]any)
@@ -209,8 +209,6 @@ func (m *Manager) catalog(ctx context.Context, force, cacheOnly bool) ([]App, st
 				if was := prev["_source"].(string); was != s.Name {
 					source = was + "+" + s.Name
 				}
-			} else {
-				order = append(order, key)
 			}
 			for k, v := range row {
 				entry[k] = v
@@ -220,12 +218,7 @@ func (m *Manager) catalog(ctx context.Context, force, cacheOnly bool) ([]App, st
 		}
 	}
 	var apps []App
-	updated := ""
-	for _, key := range order {
-		if u, ok := strings.CutPrefix(key, "\x00"); ok {
-			updated = max(updated, u)
-			continue
-		}
+	for key := range merged { // sorted below
 		raw, _ := json.Marshal(merged[key])
 		var a App
 		if json.Unmarshal(raw, &a) != nil {

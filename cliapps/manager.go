@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/atomicfile"
+	"github.com/nanobot-durable/nanobot/config"
 )
 
 // nanobot's runtime defaults (tools.cliApps).
@@ -39,6 +42,14 @@ type Manager struct {
 // NewManager is the manager of the CLI Apps kept beside the config in configDir.
 func NewManager(configDir, workspace string) *Manager {
 	return &Manager{Dir: filepath.Join(configDir, "cli-apps"), Workspace: workspace}
+}
+
+// ForConfig is the manager of cfg's home with tools.cliApps' settings.
+func ForConfig(cfg *config.Config) *Manager {
+	m := NewManager(config.ConfigDir(cfg.Path), cfg.Agents.Defaults.WorkspacePath())
+	m.CatalogTTL = time.Duration(cfg.Tools.CLIApps.CatalogTTLSeconds) * time.Second
+	m.InstallTimeout = time.Duration(cfg.Tools.CLIApps.InstallTimeout) * time.Second
+	return m
 }
 
 func (m *Manager) now() time.Time {
@@ -184,24 +195,12 @@ func (m *Manager) Which(entry string) (string, error) {
 	return filepath.Abs(p)
 }
 
-// writeFileAtomic writes through a temporary file and a rename, 0600 in a 0700 folder.
+// writeFileAtomic replaces path (0600, in a 0700 folder) so a reader never sees half of it.
 func writeFileAtomic(path string, body []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(body); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, body, 0o600)
 }
 
 // mention is an app named in a message as @name (nanobot's rule).
@@ -217,23 +216,25 @@ func (m *Manager) MentionLines(text string) []string {
 	if err != nil || len(apps) == 0 {
 		return nil
 	}
+	byLower := make(map[string]Installed, len(apps))
+	for name, in := range apps {
+		byLower[strings.ToLower(name)] = in
+	}
 	var lines []string
-	seen := map[string]bool{}
 	for _, match := range mention.FindAllStringSubmatch(text, -1) {
 		want := strings.ToLower(match[2])
-		for name, in := range apps {
-			if strings.ToLower(name) != want || seen[want] {
-				continue
-			}
-			seen[want] = true
-			entry := in.EntryPoint
-			if entry == "" {
-				entry = "unknown"
-			}
-			lines = append(lines, fmt.Sprintf("CLI App Mention: @%s (installed; tool=run_cli_app; entry_point=%s; "+
-				"skill=skills/%s/SKILL.md). Read the skill when useful, then run this app with `run_cli_app`; "+
-				"do not bypass it with shell.", name, entry, SkillName(name)))
+		in, ok := byLower[want]
+		if !ok {
+			continue
 		}
+		delete(byLower, want) // once each
+		entry := in.EntryPoint
+		if entry == "" {
+			entry = "unknown"
+		}
+		lines = append(lines, fmt.Sprintf("CLI App Mention: @%s (installed; tool=run_cli_app; entry_point=%s; "+
+			"skill=skills/%s/SKILL.md). Read the skill when useful, then run this app with `run_cli_app`; "+
+			"do not bypass it with shell.", in.Name, entry, SkillName(in.Name)))
 	}
 	return lines
 }

@@ -61,9 +61,7 @@ func newRegistry(cfg *config.Config, sb *tools.Sandbox, sessions *tools.ExecSess
 	opts.Sessions = book
 	opts.ImageGen = imageGenOptions(cfg)
 	if c := cfg.Tools.CLIApps; c.Enable {
-		opts.CLIApps = cliapps.NewManager(config.ConfigDir(cfg.Path), cfg.Agents.Defaults.WorkspacePath())
-		opts.CLIApps.CatalogTTL = time.Duration(c.CatalogTTLSeconds) * time.Second
-		opts.CLIApps.InstallTimeout = time.Duration(c.InstallTimeout) * time.Second
+		opts.CLIApps = cliapps.ForConfig(cfg)
 		opts.CLIAppsRunTimeout = time.Duration(c.RunTimeout) * time.Second
 	}
 	if self != nil && cfg.Tools.My.Enable {

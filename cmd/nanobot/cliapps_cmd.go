@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/cliapps"
-	"github.com/nanobot-durable/nanobot/config"
 )
 
 const cliAppsUsage = `usage: nanobot cli-apps [list | catalog [--refresh] | install NAME | update NAME | uninstall NAME]
@@ -21,14 +19,6 @@ const cliAppsUsage = `usage: nanobot cli-apps [list | catalog [--refresh] | inst
              and write its skill to the workspace
   update     reinstall an installed app at the catalog's newest version
   uninstall  remove an installed app and its skill`
-
-// cliAppsManager is the home's CLI Apps with tools.cliApps' settings.
-func cliAppsManager(cfg *config.Config) *cliapps.Manager {
-	m := cliapps.NewManager(config.ConfigDir(cfg.Path), cfg.Agents.Defaults.WorkspacePath())
-	m.CatalogTTL = time.Duration(cfg.Tools.CLIApps.CatalogTTLSeconds) * time.Second
-	m.InstallTimeout = time.Duration(cfg.Tools.CLIApps.InstallTimeout) * time.Second
-	return m
-}
 
 func (a *app) cliAppsCmd(ctx context.Context, args []string) error {
 	fs := a.flags("cli-apps")
@@ -55,7 +45,7 @@ func (a *app) cliAppsCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := cliAppsManager(cfg)
+	m := cliapps.ForConfig(cfg)
 	switch action {
 	case "list":
 		apps, err := m.InstalledApps()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/cliapps"
 	"github.com/nanobot-durable/nanobot/config"
 	"github.com/nanobot-durable/nanobot/mcp"
 	"github.com/nanobot-durable/nanobot/providers"
@@ -56,7 +57,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 	writeUnsupported(out, a.warnings)
 	if cfg.Tools.CLIApps.Enable {
 		installed := "none installed"
-		if names := cliAppsManager(cfg).InstalledNames(); len(names) > 0 {
+		if names := cliapps.ForConfig(cfg).InstalledNames(); len(names) > 0 {
 			installed = "installed: " + strings.Join(names, ", ")
 		}
 		fmt.Fprintf(out, "CLI apps:  run_cli_app on, %s (nanobot cli-apps)\n", installed)
