@@ -278,6 +278,28 @@ func (c *Channel) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// message is what the page says in chatID, as the bus takes it; a
+// temporary chat's is a temporary turn in a session of its own (under
+// unifiedSession too).
+func message(id, chatID, text string) protocol.Inbound {
+	msg := protocol.Inbound{
+		ID: id, Content: text, SentAt: time.Now(),
+		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID},
+	}
+	if isTemporary(chatID) {
+		msg.Kind, msg.Scope = protocol.TemporaryTurn, protocol.OwnChat()
+	}
+	return msg
+}
+
+// publishMessage hands msg to the bus the channel was started with.
+func (c *Channel) publishMessage(ctx context.Context, msg protocol.Inbound) error {
+	c.mu.Lock()
+	publish := c.publish
+	c.mu.Unlock()
+	return publish(ctx, msg, nil)
+}
+
 // sendRequest is the body of /api/send and /api/stop.
 type sendRequest struct {
 	Chat string `json:"chat"`
@@ -313,19 +335,10 @@ func (c *Channel) send(w http.ResponseWriter, r *http.Request, fixed string) {
 		refuse(http.StatusBadRequest, why)
 		return
 	}
-	c.mu.Lock()
-	publish := c.publish
-	c.mu.Unlock()
-	msg := protocol.Inbound{
-		ID: id, Content: text, SentAt: time.Now(),
-		Route: protocol.Route{Channel: Name, ChatID: chatID, SenderID: senderID},
-	}
+	msg := message(id, chatID, text)
 	msg.Media = media
-	if isTemporary(chatID) {
-		msg.Kind, msg.Scope = protocol.TemporaryTurn, protocol.OwnChat() // its own session, under unifiedSession too
-	}
 	c.log.Info("web message", "chat", chatID, "text", chat.Preview(text, 80), "media", msg.Media)
-	if err := publish(r.Context(), msg, nil); err != nil {
+	if err := c.publishMessage(r.Context(), msg); err != nil {
 		c.log.Error("publishing a web message failed", "chat", chatID, "error", err)
 		refuse(http.StatusServiceUnavailable, "the agent could not take the message: "+err.Error())
 		return

@@ -50,12 +50,7 @@ func (c *Channel) discard(w http.ResponseWriter, r *http.Request) {
 	}
 	key := protocol.SessionKey(Name, req.Chat)
 	if c.turnNow(r.Context(), key).Running {
-		msg := protocol.Inbound{ID: "web-" + newID(8), Content: "/stop", SentAt: time.Now(), Kind: protocol.TemporaryTurn,
-			Scope: protocol.OwnChat(), Route: protocol.Route{Channel: Name, ChatID: req.Chat, SenderID: senderID}}
-		c.mu.Lock()
-		publish := c.publish
-		c.mu.Unlock()
-		if err := publish(r.Context(), msg, nil); err != nil {
+		if err := c.publishMessage(r.Context(), message("web-"+newID(8), req.Chat, "/stop")); err != nil {
 			writeError(w, http.StatusServiceUnavailable, "the chat's turn could not be stopped: "+err.Error())
 			return
 		}
