@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
-	"strconv"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels/markdown"

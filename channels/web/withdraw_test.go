@@ -21,7 +21,9 @@ type queueTurns struct {
 	asked  []string // session/id
 }
 
-func (q *queueTurns) Now(context.Context, string) (TurnNow, error) { return TurnNow{Running: true}, nil }
+func (q *queueTurns) Now(context.Context, string) (TurnNow, error) {
+	return TurnNow{Running: true}, nil
+}
 
 func (q *queueTurns) Withdraw(_ context.Context, key, id string) (protocol.Withdrawn, error) {
 	q.mu.Lock()
