@@ -184,6 +184,32 @@ func TestTypingAndReactions(t *testing.T) {
 	require.NoError(t, h.Ch.React(context.Background(), route, msgID, "👀"))
 	require.Eventually(t, func() bool { return len(h.peer.Reactions(msgID)) == 2 }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, h.Ch.Unreact(context.Background(), route, msgID, "👀"))
+	// When Unreact lands while the working emoji's POST is still in flight,
+	// the emoji comes off from that POST's goroutine, after Unreact returns.
+	require.Eventually(t, func() bool { return len(h.peer.Reactions(msgID)) == 4 }, 5*time.Second, 10*time.Millisecond)
+	require.ElementsMatch(t, []string{"+👀", "+🔧", "-👀", "-🔧"}, h.peer.Reactions(msgID))
+}
+
+// TestWorkingEmojiInFlightWhenTheAnswerComes: the answer's Unreact lands
+// while the working emoji's PUT is unanswered; the emoji comes off once it is on.
+// (discordgo queues the DELETE behind the PUT: one rate-limit bucket.)
+func TestWorkingEmojiInFlightWhenTheAnswerComes(t *testing.T) {
+	h := startHarness(t, map[string]any{"workingEmoji": "🔧", "workingEmojiDelay": 0.01})
+	route := protocol.Route{Channel: Name, ChatID: dm}
+	msgID := "1300000000000000003"
+	held := h.peer.HoldReaction("🔧")
+	require.NoError(t, h.Ch.React(context.Background(), route, msgID, "👀"))
+	<-held
+	unreacted := make(chan error, 1)
+	go func() { unreacted <- h.Ch.Unreact(context.Background(), route, msgID, "👀") }()
+	require.Eventually(t, func() bool {
+		h.Ch.working.mu.Lock()
+		defer h.Ch.working.mu.Unlock()
+		return len(h.Ch.working.pending) == 0
+	}, 5*time.Second, time.Millisecond, "the answer forgets the pending working emoji")
+	h.peer.Release()
+	require.NoError(t, <-unreacted)
+	require.Eventually(t, func() bool { return len(h.peer.Reactions(msgID)) == 4 }, 5*time.Second, 10*time.Millisecond)
 	require.ElementsMatch(t, []string{"+👀", "+🔧", "-👀", "-🔧"}, h.peer.Reactions(msgID))
 }
 

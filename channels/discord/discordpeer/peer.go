@@ -91,6 +91,7 @@ type Peer struct {
 	responses []InteractionResponse
 	holdAt    int // the POST .../messages to hold (1-based), 0 = none
 	posts     int // POST .../messages seen
+	holdEmoji string // the reaction PUT to hold, "" = none
 	held      chan struct{}
 	release   chan struct{}
 }
@@ -178,6 +179,15 @@ func (p *Peer) HoldPost(n int) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.holdAt, p.held = n, make(chan struct{})
+	return p.held
+}
+
+// HoldReaction keeps the next PUT of this reaction unanswered until
+// Release; the returned channel closes when it arrives.
+func (p *Peer) HoldReaction(emoji string) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holdEmoji, p.held = emoji, make(chan struct{})
 	return p.held
 }
 

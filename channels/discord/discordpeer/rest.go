@@ -58,6 +58,9 @@ func (p *Peer) rest(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPatch && len(seg) == 4 && seg[2] == "messages":
 		p.editMessage(w, seg[1], seg[3], body)
 	case (r.Method == http.MethodPut || r.Method == http.MethodDelete) && len(seg) == 7 && seg[4] == "reactions":
+		if r.Method == http.MethodPut && !p.waitIfReactionHeld(r, seg[5]) {
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		restError(w, http.StatusNotFound, 0, "404: Not Found")
@@ -173,11 +176,29 @@ func (p *Peer) waitIfHeld(r *http.Request) bool {
 	p.mu.Lock()
 	p.posts++
 	hold := p.holdAt != 0 && p.posts == p.holdAt
-	held, release := p.held, p.release
 	p.mu.Unlock()
+	return p.waitIfHolding(r, hold)
+}
+
+// waitIfReactionHeld holds the reaction PUT HoldReaction named until Release.
+func (p *Peer) waitIfReactionHeld(r *http.Request, escapedEmoji string) bool {
+	emoji, _ := url.PathUnescape(escapedEmoji)
+	p.mu.Lock()
+	hold := p.holdEmoji != "" && emoji == p.holdEmoji
+	if hold {
+		p.holdEmoji = ""
+	}
+	p.mu.Unlock()
+	return p.waitIfHolding(r, hold)
+}
+
+func (p *Peer) waitIfHolding(r *http.Request, hold bool) bool {
 	if !hold {
 		return true
 	}
+	p.mu.Lock()
+	held, release := p.held, p.release
+	p.mu.Unlock()
 	close(held)
 	select {
 	case <-release:
