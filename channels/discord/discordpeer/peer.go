@@ -89,8 +89,8 @@ type Peer struct {
 	channels  map[string]*channel
 	messages  []*Message // posted, in order
 	responses []InteractionResponse
-	holdAt    int // the POST .../messages to hold (1-based), 0 = none
-	posts     int // POST .../messages seen
+	holdAt    int    // the POST .../messages to hold (1-based), 0 = none
+	posts     int    // POST .../messages seen
 	holdEmoji string // the reaction PUT to hold, "" = none
 	held      chan struct{}
 	release   chan struct{}
