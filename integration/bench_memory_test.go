@@ -11,15 +11,16 @@ import (
 
 // footprint is one process's (or a sum's) footprint from /proc/<pid>/smaps_rollup, in kB: RSS counts
 // every resident page, PSS divides shared pages among their users (what a host provisions for the
-// process), anonymous is its own memory (heap, stacks) that no file backs.
-type footprint struct{ rss, pss, anon int }
+// process), anonymous is its own memory (heap, stacks) that no file backs; PSS of files is PSS's
+// share in pages a file backs (the executable's code and read-only data, touched as they run).
+type footprint struct{ rss, pss, anon, pssFile int }
 
 func (m footprint) plus(o footprint) footprint {
-	return footprint{m.rss + o.rss, m.pss + o.pss, m.anon + o.anon}
+	return footprint{m.rss + o.rss, m.pss + o.pss, m.anon + o.anon, m.pssFile + o.pssFile}
 }
 
 func (m footprint) String() string {
-	return fmt.Sprintf("PSS %s (RSS %s, anon %s)", mb(m.pss), mb(m.rss), mb(m.anon))
+	return fmt.Sprintf("PSS %s (RSS %s, anon %s, PSS of files %s)", mb(m.pss), mb(m.rss), mb(m.anon), mb(m.pssFile))
 }
 
 // smapsRollup reads pid's memory (zero when it cannot: the process is gone).
@@ -42,6 +43,8 @@ func smapsRollup(pid int) footprint {
 			m.pss = n
 		case "Anonymous:":
 			m.anon = n
+		case "Pss_File:":
+			m.pssFile = n
 		}
 	}
 	return m
@@ -106,7 +109,7 @@ func (s *peakSampler) done() pairMemory {
 }
 
 func maxMemory(a, b footprint) footprint {
-	return footprint{max(a.rss, b.rss), max(a.pss, b.pss), max(a.anon, b.anon)}
+	return footprint{max(a.rss, b.rss), max(a.pss, b.pss), max(a.anon, b.anon), max(a.pssFile, b.pssFile)}
 }
 
 // cpuMS is the CPU time pid has used (user + system), in milliseconds; 0 when it is gone.
