@@ -201,7 +201,7 @@ type link struct {
 func (g *gateway) beat(l *link, interval time.Duration) {
 	first := interval
 	if g.Jitter {
-		first = 1 + rand.N(interval)
+		first = jitter(interval)
 	}
 	l.conn.EveryAfter(first, interval, func() error {
 		if !l.acked.Swap(false) {
@@ -211,6 +211,9 @@ func (g *gateway) beat(l *link, interval time.Duration) {
 		return g.heartbeat(l.conn)
 	})
 }
+
+// jitter is a random part of interval (a variable: tests pick it).
+var jitter = func(interval time.Duration) time.Duration { return 1 + rand.N(interval) }
 
 // heartbeat sends op 1 with the last seq (null before the first dispatch).
 func (g *gateway) heartbeat(conn *wsconn.Conn) error {
