@@ -54,8 +54,8 @@ type Spec struct {
 	Token func(ctx context.Context) (string, error)
 	// Auth is the token as IDENTIFY and RESUME carry it (nil: as it is).
 	Auth func(token string) string
-	// Identify is op 2's d, given Auth's value.
-	Identify func(auth string) any
+	// Intents are the events IDENTIFY subscribes to (bits of the platform's).
+	Intents int
 	// Fatal are close codes no new attempt mends, each with what to fix:
 	// the channel says so once and stops trying.
 	Fatal map[int]string
@@ -148,7 +148,8 @@ func (g *gateway) connection(ctx context.Context) error {
 	if g.sessionID != "" {
 		err = g.send(conn, opResume, map[string]any{"token": g.Auth(tok), "session_id": g.sessionID, "seq": g.seq.Load()})
 	} else {
-		err = g.send(conn, opIdentify, g.Identify(g.Auth(tok)))
+		err = g.send(conn, opIdentify, map[string]any{"token": g.Auth(tok), "intents": g.Intents, "shard": [2]int{0, 1},
+			"properties": map[string]string{"$os": "linux", "$browser": "nanobot", "$device": "nanobot"}})
 	}
 	if err != nil {
 		return err

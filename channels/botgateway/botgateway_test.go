@@ -76,7 +76,6 @@ func run(t *testing.T, p *peer, spec Spec) (*channels.Base, <-chan Dispatch) {
 		}
 	}
 	spec.Token = func(context.Context) (string, error) { return "token", nil }
-	spec.Identify = func(auth string) any { return map[string]string{"token": auth} }
 	got := make(chan Dispatch, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -27,16 +27,13 @@ var fatalClose = map[int]string{
 // runGateway holds Discord's gateway until ctx ends.
 func (c *Channel) runGateway(ctx context.Context) {
 	botgateway.Run(ctx, &c.Base, botgateway.Spec{
-		URL:   c.gatewayURL,
-		Token: func(context.Context) (string, error) { return botToken(c.cfg.Token), nil },
-		Identify: func(auth string) any {
-			return discordgo.Identify{Token: auth, Intents: discordgo.Intent(c.cfg.Intents), LargeThreshold: 250,
-				Properties: discordgo.IdentifyProperties{OS: "linux", Browser: "nanobot", Device: "nanobot"}}
-		},
-		Fatal:  fatalClose,
-		Fresh:  []int{4007, 4009}, // an invalid seq, a session timed out: identify anew
-		Jitter: true,
-		Dial:   c.dial,
+		URL:     c.gatewayURL,
+		Token:   func(context.Context) (string, error) { return botToken(c.cfg.Token), nil },
+		Intents: c.cfg.Intents,
+		Fatal:   fatalClose,
+		Fresh:   []int{4007, 4009}, // an invalid seq, a session timed out: identify anew
+		Jitter:  true,
+		Dial:    c.dial,
 	}, c.onDispatch)
 }
 

@@ -21,17 +21,15 @@ const banned = "the bot is offline, sandbox-only, banned, or lacks the intents a
 // messages are handled in the gateway's order.
 func (c *Channel) runGateway(ctx context.Context) {
 	botgateway.Run(ctx, &c.Base, botgateway.Spec{
-		URL:   c.gatewayURL,
-		Token: c.tokens.Get,
-		Auth:  authHeader,
-		Identify: func(auth string) any {
-			return identify{Token: auth, Intents: intents, Shard: [2]int{0, 1},
-				Properties: map[string]string{"$os": "linux", "$browser": "nanobot", "$device": "nanobot"}}
-		},
-		Fatal: map[int]string{closeBotOffline: banned, closeBotBanned: banned, closeBadIntents: banned, closeDisallowedIntents: banned},
-		Fresh: []int{closeInvalidSession, closeInvalidSeq},
-		// the access token expired: fetch a new one
-		Expired: closeInvalidToken, Invalidate: c.tokens.Invalidate,
+		URL:     c.gatewayURL,
+		Token:   c.tokens.Get,
+		Auth:    authHeader,
+		Intents: intents,
+		// intents QQ does not know (4013) or the bot may not have (4014); the bot offline, sandbox-only (4914) or banned (4915)
+		Fatal: map[int]string{4013: banned, 4014: banned, 4914: banned, 4915: banned},
+		Fresh: []int{4006, 4007}, // the session id is unknown, the seq wrong: identify
+		// the access token expired (4004): fetch a new one
+		Expired: 4004, Invalidate: c.tokens.Invalidate,
 		Backoff: channels.Backoff{Healthy: healthyAfter},
 	}, c.onDispatch)
 }
