@@ -101,6 +101,7 @@ func TestThreadHasItsOwnSession(t *testing.T) {
 	require.Equal(t, thread, got.Route.ChatID, "the answer goes to the thread")
 	require.Equal(t, protocol.Thread(general, thread), got.Scope, "the session is the thread's, named by its parent")
 	require.Equal(t, general, got.Metadata["parent_channel_id"])
+	require.Zero(t, h.peer.CallsTo("GET", "/channels/"+thread), "the thread GUILD_CREATE announced is known without asking")
 
 	// A thread the gateway never announced is looked up once over REST.
 	late := "900000000000000021"

@@ -1,6 +1,6 @@
-// Package discord is the Discord channel: the gateway (discordgo) in —
+// Package discord is the Discord channel: the gateway (botgateway) in —
 // DMs, and guild channels and threads as nanobot's groupPolicy allows —
-// and the REST API out: replies referencing the user's message, files,
+// and the REST API (discordgo) out: replies referencing the user's message, files,
 // typing, reactions, streaming by editing one message.
 package discord
 
@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/gorilla/websocket"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/wsconn"
 )
 
 // Name is the channel's name in config, routes and session keys.
@@ -34,18 +34,16 @@ type Channel struct {
 	cfg       Config
 	workspace string
 	http      *http.Client
-	api       *discordgo.Session
+	dial      wsconn.Options     // the gateway's socket, through channels.discord.proxy
+	api       *discordgo.Session // REST, and the state of the channels READY and GUILD_CREATE announced
 
-	events chan gatewayEvent // MESSAGE_CREATE and INTERACTION_CREATE payloads, handled in order
 	// streamEvery spaces the edits of a streamed message (0: streaming off).
 	streamEvery time.Duration
 	working     *workingEmojis
 
-	mu      sync.Mutex
-	runCtx  context.Context
-	cancel  context.CancelFunc
-	stopped bool
-	wg      sync.WaitGroup
+	loop   channels.Loop
+	mu     sync.Mutex
+	runCtx context.Context
 }
 
 // New builds the channel from config; it connects in Start.
@@ -58,7 +56,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		return nil, errors.New("channels.discord.token is not set")
 	}
 	log := deps.Logger(Name)
-	hc, dialer, err := clients(cfg)
+	hc, proxy, err := clients(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -66,33 +64,21 @@ func New(deps channels.Deps) (*Channel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discord: %w", err)
 	}
-	api.Client, api.Dialer = hc, dialer
-	api.Identify.Intents = discordgo.Intent(cfg.Intents)
+	api.Client = hc
 	api.ShouldRetryOnRateLimit = false // a 429 goes back to delivery, which waits retry_after
-	api.SyncEvents = true              // events in the gateway's order; the handler only queues them
 	api.LogLevel = discordgo.LogWarning
 	api.State.TrackMembers, api.State.TrackPresences, api.State.TrackVoice = false, false, false
 	api.State.TrackEmojis, api.State.TrackRoles = false, false
 	routeLibraryLog()
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, http: hc, api: api,
-		events: make(chan gatewayEvent, 256),
+		dial: wsconn.Options{Proxy: proxy, MaxMessage: maxFrame},
 	}
 	c.Init(Name, log, deps.SeenSet("discord-messages", 4096, ""))
 	if cfg.Streaming {
 		c.streamEvery = streamInterval
 	}
 	c.working = newWorkingEmojis(c)
-	api.AddHandler(c.onEvent)
-	api.AddHandler(c.onConnect)
-	api.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
-		c.Down()
-		c.Log.Info("discord gateway disconnected; discordgo reconnects and resumes")
-	})
-	api.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) {
-		c.Up()
-		c.Log.Info("discord gateway session resumed")
-	})
 	return c, nil
 }
 
@@ -113,15 +99,10 @@ func (c *Channel) Describe() string {
 	return fmt.Sprintf("@%s (%s), groupPolicy %s", name, id, c.cfg.GroupPolicy)
 }
 
-// Start checks the token (users/@me), then opens the gateway in the
+// Start checks the token (users/@me), then holds the gateway in the
 // background and handles messages until ctx ends or Stop is called. A
 // refused token fails the start; a network error only delays the gateway.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	runCtx, cancel := context.WithCancel(ctx)
-	c.Attach(publish)
-	c.mu.Lock()
-	c.runCtx, c.cancel = runCtx, cancel
-	c.mu.Unlock()
 	meCtx, done := context.WithTimeout(ctx, callTimeout)
 	me, err := c.api.User("@me", discordgo.WithContext(meCtx))
 	done()
@@ -130,80 +111,23 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		c.SetBot(me.ID, me.Username)
 		c.Log.Info("discord bot identified", "bot", "@"+me.Username, "id", me.ID)
 	case isAuthError(err):
-		cancel()
 		return fmt.Errorf("discord refused channels.discord.token (users/@me): %w", err)
 	default:
 		c.Log.Warn("discord users/@me failed; the gateway's READY will say who the bot is", "error", err)
 	}
-	c.wg.Add(2)
-	go func() { defer c.wg.Done(); c.open(runCtx) }()
-	go func() { defer c.wg.Done(); c.handleQueue(runCtx) }()
-	return nil
-}
-
-// open connects the gateway, retrying with backoff until it is up; from
-// then on discordgo reconnects and resumes by itself.
-func (c *Channel) open(ctx context.Context) {
-	c.Reconnect(ctx, channels.Backoff{}, func(ctx context.Context) error {
-		err := c.api.Open()
-		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
-			<-ctx.Done() // discordgo's own loop keeps the gateway from here
-			return ctx.Err()
-		}
-		var closed *websocket.CloseError
-		if errors.As(err, &closed) && fatalClose[closed.Code] != "" {
-			return channels.Fatal(fmt.Errorf("discord gateway refused the bot: %s: %w", fatalClose[closed.Code], err))
-		}
-		return fmt.Errorf("discord gateway not reachable: %w", err)
-	})
-}
-
-// fatalClose are gateway close codes a new attempt cannot fix by itself.
-var fatalClose = map[int]string{
-	4004: "authentication failed (check channels.discord.token)",
-	4010: "invalid shard",
-	4011: "sharding required",
-	4012: "invalid API version",
-	4013: "invalid intents (check channels.discord.intents)",
-	4014: "disallowed intents: enable the Message Content intent for the bot in Discord's developer portal, or lower channels.discord.intents",
-}
-
-// onConnect closes a connection discordgo's reconnect loop opened after Stop.
-func (c *Channel) onConnect(s *discordgo.Session, _ *discordgo.Connect) {
+	c.Attach(publish)
 	c.mu.Lock()
-	stopped := c.stopped
+	c.runCtx = c.loop.Go(ctx, c.runGateway)
 	c.mu.Unlock()
-	if stopped {
-		go func() { _ = s.Close() }()
-		return
-	}
-	c.Up()
-	c.Log.Info("discord gateway connected")
+	return nil
 }
 
 // Stop implements channels.Channel: the gateway closes, the handlers end.
 func (c *Channel) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	cancel := c.cancel
-	c.stopped = true
-	c.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
+	err := c.loop.Stop(ctx, 10*time.Second, "discord gateway")
 	c.working.stopAll()
-	err := c.api.Close()
-	done := make(chan struct{})
-	go func() { c.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return fmt.Errorf("discord channel did not stop in time: %w", ctx.Err())
-	}
-	if err != nil {
-		return fmt.Errorf("discord gateway close: %w", err)
-	}
-	return nil
+	c.Down()
+	return err
 }
 
 // callCtx bounds a REST call made on the channel's own behalf.

@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -11,58 +10,6 @@ import (
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
-
-// onEvent sees every gateway dispatch, raw. It runs in discordgo's read
-// loop (SyncEvents), so it only notes who the bot is and queues messages.
-func (c *Channel) onEvent(_ *discordgo.Session, e *discordgo.Event) {
-	switch e.Type {
-	case "READY":
-		var ready struct {
-			SessionID string `json:"session_id"`
-			User      user   `json:"user"`
-		}
-		if err := json.Unmarshal(e.RawData, &ready); err != nil || ready.User.ID == "" {
-			c.Log.Warn("discord READY without the bot's user", "error", err)
-			return
-		}
-		c.SetBot(ready.User.ID, ready.User.Username)
-		c.Log.Info("discord gateway ready", "bot", "@"+ready.User.Username, "id", ready.User.ID, "session", ready.SessionID)
-	case "MESSAGE_CREATE", "INTERACTION_CREATE": // INTERACTION_CREATE: an approval button pressed
-		c.mu.Lock()
-		ctx := c.runCtx
-		c.mu.Unlock()
-		if ctx == nil {
-			return
-		}
-		select {
-		case c.events <- gatewayEvent{kind: e.Type, raw: append([]byte(nil), e.RawData...)}:
-		case <-ctx.Done():
-		}
-	default:
-		c.Log.Debug("discord gateway event ignored", "type", e.Type, "seq", e.Sequence)
-	}
-}
-
-// gatewayEvent is a dispatch waiting to be handled, in the gateway's order.
-type gatewayEvent struct {
-	kind string
-	raw  []byte
-}
-
-func (c *Channel) handleQueue(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev := <-c.events:
-			if ev.kind == "INTERACTION_CREATE" {
-				c.handlePress(ctx, ev.raw)
-				continue
-			}
-			c.handle(ctx, ev.raw)
-		}
-	}
-}
 
 // handle takes one MESSAGE_CREATE in: checked, de-duplicated, filtered by
 // nanobot's rules, turned into an inbound message and published.

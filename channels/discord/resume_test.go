@@ -26,6 +26,7 @@ func TestResumeKeepsTheChannelReceiving(t *testing.T) {
 	st := h.peer.Stats()
 	require.Equal(t, 1, st.Identifies, "resumed, not identified again")
 	require.Equal(t, 1, st.Resumes)
+	require.Equal(t, 1, st.ResumeURLConnections, "the session resumes at READY's resume_gateway_url")
 	require.Zero(t, st.InvalidSessions)
 
 	h.peer.Reconnect()
@@ -45,4 +46,31 @@ func TestInvalidSessionIdentifiesAnew(t *testing.T) {
 	require.Eventually(t, func() bool { return h.peer.Stats().Identifies == 2 }, 15*time.Second, 10*time.Millisecond)
 	require.Equal(t, 1, h.peer.Stats().InvalidSessions)
 	h.sync()
+}
+
+// A heartbeat left unacknowledged is a dead link: the bot reconnects and
+// resumes, and what came meanwhile is taken once.
+func TestUnacknowledgedHeartbeatResumes(t *testing.T) {
+	peer := discordpeer.New(t)
+	peer.DM(dm)
+	peer.SetHeartbeat(100 * time.Millisecond)
+	h := startOn(t, peer, nil)
+	h.sync()
+	h.peer.StopACKs(true)
+	require.Eventually(t, func() bool { return h.peer.Stats().Connections >= 2 }, 10*time.Second, 10*time.Millisecond)
+	h.peer.StopACKs(false)
+	require.Eventually(t, func() bool { return h.peer.Stats().Resumes >= 1 }, 10*time.Second, 10*time.Millisecond)
+	h.sync()
+	require.Len(t, h.Published(), 2)
+	require.Equal(t, 1, h.peer.Stats().Identifies)
+	require.Contains(t, h.Logs.String(), "discord gateway heartbeat not acknowledged")
+}
+
+// A close code no new attempt mends (4014: disallowed intents) stops the
+// channel with what to fix, said once, and the gateway is not hammered.
+func TestRefusedBotIsNotHammered(t *testing.T) {
+	h := startHarness(t, nil)
+	h.peer.CloseGateway(4014)
+	h.RequireStoppedOnce("discord gateway refused the bot: disallowed intents: enable the Message Content intent",
+		func() int { return h.peer.Stats().Connections })
 }

@@ -6,19 +6,16 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/gorilla/websocket"
 )
 
 // discordHost is where discordgo sends every REST call.
 const discordHost = "discord.com"
 
-// clients are the HTTP client (REST, downloads) and the WebSocket dialer
-// (gateway), both through channels.discord.proxy when set; with apiBase the
+// clients are the HTTP client (REST, downloads) and the proxy of the
+// gateway's socket, both channels.discord.proxy when set; with apiBase the
 // REST calls go there instead of discord.com.
-func clients(cfg Config) (*http.Client, *websocket.Dialer, error) {
+func clients(cfg Config) (*http.Client, func(*http.Request) (*url.URL, error), error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	dialer := &websocket.Dialer{HandshakeTimeout: 45 * time.Second, Proxy: http.ProxyFromEnvironment}
 	if p := strings.TrimSpace(cfg.Proxy); p != "" {
 		pu, err := url.Parse(p)
 		if err != nil {
@@ -29,7 +26,6 @@ func clients(cfg Config) (*http.Client, *websocket.Dialer, error) {
 			pu.User = url.UserPassword(cfg.ProxyUsername, cfg.ProxyPassword)
 		}
 		tr.Proxy = http.ProxyURL(pu)
-		dialer.Proxy = http.ProxyURL(pu)
 	}
 	var rt http.RoundTripper = tr
 	if b := strings.TrimSpace(cfg.APIBase); b != "" {
@@ -39,7 +35,7 @@ func clients(cfg Config) (*http.Client, *websocket.Dialer, error) {
 		}
 		rt = rebase{base: base, next: tr}
 	}
-	return &http.Client{Transport: rt, Timeout: 60 * time.Second}, dialer, nil
+	return &http.Client{Transport: rt, Timeout: 60 * time.Second}, tr.Proxy, nil
 }
 
 // rebase sends discordgo's calls to https://discord.com/... to apiBase.

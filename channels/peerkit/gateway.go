@@ -53,10 +53,11 @@ type Gateway struct {
 	// frame builds a dispatch frame (QQ adds an id).
 	frame func(seq int64, event string, d []byte) []byte
 
-	mu   sync.Mutex
-	n    int
-	sess *session
-	conn *Socket
+	mu    sync.Mutex
+	n     int
+	sess  *session
+	conn  *Socket
+	noACK bool
 }
 
 // NewGateway is the gateway of the peer named name; frame builds a
@@ -97,6 +98,23 @@ func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, heartbeat time.D
 			return
 		}
 	}
+}
+
+// ACK acknowledges a heartbeat (op 11), unless StopACKs holds them back.
+func (g *Gateway) ACK(s *Socket) {
+	g.mu.Lock()
+	noACK := g.noACK
+	g.mu.Unlock()
+	if !noACK {
+		_ = s.Send(map[string]any{"op": OpHeartbeatACK})
+	}
+}
+
+// StopACKs makes the gateway leave heartbeats unacknowledged (a dead link).
+func (g *Gateway) StopACKs(on bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.noACK = on
 }
 
 // Open starts a new session on s (a valid IDENTIFY) and returns its id;

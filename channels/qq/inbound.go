@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
+	"github.com/nanobot-durable/nanobot/channels/botgateway"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -88,27 +89,16 @@ func validID(s string) bool {
 	return true
 }
 
-func (c *Channel) handleQueue(ctx context.Context, events <-chan event) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e := <-events:
-			c.handle(ctx, e)
-		}
-	}
-}
-
 // handle takes one message in: checked, de-duplicated, turned into an
 // inbound message and published; its files are fetched and the ack sent
 // only once the manager admitted the sender.
-func (c *Channel) handle(ctx context.Context, e event) {
-	m, chat, sender, err := decodeMessage(e.kind, e.data)
+func (c *Channel) handle(ctx context.Context, e botgateway.Dispatch) {
+	m, chat, sender, err := decodeMessage(e.Type, e.Data)
 	if err != nil {
-		c.Log.Warn("qq message dropped", "message_id", m.ID, "seq", e.seq, "error", err)
+		c.Log.Warn("qq message dropped", "message_id", m.ID, "seq", e.Seq, "error", err)
 		return
 	}
-	group := e.kind == eventGroupMessage
+	group := e.Type == eventGroupMessage
 	if group {
 		c.groups.Add(chat)
 	}

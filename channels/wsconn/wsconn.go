@@ -1,5 +1,5 @@
 // Package wsconn is the WebSocket client of the channels whose platform
-// pushes events over a socket (DingTalk, QQ, WeCom, Feishu): the dial, a
+// pushes events over a socket (DingTalk, QQ, WeCom, Feishu, Discord): the dial, a
 // keep-alive (WebSocket pings or the protocol's own heartbeat), a read
 // deadline that takes a silent socket for dead, writes that take turns,
 // and the close code a platform ends a session with.
@@ -153,9 +153,12 @@ func (c *Conn) ping() error {
 
 // Every runs beat every d until the connection closes (a protocol's
 // heartbeat); a beat that fails closes the connection, so its read ends.
-func (c *Conn) Every(d time.Duration, beat func() error) {
+func (c *Conn) Every(d time.Duration, beat func() error) { c.EveryAfter(d, d, beat) }
+
+// EveryAfter is Every whose first beat comes after first (a jittered start).
+func (c *Conn) EveryAfter(first, d time.Duration, beat func() error) {
 	go func() {
-		t := time.NewTicker(d)
+		t := time.NewTimer(first)
 		defer t.Stop()
 		for {
 			select {
@@ -166,6 +169,7 @@ func (c *Conn) Every(d time.Duration, beat func() error) {
 					c.Close()
 					return
 				}
+				t.Reset(d)
 			}
 		}
 	}()

@@ -25,7 +25,7 @@ func (p *Peer) gateway(w http.ResponseWriter, r *http.Request) {
 			p.mu.Lock()
 			p.stats.Heartbeats++
 			p.mu.Unlock()
-			_ = s.Send(map[string]any{"op": peerkit.OpHeartbeatACK})
+			p.Gateway.ACK(s)
 		case peerkit.OpIdentify:
 			return p.identify(s, f.D)
 		case peerkit.OpResume:

@@ -104,7 +104,7 @@ func New(t testing.TB) *Peer {
 	p.Gateway = peerkit.NewGateway(t, "discordpeer", nil)
 	mux := http.NewServeMux()
 	for _, path := range []string{"/gateway", "/gateway/", "/resume-gateway", "/resume-gateway/"} {
-		mux.HandleFunc(path, p.gateway) // discordgo adds a slash to the url it is given
+		mux.HandleFunc(path, p.gateway) // with or without a trailing slash
 	}
 	mux.Handle("/attachments/", &p.files)
 	mux.HandleFunc("/api/", p.rest)

@@ -43,11 +43,8 @@ func (p *Peer) beat(s *peerkit.Socket, d json.RawMessage) {
 		n = *seq
 	}
 	p.stats.HeartbeatSeqs = append(p.stats.HeartbeatSeqs, n)
-	noACK := p.noACK
 	p.mu.Unlock()
-	if !noACK {
-		_ = s.Send(map[string]any{"op": peerkit.OpHeartbeatACK, "d": 0})
-	}
+	p.Gateway.ACK(s)
 }
 
 func (p *Peer) identify(s *peerkit.Socket, d json.RawMessage) bool {

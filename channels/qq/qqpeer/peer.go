@@ -83,7 +83,6 @@ type Peer struct {
 
 	mu        sync.Mutex
 	heartbeat time.Duration
-	noACK     bool
 	tokens    *peerkit.Tokens
 	intents   int
 	shard     []int
@@ -121,13 +120,6 @@ func (p *Peer) SetHeartbeat(d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.heartbeat = d
-}
-
-// StopACKs makes the gateway leave heartbeats unacknowledged (a dead link).
-func (p *Peer) StopACKs(on bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.noACK = on
 }
 
 // SetTokenTTL sets the expires_in of the tokens issued from now on.
