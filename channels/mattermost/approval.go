@@ -65,12 +65,12 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 		c.Log.Warn("mattermost reaction_added dropped: not one Mattermost sends", "bytes", len(data))
 		return
 	}
-	bot := c.bot()
-	if r.UserID == bot.ID {
+	botID := c.BotID()
+	if r.UserID == botID {
 		return
 	}
 	var req post
-	if err := c.api.Call(ctx, http.MethodGet, "/posts/"+r.PostID, nil, &req); err != nil || req.UserID != bot.ID {
+	if err := c.api.Call(ctx, http.MethodGet, "/posts/"+r.PostID, nil, &req); err != nil || req.UserID != botID {
 		return // not the bot's post (or gone): a reaction like any other
 	}
 	commands, _ := req.Props[propApproval].(map[string]any)
