@@ -94,12 +94,11 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 	if req.RootID != "" {
 		msg.Scope = protocol.Within(req.RootID)
 	}
-	admitted := false // a refused sender's reaction leaves the request open
-	if c.TakeIn(ctx, msg.ID, msg, func(context.Context, *protocol.Inbound) error { admitted = true; return nil }) == nil && admitted {
+	_ = c.TakePress(ctx, msg.ID, msg, func() {
 		text, _, _ := strings.Cut(req.Message, answerLegend)
 		patch := map[string]any{"message": text + "\n\n_Answered._", "props": map[string]any{}}
 		if err := c.api.Call(ctx, http.MethodPut, "/posts/"+r.PostID+"/patch", patch, nil); err != nil {
 			c.Log.Warn("mattermost could not mark an answered request", "post_id", r.PostID, "error", err)
 		}
-	}
+	})
 }

@@ -56,10 +56,7 @@ func (c *Channel) EditMessage(ctx context.Context, _ protocol.Route, messageID, 
 
 // StreamEvery implements channels.Editor: channels.mattermost.streaming.
 func (c *Channel) StreamEvery() time.Duration {
-	if c.cfg.Streaming {
-		return streamInterval
-	}
-	return 0
+	return channels.EditEvery(c.cfg.Streaming, streamInterval)
 }
 
 // postMedia uploads a workspace file and posts it; a URL is posted as a
