@@ -44,10 +44,11 @@ func TestTakePressAnswersOnlyWhatTheAgentTook(t *testing.T) {
 		switch {
 		case msg.Route.SenderID == "stranger":
 			return ErrRefused
-		case down:
-			return errors.New("temporal unreachable")
 		}
-		return admitted(ctx, &msg)
+		if err := admitted(ctx, &msg); err != nil || down {
+			return errors.Join(err, errors.New("admitted, but temporal unreachable"))
+		}
+		return nil
 	})
 	answered := 0
 	press := func(key, sender string) error {
