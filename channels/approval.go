@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"context"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/chat"
@@ -58,3 +59,17 @@ func IsApprovalPress(payload string) bool {
 
 // maxPressBytes is Telegram's limit on callback_data, the smallest of the platforms'.
 const maxPressBytes = 64
+
+// TakePress hands a press of an approval button (or a reaction naming one)
+// to the agent as the presser's message, through the manager's gate like a
+// typed one and under TakeIn's loss rule. answered (the request loses its
+// buttons) runs only once the presser got through and the agent took it:
+// a refused presser leaves the request open for someone allowed.
+func (b *Base) TakePress(ctx context.Context, key string, msg protocol.Inbound, answered func()) error {
+	admitted := false
+	err := b.TakeIn(ctx, key, msg, func(context.Context, *protocol.Inbound) error { admitted = true; return nil })
+	if err == nil && admitted {
+		answered()
+	}
+	return err
+}

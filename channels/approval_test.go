@@ -1,6 +1,8 @@
 package channels
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,4 +33,35 @@ func TestTheButtonsFollowWhatTheRequestOffers(t *testing.T) {
 	}
 	long := ApprovalButtons(protocol.ApprovalRequest{ID: "1a2b", Rule: "exec ./node_modules/.bin/some-very-long-program-name subcommand"})
 	require.LessOrEqual(t, len(long[3].Label), len("Always  here")+maxRuleLabel)
+}
+
+// TestTakePressAnswersOnlyWhatTheAgentTook: the request is marked answered
+// once the presser's command got in, not for a refused presser, nor when
+// Temporal did not take it (the press is taken in again), nor twice.
+func TestTakePressAnswersOnlyWhatTheAgentTook(t *testing.T) {
+	down := true
+	b := baseOn(NewRecentKeys(8), func(ctx context.Context, msg protocol.Inbound, admitted Admitted) error {
+		switch {
+		case msg.Route.SenderID == "stranger":
+			return ErrRefused
+		}
+		if err := admitted(ctx, &msg); err != nil || down {
+			return errors.Join(err, errors.New("admitted, but temporal unreachable"))
+		}
+		return nil
+	})
+	answered := 0
+	press := func(key, sender string) error {
+		msg := protocol.Inbound{Route: protocol.Route{Channel: "test", ChatID: "c", SenderID: sender}, Content: "/approve 1a2b"}
+		return b.TakePress(context.Background(), key, msg, func() { answered++ })
+	}
+	require.ErrorIs(t, press("p1", "stranger"), ErrRefused)
+	require.Zero(t, answered, "a refused presser leaves the request open")
+	require.Error(t, press("p2", "ann"))
+	require.Zero(t, answered, "not taken: not answered")
+	down = false
+	require.NoError(t, press("p2", "ann"), "the press not taken is taken in again")
+	require.Equal(t, 1, answered)
+	require.ErrorIs(t, press("p2", "ann"), ErrDuplicate)
+	require.Equal(t, 1, answered)
 }

@@ -28,6 +28,15 @@ type Editor interface {
 	StreamEvery() time.Duration
 }
 
+// EditEvery is an Editor's StreamEvery from its `streaming` key: every
+// while it is on, 0 (no streaming) when it is off.
+func EditEvery(streaming bool, every time.Duration) time.Duration {
+	if !streaming {
+		return 0
+	}
+	return every
+}
+
 // HintDrawer is an Editor that shows a tool hint its own way (Discord's
 // small grey subtext); others show "↳ hint".
 type HintDrawer interface {

@@ -89,3 +89,9 @@ func TestAnswerDeliveredByAnotherGatewayEditsTheDrawnMessage(t *testing.T) {
 	require.Empty(t, calls, "the other gateway posts no second answer")
 	require.Equal(t, []string{"m0=Hello"}, edits, "it edits the drawn message to the answer")
 }
+
+// TestEditEveryFollowsTheStreamingKey: off is 0, which turns streaming off.
+func TestEditEveryFollowsTheStreamingKey(t *testing.T) {
+	require.Equal(t, time.Second, EditEvery(true, time.Second))
+	require.Zero(t, EditEvery(false, time.Second))
+}

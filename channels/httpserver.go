@@ -2,8 +2,10 @@ package channels
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -62,6 +64,16 @@ func (s *HTTPServer) Shutdown(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// ReadJSON decodes a request's JSON body into v: at most limit bytes of
+// it, a larger one refused (http.MaxBytesError).
+func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, v)
 }
 
 // SharedHTTP is a listener other parts of the process serve on: the

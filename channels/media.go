@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -92,4 +94,39 @@ func WorkspacePath(workspace, ref string) string {
 // fetched by the platform) from a file.
 func IsLink(ref string) bool {
 	return strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://")
+}
+
+// unsafeInName are the characters a saved file's name does not keep.
+var unsafeInName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// SafeFileName is what of a sender's file name may name a file under
+// media/: its last element (after either slash), each run of characters
+// other than letters, digits, ".", "_" and "-" as one "_", no "." or "_"
+// at either end, and its last keep bytes, which hold the extension; ""
+// when nothing is left.
+func SafeFileName(name string, keep int) string {
+	name = strings.Trim(unsafeInName.ReplaceAllString(path.Base(strings.ReplaceAll(name, `\`, "/")), "_"), "._")
+	if len(name) > keep {
+		name = name[len(name)-keep:]
+	}
+	return name
+}
+
+// SafeID is a platform's id (of a file, a message) as part of a saved
+// file's name: only its letters, digits, ".", "_" and "-".
+func SafeID(id string) string { return unsafeInName.ReplaceAllString(id, "") }
+
+// EmptyMessage is what the model reads of a message with neither text nor a file.
+const EmptyMessage = "[empty message]"
+
+// FileNote tells the model about a file it does not get, or that did not
+// go out, and why, in nanobot's words: "[attachment: report.pdf - too large]".
+func FileNote(name, why string) string { return "[attachment: " + name + " - " + why + "]" }
+
+// WithNotes is content with the notes about files below it, one a line.
+func WithNotes(content string, notes []string) string {
+	if len(notes) == 0 {
+		return content
+	}
+	return strings.TrimSpace(strings.Join(append([]string{content}, notes...), "\n"))
 }

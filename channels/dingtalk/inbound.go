@@ -71,7 +71,7 @@ func (c *Channel) handle(ctx context.Context, f frame) error {
 	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
 		paths, notes := c.downloadAll(ctx, m, files)
 		msg.Media = append(msg.Media, paths...)
-		msg.Content = withNotes(msg.Content, notes)
+		msg.Content = channels.WithNotes(msg.Content, notes)
 		if msg.Content == "" {
 			msg.Content = placeholder(m.MsgType)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -19,8 +18,6 @@ const downloadPath = "/v1.0/robot/messageFiles/download"
 // maxDownload bounds a file taken into the workspace (nanobot's 20 MB).
 const maxDownload = 20 << 20
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // downloadAll saves a message's files into <workspace>/media and returns
 // their paths, and a note for each one the model will not get.
 func (c *Channel) downloadAll(ctx context.Context, m robotMessage, files []download) (paths, notes []string) {
@@ -28,7 +25,7 @@ func (c *Channel) downloadAll(ctx context.Context, m robotMessage, files []downl
 		p, err := c.download(ctx, m, i, f)
 		if err != nil {
 			c.Log.Warn("dingtalk file not downloaded", "msg_id", m.MsgID, "file", f.name, "error", err)
-			notes = append(notes, "[attachment: "+f.name+" - download failed]")
+			notes = append(notes, channels.FileNote(f.name, "download failed"))
 			continue
 		}
 		paths = append(paths, p)
@@ -70,27 +67,16 @@ func (c *Channel) fetchable(raw string) bool {
 
 // mediaName cannot leave media/ and does not collide: the message, the file's place in it, its name.
 func mediaName(msgID string, i int, name string) string {
-	id := unsafeName.ReplaceAllString(msgID, "")
+	id := channels.SafeID(msgID)
 	if len(id) > 40 {
 		id = id[len(id)-40:]
 	}
-	name = strings.Trim(unsafeName.ReplaceAllString(name, "_"), "._")
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
+	name = channels.SafeFileName(name, 64)
 	base := "dingtalk-" + id + "-" + strconv.Itoa(i)
 	if name == "" {
 		return base
 	}
 	return base + "-" + name
-}
-
-// withNotes appends the notes about files the model will not get.
-func withNotes(content string, notes []string) string {
-	if len(notes) == 0 {
-		return content
-	}
-	return strings.TrimSpace(strings.Join(append([]string{content}, notes...), "\n"))
 }
 
 // redact drops a url's query (signatures, tickets) for the log.

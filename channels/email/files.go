@@ -137,18 +137,18 @@ func (c *Channel) loadFiles(refs []string) (files []outFile, notes []string) {
 		st, err := os.Stat(p)
 		if err != nil || !st.Mode().IsRegular() {
 			c.Log.Warn("email attachment not found", "file", p, "error", err)
-			notes = append(notes, "[attachment: "+name+" - send failed]")
+			notes = append(notes, channels.FileNote(name, "send failed"))
 			continue
 		}
 		if st.Size() > int64(c.cfg.MaxAttachmentSize) {
 			c.Log.Warn("email attachment too large", "file", p, "size", st.Size(), "max", c.cfg.MaxAttachmentSize)
-			notes = append(notes, "[attachment: "+name+" - too large]")
+			notes = append(notes, channels.FileNote(name, "too large"))
 			continue
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			c.Log.Warn("email attachment unreadable", "file", p, "error", err)
-			notes = append(notes, "[attachment: "+name+" - send failed]")
+			notes = append(notes, channels.FileNote(name, "send failed"))
 			continue
 		}
 		ct := mime.TypeByExtension(filepath.Ext(name))

@@ -97,9 +97,7 @@ func (c *Channel) handle(ctx context.Context, raw []byte) error {
 			}
 			notes = append(notes, note)
 		}
-		if len(notes) > 0 {
-			in.Content = strings.TrimSpace(strings.Join(append([]string{in.Content}, notes...), "\n"))
-		}
+		in.Content = channels.WithNotes(in.Content, notes)
 		return nil
 	}
 	// Feishu delivers an unacked event again (after a reconnect too): taken in once.

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -30,8 +29,6 @@ const (
 
 // errLocalFile marks a file that cannot be sent however often it is tried.
 var errLocalFile = errors.New("file cannot be sent")
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // Extensions sent as images, audio (opus) and video; the rest are files.
 var (
@@ -90,14 +87,11 @@ func (c *Channel) fetchResource(ctx context.Context, messageID string, r resourc
 
 // saveMedia names the file so it cannot leave media/ or collide: the key, then the name.
 func (c *Channel) saveMedia(key, name string, body io.Reader) (string, error) {
-	key = unsafeName.ReplaceAllString(key, "")
+	key = channels.SafeID(key)
 	if len(key) > 32 {
 		key = key[:32]
 	}
-	name = strings.Trim(unsafeName.ReplaceAllString(filepath.Base(strings.ReplaceAll(name, "\\", "/")), "_"), "._")
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
+	name = channels.SafeFileName(name, 64)
 	full := "feishu-" + key
 	if name != "" {
 		full += "-" + name

@@ -83,7 +83,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, p channel
 			return "", err
 		}
 		c.Log.Warn("feishu attachment not sent", "file", path, "error", err)
-		note := "[attachment: " + filepath.Base(path) + " - send failed]"
+		note := channels.FileNote(filepath.Base(path), "send failed")
 		return c.post(ctx, route, p.Index, "interactive", cardJSON([]element{{"tag": "markdown", "content": note}}))
 	}
 	return c.post(ctx, route, p.Index, typ, content)

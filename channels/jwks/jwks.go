@@ -8,11 +8,15 @@ import (
 	"context"
 	"crypto/rsa"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/nanobot-durable/nanobot/channels"
 )
@@ -90,4 +94,20 @@ func (k *Keys) fetch(ctx context.Context) (map[string]*rsa.PublicKey, error) {
 		return nil, fmt.Errorf("%s holds no RSA key", meta.JWKSURI)
 	}
 	return keys, nil
+}
+
+// Bearer checks the bearer token of an Authorization header and decodes it
+// into claims: RS256, signed by one of the keys, from issuer for audience,
+// and not expired, within leeway of clock skew.
+func (k *Keys) Bearer(ctx context.Context, header string, claims jwt.Claims, issuer, audience string, leeway time.Duration) error {
+	raw, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok || strings.TrimSpace(raw) == "" {
+		return errors.New("no bearer token")
+	}
+	_, err := jwt.ParseWithClaims(strings.TrimSpace(raw), claims, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		return k.Key(ctx, kid)
+	}, jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(issuer), jwt.WithAudience(audience),
+		jwt.WithExpirationRequired(), jwt.WithLeeway(leeway))
+	return err
 }

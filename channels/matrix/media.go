@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"maunium.net/go/mautrix"
@@ -104,19 +103,14 @@ func (c *Channel) mediaLimit() int64 {
 	return c.uploadLimit
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // mediaName is a file name that cannot leave media/ and does not collide:
 // the event id, then the sender's file name (or an extension from the mime type).
 func mediaName(eventID string, m message) string {
-	ev := unsafeName.ReplaceAllString(strings.TrimPrefix(eventID, "$"), "")
+	ev := channels.SafeID(strings.TrimPrefix(eventID, "$"))
 	if len(ev) > 24 {
 		ev = ev[:24]
 	}
-	name := strings.Trim(unsafeName.ReplaceAllString(filepath.Base(m.fileName()), "_"), "._")
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
+	name := channels.SafeFileName(m.fileName(), 64)
 	if name == "" {
 		name = m.kind()
 		if m.Info != nil {

@@ -73,10 +73,7 @@ func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, eventID
 // StreamEvery implements channels.Editor: with channels.matrix.streaming
 // the manager draws a reply into one event, edited at most once a second.
 func (c *Channel) StreamEvery() time.Duration {
-	if !c.cfg.Streaming {
-		return 0
-	}
-	return time.Second
+	return channels.EditEvery(c.cfg.Streaming, time.Second)
 }
 
 func (c *Channel) sendText(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {

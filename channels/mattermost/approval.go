@@ -65,12 +65,12 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 		c.Log.Warn("mattermost reaction_added dropped: not one Mattermost sends", "bytes", len(data))
 		return
 	}
-	bot := c.bot()
-	if r.UserID == bot.ID {
+	botID := c.BotID()
+	if r.UserID == botID {
 		return
 	}
 	var req post
-	if err := c.api.Call(ctx, http.MethodGet, "/posts/"+r.PostID, nil, &req); err != nil || req.UserID != bot.ID {
+	if err := c.api.Call(ctx, http.MethodGet, "/posts/"+r.PostID, nil, &req); err != nil || req.UserID != botID {
 		return // not the bot's post (or gone): a reaction like any other
 	}
 	commands, _ := req.Props[propApproval].(map[string]any)
@@ -94,12 +94,11 @@ func (c *Channel) handleReaction(ctx context.Context, data json.RawMessage) {
 	if req.RootID != "" {
 		msg.Scope = protocol.Within(req.RootID)
 	}
-	admitted := false // a refused sender's reaction leaves the request open
-	if c.TakeIn(ctx, msg.ID, msg, func(context.Context, *protocol.Inbound) error { admitted = true; return nil }) == nil && admitted {
+	_ = c.TakePress(ctx, msg.ID, msg, func() {
 		text, _, _ := strings.Cut(req.Message, answerLegend)
 		patch := map[string]any{"message": text + "\n\n_Answered._", "props": map[string]any{}}
 		if err := c.api.Call(ctx, http.MethodPut, "/posts/"+r.PostID+"/patch", patch, nil); err != nil {
 			c.Log.Warn("mattermost could not mark an answered request", "post_id", r.PostID, "error", err)
 		}
-	}
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,8 +40,8 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 		c.Log.Warn("mattermost post dropped: an id is missing or malformed", "post_id", p.ID, "channel_id", p.ChannelID)
 		return
 	}
-	bot := c.bot()
-	if why := c.skipReason(ev, p, bot); why != "" {
+	botID, username := c.Bot()
+	if why := c.skipReason(ev, p, botID, username); why != "" {
 		c.Log.Debug("mattermost post skipped", "why", why, "post_id", p.ID, "channel_id", p.ChannelID, "user", p.UserID)
 		return
 	}
@@ -51,7 +50,7 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 	if thread == "" && c.cfg.ReplyInThread && !dm {
 		thread = p.ID // nanobot: a channel post is answered in a thread under it
 	}
-	content := strings.TrimSpace(mentionPattern(bot.Username).ReplaceAllString(p.Message, "$1$2"))
+	content := strings.TrimSpace(mentionPattern(username).ReplaceAllString(p.Message, "$1$2"))
 	msg := protocol.Inbound{
 		ID:      Name + ":" + p.ID,
 		Route:   protocol.Route{Channel: Name, ChatID: p.ChannelID, ThreadID: thread, SenderID: c.sender(ctx, p.UserID), ReplyTo: p.ID},
@@ -71,11 +70,11 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 			}
 		}
 		if p.RootID != "" && c.cfg.IncludeThreadContext && !strings.HasPrefix(content, "/") {
-			msg.Content = c.withThreadContext(ctx, p, msg.Content, bot.ID)
+			msg.Content = c.withThreadContext(ctx, p, msg.Content, botID)
 		}
-		msg.Content = strings.TrimSpace(strings.Join(append([]string{msg.Content}, notes...), "\n"))
+		msg.Content = channels.WithNotes(msg.Content, notes)
 		if msg.Content == "" && len(msg.Media) == 0 {
-			msg.Content = "[empty message]"
+			msg.Content = channels.EmptyMessage
 		}
 		return nil
 	}
@@ -84,9 +83,9 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 
 // skipReason tells why a post is left alone, "" to take it. Who may talk
 // (allowFrom, pairing) is the manager's check, after this one.
-func (c *Channel) skipReason(ev posted, p post, bot user) string {
+func (c *Channel) skipReason(ev posted, p post, botID, username string) string {
 	switch {
-	case p.UserID == bot.ID:
+	case p.UserID == botID:
 		return "the bot's own post"
 	case strings.HasPrefix(p.Type, "system_"):
 		return "a system message"
@@ -107,7 +106,7 @@ func (c *Channel) skipReason(ev posted, p post, bot user) string {
 		}
 		return "channel not in channels.mattermost.groupAllowFrom"
 	}
-	if bot.ID == "" || !mentionPattern(bot.Username).MatchString(p.Message) {
+	if botID == "" || !mentionPattern(username).MatchString(p.Message) {
 		return "not addressed to the bot (groupPolicy mention)"
 	}
 	return ""
@@ -145,19 +144,19 @@ func (c *Channel) download(ctx context.Context, fileID string) (path, note strin
 	}
 	err := c.api.Call(ctx, http.MethodGet, "/files/"+fileID+"/info", nil, &info)
 	if err == nil && info.Size > maxDownload {
-		return "", "[attachment: " + info.Name + " - too large]"
+		return "", channels.FileNote(info.Name, "too large")
 	}
 	if err == nil {
 		var rc io.ReadCloser
 		if rc, err = c.api.Open(ctx, http.MethodGet, "/files/"+fileID, nil, ""); err == nil {
-			name := "mattermost-" + fileID + "-" + filepath.Base(strings.ReplaceAll(info.Name, `\`, "/")) // cannot leave media/
+			name := "mattermost-" + fileID + "-" + channels.SafeFileName(info.Name, 64) // cannot leave media/
 			path, err = channels.SaveMedia(c.workspace, name, rc, maxDownload)
 			rc.Close()
 		}
 	}
 	if err != nil {
 		c.Log.Warn("mattermost file not downloaded", "file_id", fileID, "error", err)
-		return "", "[attachment: " + info.Name + " - download failed]"
+		return "", channels.FileNote(info.Name, "download failed")
 	}
 	return path, ""
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -36,10 +35,7 @@ type Channel struct {
 	api       *channels.API
 	loop      channels.Loop
 	resume    resumePoint // touched by the stream's goroutine only
-
-	mu      sync.Mutex
-	me      user
-	threads *channels.ThreadContext
+	threads   *channels.ThreadContext
 }
 
 // New builds the channel from config; it connects in Start.
@@ -61,11 +57,11 @@ func New(deps channels.Deps) (*Channel, error) {
 
 // Describe tells the gateway banner which bot this is.
 func (c *Channel) Describe() string {
-	me := c.bot()
-	if me.ID == "" {
+	id, username := c.Bot()
+	if id == "" {
 		return "connecting"
 	}
-	return fmt.Sprintf("@%s (%s), groupPolicy %s", me.Username, me.ID, c.cfg.GroupPolicy)
+	return fmt.Sprintf("@%s (%s), groupPolicy %s", username, id, c.cfg.GroupPolicy)
 }
 
 // Start asks who the bot is, for the banner (a refused token fails the
@@ -96,15 +92,7 @@ func (c *Channel) identify(ctx context.Context) error {
 	} else if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.me = me
-	c.mu.Unlock()
+	c.SetBot(me.ID, me.Username)
 	c.Log.Info("mattermost bot identified", "bot", "@"+me.Username, "id", me.ID)
 	return nil
-}
-
-func (c *Channel) bot() user {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.me
 }

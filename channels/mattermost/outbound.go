@@ -56,10 +56,7 @@ func (c *Channel) EditMessage(ctx context.Context, _ protocol.Route, messageID, 
 
 // StreamEvery implements channels.Editor: channels.mattermost.streaming.
 func (c *Channel) StreamEvery() time.Duration {
-	if c.cfg.Streaming {
-		return streamInterval
-	}
-	return 0
+	return channels.EditEvery(c.cfg.Streaming, streamInterval)
 }
 
 // postMedia uploads a workspace file and posts it; a URL is posted as a
@@ -90,13 +87,13 @@ func (c *Channel) postMedia(ctx context.Context, out post, ref string) (string, 
 		why = "refused by Mattermost"
 	}
 	c.Log.Warn("mattermost attachment not sent", "file", path, "why", why, "error", err)
-	out.Message = "[attachment: " + filepath.Base(path) + " - send failed]"
+	out.Message = channels.FileNote(filepath.Base(path), "send failed")
 	return c.createPost(ctx, out)
 }
 
 // SendTyping implements channels.Typer (POST /users/{bot}/typing).
 func (c *Channel) SendTyping(ctx context.Context, route protocol.Route) error {
-	return c.api.Call(ctx, http.MethodPost, "/users/"+c.bot().ID+"/typing",
+	return c.api.Call(ctx, http.MethodPost, "/users/"+c.BotID()+"/typing",
 		map[string]string{"channel_id": route.ChatID, "parent_id": route.ThreadID}, nil)
 }
 
@@ -105,12 +102,12 @@ func (c *Channel) AckEmoji() string { return c.cfg.ReactEmoji }
 
 // React implements channels.Reactor.
 func (c *Channel) React(ctx context.Context, _ protocol.Route, postID, emoji string) error {
-	return c.api.Call(ctx, http.MethodPost, "/reactions", map[string]string{"user_id": c.bot().ID, "post_id": postID, "emoji_name": emoji}, nil)
+	return c.api.Call(ctx, http.MethodPost, "/reactions", map[string]string{"user_id": c.BotID(), "post_id": postID, "emoji_name": emoji}, nil)
 }
 
 // Unreact implements channels.Reactor.
 func (c *Channel) Unreact(ctx context.Context, _ protocol.Route, postID, emoji string) error {
-	return c.api.Call(ctx, http.MethodDelete, "/users/"+c.bot().ID+"/posts/"+postID+"/reactions/"+emoji, nil, nil)
+	return c.api.Call(ctx, http.MethodDelete, "/users/"+c.BotID()+"/posts/"+postID+"/reactions/"+emoji, nil, nil)
 }
 
 // ReplyShown implements channels.Finisher: doneEmoji goes on the messages a

@@ -23,7 +23,7 @@ type resumePoint struct {
 // connect is one connection of the event stream: the authentication
 // challenge, then events until it drops; the next names this one to resume.
 func (c *Channel) connect(ctx context.Context) error {
-	if c.bot().ID == "" {
+	if c.BotID() == "" {
 		if err := c.identify(ctx); err != nil {
 			return err
 		}

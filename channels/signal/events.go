@@ -52,7 +52,7 @@ func (c *Channel) stream(ctx context.Context) error {
 func (c *Channel) enableTyping(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if err := c.rpc.call(cctx, "updateConfiguration", map[string]any{"typingIndicators": true}, nil); err != nil {
+	if err := c.rpc.Call(cctx, "updateConfiguration", map[string]any{"typingIndicators": true}, nil); err != nil {
 		c.Log.Warn("signal typing indicators not enabled", "error", err)
 	}
 }

@@ -3,7 +3,6 @@ package signal
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -14,17 +13,14 @@ import (
 // file sent (Signal's limit is 100 MiB).
 const maxFile = 100 << 20
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // takeFiles copies the message's attachments from the daemon's
 // attachments folder into <workspace>/media and names them in the text,
 // as nanobot does ("[image: path]"); one that cannot be had says so.
 func (c *Channel) takeFiles(atts []attachment, msg *protocol.Inbound) {
 	var lines []string
 	for _, a := range atts {
-		name := strings.Trim(unsafeName.ReplaceAllString(a.Filename, "_"), "._")
-		id := strings.Trim(unsafeName.ReplaceAllString(a.ID, "_"), "._")
-		if id == "" || id != a.ID {
+		name, id := channels.SafeFileName(a.Filename, 64), a.ID
+		if id == "" || channels.SafeFileName(id, len(id)) != id { // it names a file in the daemon's folder
 			c.Log.Warn("signal attachment dropped: bad id", "message", msg.Route.ReplyTo, "id", a.ID)
 			continue
 		}
@@ -35,7 +31,7 @@ func (c *Channel) takeFiles(atts []attachment, msg *protocol.Inbound) {
 		path, err := c.copyFile(id, "signal-"+id+"-"+name)
 		if err != nil {
 			c.Log.Warn("signal attachment not taken", "message", msg.Route.ReplyTo, "id", id, "error", err)
-			lines = append(lines, "[attachment: "+shown+" - not found]")
+			lines = append(lines, channels.FileNote(shown, "not found"))
 			continue
 		}
 		msg.Media = append(msg.Media, path)

@@ -121,7 +121,7 @@ func (c *Channel) take(ctx context.Context, env *envelope, ids []string, key str
 			c.Log.Debug("signal group message not answered", "group", group, "why", why, "message", ts)
 			return nil
 		}
-		text = c.groups.context(group) + "[" + name + "]: " + c.self.stripMentions(text, dm.Mentions)
+		text = c.groups.Context(group) + "[" + name + "]: " + c.self.stripMentions(text, dm.Mentions)
 	} else if !c.cfg.DM.Enabled {
 		c.Log.Debug("signal direct message not answered: channels.signal.dm.enabled is false", "sender", number)
 		return nil
@@ -138,7 +138,7 @@ func (c *Channel) take(ctx context.Context, env *envelope, ids []string, key str
 	admitted := func(_ context.Context, msg *protocol.Inbound) error {
 		c.takeFiles(dm.Attachments, msg)
 		if msg.Content == "" {
-			msg.Content = "[empty message]"
+			msg.Content = channels.EmptyMessage
 		}
 		return nil
 	}
@@ -156,7 +156,7 @@ func (c *Channel) groupSkip(group, name, text string, mentions []mention) string
 	case g.Policy == policyAllowlist && !slices.Contains(g.AllowFrom, group):
 		return "group not in channels.signal.group.allowFrom"
 	}
-	c.groups.add(group, name, text)
+	c.groups.Add(group, name, text)
 	if g.RequireMention && !strings.HasPrefix(strings.TrimSpace(text), "/") && !c.self.mentioned(text, mentions) {
 		return "the bot is not mentioned (channels.signal.group.requireMention)"
 	}

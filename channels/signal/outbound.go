@@ -2,7 +2,6 @@ package signal
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -33,7 +32,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 		path, why, err := channels.LocalMedia(c.workspace, p.Media, maxFile)
 		if why != "" {
 			c.Log.Warn("signal attachment not sent", "file", path, "why", why, "error", err)
-			params["message"] = "[attachment: " + p.Media + " - send failed]"
+			params["message"] = channels.FileNote(p.Media, "send failed")
 			break
 		}
 		params["message"], params["attachments"] = "", []string{path}
@@ -50,8 +49,8 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	var sent struct {
 		Timestamp int64 `json:"timestamp"`
 	}
-	if err := c.rpc.call(ctx, "send", params, &sent); err != nil {
-		return "", sendError(err)
+	if err := c.rpc.Call(ctx, "send", params, &sent); err != nil {
+		return "", err
 	}
 	if sent.Timestamp == 0 {
 		return "", nil
@@ -61,7 +60,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 
 // SendTyping implements channels.Typer.
 func (c *Channel) SendTyping(ctx context.Context, route protocol.Route) error {
-	return c.rpc.call(ctx, "sendTyping", recipient(route.ChatID), nil)
+	return c.rpc.Call(ctx, "sendTyping", recipient(route.ChatID), nil)
 }
 
 // recipient addresses a chat: a group by its id, a person by number or uuid.
@@ -76,14 +75,4 @@ func recipient(chatID string) map[string]any {
 // uuid, as nanobot does.
 func isGroupID(id string) bool {
 	return strings.Contains(id, "=") || (len(id) > 40 && !strings.Contains(id, "-"))
-}
-
-// sendError: JSON-RPC's own refusals (bad params, no such method) will
-// not change on a retry; signal-cli's errors and network errors may.
-func sendError(err error) error {
-	var refused *rpcError
-	if errors.As(err, &refused) && refused.Code <= -32600 && refused.Code > -32700 {
-		return &channels.SendError{Err: err, Permanent: true}
-	}
-	return err
 }

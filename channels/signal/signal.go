@@ -28,9 +28,9 @@ type Channel struct {
 	channels.Base
 	cfg       Config
 	workspace string
-	rpc       *rpcClient
-	events    *http.Client // the stream: no overall timeout, a read watchdog instead
-	groups    *groupBuffers
+	rpc       *channels.JSONRPC // POST /api/v1/rpc
+	events    *http.Client      // the stream: no overall timeout, a read watchdog instead
+	groups    *channels.ChatHistory
 	self      *accountIDs
 	loop      channels.Loop
 	state     channels.StateStore // the last event handed over
@@ -51,9 +51,9 @@ func New(deps channels.Deps) (*Channel, error) {
 	}
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, state: deps.ChannelState(Name, deps.StateFile("signal-state.json")),
-		rpc:    &rpcClient{api: &channels.API{Name: Name, Base: cfg.daemonURL(), HTTP: &http.Client{Timeout: callTimeout}}},
+		rpc:    &channels.JSONRPC{API: &channels.API{Name: "signal-cli", Base: cfg.daemonURL(), HTTP: &http.Client{Timeout: callTimeout}}, Path: "/api/v1/rpc"},
 		events: &http.Client{},
-		groups: newGroupBuffers(cfg.GroupMessageBufferSize),
+		groups: channels.NewChatHistory(cfg.GroupMessageBufferSize),
 		self:   newAccountIDs(cfg.PhoneNumber),
 	}
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("signal-messages", 4096, deps.StateFile("signal-seen.json")))

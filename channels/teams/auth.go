@@ -2,9 +2,7 @@ package teams
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -34,17 +32,8 @@ type tokenClaims struct {
 // check is nil when header carries a token the connector issued for this
 // bot, for an activity whose serviceUrl is serviceURL.
 func (v *verifier) check(ctx context.Context, header, serviceURL string) error {
-	raw, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || strings.TrimSpace(raw) == "" {
-		return errors.New("no bearer token")
-	}
 	var claims tokenClaims
-	_, err := jwt.ParseWithClaims(strings.TrimSpace(raw), &claims, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		return v.keys.Key(ctx, kid)
-	}, jwt.WithValidMethods([]string{"RS256"}), jwt.WithIssuer(botIssuer), jwt.WithAudience(v.appID),
-		jwt.WithExpirationRequired(), jwt.WithLeeway(clockLeeway))
-	if err != nil {
+	if err := v.keys.Bearer(ctx, header, &claims, botIssuer, v.appID, clockLeeway); err != nil {
 		return err
 	}
 	if claims.ServiceURL != "" && claims.ServiceURL != serviceURL {

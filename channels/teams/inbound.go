@@ -144,17 +144,17 @@ func (c *Channel) takePress(ctx context.Context, a activity, cmd string) error {
 	msg := c.inbound(a, cmd)
 	msg.ID, msg.Route.ReplyTo = "msteams-press:"+a.ID, a.ReplyToID
 	msg.Metadata = map[string]string{"request_message_id": a.ReplyToID, "button": "approval"}
-	admitted := false // the presser got through the manager's gate
-	err := c.TakeIn(ctx, a.Conversation.ID+"/"+a.ID, msg, func(context.Context, *protocol.Inbound) error { admitted = true; return nil })
-	if admitted && err == nil && a.ReplyToID != "" {
+	return c.TakePress(ctx, a.Conversation.ID+"/"+a.ID, msg, func() {
+		if a.ReplyToID == "" {
+			return
+		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		defer cancel()
 		card := map[string]any{"type": "message", "id": a.ReplyToID, "text": "Answered by " + a.From.Name + ": " + cmd}
 		if _, err := c.api.send(cctx, a.ServiceURL, a.Conversation.ID, a.ReplyToID, card); err != nil {
 			c.Log.Warn("msteams could not take the buttons off an answered request", "activity_id", a.ReplyToID, "error", err)
 		}
-	}
-	return err
+	})
 }
 
 // trusted: replies to serviceURL may carry the bot's token. HTTPS to a

@@ -67,10 +67,7 @@ func (c *Channel) EditMessage(ctx context.Context, route protocol.Route, message
 
 // StreamEvery implements channels.Editor: channels.msteams.streaming.
 func (c *Channel) StreamEvery() time.Duration {
-	if c.cfg.Streaming {
-		return streamEvery
-	}
-	return 0
+	return channels.EditEvery(c.cfg.Streaming, streamEvery)
 }
 
 // SendTyping implements channels.Typer.

@@ -8,9 +8,7 @@ package teams
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -125,12 +123,8 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the Bot Connector sends no Origin: browsers may not post here", http.StatusForbidden)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxActivity))
 	var a activity
-	if err == nil {
-		err = json.Unmarshal(body, &a)
-	}
-	if err != nil {
+	if err := channels.ReadJSON(w, r, maxActivity, &a); err != nil {
 		c.Log.Warn("msteams activity dropped: not JSON", "error", err)
 		http.Error(w, "not an activity", http.StatusBadRequest)
 		return

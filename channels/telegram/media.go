@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/go-telegram/bot"
@@ -95,29 +94,24 @@ func (c *Channel) download(ctx context.Context, att attachment) (string, error) 
 	return channels.SaveMedia(c.workspace, mediaName(att, f.FilePath), resp.Body, maxDownload)
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // mediaName is a file name that cannot leave media/ and does not collide:
 // Telegram's unique file id, then the sender's file name or the server's extension.
 func mediaName(att attachment, serverPath string) string {
-	id := unsafeName.ReplaceAllString(att.uniqueID, "")
+	id := channels.SafeID(att.uniqueID)
 	if id == "" {
-		id = unsafeName.ReplaceAllString(att.fileID, "")
+		id = channels.SafeID(att.fileID)
 		if len(id) > 24 {
 			id = id[:24]
 		}
 	}
-	name := strings.Trim(unsafeName.ReplaceAllString(att.name, "_"), "._")
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
+	name := channels.SafeFileName(att.name, 64)
 	switch {
 	case name != "":
 		return "telegram-" + id + "-" + name
 	case att.kind == "image" && path.Ext(serverPath) == "":
 		return "telegram-" + id + ".jpg"
 	default:
-		ext := unsafeName.ReplaceAllString(path.Ext(serverPath), "")
+		ext := channels.SafeID(path.Ext(serverPath))
 		if len(ext) > 10 {
 			ext = ""
 		}

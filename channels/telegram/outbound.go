@@ -54,10 +54,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 // StreamEvery implements channels.Editor: streamEditInterval, or 0 with
 // streaming off.
 func (c *Channel) StreamEvery() time.Duration {
-	if !c.cfg.Streaming {
-		return 0
-	}
-	return time.Duration(c.cfg.StreamEditInterval * float64(time.Second))
+	return channels.EditEvery(c.cfg.Streaming, time.Duration(c.cfg.StreamEditInterval*float64(time.Second)))
 }
 
 // EditMessage implements channels.Editor: the message shows the Markdown

@@ -29,18 +29,12 @@ const (
 // sentImages are the image types the model is shown (the rest go as files).
 var sentImages = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
 
-// unsafeName are the characters a saved file's name does not keep.
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // savedName is a file's name as kept under <workspace>/media: prefix, then
 // what is safe of the name the browser gave (a picked file's, or "pasted").
 func savedName(prefix, fileName string) string {
-	base := strings.Trim(unsafeName.ReplaceAllString(filepath.Base(fileName), "_"), "._")
+	base := channels.SafeFileName(fileName, 80)
 	if base == "" {
 		base = "file"
-	}
-	if len(base) > 80 {
-		base = base[len(base)-80:] // the end keeps the extension
 	}
 	return prefix + "-" + base
 }

@@ -2,14 +2,13 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/chat"
 	"github.com/nanobot-durable/nanobot/protocol"
 	"github.com/nanobot-durable/nanobot/session"
@@ -217,11 +216,7 @@ func readSessionRequest(w http.ResponseWriter, r *http.Request, req any, key *st
 
 // readRequest reads a same-origin JSON body of that shape into req; false when it answered an error.
 func readRequest(w http.ResponseWriter, r *http.Request, req any, shape string) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err == nil {
-		err = json.Unmarshal(body, req)
-	}
-	if err != nil {
+	if err := channels.ReadJSON(w, r, maxBody, req); err != nil {
 		writeError(w, http.StatusBadRequest, "the body is not JSON "+shape+": "+err.Error())
 		return false
 	}

@@ -22,9 +22,6 @@ const (
 	skipEdit       = "an edit of a message already taken in"
 )
 
-// emptyMessage is what the model reads for a file sent without words, as in nanobot.
-const emptyMessage = "[empty message]"
-
 // handle takes one message in: checked, de-duplicated, filtered by
 // nanobot's rules, turned into an inbound message and published.
 func (c *Channel) handle(ctx context.Context, client waClient, e *events.Message) {
@@ -46,7 +43,7 @@ func (c *Channel) handle(ctx context.Context, client waClient, e *events.Message
 	att := mediaOf(e.Message)
 	content := c.stripSelfMention(text(e.Message))
 	if content == "" && att == nil {
-		content = emptyMessage
+		content = channels.EmptyMessage
 	}
 	meta := map[string]string{channels.MetaMessageID: info.ID, "participant": userJID(info.Sender).String()}
 	if phone != "" {
@@ -73,7 +70,7 @@ func (c *Channel) handle(ctx context.Context, client waClient, e *events.Message
 			msg.Media = append(msg.Media, path)
 		}
 		if note != "" {
-			msg.Content = strings.TrimSpace(strings.TrimPrefix(msg.Content+"\n"+note, emptyMessage))
+			msg.Content = strings.TrimSpace(strings.TrimPrefix(msg.Content+"\n"+note, channels.EmptyMessage))
 		}
 		if msg.Content == "" {
 			msg.Content = "[" + att.kind + "]"

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"go.mau.fi/whatsmeow"
@@ -23,8 +22,6 @@ const maxDownload = 20 << 20
 
 // maxUpload bounds a file sent: WhatsApp takes 100 MB of media; it is read whole to be encrypted.
 const maxUpload = 100 << 20
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // download saves a message's file into <workspace>/media; on failure it
 // returns a note for the model instead of a path.
@@ -56,11 +53,8 @@ func (c *Channel) download(ctx context.Context, client waClient, id string, a *a
 // mediaName cannot leave media/ and does not collide: the message id, then
 // the file's name, or an extension by its type (.ogg for a voice note).
 func mediaName(id string, a *attachment) string {
-	base := "whatsapp-" + strings.Trim(unsafeName.ReplaceAllString(id, ""), ".")
-	name := strings.Trim(unsafeName.ReplaceAllString(filepath.Base(a.filename), "_"), "._")
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
+	base := "whatsapp-" + strings.Trim(channels.SafeID(id), ".")
+	name := channels.SafeFileName(a.filename, 64)
 	if name != "" && name != "." {
 		return base + "-" + name
 	}

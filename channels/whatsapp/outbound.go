@@ -87,7 +87,7 @@ func (c *Channel) fileMessage(ctx context.Context, client waClient, ref string, 
 	msg, err := c.mediaMessage(ctx, client, path, ci)
 	if err != nil {
 		c.Log.Warn("whatsapp attachment not sent", "file", path, "error", err)
-		return textMessage("[attachment: "+filepath.Base(path)+" - send failed]", ci)
+		return textMessage(channels.FileNote(filepath.Base(path), "send failed"), ci)
 	}
 	return msg
 }
