@@ -109,6 +109,7 @@ func TestBenchTable(t *testing.T) {
 		b1Turns = 60
 	}
 	b1Costs := startCosts(gwPid, b.dev.Pid())
+	b.takeActivityTimes()
 	for i := 0; i < b1Turns; i++ {
 		d, run, err := b.durable(ctx, fmt.Sprintf("b1-%d", i%4), benchMessage(nil, false, 0), b.set)
 		require.NoError(t, err)
@@ -134,6 +135,7 @@ func TestBenchTable(t *testing.T) {
 	}
 	rows = append(rows, eagerRows(p50b)...)
 	rows = append(rows, phaseRows...)
+	rows = appendIf(want("B1"), rows, inProcessActivityRows(b.takeActivityTimes(), p50b, floorP50)...)
 
 	// B2: 5 iterations, 10 tool calls, 100 ms model.
 	var b2d, b2b time.Duration
@@ -500,4 +502,21 @@ func countModelCalls(t *testing.T, dev *testenv.DevServer, workflowID, runID str
 		}
 	}
 	return n
+}
+
+// inProcessActivityRows say where B1's in-process turn goes, activity by activity (p50 of each),
+// and what that work alone sets as H1's least ratio: the floor plus this work, over the floor.
+func inProcessActivityRows(times map[string][]time.Duration, p50b, floor time.Duration) []benchRow {
+	var rows []benchRow
+	var sum time.Duration
+	for _, name := range []string{"RESTORE", "COMPACT", "COMMAND", "BUILD", "model call", "SAVE"} {
+		p := percentile(times[name], .5)
+		sum += p
+		rows = append(rows, benchRow{"B1·", "in-process B1 turn, " + name + " activity: p50", ms(p), "-", "-", "", ""})
+	}
+	if floor > 0 {
+		rows = append(rows, benchRow{"B1·", fmt.Sprintf("… the activities' own work (sum of their p50s; the turn's p50 %s): H1's least ratio, (floor + work) / floor", ms(p50b)),
+			ms(sum), ms(floor), ratio((floor + sum).Seconds(), floor.Seconds()), "", ""})
+	}
+	return rows
 }

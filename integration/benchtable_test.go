@@ -122,6 +122,28 @@ type benchEnv struct {
 	set   protocol.Settings
 	seq   int
 	mu    sync.Mutex
+	// activityTimes are the in-process baseline's time per activity, by name, since the last reset.
+	activityTimes map[string][]time.Duration
+}
+
+// timeActivity records one in-process activity's duration under name.
+func (b *benchEnv) timeActivity(name string, since time.Time) {
+	d := time.Since(since)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.activityTimes == nil {
+		b.activityTimes = map[string][]time.Duration{}
+	}
+	b.activityTimes[name] = append(b.activityTimes[name], d)
+}
+
+// takeActivityTimes returns the recorded times and starts over.
+func (b *benchEnv) takeActivityTimes() map[string][]time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.activityTimes
+	b.activityTimes = nil
+	return out
 }
 
 func (b *benchEnv) id(prefix string) string {
@@ -168,18 +190,22 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 		Message: protocol.Inbound{ID: b.id("m"), Route: protocol.Route{Channel: "cli", ChatID: chatID}, Content: text, SentAt: time.Now(), SessionKey: key},
 	}
 	start := time.Now()
-	for _, fn := range []any{a.Turn.Restore, a.Turn.Compact, a.Commands.Command, a.Turn.Build} {
+	for i, fn := range []any{a.Turn.Restore, a.Turn.Compact, a.Commands.Command, a.Turn.Build} {
+		at := time.Now()
 		if _, err := env.ExecuteActivity(fn, step); err != nil {
 			return 0, err
 		}
+		b.timeActivity([]string{"RESTORE", "COMPACT", "COMMAND", "BUILD"}[i], at)
 	}
 	var last protocol.LLMCallResult
 	var prompt, completion int
 	for it := 1; it <= settings.MaxIterations; it++ {
+		at := time.Now()
 		v, err := env.ExecuteActivity(a.Model.LLMCall, protocol.LLMCallInput{SessionKey: key, Turn: step.Turn, Iteration: it, Call: it, Settings: settings, Route: step.Message.Route})
 		if err != nil {
 			return 0, err
 		}
+		b.timeActivity("model call", at)
 		last = protocol.LLMCallResult{}
 		if err := v.Get(&last); err != nil {
 			return 0, err
@@ -209,9 +235,11 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 		}
 	}
 	save := protocol.SaveInput{StepInput: step, StopReason: protocol.StopCompleted, FinalEntry: last.EntryID, PromptTokens: prompt, CompletionTokens: completion}
+	at := time.Now()
 	if _, err := env.ExecuteActivity(a.Turn.Save, save); err != nil {
 		return 0, err
 	}
+	b.timeActivity("SAVE", at)
 	return time.Since(start), nil
 }
 
