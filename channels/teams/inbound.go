@@ -165,14 +165,7 @@ func (c *Channel) trusted(serviceURL string) bool {
 	if err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && hostcheck.Loopback(u.Hostname()))) {
 		return false
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	for _, p := range c.cfg.TrustedServiceURLHosts {
-		p = strings.ToLower(strings.TrimSpace(p))
-		if suffix, wild := strings.CutPrefix(p, "*"); wild && strings.HasPrefix(suffix, ".") && strings.HasSuffix(host, suffix) || p == host {
-			return true
-		}
-	}
-	return false
+	return hostcheck.Matches(u.Hostname(), c.cfg.TrustedServiceURLHosts)
 }
 
 func sentAt(ts string) time.Time {
