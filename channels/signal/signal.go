@@ -7,7 +7,6 @@ package signal
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -38,12 +37,9 @@ type Channel struct {
 
 // New builds the channel from config; it connects in Start.
 func New(deps channels.Deps) (*Channel, error) {
-	cfg, err := readConfig(deps.Config)
+	cfg, err := channels.StartBlock(deps.Config, Name, defaults)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.PhoneNumber == "" {
-		return nil, errors.New("channels.signal.phoneNumber is not set")
 	}
 	if cfg.AttachmentsDir == "" {
 		home, _ := os.UserHomeDir()

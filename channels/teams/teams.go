@@ -42,7 +42,7 @@ type Channel struct {
 
 // New builds the channel from channels.msteams; Start listens.
 func New(deps channels.Deps) (*Channel, error) {
-	cfg, err := channels.ValidBlock(deps.Config, Name, defaults)
+	cfg, err := channels.StartBlock(deps.Config, Name, defaults)
 	if err != nil {
 		return nil, err
 	}
