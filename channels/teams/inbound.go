@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/hostcheck"
@@ -125,7 +124,7 @@ func (c *Channel) inbound(a activity, text string) protocol.Inbound {
 	msg := protocol.Inbound{
 		ID:      "msteams:" + a.ID,
 		Route:   protocol.Route{Channel: Name, ChatID: a.Conversation.ID, SenderID: a.sender(), ReplyTo: a.ID},
-		Content: text, Group: a.group(), SentAt: sentAt(a.Timestamp),
+		Content: text, Group: a.group(), SentAt: channels.SentAt(a.Timestamp),
 	}
 	if base, root, ok := strings.Cut(a.Conversation.ID, ";messageid="); ok {
 		msg.Scope = protocol.Thread(base, root)
@@ -166,12 +165,4 @@ func (c *Channel) trusted(serviceURL string) bool {
 		return false
 	}
 	return hostcheck.Matches(u.Hostname(), c.cfg.TrustedServiceURLHosts)
-}
-
-func sentAt(ts string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return time.Now()
-	}
-	return t
 }
