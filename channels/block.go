@@ -43,6 +43,20 @@ func ValidBlock[T Validator](cfg *config.Config, name string, defaults func() T)
 	return b, b.Validate(where(cfg))
 }
 
+// StartBlock is ValidBlock for a channel's constructor: a block lacking a
+// key the channel cannot start without is refused too. Build warns before
+// it gets there, but a channel made otherwise must not start half set.
+func StartBlock[T TypedBlock](cfg *config.Config, name string, defaults func() T) (T, error) {
+	b, err := ValidBlock(cfg, name, defaults)
+	if err != nil {
+		return b, err
+	}
+	if keys := b.Lacking(); len(keys) > 0 {
+		return b, fmt.Errorf("%s is not set%s", strings.Join(keys, " and "), where(cfg))
+	}
+	return b, nil
+}
+
 // CheckValidBlock is a Spec.Check for a block read with ValidBlock.
 func CheckValidBlock[T Validator](name string, defaults func() T) func(cfg *config.Config) ([]config.Warning, error) {
 	return func(cfg *config.Config) ([]config.Warning, error) {

@@ -76,3 +76,17 @@ func TestCheckOneOfAndPortNameTheKey(t *testing.T) {
 	require.EqualError(t, CheckPort("x", "port", 0, false, " (c.json)"), "channels.x.port 0 is not a TCP port (c.json)")
 	require.Error(t, CheckPort("x", "port", 65536, true, ""))
 }
+
+// TestStartBlockRefusesAHalfSetBlock: a constructor's read names the keys
+// the channel cannot start without, and the file; a bad value is refused
+// as ValidBlock refuses it; a whole block reads.
+func TestStartBlockRefusesAHalfSetBlock(t *testing.T) {
+	defaults := func() sampleBlock { return sampleBlock{} }
+	_, err := StartBlock(sampleConfig(`{"enabled":true}`), "sample", defaults)
+	require.EqualError(t, err, "channels.sample.token is not set (/home/u/.nanobot/config.json)")
+	_, err = StartBlock(sampleConfig(`{"enabled":true,"token":"t","apiBase":"ftp://x"}`), "sample", defaults)
+	require.ErrorContains(t, err, "channels.sample.apiBase")
+	b, err := StartBlock(sampleConfig(`{"enabled":true,"token":"t"}`), "sample", defaults)
+	require.NoError(t, err)
+	require.Equal(t, "t", b.Token)
+}

@@ -120,3 +120,13 @@ type Deps struct {
 	State func(channel string) StateStore
 	Log   *slog.Logger
 }
+
+// SentAt is when a platform says a message was sent (an RFC 3339 time),
+// or now when it says nothing readable.
+func SentAt(ts string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return time.Now()
+	}
+	return t
+}

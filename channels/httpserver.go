@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +64,57 @@ func (s *HTTPServer) Shutdown(ctx context.Context) error {
 	if err := s.srv.Shutdown(ctx); err != nil {
 		_ = s.srv.Close()
 		return err
+	}
+	return nil
+}
+
+// Endpoint is a channel's own HTTP listener (Teams' activities, the API,
+// the web chat): where it is to listen and, from Listen to Shutdown, the
+// server listening there.
+type Endpoint struct {
+	name  string // "msteams endpoint": in the log and errors
+	addr  string
+	hosts Hosts
+
+	mu  sync.Mutex
+	srv *HTTPServer
+}
+
+// NewEndpoint is an endpoint to listen on host:port, answering to hosts.
+func NewEndpoint(name, host string, port int, hosts Hosts) *Endpoint {
+	return &Endpoint{name: name, addr: net.JoinHostPort(host, strconv.Itoa(port)), hosts: hosts}
+}
+
+// Listen serves h in the background from now on (ListenHTTP).
+func (e *Endpoint) Listen(h http.Handler, log *slog.Logger) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	srv, err := ListenHTTP(e.addr, h, e.hosts, e.name, log)
+	if err != nil {
+		return err
+	}
+	e.srv = srv
+	return nil
+}
+
+// Addr is where it listens once it does (port 0 picked), else where it is to.
+func (e *Endpoint) Addr() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.srv != nil {
+		return e.srv.Addr()
+	}
+	return e.addr
+}
+
+// Shutdown lets open requests finish until ctx ends, then closes the rest;
+// an endpoint that never listened has nothing to stop.
+func (e *Endpoint) Shutdown(ctx context.Context) error {
+	e.mu.Lock()
+	srv := e.srv
+	e.mu.Unlock()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("stop the %s: %w", e.name, err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path"
@@ -79,6 +80,27 @@ func LocalMedia(workspace, ref string, limit int64) (path, why string, err error
 		return path, "larger than the platform's upload limit", nil
 	}
 	return path, "", nil
+}
+
+// SendFile sends a reply's file part as nanobot does: a link goes out as
+// text; a workspace file (ref) within limit bytes goes to upload; one that
+// is missing or too large, or that the platform refuses for good, goes out
+// as a line saying so rather than failing the reply again and again. A
+// failure that may pass later is returned, for delivery to try again.
+func SendFile(log *slog.Logger, workspace, ref string, limit int64, upload, text func(string) (string, error)) (string, error) {
+	if IsLink(ref) {
+		return text(ref)
+	}
+	path, why, err := LocalMedia(workspace, ref, limit)
+	if why == "" {
+		var id string
+		if id, err = upload(path); err == nil || !IsPermanent(err) {
+			return id, err
+		}
+		why = "refused by the platform"
+	}
+	log.Warn("attachment not sent", "file", path, "why", why, "error", err)
+	return text(FileNote(filepath.Base(path), "send failed"))
 }
 
 // WorkspacePath is where a reply's file is: ref itself when absolute,

@@ -1,6 +1,10 @@
 package channels
 
 import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,4 +35,42 @@ func TestWithNotes(t *testing.T) {
 	require.Equal(t, " hi ", WithNotes(" hi ", nil))
 	require.Equal(t, "hi\n[attachment: a.pdf - too large]", WithNotes("hi", []string{FileNote("a.pdf", "too large")}))
 	require.Equal(t, "[attachment: b - download failed]", WithNotes("", []string{FileNote("b", "download failed")}))
+}
+
+// TestSendFileSaysWhatDidNotGo: a link is sent as text, a file within the
+// limit is uploaded; a missing or too large file, or one the platform
+// refuses for good, becomes a line naming it; a refusal that may pass
+// later is returned for delivery to retry.
+func TestSendFileSaysWhatDidNotGo(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "small.txt"), []byte("hi"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "big.bin"), make([]byte, 64), 0o600))
+	var sent []string
+	text := func(s string) (string, error) { sent = append(sent, "text "+s); return "t", nil }
+	uploadWith := func(err error) func(string) (string, error) {
+		return func(path string) (string, error) { sent = append(sent, "file "+filepath.Base(path)); return "f", err }
+	}
+	send := func(ref string, err error) (string, error) {
+		return SendFile(slog.New(slog.DiscardHandler), ws, ref, 16, uploadWith(err), text)
+	}
+	id, err := send("https://example.com/a.png", nil)
+	require.NoError(t, err)
+	require.Equal(t, "t", id)
+	id, err = send("small.txt", nil)
+	require.NoError(t, err)
+	require.Equal(t, "f", id)
+	_, err = send("missing.txt", nil)
+	require.NoError(t, err)
+	_, err = send("big.bin", nil)
+	require.NoError(t, err)
+	_, err = send("small.txt", &SendError{Err: errors.New("refused"), Permanent: true})
+	require.NoError(t, err)
+	later := errors.New("HTTP 503")
+	_, err = send("small.txt", later)
+	require.ErrorIs(t, err, later)
+	require.Equal(t, []string{
+		"text https://example.com/a.png", "file small.txt",
+		"text [attachment: missing.txt - send failed]", "text [attachment: big.bin - send failed]",
+		"file small.txt", "text [attachment: small.txt - send failed]", "file small.txt",
+	}, sent)
 }

@@ -153,6 +153,17 @@ func (a *API) Open(ctx context.Context, method, path string, body []byte, conten
 	return resp.Body, nil
 }
 
+// Download saves the answer to a GET of path into <workspace>/media under
+// name, as SaveMedia does (at most limit bytes); a refusal is judged as Open's.
+func (a *API) Download(ctx context.Context, path, workspace, name string, limit int64) (string, error) {
+	body, err := a.Open(ctx, http.MethodGet, path, nil, "")
+	if err != nil {
+		return "", err
+	}
+	defer body.Close()
+	return SaveMedia(workspace, name, body, limit)
+}
+
 // Do is Open with the whole 2xx answer, for its headers (a file's name).
 func (a *API) Do(ctx context.Context, method, path string, body []byte, contentType string) (*http.Response, error) {
 	resp, _, err := a.do(ctx, method, path, body, contentType)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -150,4 +152,32 @@ func TestAPIPutsTheTokenWhereThePlatformReadsIt(t *testing.T) {
 		require.NoError(t, api.Call(context.Background(), http.MethodGet, "/?type=x", nil, &got))
 		require.Equal(t, tc.want, got)
 	}
+}
+
+// TestAPIDownloadSavesUnderMedia: a file answered with the token is saved
+// under media/ by name; a refusal is judged (a 404 is permanent) and one
+// over the limit is not kept.
+func TestAPIDownloadSavesUnderMedia(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/files/f1" || r.Header.Get("Authorization") != "Bearer tok" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, "file body")
+	}))
+	defer srv.Close()
+	api := &API{Name: "peer", Base: srv.URL, HTTP: srv.Client(), Token: "tok"}
+	ws := t.TempDir()
+	path, err := api.Download(t.Context(), "/files/f1", ws, "peer-f1-a.txt", 100)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(ws, "media", "peer-f1-a.txt"), path)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "file body", string(data))
+
+	_, err = api.Download(t.Context(), "/files/gone", ws, "peer-gone", 100)
+	require.True(t, IsPermanent(err), "%v", err)
+	_, err = api.Download(t.Context(), "/files/f1", ws, "peer-big", 4)
+	require.ErrorIs(t, err, ErrTooLarge)
+	require.NoFileExists(t, filepath.Join(ws, "media", "peer-big"))
 }

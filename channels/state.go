@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,6 +31,31 @@ func (d Deps) ChannelState(channel, file string) StateStore {
 		return d.State(channel)
 	}
 	return OpenFileState(file)
+}
+
+// Cursor is where a channel's event stream picks up after a restart (a
+// sync token, the id of the last event handed over), kept in its state.
+type Cursor struct {
+	State StateStore
+	Key   string
+	Log   *slog.Logger
+}
+
+// Load is the position saved last ("" before the first one).
+func (c Cursor) Load() (string, error) {
+	pos, err := c.State.Get(c.Key)
+	if err != nil {
+		return "", fmt.Errorf("read the stream position %s: %w", c.Key, err)
+	}
+	return pos, nil
+}
+
+// Save keeps pos. A failure is logged, not returned: the stream goes on,
+// and only a restart picks up from the position saved before.
+func (c Cursor) Save(pos string) {
+	if err := c.State.Put(c.Key, pos); err != nil {
+		c.Log.Warn("stream position not saved: a restart picks up from the one saved before", "key", c.Key, "error", err)
+	}
 }
 
 // FileState is a StateStore in one JSON file of key → value, written whole

@@ -11,11 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/hostcheck"
@@ -37,21 +34,16 @@ const defaultTimeout = 120
 // Channel serves the API. Its replies come through this process's own
 // delivery queue: the HTTP request waiting for one lives here.
 type Channel struct {
-	addr      string
+	endpoint  *channels.Endpoint
 	apiKey    string
-	hosts     channels.Hosts // the Host names it answers to beside its address
-	timeout   float64        // seconds, as configured
+	timeout   float64 // seconds, as configured
 	model     string
 	queue     string
 	workspace string
 	log       *slog.Logger
 
 	waiters *waiters
-	publish channels.Publish
-
-	mu  sync.Mutex
-	srv *channels.HTTPServer
-	url string
+	publish channels.Publish // set in Start, before the endpoint serves
 }
 
 // New builds the API channel from the config's api block.
@@ -85,11 +77,11 @@ func New(deps channels.Deps) (*Channel, error) {
 	if !hostcheck.Loopback(host) && cfg.APIKey == "" {
 		return nil, channels.Unsafe(fmt.Errorf("api.host %s reaches beyond this machine and api.apiKey is not set, so anyone who reaches it could drive the agent: set api.apiKey (or host 127.0.0.1) in %s", host, deps.Config.Path))
 	}
-	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	return &Channel{
-		addr: addr, apiKey: cfg.APIKey, hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "api.allowedHosts"}, timeout: timeout, model: model,
+		endpoint: channels.NewEndpoint("API server", host, cfg.Port, channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "api.allowedHosts"}),
+		apiKey:   cfg.APIKey, timeout: timeout, model: model,
 		queue: deps.ProcessQueue, workspace: deps.Workspace, log: log.With("channel", Name),
-		waiters: newWaiters(), url: "http://" + addr + "/v1",
+		waiters: newWaiters(),
 	}, nil
 }
 
@@ -98,39 +90,24 @@ func (c *Channel) Name() string { return Name }
 
 // Describe tells the banner where the API listens.
 func (c *Channel) Describe() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	url := "http://" + c.endpoint.Addr() + "/v1"
 	if c.apiKey != "" {
-		return c.url + " (bearer key required)"
+		return url + " (bearer key required)"
 	}
-	return c.url
+	return url
 }
 
 // Start implements channels.Channel: it listens, then serves in the background.
 func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.publish = publish // set before the server's goroutine starts, so every request sees it
-	srv, err := channels.ListenHTTP(c.addr, c, c.hosts, "API server", c.log)
-	if err != nil {
-		return err
-	}
-	c.srv = srv
-	c.url = "http://" + srv.Addr() + "/v1"
-	return nil
+	return c.endpoint.Listen(c, c.log)
 }
 
 // Stop implements channels.Channel: waiting requests are answered 503
 // (their turns go on; the replies stay in the journal), then the server closes.
 func (c *Channel) Stop(ctx context.Context) error {
 	c.waiters.close(serverError(http.StatusServiceUnavailable, "The server is shutting down"))
-	c.mu.Lock()
-	srv := c.srv
-	c.mu.Unlock()
-	if err := srv.Shutdown(ctx); err != nil {
-		return fmt.Errorf("stop the API server: %w", err)
-	}
-	return nil
+	return c.endpoint.Shutdown(ctx)
 }
 
 // Send implements channels.Channel: it hands a reply to the requests it

@@ -70,9 +70,7 @@ func startChannel(t *testing.T, mutate func(*config.Config)) (*Channel, *publish
 	p := &published{}
 	require.NoError(t, c.Start(context.Background(), p.publish))
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c, p, strings.TrimSuffix(c.url, "/v1")
+	return c, p, "http://" + c.endpoint.Addr()
 }
 
 type result struct {

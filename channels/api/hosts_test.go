@@ -57,7 +57,7 @@ func TestBeyondLoopbackTheAPINeedsItsKey(t *testing.T) {
 	c := built.Channels[0].(*Channel)
 	require.NoError(t, c.Start(context.Background(), (&published{}).publish))
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	_, port, err := net.SplitHostPort(c.srv.Addr())
+	_, port, err := net.SplitHostPort(c.endpoint.Addr())
 	require.NoError(t, err)
 	url := "http://127.0.0.1:" + port
 	require.Equal(t, http.StatusUnauthorized, wait(t, do(t, context.Background(), "GET", url+"/v1/models", "")).status)

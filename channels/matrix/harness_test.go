@@ -92,7 +92,7 @@ func (h *harness) waitSynced() {
 // syncToken is the next_batch the channel saved ("" before its first sync).
 func (h *harness) syncToken() string {
 	h.t.Helper()
-	token, err := h.ch.state.Get(h.ch.tokenKey())
+	token, err := h.ch.cursor.Load()
 	require.NoError(h.t, err)
 	return token
 }

@@ -39,8 +39,8 @@ type Channel struct {
 	full      *config.Config // for the allow list invites are checked against
 	pairing   *pairing.Store
 	workspace string
-	stateDir  string              // <nanobot home>/channels ("" = keep nothing across restarts)
-	state     channels.StateStore // the sync token: the database's when there is one
+	stateDir  string          // <nanobot home>/channels ("" = keep nothing across restarts)
+	cursor    channels.Cursor // the sync token: in the database's state when there is one
 	log       *slog.Logger
 	base      string // the homeserver's URL
 	// client is swapped whole at login, so calls in flight keep the
@@ -96,7 +96,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		c.stateDir = filepath.Join(config.ConfigDir(deps.Config.Path), "channels")
 	}
 	c.Init(Name, log.With("channel", Name), deps.SeenSet("matrix-events", 4096, c.statePath(eventsFile)))
-	c.state = deps.ChannelState(Name, c.statePath(stateFile))
+	c.cursor = channels.Cursor{State: deps.ChannelState(Name, c.statePath(stateFile)), Key: "next_batch:" + cfg.UserID, Log: c.Log}
 	client, err := c.newClient(id.UserID(cfg.UserID), "")
 	if err != nil {
 		return nil, fmt.Errorf("channels.matrix.homeserver: %w", err)

@@ -75,7 +75,7 @@ func TestReplayedBatchIsDeduplicated(t *testing.T) {
 	h.alice.SendText(t, room, "one")
 	h.waitInbound(1)
 	h.stop()
-	require.NoError(t, h.ch.state.Put(h.ch.tokenKey(), before)) // the token as it was before "one"
+	require.NoError(t, h.ch.cursor.State.Put(h.ch.cursor.Key, before)) // the token as it was before "one"
 	h.start()
 	h.alice.SendText(t, room, "two")
 	got := h.waitInbound(2)

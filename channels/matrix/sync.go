@@ -150,9 +150,7 @@ func (c *Channel) syncOnce(ctx context.Context, since string, wait bool) (string
 	// Two gateways syncing one account each put theirs: next_batch is opaque,
 	// so the last writer wins, and a batch replayed from an older token is
 	// dropped by the shared seen set.
-	if err := c.state.Put(c.tokenKey(), resp.NextBatch); err != nil {
-		c.Log.Warn("matrix sync token not saved: a restart syncs from the one before", "error", err)
-	}
+	c.cursor.Save(resp.NextBatch)
 	if first {
 		c.Log.Info("matrix first sync: earlier messages are not answered", "rooms", len(resp.Rooms.Join), "invites", len(resp.Rooms.Invite))
 	}
@@ -236,13 +234,10 @@ func ownMembership(raw json.RawMessage, me id.UserID) string {
 	return ev.Content.Membership
 }
 
-// tokenKey is where the state keeps this account's next_batch.
-func (c *Channel) tokenKey() string { return "next_batch:" + c.cfg.UserID }
-
 // loadToken is the saved next_batch of this account ("" for a first start),
 // from the state, else from the file earlier builds wrote.
 func (c *Channel) loadToken() (string, error) {
-	token, err := c.state.Get(c.tokenKey())
+	token, err := c.cursor.Load()
 	if err != nil || token != "" {
 		return token, err
 	}

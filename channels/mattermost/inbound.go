@@ -3,7 +3,6 @@ package mattermost
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -147,12 +146,8 @@ func (c *Channel) download(ctx context.Context, fileID string) (path, note strin
 		return "", channels.FileNote(info.Name, "too large")
 	}
 	if err == nil {
-		var rc io.ReadCloser
-		if rc, err = c.api.Open(ctx, http.MethodGet, "/files/"+fileID, nil, ""); err == nil {
-			name := "mattermost-" + fileID + "-" + channels.SafeFileName(info.Name, 64) // cannot leave media/
-			path, err = channels.SaveMedia(c.workspace, name, rc, maxDownload)
-			rc.Close()
-		}
+		name := "mattermost-" + fileID + "-" + channels.SafeFileName(info.Name, 64) // cannot leave media/
+		path, err = c.api.Download(ctx, "/files/"+fileID, c.workspace, name, maxDownload)
 	}
 	if err != nil {
 		c.Log.Warn("mattermost file not downloaded", "file_id", fileID, "error", err)

@@ -40,12 +40,9 @@ type Channel struct {
 
 // New builds the channel from config; it connects in Start.
 func New(deps channels.Deps) (*Channel, error) {
-	cfg, err := channels.ValidBlock(deps.Config, Name, defaults)
+	cfg, err := channels.StartBlock(deps.Config, Name, defaults)
 	if err != nil {
 		return nil, err
-	}
-	if keys := cfg.Lacking(); len(keys) > 0 {
-		return nil, fmt.Errorf("%s is not set", strings.Join(keys, " and "))
 	}
 	c := &Channel{cfg: cfg, workspace: deps.Workspace,
 		api: &channels.API{Name: Name, Base: strings.TrimRight(cfg.ServerURL, "/") + "/api/v4", Token: cfg.Token,

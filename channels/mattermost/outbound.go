@@ -2,6 +2,7 @@ package mattermost
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -60,35 +61,30 @@ func (c *Channel) StreamEvery() time.Duration {
 }
 
 // postMedia uploads a workspace file and posts it; a URL is posted as a
-// link. A file that is missing, too large or refused becomes a line saying
-// so, as in nanobot, rather than failing the reply again and again.
+// link, and a file that cannot go as a line saying so (channels.SendFile).
 func (c *Channel) postMedia(ctx context.Context, out post, ref string) (string, error) {
-	if channels.IsLink(ref) {
-		out.Message = ref
-		return c.createPost(ctx, out)
-	}
-	path, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
-	if why == "" {
-		var data []byte
-		if data, err = os.ReadFile(path); err == nil {
-			var up struct {
-				FileInfos []struct{ ID string } `json:"file_infos"`
-			}
-			query := url.Values{"channel_id": {out.ChannelID}, "filename": {filepath.Base(path)}}.Encode()
-			err = c.api.Send(ctx, http.MethodPost, "/files?"+query, data, "application/octet-stream", &up)
-			if err == nil && len(up.FileInfos) == 1 {
-				out.FileIDs = []string{up.FileInfos[0].ID}
-				return c.createPost(ctx, out)
-			}
-		}
-		if err != nil && !channels.IsPermanent(err) {
+	upload := func(path string) (string, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
 			return "", err
 		}
-		why = "refused by Mattermost"
+		var up struct {
+			FileInfos []struct{ ID string } `json:"file_infos"`
+		}
+		query := url.Values{"channel_id": {out.ChannelID}, "filename": {filepath.Base(path)}}.Encode()
+		if err := c.api.Send(ctx, http.MethodPost, "/files?"+query, data, "application/octet-stream", &up); err != nil {
+			return "", err
+		}
+		if len(up.FileInfos) != 1 {
+			return "", &channels.SendError{Err: fmt.Errorf("mattermost upload answered %d files for one", len(up.FileInfos)), Permanent: true}
+		}
+		out.FileIDs = []string{up.FileInfos[0].ID}
+		return c.createPost(ctx, out)
 	}
-	c.Log.Warn("mattermost attachment not sent", "file", path, "why", why, "error", err)
-	out.Message = channels.FileNote(filepath.Base(path), "send failed")
-	return c.createPost(ctx, out)
+	return channels.SendFile(c.Log, c.workspace, ref, maxUpload, upload, func(text string) (string, error) {
+		out.Message, out.FileIDs = text, nil // a refused file post is not sent again
+		return c.createPost(ctx, out)
+	})
 }
 
 // SendTyping implements channels.Typer (POST /users/{bot}/typing).

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
-	"github.com/nanobot-durable/nanobot/config"
 )
 
 // Config is nanobot's channels.signal block, read unchanged.
@@ -63,8 +62,6 @@ func defaults() Config {
 		Group: GroupConfig{Policy: policyAllowlist, RequireMention: true},
 	}
 }
-
-func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock(cfg, Name, defaults) }
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {

@@ -18,15 +18,15 @@ const silenceLimit = 45 * time.Second
 // is known, so a message is handed over until the agent takes it.
 const untilStopped = time.Duration(math.MaxInt64)
 
-// lastEventKey names the last event handed over in the channel's state.
-const lastEventKey = "lastEventId"
-
 // stream is one connection to GET /api/v1/events, read until it ends. It
 // asks for what came after the last event handed over (the daemon keeps
 // its last 1000 events); that id is kept in the channel's state, so a
 // restarted gateway resumes after it.
 func (c *Channel) stream(ctx context.Context) error {
-	last := c.lastEventID()
+	last, err := c.cursor.Load()
+	if err != nil {
+		c.Log.Warn("signal last event id not read; resuming from new events only", "error", err)
+	}
 	s, err := sse.Open(ctx, c.events, c.cfg.daemonURL()+"/api/v1/events", last)
 	if err != nil {
 		return fmt.Errorf("signal-cli daemon not reachable (is `signal-cli -a %s daemon --http %s:%d` running?): %w",
@@ -41,7 +41,7 @@ func (c *Channel) stream(ctx context.Context) error {
 			return ctx.Err() // stopped while the agent did not take it
 		}
 		if ev.ID != "" {
-			c.setLastEventID(ev.ID)
+			c.cursor.Save(ev.ID)
 		}
 		return nil
 	})
@@ -54,21 +54,5 @@ func (c *Channel) enableTyping(ctx context.Context) {
 	defer cancel()
 	if err := c.rpc.Call(cctx, "updateConfiguration", map[string]any{"typingIndicators": true}, nil); err != nil {
 		c.Log.Warn("signal typing indicators not enabled", "error", err)
-	}
-}
-
-// lastEventID is the id of the last event handed over, kept in the
-// channel's state so a restarted gateway resumes after it.
-func (c *Channel) lastEventID() string {
-	id, err := c.state.Get(lastEventKey)
-	if err != nil {
-		c.Log.Warn("signal last event id not read; resuming from new events only", "error", err)
-	}
-	return id
-}
-
-func (c *Channel) setLastEventID(id string) {
-	if err := c.state.Put(lastEventKey, id); err != nil {
-		c.Log.Warn("signal last event id not saved; a restart resumes from new events only", "error", err)
 	}
 }

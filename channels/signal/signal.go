@@ -7,7 +7,6 @@ package signal
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -33,30 +32,28 @@ type Channel struct {
 	groups    *channels.ChatHistory
 	self      *accountIDs
 	loop      channels.Loop
-	state     channels.StateStore // the last event handed over
+	cursor    channels.Cursor // the last event handed over
 }
 
 // New builds the channel from config; it connects in Start.
 func New(deps channels.Deps) (*Channel, error) {
-	cfg, err := readConfig(deps.Config)
+	cfg, err := channels.StartBlock(deps.Config, Name, defaults)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.PhoneNumber == "" {
-		return nil, errors.New("channels.signal.phoneNumber is not set")
 	}
 	if cfg.AttachmentsDir == "" {
 		home, _ := os.UserHomeDir()
 		cfg.AttachmentsDir = filepath.Join(home, ".local", "share", "signal-cli", "attachments")
 	}
 	c := &Channel{
-		cfg: cfg, workspace: deps.Workspace, state: deps.ChannelState(Name, deps.StateFile("signal-state.json")),
+		cfg: cfg, workspace: deps.Workspace,
 		rpc:    &channels.JSONRPC{API: &channels.API{Name: "signal-cli", Base: cfg.daemonURL(), HTTP: &http.Client{Timeout: callTimeout}}, Path: "/api/v1/rpc"},
 		events: &http.Client{},
 		groups: channels.NewChatHistory(cfg.GroupMessageBufferSize),
 		self:   newAccountIDs(cfg.PhoneNumber),
 	}
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("signal-messages", 4096, deps.StateFile("signal-seen.json")))
+	c.cursor = channels.Cursor{State: deps.ChannelState(Name, deps.StateFile("signal-state.json")), Key: "lastEventId", Log: c.Log}
 	return c, nil
 }
 

@@ -25,7 +25,7 @@ func start(t *testing.T, peer *teamspeer.Peer, over map[string]any, opts ...chan
 		"appPassword": teamspeer.AppPassword, "port": 0, "openIdMetadata": peer.OpenIDMetadata(), "tokenEndpoint": peer.TokenEndpoint(),
 		"trustedServiceUrlHosts": []string{"127.0.0.1"}}, over))
 	run := channeltest.Start(t, env, New, opts...)
-	peer.SetEndpoint("http://" + run.Ch.srv.Addr() + "/api/messages")
+	peer.SetEndpoint("http://" + run.Ch.endpoint.Addr() + "/api/messages")
 	return run
 }
 
@@ -97,7 +97,7 @@ func TestNotTakenIsTakenAgain(t *testing.T) {
 	run.Stop()
 
 	again := channeltest.Start(t, run.Env, New)
-	peer.SetEndpoint("http://" + again.Ch.srv.Addr() + "/api/messages")
+	peer.SetEndpoint("http://" + again.Ch.endpoint.Addr() + "/api/messages")
 	for range 2 {
 		status, _ = peer.Post(a, teamspeer.Valid)
 		require.Equal(t, http.StatusOK, status)

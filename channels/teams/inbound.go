@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/internal/hostcheck"
@@ -125,7 +124,7 @@ func (c *Channel) inbound(a activity, text string) protocol.Inbound {
 	msg := protocol.Inbound{
 		ID:      "msteams:" + a.ID,
 		Route:   protocol.Route{Channel: Name, ChatID: a.Conversation.ID, SenderID: a.sender(), ReplyTo: a.ID},
-		Content: text, Group: a.group(), SentAt: sentAt(a.Timestamp),
+		Content: text, Group: a.group(), SentAt: channels.SentAt(a.Timestamp),
 	}
 	if base, root, ok := strings.Cut(a.Conversation.ID, ";messageid="); ok {
 		msg.Scope = protocol.Thread(base, root)
@@ -165,20 +164,5 @@ func (c *Channel) trusted(serviceURL string) bool {
 	if err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && hostcheck.Loopback(u.Hostname()))) {
 		return false
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	for _, p := range c.cfg.TrustedServiceURLHosts {
-		p = strings.ToLower(strings.TrimSpace(p))
-		if suffix, wild := strings.CutPrefix(p, "*"); wild && strings.HasPrefix(suffix, ".") && strings.HasSuffix(host, suffix) || p == host {
-			return true
-		}
-	}
-	return false
-}
-
-func sentAt(ts string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return time.Now()
-	}
-	return t
+	return hostcheck.Matches(u.Hostname(), c.cfg.TrustedServiceURLHosts)
 }

@@ -9,10 +9,7 @@ package teams
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -34,22 +31,18 @@ const (
 // Channel is one Teams bot: its endpoint and its connector client.
 type Channel struct {
 	channels.Base
-	cfg   Config
-	addr  string
-	hosts channels.Hosts
-	auth  *verifier
-	api   *connector
+	cfg      Config
+	endpoint *channels.Endpoint
+	auth     *verifier
+	api      *connector
 	// convs keep where each conversation that wrote is served (its
 	// serviceUrl): replies go there, after a restart too.
 	convs channels.StateStore
-
-	mu  sync.Mutex
-	srv *channels.HTTPServer
 }
 
 // New builds the channel from channels.msteams; Start listens.
 func New(deps channels.Deps) (*Channel, error) {
-	cfg, err := channels.ValidBlock(deps.Config, Name, defaults)
+	cfg, err := channels.StartBlock(deps.Config, Name, defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +50,8 @@ func New(deps channels.Deps) (*Channel, error) {
 		return nil, channels.Unsafe(fmt.Errorf("channels.msteams.host %s reaches beyond this machine and channels.msteams.validateInboundAuth is false, so anyone who reaches it could drive the agent as any user: turn it on (or host 127.0.0.1) in %s", cfg.Host, deps.Config.Path))
 	}
 	hc := &http.Client{Timeout: callTimeout}
-	c := &Channel{
-		cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)),
-		hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.msteams.allowedHosts"},
-	}
+	c := &Channel{cfg: cfg, endpoint: channels.NewEndpoint("msteams endpoint", cfg.Host, cfg.Port,
+		channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.msteams.allowedHosts"})}
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
 	c.api = newConnector(cfg, hc, deps.Secrets)
 	c.auth = &verifier{keys: &jwks.Keys{Metadata: cfg.OpenIDMetadata, API: c.api.public}, appID: cfg.AppID}
@@ -70,25 +61,15 @@ func New(deps channels.Deps) (*Channel, error) {
 
 // Describe tells the banner where the endpoint listens.
 func (c *Channel) Describe() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	addr := c.addr
-	if c.srv != nil {
-		addr = c.srv.Addr()
-	}
-	return fmt.Sprintf("http://%s%s for app %s, groupPolicy %s", addr, c.cfg.Path, c.cfg.AppID, c.cfg.GroupPolicy)
+	return fmt.Sprintf("http://%s%s for app %s, groupPolicy %s", c.endpoint.Addr(), c.cfg.Path, c.cfg.AppID, c.cfg.GroupPolicy)
 }
 
 // Start implements channels.Channel: it listens, then serves in the background.
 func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 	c.Attach(publish) // before the server's goroutine starts
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	srv, err := channels.ListenHTTP(c.addr, c, c.hosts, "msteams endpoint", c.Log)
-	if err != nil {
+	if err := c.endpoint.Listen(c, c.Log); err != nil {
 		return err
 	}
-	c.srv = srv
 	c.Up() // the platform reaches the bot from now on
 	if !c.cfg.ValidateInboundAuth {
 		c.Log.Warn("channels.msteams.validateInboundAuth is false: any local process can post activities as any user")
@@ -98,14 +79,8 @@ func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 
 // Stop implements channels.Channel: open requests finish, then the endpoint closes.
 func (c *Channel) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	srv := c.srv
-	c.mu.Unlock()
 	c.Down()
-	if err := srv.Shutdown(ctx); err != nil {
-		return fmt.Errorf("stop the msteams endpoint: %w", err)
-	}
-	return nil
+	return c.endpoint.Shutdown(ctx)
 }
 
 // ServeHTTP takes one activity in: from the connector (its JWT checked),

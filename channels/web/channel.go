@@ -10,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -33,14 +31,13 @@ const senderID = "web"
 // delivery queue, so a reply finished while no gateway ran reaches the
 // next one; the page itself rebuilds a conversation from the journal.
 type Channel struct {
-	addr        string
+	endpoint    *channels.Endpoint // its own listener, unless it mounts on the process's
 	token       string
-	hosts       channels.Hosts // the Host names it answers to beside its address
 	sessionsDir string
 	workspace   string               // voice notes are saved under <workspace>/media
 	maxAudio    int64                // transcription.maxUploadMb, in bytes
 	shared      session.Store        // the process's journal, when the gateway gives one
-	listener    *channels.SharedHTTP // the process's listener, served on when it has c.addr
+	listener    *channels.SharedHTTP // the process's listener, served on when it has the endpoint's address
 	cfg         *config.Config       // the context meter's settings
 	store       journal              // opened at Start
 	log         *slog.Logger
@@ -51,9 +48,7 @@ type Channel struct {
 
 	mu      sync.Mutex
 	publish channels.Publish
-	srv     *channels.HTTPServer
-	mounted bool // serving on listener, not on srv
-	url     string
+	mounted bool // serving on listener, not on the endpoint
 	turns   Turns
 	// scheduled lists and drives the agent's schedules (nil: not reaching Temporal).
 	scheduled Automations
@@ -86,16 +81,16 @@ func New(deps channels.Deps) (*Channel, error) {
 	if !hostcheck.Loopback(host) && cfg.Token == "" {
 		return nil, channels.Unsafe(fmt.Errorf("channels.web.host %s reaches beyond this machine and channels.web.token is not set, so anyone who reaches it could drive the agent: set channels.web.token (or host 127.0.0.1) in %s", host, deps.Config.Path))
 	}
-	addr := net.JoinHostPort(host, strconv.Itoa(cfg.Port))
 	maxAudioMB := deps.Config.Transcription.MaxUploadMB
 	if maxAudioMB < 1 {
 		maxAudioMB = config.Default().Transcription.MaxUploadMB // a config built in code, not loaded
 	}
 	return &Channel{
-		addr: addr, token: cfg.Token, hosts: channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.web.allowedHosts"}, log: log.With("channel", Name),
+		endpoint: channels.NewEndpoint("web chat server", host, cfg.Port, channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.web.allowedHosts"}),
+		token:    cfg.Token, log: log.With("channel", Name),
 		workspace: deps.Workspace, maxAudio: int64(maxAudioMB) << 20,
 		sessionsDir: session.SessionsDir(config.ConfigDir(deps.Config.Path), deps.Workspace), shared: deps.Sessions, listener: deps.Shared,
-		clients: newClients(), url: "http://" + addr + "/",
+		clients:       newClients(),
 		showReasoning: deps.Config.Channels.ShowReasoning, instance: deps.Config.Instance(), cfg: deps.Config,
 	}, nil
 }
@@ -135,12 +130,11 @@ func (c *Channel) UseTemporal(t Turns, uiURL, namespace string) {
 
 // URL is where the page is, with the token when one is set.
 func (c *Channel) URL() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	url := "http://" + c.endpoint.Addr() + "/"
 	if c.token != "" {
-		return c.url + "?token=" + c.token
+		return url + "?token=" + c.token
 	}
-	return c.url
+	return url
 }
 
 // Describe tells the banner where the chat is.
@@ -155,19 +149,13 @@ func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 	c.store = store
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.publish = publish                                   // set before the server's goroutine starts, so every request sees it
-	if c.listener != nil && c.listener.Addr() == c.addr { // gateway.port = channels.web.port: one listener
+	c.publish = publish                                              // set before the server's goroutine starts, so every request sees it
+	if c.listener != nil && c.listener.Addr() == c.endpoint.Addr() { // gateway.port = channels.web.port: one listener
 		c.listener.Mount(c) // the listener checks Host with the same channels.web.allowedHosts
 		c.mounted = true
 		return nil
 	}
-	srv, err := channels.ListenHTTP(c.addr, c, c.hosts, "web chat server", c.log)
-	if err != nil {
-		return err
-	}
-	c.srv = srv
-	c.url = "http://" + srv.Addr() + "/"
-	return nil
+	return c.endpoint.Listen(c, c.log)
 }
 
 // Stop implements channels.Channel: open streams end (pages reconnect to
@@ -175,16 +163,12 @@ func (c *Channel) Start(_ context.Context, publish channels.Publish) error {
 func (c *Channel) Stop(ctx context.Context) error {
 	c.clients.closeAll()
 	c.mu.Lock()
-	srv := c.srv
 	if c.mounted {
 		c.listener.Mount(nil) // the listener is its owner's to close
 		c.mounted = false
 	}
 	c.mu.Unlock()
-	if err := srv.Shutdown(ctx); err != nil {
-		return fmt.Errorf("stop the web chat server: %w", err)
-	}
-	return nil
+	return c.endpoint.Shutdown(ctx)
 }
 
 // Send implements channels.Channel: the reply goes to every page open on

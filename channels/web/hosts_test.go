@@ -73,7 +73,7 @@ func TestBeyondLoopbackTheChatNeedsItsToken(t *testing.T) {
 	c := built.Channels[0].(*Channel)
 	require.NoError(t, c.Start(context.Background(), (&published{}).publish))
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	_, port, err := net.SplitHostPort(c.srv.Addr())
+	_, port, err := net.SplitHostPort(c.endpoint.Addr())
 	require.NoError(t, err)
 	base := "http://127.0.0.1:" + port
 	require.Equal(t, http.StatusUnauthorized, call(t, http.MethodGet, base+"/api/sessions", "").status)

@@ -76,9 +76,7 @@ func startChannelOn(t *testing.T, journal session.Store, adjust func(*config.Con
 	p := &published{}
 	require.NoError(t, c.Start(context.Background(), p.publish))
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c, p, strings.TrimSuffix(c.url, "/")
+	return c, p, "http://" + c.endpoint.Addr()
 }
 
 type answer struct {

@@ -81,3 +81,16 @@ func Loopback(host string) bool {
 	ip := net.ParseIP(name)
 	return ip != nil && ip.IsLoopback()
 }
+
+// Matches reports whether host is one of patterns: a name itself, or
+// "*.example.com" for any name under example.com (not example.com itself).
+func Matches(host string, patterns []string) bool {
+	host = Name(host)
+	for _, p := range patterns {
+		p = Name(p)
+		if suffix, wild := strings.CutPrefix(p, "*"); wild && strings.HasPrefix(suffix, ".") && strings.HasSuffix(host, suffix) || p == host {
+			return host != ""
+		}
+	}
+	return false
+}

@@ -68,3 +68,23 @@ func TestLoopback(t *testing.T) {
 		require.False(t, Loopback(h), h)
 	}
 }
+
+// TestMatches: a name matches itself in any case, "*.x" matches names
+// under x but not x itself nor a name merely ending in x's letters.
+func TestMatches(t *testing.T) {
+	patterns := []string{"smba.trafficmanager.net", " *.BotFramework.com "}
+	for host, want := range map[string]bool{
+		"smba.trafficmanager.net":    true,
+		"SMBA.trafficmanager.net.":   true,
+		"x.smba.trafficmanager.net":  false,
+		"emea.botframework.com":      true,
+		"a.b.botframework.com":       true,
+		"botframework.com":           false,
+		"evilbotframework.com":       false,
+		"botframework.com.evil.test": false,
+		"":                           false,
+	} {
+		require.Equal(t, want, Matches(host, patterns), host)
+	}
+	require.False(t, Matches("", []string{""}))
+}
