@@ -127,7 +127,7 @@ func (c *Channel) respond(in interaction, text string) {
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Content: text, Flags: discordgo.MessageFlagsEphemeral}}
 	}
-	ctx, cancel := c.callCtx()
+	ctx, cancel := c.loop.Call(callTimeout)
 	defer cancel()
 	if err := c.api.InteractionRespond(&discordgo.Interaction{ID: in.ID, Token: in.Token}, resp, discordgo.WithContext(ctx)); err != nil {
 		c.Log.Warn("discord interaction not answered", "id", in.ID, "error", err)
@@ -137,7 +137,7 @@ func (c *Channel) respond(in interaction, text string) {
 // clearButtons takes the buttons off an answered request, best effort: a
 // later press would only be told the request was already answered.
 func (c *Channel) clearButtons(channelID, messageID string) {
-	ctx, cancel := c.callCtx()
+	ctx, cancel := c.loop.Call(callTimeout)
 	defer cancel()
 	e := discordgo.NewMessageEdit(channelID, messageID)
 	e.Components = &[]discordgo.MessageComponent{}

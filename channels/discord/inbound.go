@@ -79,7 +79,7 @@ func (c *Channel) inbound(m message, botID, parent string) protocol.Inbound {
 func (c *Channel) threadParent(channelID string) string {
 	ch, err := c.api.State.Channel(channelID)
 	if err != nil {
-		ctx, cancel := c.callCtx()
+		ctx, cancel := c.loop.Call(callTimeout)
 		ch, err = c.api.Channel(channelID, discordgo.WithContext(ctx))
 		cancel()
 		if err != nil {
