@@ -12,6 +12,7 @@ import (
 // for, within a bound, by its Stop.
 type Loop struct {
 	mu     sync.Mutex
+	run    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -22,13 +23,25 @@ func (l *Loop) Go(ctx context.Context, fn func(context.Context)) context.Context
 	run, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	l.mu.Lock()
-	l.cancel, l.done = cancel, done
+	l.run, l.cancel, l.done = run, cancel, done
 	l.mu.Unlock()
 	go func() {
 		defer close(done)
 		fn(run)
 	}()
 	return run
+}
+
+// Call bounds a call made on the channel's own behalf (an approval's
+// edit, a typing indicator): it ends after within, or with the loop.
+func (l *Loop) Call(within time.Duration) (context.Context, context.CancelFunc) {
+	l.mu.Lock()
+	parent := l.run
+	l.mu.Unlock()
+	if parent == nil { // not started: bounded by within alone
+		parent = context.Background()
+	}
+	return context.WithTimeout(parent, within)
 }
 
 // Stop cancels the loop and waits for it to end, up to within or until

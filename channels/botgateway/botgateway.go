@@ -15,7 +15,6 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,19 +77,8 @@ type Spec struct {
 // once the session is READY or RESUMED. handle gets each dispatch, READY
 // and RESUMED included, on a goroutine of its own.
 func Run(ctx context.Context, b *channels.Base, spec Spec, handle func(context.Context, Dispatch)) {
-	events := make(chan Dispatch, 256)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case d := <-events:
-				handle(ctx, d)
-			}
-		}
-	})
-	defer wg.Wait()
+	events := channels.NewInOrder(b.Log, b.Name()+" gateway dispatches", handle)
+	defer events.Go(ctx)()
 	if spec.Auth == nil {
 		spec.Auth = func(token string) string { return token }
 	}
@@ -103,7 +91,7 @@ type gateway struct {
 	Spec
 	b      *channels.Base
 	name   string
-	events chan<- Dispatch
+	events *channels.InOrder[Dispatch]
 
 	sessionID string
 	resumeURL string       // READY's resume_gateway_url ("": look the gateway up)
@@ -165,7 +153,7 @@ func (g *gateway) connection(ctx context.Context) error {
 			}
 			return g.closed(tok, err)
 		}
-		if err := g.frame(ctx, l, data); err != nil {
+		if err := g.frame(l, data); err != nil {
 			return err
 		}
 	}
@@ -226,7 +214,7 @@ func (g *gateway) heartbeat(conn *wsconn.Conn) error {
 }
 
 // frame handles one payload; an error ends the connection.
-func (g *gateway) frame(ctx context.Context, l *link, data []byte) error {
+func (g *gateway) frame(l *link, data []byte) error {
 	var f frame
 	if err := json.Unmarshal(data, &f); err != nil {
 		g.b.Log.Warn(g.name+" frame unreadable; dropped", "bytes", len(data), "error", err)
@@ -238,7 +226,7 @@ func (g *gateway) frame(ctx context.Context, l *link, data []byte) error {
 		if f.S > 0 {
 			g.seq.Store(f.S)
 		}
-		g.dispatch(ctx, f)
+		g.dispatch(f)
 	case opHeartbeat:
 		return g.heartbeat(l.conn)
 	case opHeartbeatACK:
@@ -260,7 +248,7 @@ func (g *gateway) frame(ctx context.Context, l *link, data []byte) error {
 
 // dispatch notes READY's session and puts the channel up on READY or
 // RESUMED, then queues the event for the channel.
-func (g *gateway) dispatch(ctx context.Context, f frame) {
+func (g *gateway) dispatch(f frame) {
 	switch f.T {
 	case "READY":
 		var r struct {
@@ -285,10 +273,7 @@ func (g *gateway) dispatch(ctx context.Context, f frame) {
 		g.b.Up()
 		g.b.Log.Info(g.name+" session resumed", "session", g.sessionID, "seq", g.seq.Load())
 	}
-	select {
-	case g.events <- Dispatch{Type: f.T, Seq: f.S, Data: f.D}:
-	case <-ctx.Done():
-	}
+	g.events.Push(Dispatch{Type: f.T, Seq: f.S, Data: f.D})
 }
 
 // forget drops the session: the next connection identifies anew.

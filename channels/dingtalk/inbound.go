@@ -19,22 +19,15 @@ const (
 	skipEmpty        = "empty or unsupported message type"
 )
 
-// handleQueue takes the stream's robot messages in, in the order they
-// came, and acknowledges each one done with; one the agent did not get
+// takeCallback takes one of the stream's robot messages in (in the order
+// they came) and acknowledges it once done with; one the agent did not get
 // stays unacknowledged, so DingTalk pushes it again.
-func (c *Channel) handleQueue(ctx context.Context, messages <-chan callback) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case cb := <-messages:
-			if !channels.Handed(c.handle(ctx, cb.f)) {
-				continue
-			}
-			if err := cb.conn.WriteJSON(ack(cb.f)); err != nil {
-				c.Log.Debug("dingtalk ack not sent; the message comes again and is deduplicated", "message_id", cb.f.Headers.MessageID, "error", err)
-			}
-		}
+func (c *Channel) takeCallback(ctx context.Context, cb callback) {
+	if !channels.Handed(c.handle(ctx, cb.f)) {
+		return
+	}
+	if err := cb.conn.WriteJSON(ack(cb.f)); err != nil {
+		c.Log.Debug("dingtalk ack not sent; the message comes again and is deduplicated", "message_id", cb.f.Headers.MessageID, "error", err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -35,17 +34,15 @@ var errServerDisconnect = channels.RetryIn(0, errors.New("dingtalk asked the str
 // run keeps the stream connected until ctx ends: register, connect, read;
 // robot messages are taken in on their own goroutine, in the order they came.
 func (c *Channel) run(ctx context.Context) {
-	messages := make(chan callback, 256)
-	var wg sync.WaitGroup
-	wg.Go(func() { c.handleQueue(ctx, messages) })
-	defer wg.Wait()
+	messages := channels.NewInOrder(c.Log, "dingtalk robot messages", c.takeCallback)
+	defer messages.Go(ctx)()
 	c.Reconnect(ctx, channels.Backoff{Healthy: steadyAfter}, func(ctx context.Context) error {
 		return c.connect(ctx, messages)
 	})
 }
 
 // connect registers a connection, opens it and reads it until it drops.
-func (c *Channel) connect(ctx context.Context, messages chan<- callback) error {
+func (c *Channel) connect(ctx context.Context, messages *channels.InOrder[callback]) error {
 	octx, cancel := context.WithTimeout(ctx, callTimeout)
 	var ep openResponse
 	err := c.public.Call(octx, http.MethodPost, openPath, openRequest{
@@ -71,7 +68,7 @@ func (c *Channel) connect(ctx context.Context, messages chan<- callback) error {
 		c.Up()
 		c.Log.Info("dingtalk stream connected", "endpoint", ep.Endpoint)
 		return nil
-	}, func(conn *wsconn.Conn, raw []byte) error { return c.frame(ctx, conn, raw, messages) })
+	}, func(conn *wsconn.Conn, raw []byte) error { return c.frame(conn, raw, messages) })
 	return fmt.Errorf("dingtalk stream: %w", err)
 }
 
@@ -83,7 +80,7 @@ type callback struct {
 
 // frame takes one frame off the socket: pings answered, robot messages
 // queued in order (acknowledged once taken in), a disconnect obeyed.
-func (c *Channel) frame(ctx context.Context, conn *wsconn.Conn, raw []byte, messages chan<- callback) error {
+func (c *Channel) frame(conn *wsconn.Conn, raw []byte, messages *channels.InOrder[callback]) error {
 	c.Touch()
 	f, err := decodeFrame(raw)
 	if err != nil {
@@ -95,12 +92,8 @@ func (c *Channel) frame(ctx context.Context, conn *wsconn.Conn, raw []byte, mess
 		return c.system(conn, f)
 	case frameCallback:
 		if f.Headers.Topic == topicRobotMessage {
-			select {
-			case messages <- callback{f: f, conn: conn}:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			messages.Push(callback{f: f, conn: conn})
+			return nil
 		}
 		c.Log.Debug("dingtalk callback of another topic acknowledged", "topic", f.Headers.Topic, "message_id", f.Headers.MessageID)
 		if err := conn.WriteJSON(ack(f)); err != nil {

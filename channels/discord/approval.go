@@ -72,17 +72,13 @@ func (in interaction) presser() *user {
 
 // handlePress turns a press of an approval button into the presser's
 // message in the channel (thread) of the request, through the manager's
-// gate like a typed one. The interaction is answered either way: deferred
-// when the answer went in (the buttons are then taken off), with a note
-// only the presser sees when it did not.
+// gate like a typed one (TakePress). The interaction is answered either
+// way: deferred when the answer went in (the buttons are then taken off),
+// with a note only the presser sees when it did not.
 func (c *Channel) handlePress(ctx context.Context, raw []byte) {
 	var in interaction
 	if err := json.Unmarshal(raw, &in); err != nil || !snowflake.MatchString(in.ID) || in.Token == "" {
 		c.Log.Warn("discord interaction dropped: not one Discord sends", "id", idOf(raw), "error", err)
-		return
-	}
-	if c.Seen().Add("interaction:" + in.ID) {
-		c.Log.Info("discord interaction redelivered; already taken in", "id", in.ID)
 		return
 	}
 	who := in.presser()
@@ -106,15 +102,15 @@ func (c *Channel) handlePress(ctx context.Context, raw []byte) {
 			msg.Scope = protocol.Thread(parent, in.ChannelID) // as a typed message in the thread
 		}
 	}
-	err := c.Publish(ctx, msg, nil)
-	switch {
-	case err == nil:
+	err := c.TakePress(ctx, "interaction:"+in.ID, msg, func() {
 		c.respond(in, "")
 		c.clearButtons(in.ChannelID, in.Message.ID)
+	})
+	switch {
+	case err == nil, errors.Is(err, channels.ErrDuplicate): // answered, or answered before
 	case errors.Is(err, channels.ErrRefused):
 		c.respond(in, pressRefusedText)
-	default:
-		c.Log.Error("discord button press could not be handed to the agent", "id", in.ID, "channel_id", in.ChannelID, "user", who.ID, "error", err)
+	default: // a hook's answer, or Temporal did not take it (TakeIn logged why)
 		c.respond(in, pressFailedText)
 	}
 }
@@ -127,7 +123,7 @@ func (c *Channel) respond(in interaction, text string) {
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Content: text, Flags: discordgo.MessageFlagsEphemeral}}
 	}
-	ctx, cancel := c.callCtx()
+	ctx, cancel := c.loop.Call(callTimeout)
 	defer cancel()
 	if err := c.api.InteractionRespond(&discordgo.Interaction{ID: in.ID, Token: in.Token}, resp, discordgo.WithContext(ctx)); err != nil {
 		c.Log.Warn("discord interaction not answered", "id", in.ID, "error", err)
@@ -137,7 +133,7 @@ func (c *Channel) respond(in interaction, text string) {
 // clearButtons takes the buttons off an answered request, best effort: a
 // later press would only be told the request was already answered.
 func (c *Channel) clearButtons(channelID, messageID string) {
-	ctx, cancel := c.callCtx()
+	ctx, cancel := c.loop.Call(callTimeout)
 	defer cancel()
 	e := discordgo.NewMessageEdit(channelID, messageID)
 	e.Components = &[]discordgo.MessageComponent{}

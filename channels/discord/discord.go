@@ -41,9 +41,7 @@ type Channel struct {
 	streamEvery time.Duration
 	working     *workingEmojis
 
-	loop   channels.Loop
-	mu     sync.Mutex
-	runCtx context.Context
+	loop channels.Loop
 }
 
 // New builds the channel from config; it connects in Start.
@@ -116,9 +114,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		c.Log.Warn("discord users/@me failed; the gateway's READY will say who the bot is", "error", err)
 	}
 	c.Attach(publish)
-	c.mu.Lock()
-	c.runCtx = c.loop.Go(ctx, c.runGateway)
-	c.mu.Unlock()
+	c.loop.Go(ctx, c.runGateway)
 	return nil
 }
 
@@ -128,17 +124,6 @@ func (c *Channel) Stop(ctx context.Context) error {
 	c.working.stopAll()
 	c.Down()
 	return err
-}
-
-// callCtx bounds a REST call made on the channel's own behalf.
-func (c *Channel) callCtx() (context.Context, context.CancelFunc) {
-	c.mu.Lock()
-	parent := c.runCtx
-	c.mu.Unlock()
-	if parent == nil {
-		parent = context.Background()
-	}
-	return context.WithTimeout(parent, callTimeout)
 }
 
 var libraryLog sync.Once

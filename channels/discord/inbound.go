@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -32,17 +31,12 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
 		media, notes := c.downloadAll(ctx, m)
 		msg.Media = append(msg.Media, media...)
-		if len(notes) > 0 {
-			msg.Content = strings.TrimSpace(strings.Join(append([]string{msg.Content}, notes...), "\n"))
-		}
+		msg.Content = channels.WithNotes(msg.Content, notes)
 		return nil
 	}
 	// A resumed session replays what it missed; a message is taken in once.
 	_ = c.TakeInPatiently(ctx, "message:"+m.ID, msg, admitted, channels.PublishPatience) // Discord never sends a message event again: offered until Temporal takes it
 }
-
-// emptyMessage is what the model reads for a message with nothing in it, as in nanobot.
-const emptyMessage = "[empty message]"
 
 // inbound is the message the agent gets: the chat is the Discord channel
 // (a thread is its own channel, so the answer lands in it) and a thread has
@@ -50,7 +44,7 @@ const emptyMessage = "[empty message]"
 func (c *Channel) inbound(m message, botID, parent string) protocol.Inbound {
 	content := stripMention(m.Content, botID)
 	if content == "" && len(m.Attachments) == 0 {
-		content = emptyMessage
+		content = channels.EmptyMessage
 	}
 	meta := map[string]string{channels.MetaMessageID: m.ID}
 	if m.GuildID != "" {
@@ -79,7 +73,7 @@ func (c *Channel) inbound(m message, botID, parent string) protocol.Inbound {
 func (c *Channel) threadParent(channelID string) string {
 	ch, err := c.api.State.Channel(channelID)
 	if err != nil {
-		ctx, cancel := c.callCtx()
+		ctx, cancel := c.loop.Call(callTimeout)
 		ch, err = c.api.Channel(channelID, discordgo.WithContext(ctx))
 		cancel()
 		if err != nil {

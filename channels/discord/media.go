@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -17,8 +16,6 @@ const maxDownload = 20 << 20
 // cdnHosts serve Discord's attachments; nothing else is fetched.
 var cdnHosts = map[string]bool{"cdn.discordapp.com": true, "media.discordapp.net": true}
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // downloadAll saves a message's attachments into <workspace>/media and
 // returns their paths, and a note for each one the model will not get.
 func (c *Channel) downloadAll(ctx context.Context, m message) (paths, notes []string) {
@@ -28,13 +25,13 @@ func (c *Channel) downloadAll(ctx context.Context, m message) (paths, notes []st
 			name = "attachment"
 		}
 		if a.Size > maxDownload {
-			notes = append(notes, "[attachment: "+name+" - too large]")
+			notes = append(notes, channels.FileNote(name, "too large"))
 			continue
 		}
 		p, err := c.download(ctx, a)
 		if err != nil {
 			c.Log.Warn("discord attachment not downloaded", "message_id", m.ID, "attachment", a.ID, "error", err)
-			notes = append(notes, "[attachment: "+name+" - download failed]")
+			notes = append(notes, channels.FileNote(name, "download failed"))
 			continue
 		}
 		paths = append(paths, p)
@@ -68,11 +65,7 @@ func (c *Channel) fromCDN(raw string) bool {
 
 // mediaName cannot leave media/ and does not collide: the attachment's id, then its name.
 func mediaName(a attachment) string {
-	id := unsafeName.ReplaceAllString(a.ID, "")
-	name := strings.Trim(unsafeName.ReplaceAllString(a.Filename, "_"), "._")
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
+	id, name := channels.SafeID(a.ID), channels.SafeFileName(a.Filename, 64)
 	if name == "" {
 		return "discord-" + id
 	}

@@ -110,7 +110,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref strin
 	name := filepath.Base(path)
 	failed := func(why string, err error) (string, error) {
 		c.Log.Warn("discord attachment not sent", "file", path, "why", why, "error", err)
-		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: "[attachment: " + name + " - send failed]", Reference: mref})
+		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: channels.FileNote(name, "send failed"), Reference: mref})
 	}
 	if why != "" {
 		return failed(why, err)

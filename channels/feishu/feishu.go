@@ -31,7 +31,7 @@ type Channel struct {
 	http      *http.Client
 	api       *api
 
-	events chan queued // im.message.receive_v1 payloads, handled in order
+	events *channels.InOrder[queued] // im.message.receive_v1 payloads
 	// streamEvery spaces the updates of a streamed card (0: streaming off).
 	streamEvery time.Duration
 
@@ -39,7 +39,6 @@ type Channel struct {
 	reactions map[string]string // message id + emoji → reaction_id
 
 	loop channels.Loop
-	wg   sync.WaitGroup
 }
 
 // New builds the channel from config; it connects in Start.
@@ -61,12 +60,12 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, workspace: deps.Workspace, http: hc,
 		api:       newAPI(cfg, hc, set, log),
-		events:    make(chan queued, 256),
 		reactions: map[string]string{},
 	}
 	// Feishu delivers an event again until it is acked, after a reconnect
 	// too: the ids taken in are kept across restarts.
 	c.Init(Name, log, deps.SeenSet("feishu-events", 4096, deps.StateFile("feishu-events.json")))
+	c.events = channels.NewInOrder(log, "feishu message events", c.takeQueued)
 	if cfg.Streaming {
 		c.streamEvery = streamInterval
 	}
@@ -101,10 +100,8 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		c.Log.Warn("feishu bot info failed; group mentions are guessed", "error", err)
 	}
 	c.loop.Go(ctx, func(run context.Context) {
-		c.wg.Add(1)
-		go func() { defer c.wg.Done(); c.handleQueue(run) }()
+		defer c.events.Go(run)()
 		c.connLoop(run)
-		c.wg.Wait()
 	})
 	return nil
 }

@@ -24,7 +24,7 @@ type queued struct {
 // loop: a message is queued, to be acked once it is taken in (an event
 // the agent did not get stays unacked, so Feishu delivers it again); any
 // other event is acked at once.
-func (c *Channel) takeEvent(ctx context.Context, frameID string, payload []byte, ack func()) {
+func (c *Channel) takeEvent(frameID string, payload []byte, ack func()) {
 	payload, err := decryptEvent(payload, c.cfg.EncryptKey)
 	var env eventEnvelope
 	if err == nil {
@@ -38,25 +38,16 @@ func (c *Channel) takeEvent(ctx context.Context, frameID string, payload []byte,
 	case env.Header.EventType != eventMessageReceive:
 		c.Log.Debug("feishu event ignored", "type", env.Header.EventType, "event_id", env.Header.EventID)
 	default:
-		select {
-		case c.events <- queued{payload, ack}:
-		case <-ctx.Done():
-		}
+		c.events.Push(queued{payload, ack})
 		return
 	}
 	ack()
 }
 
-func (c *Channel) handleQueue(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case q := <-c.events:
-			if channels.Handed(c.handle(ctx, q.payload)) {
-				q.ack()
-			}
-		}
+// takeQueued takes a queued message in and acks its frame once the agent has it.
+func (c *Channel) takeQueued(ctx context.Context, q queued) {
+	if channels.Handed(c.handle(ctx, q.payload)) {
+		q.ack()
 	}
 }
 

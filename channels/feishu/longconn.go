@@ -226,7 +226,7 @@ func (c *Channel) readLoop(ctx context.Context, k *conn) error {
 		case pbbp2.MethodControl:
 			c.control(k, f)
 		case pbbp2.MethodData:
-			c.data(ctx, k, f)
+			c.data(k, f)
 		default:
 			c.Log.Warn("feishu ws: frame of unknown method dropped", "method", f.Method, "seq_id", f.SeqID)
 		}
@@ -257,7 +257,7 @@ func (c *Channel) control(k *conn, f *pbbp2.Frame) {
 
 // data reassembles a data frame's payload and hands an event over, with
 // the ack to send once it is taken in.
-func (c *Channel) data(ctx context.Context, k *conn, f *pbbp2.Frame) {
+func (c *Channel) data(k *conn, f *pbbp2.Frame) {
 	msgID := f.Header(pbbp2.HeaderMessageID)
 	payload := f.Payload
 	if sum, _ := strconv.Atoi(f.Header(pbbp2.HeaderSum)); sum > 1 {
@@ -270,7 +270,7 @@ func (c *Channel) data(ctx context.Context, k *conn, f *pbbp2.Frame) {
 		return // card callbacks are not used; Feishu's SDKs do not ack them either
 	}
 	start := time.Now()
-	c.takeEvent(ctx, msgID, payload, func() {
+	c.takeEvent(msgID, payload, func() {
 		ack := *f
 		ack.Headers = append([]pbbp2.Header(nil), f.Headers...)
 		ack.SetHeader(pbbp2.HeaderBizRT, strconv.FormatInt(time.Since(start).Milliseconds(), 10))

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -29,8 +28,6 @@ const maxUpload = 20 << 20
 
 // cdnSuffixes are the hosts QQ serves attachments from; nothing else is fetched.
 var cdnSuffixes = []string{".qq.com", ".qpic.cn", ".gtimg.cn"}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // download saves one attachment into <workspace>/media.
 func (c *Channel) download(ctx context.Context, msgID string, i int, a attachment) (string, error) {
@@ -82,14 +79,11 @@ func (c *Channel) fromCDN(raw string) bool {
 
 // mediaName cannot leave media/ and does not collide: the message id's tail, the index, the name.
 func mediaName(msgID string, i int, a attachment, ctype string) string {
-	id := unsafeName.ReplaceAllString(msgID, "")
+	id := channels.SafeID(msgID)
 	if len(id) > 16 {
 		id = id[len(id)-16:]
 	}
-	name := strings.Trim(unsafeName.ReplaceAllString(a.Filename, "_"), "._")
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
+	name := channels.SafeFileName(a.Filename, 64)
 	if filepath.Ext(name) == "" {
 		if exts, _ := mime.ExtensionsByType(cmp.Or(a.ContentType, ctype)); len(exts) > 0 {
 			name += exts[0]

@@ -34,7 +34,7 @@ type callback struct {
 
 // receive reads the Socket Mode events. Every envelope is acknowledged at
 // once (Slack redelivers what is not acknowledged within 3 s); events are
-// then handled in order by handleQueue, so a slow publish never delays an ack.
+// then handled in order off this loop, so a slow publish never delays an ack.
 func (c *Channel) receive(ctx context.Context) {
 	for {
 		var ev socketmode.Event
@@ -83,21 +83,13 @@ func (c *Channel) receive(ctx context.Context) {
 				continue
 			}
 			c.ack(ctx, ev.Request.EnvelopeID)
-			select {
-			case c.queue <- request{envelopeID: ev.Request.EnvelopeID, retry: ev.Request.RetryAttempt, payload: ev.Request.Payload}:
-			case <-ctx.Done():
-				return
-			}
+			c.queue.Push(request{envelopeID: ev.Request.EnvelopeID, retry: ev.Request.RetryAttempt, payload: ev.Request.Payload})
 		case socketmode.EventTypeInteractive:
 			if ev.Request == nil {
 				continue
 			}
 			c.ack(ctx, ev.Request.EnvelopeID) // within Slack's 3 s; the click is handled in order after
-			select {
-			case c.queue <- request{envelopeID: ev.Request.EnvelopeID, payload: ev.Request.Payload, interactive: true}:
-			case <-ctx.Done():
-				return
-			}
+			c.queue.Push(request{envelopeID: ev.Request.EnvelopeID, payload: ev.Request.Payload, interactive: true})
 		default:
 			// Slash commands are not used: acknowledge so Slack stops asking.
 			if ev.Request != nil && ev.Request.EnvelopeID != "" {
@@ -129,19 +121,13 @@ func envelopeIDOf(raw json.RawMessage) string {
 	return env.EnvelopeID
 }
 
-func (c *Channel) handleQueue(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case req := <-c.queue:
-			if req.interactive {
-				c.handlePress(ctx, req)
-				continue
-			}
-			c.handle(ctx, req)
-		}
+// take handles one queued request: a button press or an event.
+func (c *Channel) take(ctx context.Context, req request) {
+	if req.interactive {
+		c.handlePress(ctx, req)
+		return
 	}
+	c.handle(ctx, req)
 }
 
 // handle takes one event in: de-duplicated, checked against nanobot's

@@ -41,9 +41,8 @@ type Channel struct {
 	mu      sync.Mutex
 	targets map[string]string // chat names the message tool used, resolved
 	team    string
-	queue   chan request
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	queue   *channels.InOrder[request] // events and presses, handled in Slack's order
+	loop    channels.Loop
 }
 
 // New builds the channel from config. It does not connect: Start does.
@@ -74,11 +73,11 @@ func New(cfg *config.Config, deps channels.Deps) (*Channel, error) {
 		workspace: deps.Workspace,
 		api:       api,
 		threads:   channels.NewThreadContext("Slack", s.ThreadContextLimit, log),
-		queue:     make(chan request, 256),
 		targets:   map[string]string{},
 	}
 	// Envelopes, events and messages taken in; shared: Slack's retry may reach another gateway's connection.
 	c.Init(Name, log, deps.SeenSet("slack-events", 10_000, ""))
+	c.queue = channels.NewInOrder(log, "slack events", c.take)
 	c.sock = socketmode.New(api, socketmode.OptionLog(slogWriter{log}))
 	return c, nil
 }
@@ -108,35 +107,20 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		}
 		c.Log.Warn("slack auth.test failed; retrying once connected", "error", err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
 	c.Attach(publish)
-	c.mu.Lock()
-	c.cancel = stop
-	c.mu.Unlock()
-	c.wg.Add(3)
-	go func() { defer c.wg.Done(); c.connect(runCtx) }()
-	go func() { defer c.wg.Done(); c.receive(runCtx) }()
-	go func() { defer c.wg.Done(); c.handleQueue(runCtx) }()
+	c.loop.Go(ctx, func(run context.Context) {
+		defer c.queue.Go(run)()
+		var conn sync.WaitGroup
+		conn.Go(func() { c.connect(run) })
+		c.receive(run)
+		conn.Wait()
+	})
 	return nil
 }
 
-// Stop disconnects and waits (bounded by ctx) for the handlers to end.
+// Stop disconnects and waits (bounded) for the handlers to end.
 func (c *Channel) Stop(ctx context.Context) error {
-	c.mu.Lock()
-	cancel := c.cancel
-	c.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	done := make(chan struct{})
-	go func() { c.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("slack channel did not stop in time: %w", ctx.Err())
-	}
+	return c.loop.Stop(ctx, 10*time.Second, "slack channel")
 }
 
 // identify asks Slack who the bot is, to recognise its mentions and its own messages.

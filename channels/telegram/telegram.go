@@ -48,10 +48,9 @@ type Channel struct {
 	apiBase   string
 	http      *transport
 
-	bot    *bot.Bot
-	me     *models.User
-	runCtx context.Context // the polling loop's: calls made on the channel's behalf end with it
-	loop   channels.Loop
+	bot  *bot.Bot
+	me   *models.User
+	loop channels.Loop
 
 	warned sync.Map // Bot API method → logged once
 }
@@ -136,7 +135,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	}
 	c.bot, c.me = b, me
 	c.Attach(publish)
-	c.runCtx = c.loop.Go(ctx, b.Start)
+	c.loop.Go(ctx, b.Start)
 	c.Log.Info("telegram bot connected", "bot", "@"+me.Username, "api", c.apiBase)
 	return nil
 }
@@ -153,13 +152,4 @@ func (c *Channel) warnOnce(method string, err error) {
 		return
 	}
 	c.Log.Warn("telegram "+method+" failed; replies still go out (logged once)", "error", err)
-}
-
-// callCtx bounds a Bot API call made on the channel's own behalf.
-func (c *Channel) callCtx() (context.Context, context.CancelFunc) {
-	parent := c.runCtx
-	if parent == nil {
-		parent = context.Background()
-	}
-	return context.WithTimeout(parent, callTimeout)
 }

@@ -21,17 +21,6 @@ func typeLabel(kind string) string {
 	return "[" + kind + "]"
 }
 
-func (c *Channel) handleCallbacks(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case f := <-c.callbacks:
-			c.handle(ctx, f)
-		}
-	}
-}
-
 // handle takes one callback in.
 func (c *Channel) handle(ctx context.Context, f frame) {
 	var body callback

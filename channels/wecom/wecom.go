@@ -41,7 +41,7 @@ type Channel struct {
 	workspace string
 	http      *http.Client
 
-	callbacks chan frame // handled in order, off the read loop
+	callbacks *channels.InOrder[frame] // handled off the read loop
 	replies   *replyTargets
 	streams   streams
 	// progress and hints are channels.sendProgress and sendToolHints.
@@ -74,7 +74,7 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{
 		cfg: cfg, all: deps.Config, pairing: deps.Pairing, workspace: deps.Workspace,
 		http:      &http.Client{Timeout: 2 * time.Minute},
-		callbacks: make(chan frame, 256), replies: newReplyTargets(),
+		replies:   newReplyTargets(),
 		heartbeat: heartbeatEvery, takenOver: takenOverWait, streamEvery: streamEvery,
 		backoff: channels.Backoff{Min: time.Second, Max: 30 * time.Second}, // the SDK's reconnect_interval and cap
 	}
@@ -82,6 +82,7 @@ func New(deps channels.Deps) (*Channel, error) {
 		c.progress, c.hints = deps.Config.Channels.SendProgress, deps.Config.Channels.SendToolHints
 	}
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("wecom-handled", 4096, deps.StateFile("wecom-handled.json")))
+	c.callbacks = channels.NewInOrder(c.Log, "wecom callbacks", c.handle)
 	return c, nil
 }
 
@@ -105,8 +106,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		c.Log.Warn("wecom not reachable yet; retrying in the background", "error", err)
 	}
 	run := c.loop.Go(ctx, func(ctx context.Context) { c.run(ctx, first) })
-	c.wg.Add(1)
-	go func() { defer c.wg.Done(); c.handleCallbacks(run) }()
+	c.wg.Go(func() { c.callbacks.Run(run) })
 	return nil
 }
 
@@ -206,7 +206,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 }
 
 // queue hands a callback to the handler, in order; the read loop never
-// waits on the agent.
+// waits on the agent (its acks reach the requests the handler makes).
 func (c *Channel) queue(f frame) {
 	if f.Cmd == cmdEventCallback {
 		var b callback
@@ -214,11 +214,7 @@ func (c *Channel) queue(f frame) {
 			c.replaced.Store(true) // seen before the close that follows it
 		}
 	}
-	select {
-	case c.callbacks <- f:
-	default:
-		c.Log.Warn("wecom callback dropped: the handler is behind", "req_id", f.Headers.ReqID)
-	}
+	c.callbacks.Push(f)
 }
 
 // bad logs a frame that is not WeCom's protocol and drops it.

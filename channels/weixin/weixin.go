@@ -58,7 +58,6 @@ type Channel struct {
 	acct    account
 	tickets map[string]string    // user → typing ticket
 	tokenAt map[string]time.Time // user → when their context token came (zero: from a previous run)
-	runCtx  context.Context
 	// shared is the context tokens of every gateway on the database (nil: account.json only).
 	shared channels.StateStore
 }
@@ -141,11 +140,7 @@ func (c *Channel) Describe() string {
 // ends or Stop is called.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	c.Attach(publish)
-	run := c.loop.Go(ctx, c.pollLoop)
-	c.mu.Lock()
-	c.runCtx = run
-	c.mu.Unlock()
-	nctx, cancel := c.callCtx(run)
+	nctx, cancel := c.callCtx(c.loop.Go(ctx, c.pollLoop))
 	defer cancel()
 	c.notify(nctx, epNotifyStart)
 	return nil
