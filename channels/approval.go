@@ -41,6 +41,19 @@ func ApprovalButtons(req protocol.ApprovalRequest) []ApprovalButton {
 	return buttons
 }
 
+// VerdictStyle is a platform's style for a button: approve and deny are
+// set apart (green and red, as a platform names them), the "always" answers
+// look like any other button.
+func VerdictStyle[S any](verdict string, approve, deny, other S) S {
+	switch verdict {
+	case protocol.VerdictApprove:
+		return approve
+	case protocol.VerdictDeny:
+		return deny
+	}
+	return other
+}
+
 // Buttons are the approval buttons to draw under the reply: none unless it
 // asks for approval.
 func (r Reply) Buttons() []ApprovalButton {

@@ -65,3 +65,13 @@ func TestTakePressAnswersOnlyWhatTheAgentTook(t *testing.T) {
 	require.ErrorIs(t, press("p2", "ann"), ErrDuplicate)
 	require.Equal(t, 1, answered)
 }
+
+// TestVerdictStyle: approve and deny get their own styles, the "always"
+// answers the plain one.
+func TestVerdictStyle(t *testing.T) {
+	var got []string
+	for _, b := range ApprovalButtons(protocol.ApprovalRequest{ID: "1a2b", Rule: "git *"}) {
+		got = append(got, VerdictStyle(b.Verdict, "positive", "destructive", "default"))
+	}
+	require.Equal(t, []string{"positive", "destructive", "default", "default"}, got)
+}

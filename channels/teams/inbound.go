@@ -147,10 +147,8 @@ func (c *Channel) takePress(ctx context.Context, a activity, cmd string) error {
 		if a.ReplyToID == "" {
 			return
 		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
-		defer cancel()
 		card := map[string]any{"type": "message", "id": a.ReplyToID, "text": "Answered by " + a.From.Name + ": " + cmd}
-		if _, err := c.api.send(cctx, a.ServiceURL, a.Conversation.ID, a.ReplyToID, card); err != nil {
+		if _, err := c.post(context.WithoutCancel(ctx), msg.Route, a.ReplyToID, card); err != nil {
 			c.Log.Warn("msteams could not take the buttons off an answered request", "activity_id", a.ReplyToID, "error", err)
 		}
 	})

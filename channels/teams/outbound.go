@@ -3,7 +3,10 @@ package teams
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -26,7 +29,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 	if p.Media != "" {
 		text = p.Media // a link; a workspace file is named, not uploaded
 		if !channels.IsLink(p.Media) {
-			text = "[attachment: " + filepath.Base(p.Media) + " - files are not sent to Teams by this build]"
+			text = channels.FileNote(filepath.Base(p.Media), "files are not sent to Teams by this build")
 		}
 	}
 	a := map[string]any{"type": "message", "text": text, "textFormat": "markdown"}
@@ -44,13 +47,7 @@ func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Par
 func approvalCard(buttons []channels.ApprovalButton) map[string]any {
 	var actions []any
 	for _, b := range buttons {
-		style := "default"
-		switch b.Verdict {
-		case protocol.VerdictApprove:
-			style = "positive"
-		case protocol.VerdictDeny:
-			style = "destructive"
-		}
+		style := channels.VerdictStyle(b.Verdict, "positive", "destructive", "default")
 		actions = append(actions, map[string]any{"type": "Action.Submit", "title": b.Label, "style": style, "data": map[string]string{"nanobot": b.Command}})
 	}
 	return map[string]any{"contentType": "application/vnd.microsoft.card.adaptive", "content": map[string]any{
@@ -77,7 +74,8 @@ func (c *Channel) SendTyping(ctx context.Context, route protocol.Route) error {
 }
 
 // post sends an activity to the route's conversation, at the serviceUrl
-// its last inbound activity came from (over activityID when set).
+// its last inbound activity came from (PUT over activityID when it is
+// set), and returns the activity's id.
 func (c *Channel) post(ctx context.Context, route protocol.Route, activityID string, a map[string]any) (string, error) {
 	serviceURL, err := c.convs.Get(route.ChatID)
 	if err != nil {
@@ -86,9 +84,22 @@ func (c *Channel) post(ctx context.Context, route protocol.Route, activityID str
 	if serviceURL == "" || !c.trusted(serviceURL) {
 		return "", &channels.SendError{Err: fmt.Errorf("msteams conversation %q: no trusted serviceUrl known (the bot answers conversations that wrote to it)", route.ChatID), Permanent: true}
 	}
+	method, path := http.MethodPost, "/v3/conversations/"+url.PathEscape(route.ChatID)+"/activities"
+	if activityID != "" {
+		method, path = http.MethodPut, path+"/"+url.PathEscape(activityID)
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	return c.api.send(cctx, serviceURL, route.ChatID, activityID, a)
+	if err := c.api.Call(cctx, method, strings.TrimSuffix(serviceURL, "/")+path, a, &out); err != nil {
+		return "", err
+	}
+	if out.ID == "" {
+		return activityID, nil
+	}
+	return out.ID, nil
 }
 
 var (

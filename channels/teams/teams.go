@@ -34,7 +34,7 @@ type Channel struct {
 	cfg      Config
 	endpoint *channels.Endpoint
 	auth     *verifier
-	api      *connector
+	api      *channels.API // the Bot Connector's, with the bot's token
 	// convs keep where each conversation that wrote is served (its
 	// serviceUrl): replies go there, after a restart too.
 	convs channels.StateStore
@@ -53,8 +53,8 @@ func New(deps channels.Deps) (*Channel, error) {
 	c := &Channel{cfg: cfg, endpoint: channels.NewEndpoint("msteams endpoint", cfg.Host, cfg.Port,
 		channels.Hosts{Allowed: cfg.AllowedHosts, Setting: "channels.msteams.allowedHosts"})}
 	c.Init(Name, deps.Logger(Name), deps.SeenSet("msteams-activities", 4096, deps.StateFile("msteams-activities.json")))
-	c.api = newConnector(cfg, hc, deps.Secrets)
-	c.auth = &verifier{keys: &jwks.Keys{Metadata: cfg.OpenIDMetadata, API: c.api.public}, appID: cfg.AppID}
+	api, public := newConnector(cfg, hc, deps.Secrets)
+	c.api, c.auth = api, &verifier{keys: &jwks.Keys{Metadata: cfg.OpenIDMetadata, API: public}, appID: cfg.AppID}
 	c.convs = deps.ChannelState(Name, deps.StateFile("msteams-conversations.json"))
 	return c, nil
 }
