@@ -101,6 +101,19 @@ func TestFileOut(t *testing.T) {
 	require.Equal(t, "Here.", sent[2].Message)
 }
 
+// TestRefusedFileBecomesANote: a file the daemon refuses for good goes
+// out as a line saying so, and the rest of the reply follows (the kit's
+// rule, channels.SendFile), rather than failing the delivery.
+func TestRefusedFileBecomesANote(t *testing.T) {
+	peer := signalpeer.New(t)
+	h := start(t, peer, nil)
+	peer.RefuseFiles()
+	require.NoError(t, os.WriteFile(h.Workspace+"/report.txt", []byte("report"), 0o644))
+	route := protocol.Route{Channel: Name, ChatID: alice.Number}
+	require.NoError(t, h.Ch.Send(context.Background(), channels.Reply{Route: route, Text: "Here.", Media: []string{"report.txt"}}))
+	require.Equal(t, []string{"[attachment: report.txt - send failed]", "Here."}, peer.Messages(alice.Number))
+}
+
 // A dropped stream is reopened after the last event taken; what came in
 // meanwhile arrives once, and a replay of everything is taken in once.
 func TestDroppedStreamResumes(t *testing.T) {

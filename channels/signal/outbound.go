@@ -2,6 +2,7 @@ package signal
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -22,30 +23,31 @@ func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
 func (c *Channel) MaxLength() int { return maxMessageRunes }
 
 // SendPart implements channels.PartSender: a piece of text with its
-// styles, or a file attached (a URL sent as a link).
+// styles, or a file attached (a URL sent as a link, a file that cannot go
+// as a line saying so: channels.SendFile).
 func (c *Channel) SendPart(ctx context.Context, r channels.Reply, p channels.Part) (string, error) {
-	params := recipient(r.Route.ChatID)
-	switch {
-	case p.Media != "" && (channels.IsLink(p.Media)):
-		params["message"] = p.Media
-	case p.Media != "":
-		path, why, err := channels.LocalMedia(c.workspace, p.Media, maxFile)
-		if why != "" {
-			c.Log.Warn("signal attachment not sent", "file", path, "why", why, "error", err)
-			params["message"] = channels.FileNote(p.Media, "send failed")
-			break
-		}
-		params["message"], params["attachments"] = "", []string{path}
-	default:
-		text, styles := markdown.Signal(p.Text)
-		if strings.TrimSpace(text) == "" {
-			return "", nil
-		}
-		params["message"] = text
-		if len(styles) > 0 {
-			params["textStyle"] = styles
-		}
+	if p.Media != "" {
+		return channels.SendFile(c.Log, c.workspace, p.Media, maxFile, func(path string) (string, error) {
+			return c.send(ctx, r.Route, map[string]any{"message": "", "attachments": []string{path}})
+		}, func(text string) (string, error) {
+			return c.send(ctx, r.Route, map[string]any{"message": text})
+		})
 	}
+	text, styles := markdown.Signal(p.Text)
+	if strings.TrimSpace(text) == "" {
+		return "", nil
+	}
+	params := map[string]any{"message": text}
+	if len(styles) > 0 {
+		params["textStyle"] = styles
+	}
+	return c.send(ctx, r.Route, params)
+}
+
+// send is one message to the route's chat; it returns its timestamp, the
+// id Signal knows it by.
+func (c *Channel) send(ctx context.Context, route protocol.Route, params map[string]any) (string, error) {
+	maps.Copy(params, recipient(route.ChatID))
 	var sent struct {
 		Timestamp int64 `json:"timestamp"`
 	}

@@ -42,6 +42,14 @@ var (
 // GroupID is a group the bot is in (base64 of 32 bytes, as Signal's are).
 var GroupID = base64.StdEncoding.EncodeToString([]byte("nanobot-signalpeer-group-0000001"))
 
+// RefuseFiles makes the daemon refuse every send with an attachment as
+// invalid params: a refusal the same call meets again.
+func (p *Peer) RefuseFiles() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refuseFiles = true
+}
+
 // Sent is one send call.
 type Sent struct {
 	Recipients  []string
@@ -85,6 +93,7 @@ type Peer struct {
 	typing      []Typing
 	methods     []string
 	files       map[string][]byte // what the bot attached, by path
+	refuseFiles bool
 }
 
 // New starts the daemon on 127.0.0.1; it stops when the test ends.

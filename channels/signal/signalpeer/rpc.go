@@ -89,6 +89,13 @@ func (p *Peer) send(w http.ResponseWriter, id any, s Sent, message *string, targ
 		answer(w, id, nil, &rpcError{-1, "Invalid group id"})
 		return
 	}
+	p.mu.Lock()
+	refused := p.refuseFiles && len(s.Attachments) > 0
+	p.mu.Unlock()
+	if refused {
+		answer(w, id, nil, &rpcError{-32602, "attachment refused"})
+		return
+	}
 	if message != nil {
 		s.Message = *message
 	}
