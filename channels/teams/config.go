@@ -37,12 +37,12 @@ type Config struct {
 	GroupPolicy string `json:"groupPolicy"`
 	// Streaming draws the reply by editing one message as it is generated.
 	Streaming bool `json:"streaming"`
-	// nanobot's pruning of its conversation references: read, not used
-	// (a conversation's serviceUrl is kept until it writes from another).
-	RefTTLDays           int  `json:"refTtlDays"`
-	PruneWebChatRefs     bool `json:"pruneWebChatRefs"`
-	PruneNonPersonalRefs bool `json:"pruneNonPersonalRefs"`
-	RefTouchIntervalS    int  `json:"refTouchIntervalS"`
+	// nanobot's pruning of its conversation references: read, and a value
+	// other than nanobot's default is warned about (they do nothing here).
+	RefTTLDays           int  `json:"refTtlDays" unused:"a conversation's serviceUrl is kept until it writes from another; references do not expire"`
+	PruneWebChatRefs     bool `json:"pruneWebChatRefs" unused:"references are not pruned"`
+	PruneNonPersonalRefs bool `json:"pruneNonPersonalRefs" unused:"channel and group conversations are answered (groupPolicy), so their references are kept"`
+	RefTouchIntervalS    int  `json:"refTouchIntervalS" unused:"references carry no age to refresh"`
 	// OpenIDMetadata is the Bot Connector's OpenID configuration (its jwks_uri signs the tokens).
 	OpenIDMetadata string `json:"openIdMetadata"`
 	// TokenEndpoint issues the bot's AAD token ("": from tenantId).
@@ -66,6 +66,8 @@ func defaults() Config {
 		GroupPolicy:    policyMention,
 		Streaming:      true,
 		OpenIDMetadata: "https://login.botframework.com/v1/.well-known/openidconfiguration",
+		// nanobot's, so its own block is not warned about
+		RefTTLDays: 30, PruneWebChatRefs: true, PruneNonPersonalRefs: true, RefTouchIntervalS: 300,
 	}
 }
 

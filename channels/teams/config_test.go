@@ -25,6 +25,15 @@ func TestNanobotBlockReads(t *testing.T) {
 	require.True(t, c.Streaming)
 	require.Equal(t, "https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token", c.tokenURL())
 	require.Equal(t, []string{"channels.msteams.appId", "channels.msteams.appPassword"}, Config{}.Lacking())
+
+	// A pruning setting other than nanobot's is read and said to do nothing here.
+	cfg = channeltest.ConfigWith(t, Name, `{"enabled":true,"appId":"app","appPassword":"pw","refTtlDays":7,"pruneNonPersonalRefs":false}`)
+	warnings, err = channels.CheckConfig(cfg)
+	require.NoError(t, err)
+	require.Len(t, warnings, 2)
+	for _, w := range warnings {
+		require.Contains(t, w.String(), "has no effect in this build")
+	}
 }
 
 // TestBadBlocksNameTheirKey: a bad value names its key and the file; an
