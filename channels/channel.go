@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -59,7 +60,9 @@ func (r Reply) Key() string {
 // workflow is touched, then runs admitted (may be nil) and publishes.
 type Publish func(ctx context.Context, msg protocol.Inbound, admitted Admitted) error
 
-// Channel is a chat connection owned by this process.
+// Channel is a chat connection owned by this process. It shows replies as
+// a PartSender (most platforms: the kit splits, skips and records parts)
+// or as a Sender (a whole reply at once); Deliver picks the way.
 type Channel interface {
 	Name() string
 	// Start connects and begins receiving; it returns once the channel runs
@@ -67,9 +70,30 @@ type Channel interface {
 	Start(ctx context.Context, publish Publish) error
 	// Stop disconnects; messages in flight are finished or dropped, never half-sent.
 	Stop(ctx context.Context) error
+}
+
+// Sender is a channel that shows a whole reply at once.
+type Sender interface {
+	Channel
 	// Send shows a reply in the chat. Delivery is retried, so it must be
 	// safe to call again with the same reply.
 	Send(ctx context.Context, r Reply) error
+}
+
+// Deliver shows a reply through c: part by part for a PartSender, whole
+// for a Sender.
+func Deliver(ctx context.Context, c Channel, r Reply) error {
+	return deliver(ctx, c, r, nil)
+}
+
+func deliver(ctx context.Context, c Channel, r Reply, streamed func() (id, shown string)) error {
+	switch c := c.(type) {
+	case PartSender:
+		return sendParts(ctx, c, r, streamed)
+	case Sender:
+		return c.Send(ctx, r)
+	}
+	return fmt.Errorf("channel %q can send no reply (neither a Sender nor a PartSender)", c.Name())
 }
 
 // Streamer is a channel that draws replies as they are generated.

@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -16,4 +17,29 @@ func TestSentAtReadsThePlatformsTime(t *testing.T) {
 	got := SentAt("yesterday")
 	require.False(t, got.Before(before))
 	require.False(t, got.After(time.Now()))
+}
+
+// bare is a channel that can show no reply.
+type bare struct{}
+
+func (bare) Name() string                         { return "bare" }
+func (bare) Start(context.Context, Publish) error { return nil }
+func (bare) Stop(context.Context) error           { return nil }
+
+// TestDeliverPicksTheWay: a PartSender's reply goes part by part (even
+// when it could Send), a Sender's whole, and a channel that is neither
+// gets an error naming it.
+func TestDeliverPicksTheWay(t *testing.T) {
+	ctx := context.Background()
+	parts := &capable{limit: 100, failAt: -1}
+	require.NoError(t, Deliver(ctx, parts, Reply{Text: "hello world"}))
+	calls, _ := parts.snapshot()
+	require.Equal(t, []string{"hello world"}, calls)
+	require.Empty(t, parts.sent)
+
+	whole := &fakeChannel{name: "whole"}
+	require.NoError(t, Deliver(ctx, whole, Reply{Text: "hello world"}))
+	require.Len(t, whole.sent, 1)
+
+	require.ErrorContains(t, Deliver(ctx, bare{}, Reply{Text: "hi"}), `channel "bare" can send no reply`)
 }

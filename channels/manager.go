@@ -153,19 +153,16 @@ func (m *Manager) Send(ctx context.Context, r Reply) error {
 	if r.Kind != protocol.ReplyMessage {
 		m.indicators.stop(ctx, c, r.Route, m.log())
 	}
-	if ps, ok := c.(PartSender); ok {
-		var streamed func() (string, string)
-		if _, ok := c.(Editor); ok && r.Answer() && r.Turn != "" {
-			streamed = func() (string, string) {
-				if id, shown := m.edits.take(r.Route, r.Turn); id != "" {
-					return id, shown
-				}
-				return r.Drawn, "" // drawn by another gateway: edited to the answer
+	var streamed func() (string, string)
+	if _, ok := c.(Editor); ok && r.Answer() && r.Turn != "" {
+		streamed = func() (string, string) {
+			if id, shown := m.edits.take(r.Route, r.Turn); id != "" {
+				return id, shown
 			}
+			return r.Drawn, "" // drawn by another gateway: edited to the answer
 		}
-		return sendParts(ctx, ps, r, streamed)
 	}
-	return c.Send(ctx, r)
+	return deliver(ctx, c, r, streamed)
 }
 
 // ErrRefused marks a message that access control kept out.
@@ -217,7 +214,7 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, ad
 	if m.Restart != nil && isCommand(msg.Content, "/restart") {
 		// nanobot's priority command: answered here, not by a turn, which
 		// goes on in Temporal and answers once the gateway is back.
-		err := c.Send(ctx, Reply{Route: msg.Route, SessionKey: msg.SessionKey, Text: RestartingReply, Kind: protocol.ReplySystem})
+		err := Deliver(ctx, c, Reply{Route: msg.Route, SessionKey: msg.SessionKey, Text: RestartingReply, Kind: protocol.ReplySystem})
 		m.Restart(msg.Route)
 		return err
 	}
@@ -235,7 +232,7 @@ func (m *Manager) Admit(ctx context.Context, c Channel, msg protocol.Inbound, ad
 		return err
 	}
 	if stopReply != "" {
-		return c.Send(ctx, Reply{Route: msg.Route, SessionKey: msg.SessionKey, Text: stopReply, Kind: protocol.ReplySystem})
+		return Deliver(ctx, c, Reply{Route: msg.Route, SessionKey: msg.SessionKey, Text: stopReply, Kind: protocol.ReplySystem})
 	}
 	return nil
 }

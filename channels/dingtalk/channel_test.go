@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/dingtalk/dingtalkpeer"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
@@ -135,7 +136,7 @@ func TestReplyByTheSessionWebhook(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Text: "hi"})
 	msg := h.WaitPublished(1)[0]
-	require.NoError(t, h.Ch.Send(context.Background(), reply(msg.Route, "t1", "Hello, **Alice**.\n\n~~old~~ new")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(msg.Route, "t1", "Hello, **Alice**.\n\n~~old~~ new")))
 	sent := h.peer.Sent(alice.StaffID)
 	require.Len(t, sent, 1)
 	require.Equal(t, "webhook", sent[0].Via, "the message's sessionWebhook answers it while valid")
@@ -148,8 +149,8 @@ func TestReplyByTheRobotAPIOnceTheWebhookExpired(t *testing.T) {
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Text: "hi", WebhookValid: -time.Minute})
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Group: team, AtRobot: true, Text: "hi", WebhookValid: -time.Minute})
 	got := h.WaitPublished(2)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(got[0].Route, "t1", "Hello.")))
-	require.NoError(t, h.Ch.Send(context.Background(), reply(got[1].Route, "t2", "Hello, team.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(got[0].Route, "t1", "Hello.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(got[1].Route, "t2", "Hello, team.")))
 	dm := h.peer.Sent(alice.StaffID)
 	require.Len(t, dm, 1)
 	require.Equal(t, dingtalkpeer.Sent{Via: "api", ChatID: alice.StaffID, MsgKey: "sampleMarkdown", Title: "Nanobot Reply", Text: "Hello.",
@@ -160,7 +161,7 @@ func TestReplyByTheRobotAPIOnceTheWebhookExpired(t *testing.T) {
 	require.Equal(t, "# @Alice\n\nHello, team.", group[0].Text, "a group reply names the sender, as in nanobot")
 
 	// A chat the channel never heard from (another gateway's) goes by the API.
-	require.NoError(t, h.Ch.Send(context.Background(), reply(protocol.Route{Channel: Name, ChatID: bob.StaffID}, "t3", "Hi Bob.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(protocol.Route{Channel: Name, ChatID: bob.StaffID}, "t3", "Hi Bob.")))
 	require.Equal(t, "api", h.peer.Sent(bob.StaffID)[0].Via)
 	require.Equal(t, 1, h.peer.Stats().Tokens, "the access token is cached")
 }
@@ -170,7 +171,7 @@ func TestGroupHeaderEscapesTheName(t *testing.T) {
 	mallory := dingtalkpeer.User{StaffID: "staff-m", Nick: "Alice\n# [click](https://evil) *admin*"}
 	h.peer.Say(dingtalkpeer.Incoming{From: mallory, Group: team, AtRobot: true, Text: "hi"})
 	msg := h.WaitPublished(1)[0]
-	require.NoError(t, h.Ch.Send(context.Background(), reply(msg.Route, "t1", "hello")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(msg.Route, "t1", "hello")))
 	sent := h.peer.Sent("group:" + team)
 	require.Len(t, sent, 1)
 	require.Equal(t, "webhook", sent[0].Via)
@@ -186,7 +187,7 @@ func TestLongReplyIsSplit(t *testing.T) {
 	text := strings.Join(paras, "\n\n") // 90×99 + 89×2 = 9088 characters
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Text: "tell me"})
 	msg := h.WaitPublished(1)[0]
-	require.NoError(t, h.Ch.Send(context.Background(), reply(msg.Route, "t1", text)))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(msg.Route, "t1", text)))
 	sent := h.peer.Sent(alice.StaffID)
 	require.Len(t, sent, 3)
 	var joined []string
@@ -204,7 +205,7 @@ func TestFilesOut(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "page.html"), []byte("<p>hi</p>"), 0o644))
 	r := reply(protocol.Route{Channel: Name, ChatID: "group:" + team}, "t1", "Here they are.")
 	r.Media = []string{"report.txt", "chart.png", "page.html", "https://example.com/cat.jpg", "https://example.com/a.pdf", "missing.pdf"}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	sent := h.peer.Sent("group:" + team)
 	require.Len(t, sent, 7)
 	ups := h.peer.Uploads()

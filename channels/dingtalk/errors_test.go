@@ -36,7 +36,7 @@ func TestSendErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h.peer.Fail(tc.path, tc.status, tc.body, tc.header)
-			err := h.Ch.Send(context.Background(), reply(route, "t-"+tc.name, "hello"))
+			err := channels.Deliver(context.Background(), h.Ch, reply(route, "t-"+tc.name, "hello"))
 			require.Error(t, err)
 			var se *channels.SendError
 			require.Equal(t, tc.typed, errors.As(err, &se), "%v", err)
@@ -47,24 +47,24 @@ func TestSendErrors(t *testing.T) {
 		})
 	}
 	require.Empty(t, h.peer.Sent(alice.StaffID))
-	require.NoError(t, h.Ch.Send(context.Background(), reply(route, "t-ok", "hello")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(route, "t-ok", "hello")))
 	require.Len(t, h.peer.Sent(alice.StaffID), 1, "after all that the channel still sends")
 	// batchSend answers 200 but names the user it did not reach.
 	h.peer.FlowControl(bob.StaffID)
 	bobRoute := protocol.Route{Channel: Name, ChatID: bob.StaffID}
-	err := h.Ch.Send(context.Background(), reply(bobRoute, "t-flow", "x"))
+	err := channels.Deliver(context.Background(), h.Ch, reply(bobRoute, "t-flow", "x"))
 	var flow *channels.SendError
 	require.ErrorAs(t, err, &flow)
 	require.Equal(t, time.Minute, flow.RetryAfter, "%v", err)
 	h.peer.InvalidUser(bob.StaffID)
-	err = h.Ch.Send(context.Background(), reply(bobRoute, "t-invalid", "x"))
+	err = channels.Deliver(context.Background(), h.Ch, reply(bobRoute, "t-invalid", "x"))
 	require.ErrorAs(t, err, &flow)
 	require.True(t, flow.Permanent, "%v", err)
 	require.Empty(t, h.peer.Sent(bob.StaffID))
 
 	chat := protocol.Route{Channel: Name, ChatID: "group:"}
 	var se *channels.SendError
-	require.ErrorAs(t, h.Ch.Send(context.Background(), reply(chat, "t-bad", "x")), &se)
+	require.ErrorAs(t, channels.Deliver(context.Background(), h.Ch, reply(chat, "t-bad", "x")), &se)
 	require.True(t, se.Permanent, "a chat id that names nobody")
 }
 
@@ -75,14 +75,14 @@ func TestWebhookErrors(t *testing.T) {
 	h.peer.Say(dingtalkpeer.Incoming{From: alice, Text: "hi"})
 	msg := h.WaitPublished(1)[0]
 	h.peer.Fail("/robot/sendBySession", 200, `{"errcode":130101,"errmsg":"send too fast, exceed 20 times per minute"}`, nil)
-	err := h.Ch.Send(context.Background(), reply(msg.Route, "t1", "hello"))
+	err := channels.Deliver(context.Background(), h.Ch, reply(msg.Route, "t1", "hello"))
 	var se *channels.SendError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, time.Minute, se.RetryAfter)
 	require.Empty(t, h.peer.Sent(alice.StaffID))
 
 	h.peer.Fail("/robot/sendBySession", 200, `{"errcode":300001,"errmsg":"session expired"}`, nil)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(msg.Route, "t2", "hello")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(msg.Route, "t2", "hello")))
 	sent := h.peer.Sent(alice.StaffID)
 	require.Len(t, sent, 1)
 	require.Equal(t, "api", sent[0].Via)
@@ -92,25 +92,25 @@ func TestWebhookErrors(t *testing.T) {
 func TestAccessTokenIsRefreshed(t *testing.T) {
 	h := startHarness(t, nil)
 	route := protocol.Route{Channel: Name, ChatID: alice.StaffID}
-	require.NoError(t, h.Ch.Send(context.Background(), reply(route, "t1", "one")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(route, "t1", "one")))
 	require.Equal(t, 1, h.peer.Stats().Tokens)
 
 	// Revoked: the refusal drops it, the retry fetches a new one.
 	h.peer.RevokeTokens()
-	err := h.Ch.Send(context.Background(), reply(route, "t2", "two"))
+	err := channels.Deliver(context.Background(), h.Ch, reply(route, "t2", "two"))
 	require.Error(t, err)
 	require.ErrorContains(t, err, "InvalidAuthentication")
-	require.NoError(t, h.Ch.Send(context.Background(), reply(route, "t2", "two")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(route, "t2", "two")))
 	require.Equal(t, 2, h.peer.Stats().Tokens)
 
 	// Near its expiry (a short-lived token: past its half): replaced before use.
 	h.peer.SetTokenLifetime(2 * time.Second)
 	h.peer.RevokeTokens()
-	_ = h.Ch.Send(context.Background(), reply(route, "t3", "three"))
-	require.NoError(t, h.Ch.Send(context.Background(), reply(route, "t3", "three")))
+	_ = channels.Deliver(context.Background(), h.Ch, reply(route, "t3", "three"))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(route, "t3", "three")))
 	require.Equal(t, 3, h.peer.Stats().Tokens)
 	require.Eventually(t, func() bool {
-		return h.Ch.Send(context.Background(), reply(route, "t4", "four")) == nil && h.peer.Stats().Tokens == 4
+		return channels.Deliver(context.Background(), h.Ch, reply(route, "t4", "four")) == nil && h.peer.Stats().Tokens == 4
 	}, 5*time.Second, 100*time.Millisecond, "a token past its renewal point is fetched anew")
 
 	tok, err := h.Ch.tokens.Get(context.Background())

@@ -50,7 +50,7 @@ func (c *Channel) handle(ctx context.Context, f frame) error {
 		// nanobot's hard guard: before allowFrom, a notice and no session.
 		c.Log.Info("dingtalk private chat disabled; the sender is told so", "msg_id", m.MsgID, "sender", m.sender())
 		r := channels.Reply{Route: c.route(m), Text: privateChatDisabled, Kind: protocol.ReplySystem}
-		if err := c.Send(ctx, r); err != nil {
+		if err := channels.SendParts(ctx, c, r); err != nil {
 			c.Log.Warn("dingtalk private-chat notice not sent", "msg_id", m.MsgID, "error", err)
 		}
 		return nil

@@ -29,7 +29,7 @@ func behindManager(t *testing.T, h *harness, unified bool, allowFrom ...string) 
 func postRequest(t *testing.T, h *harness, chat string) discordpeer.Message {
 	r := channels.Reply{ID: "t1#approval-1a2b", Route: protocol.Route{Channel: Name, ChatID: chat}, Turn: "t1",
 		Kind: protocol.ReplyApproval, Approval: &asked, Text: asked.Text()}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	msgs := h.peer.Messages(chat)
 	require.Len(t, msgs, 1)
 	return msgs[0]
@@ -59,7 +59,7 @@ func TestApprovalRequestHasButtons(t *testing.T) {
 		got = append(got, [3]any{b.Label, b.Style, b.CustomID})
 	}
 	require.Equal(t, [][3]any{{"Approve", 3, "/approve 1a2b"}, {"Deny", 4, "/deny 1a2b"}, {"Always this command", 2, "/approve 1a2b always"}}, got)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(general, "", "t2", "plain")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(general, "", "t2", "plain")))
 	require.Empty(t, h.peer.Messages(general)[1].Components, "a plain reply has no buttons")
 }
 

@@ -130,7 +130,7 @@ func TestReplyReferencesTheUsersMessage(t *testing.T) {
 	id := h.peer.Say(discordpeer.Incoming{ChannelID: dm, Author: alice, Content: "hi"})
 	msg := h.WaitPublished(1)[0]
 	r := reply(dm, msg.Route.ReplyTo, "t1", "Hello, **Alice**.")
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "Hello, **Alice**.", msgs[0].Content)
@@ -145,7 +145,7 @@ func TestReplyReferencesTheUsersMessage(t *testing.T) {
 func TestReplyIsDiscordsMarkdown(t *testing.T) {
 	h := startHarness(t, nil)
 	md := "__Bold__, [the docs](https://example.com/a_(b)), ``x`y``\n\n#### Deep\n\n| k | v |\n|---|---|\n| a | 1 |"
-	require.NoError(t, h.Ch.Send(context.Background(), reply(dm, "", "t1", md)))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(dm, "", "t1", md)))
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "**Bold**, [the docs](<https://example.com/a_(b)>), ``x`y``\n\n**Deep**\n\n```\nk  v\n─  ─\na  1\n```", msgs[0].Content)
@@ -158,7 +158,7 @@ func TestLongReplyIsSplitInThree(t *testing.T) {
 		paras = append(paras, strings.Repeat(string(rune('a'+i%26)), 99))
 	}
 	text := strings.Join(paras, "\n\n") // 45×99 + 44×2 = 4543 characters
-	require.NoError(t, h.Ch.Send(context.Background(), reply(dm, "1300000000000000009", "t1", text)))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(dm, "1300000000000000009", "t1", text)))
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 3)
 	var joined []string
@@ -242,7 +242,7 @@ func TestFilesOut(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "report.txt"), []byte("the report"), 0o644))
 	r := reply(dm, "1300000000000000003", "t1", "Here it is.")
 	r.Media = []string{"report.txt", "https://example.com/chart.png", "missing.pdf"}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	msgs := h.peer.Messages(dm)
 	require.Len(t, msgs, 4)
 	require.Len(t, msgs[0].Files, 1)

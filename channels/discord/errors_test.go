@@ -35,7 +35,7 @@ func TestSendErrors(t *testing.T) {
 			if tc.status != 0 {
 				h.peer.Fail("POST", "/channels/"+tc.chat+"/messages", tc.status, tc.body)
 			}
-			err := h.Ch.Send(context.Background(), reply(tc.chat, "", "t-"+tc.name, "hello"))
+			err := channels.Deliver(context.Background(), h.Ch, reply(tc.chat, "", "t-"+tc.name, "hello"))
 			require.Error(t, err)
 			var se *channels.SendError
 			require.Equal(t, tc.typed, errors.As(err, &se), "%v", err)
@@ -46,7 +46,7 @@ func TestSendErrors(t *testing.T) {
 		})
 	}
 	// After all that the channel still sends.
-	require.NoError(t, h.Ch.Send(context.Background(), reply(dm, "", "t-ok", "hello")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(dm, "", "t-ok", "hello")))
 	require.Len(t, h.peer.Messages(dm), 1)
 }
 

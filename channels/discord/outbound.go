@@ -21,11 +21,6 @@ const maxMessageRunes = 2000
 // maxUpload is the largest file a bot may attach without a boosted server.
 const maxUpload = 10 << 20
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxMessageRunes }
 

@@ -94,7 +94,7 @@ func TestFilesOnlyReplyIsOneMail(t *testing.T) {
 	ch, srv := sender(t, nil)
 	r := reply
 	r.Text, r.Media = "", []string{"https://example.org/a.png"}
-	require.NoError(t, ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), ch, r))
 	mails := srv.Mails()
 	require.Len(t, mails, 1)
 	require.Contains(t, mails[0].Text, "[attachment: https://example.org/a.png]", "links are listed, not fetched")

@@ -27,11 +27,6 @@ const newSession = "New session started."
 var newSessionDivider = jsonString(map[string]any{"type": "divider",
 	"params": map[string]any{"divider_text": map[string]string{"text": newSession}}})
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxMessageRunes }
 

@@ -22,7 +22,7 @@ func TestAnswerIsACardInTheChat(t *testing.T) {
 	h := startHarness(t, nil)
 	id := h.peer.Say(feishupeer.Incoming{Sender: alice, Text: "hi"})
 	h.WaitPublished(1)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice.OpenID, id, "t1", "Hello, **Feishu**.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice.OpenID, id, "t1", "Hello, **Feishu**.")))
 	msgs := h.peer.Messages(alice.OpenID)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "interactive", msgs[0].MsgType)
@@ -30,7 +30,7 @@ func TestAnswerIsACardInTheChat(t *testing.T) {
 	require.Empty(t, msgs[0].ReplyTo, "replyToMessage is off by default (nanobot)")
 	require.Equal(t, 1, h.peer.CallsTo("POST", "/open-apis/im/v1/messages"))
 
-	require.NoError(t, h.Ch.Send(context.Background(), reply(group, "", "t2", "to the group")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(group, "", "t2", "to the group")))
 	require.Len(t, h.peer.Messages(group), 1, "a chat_id is sent with receive_id_type=chat_id")
 }
 
@@ -40,14 +40,14 @@ func TestReplyToMessageAndTopics(t *testing.T) {
 	gm := h.peer.Say(feishupeer.Incoming{ChatID: group, Group: true, Sender: alice, Text: "in the group"})
 	h.WaitPublished(2)
 	long := strings.Repeat("word ", 700) + "\n\n" + strings.Repeat("more ", 700)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice.OpenID, dm, "t1", long)))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice.OpenID, dm, "t1", long)))
 	msgs := h.peer.Messages(alice.OpenID)
 	require.Len(t, msgs, 2, "split at the limit")
 	require.Equal(t, dm, msgs[0].ReplyTo, "the first part replies to the user's message")
 	require.False(t, msgs[0].InThread, "a p2p reply opens no topic")
 	require.Empty(t, msgs[1].ReplyTo, "later parts are plain messages")
 
-	require.NoError(t, h.Ch.Send(context.Background(), reply(group, gm, "t2", "answer")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(group, gm, "t2", "answer")))
 	g := h.peer.Messages(group)
 	require.Len(t, g, 1)
 	require.Equal(t, gm, g[0].ReplyTo)
@@ -59,7 +59,7 @@ func TestTopicMessageIsAnsweredInItsTopic(t *testing.T) {
 	id := h.peer.Say(feishupeer.Incoming{ChatID: group, Group: true, Sender: alice, Text: "in a topic", RootID: "om_root", ThreadID: "omt_1"})
 	in := h.WaitPublished(1)[0]
 	r := channels.Reply{ID: "t1#a", Route: in.Route, Turn: "t1", Text: strings.Repeat("x ", 2500), Kind: protocol.ReplyAnswer}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	msgs := h.peer.Messages(group)
 	require.Len(t, msgs, 2)
 	for _, m := range msgs {
@@ -78,7 +78,7 @@ func TestTopicMessageIsAnsweredInItsTopic(t *testing.T) {
 func TestTablesGoOnePerCard(t *testing.T) {
 	h := startHarness(t, nil)
 	text := "# Report\n\n| a | b |\n| - | - |\n| **1** | 2 |\n\nbetween\n\n| c |\n| - |\n| 3 |\n"
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice.OpenID, "", "t1", text)))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice.OpenID, "", "t1", text)))
 	msgs := h.peer.Messages(alice.OpenID)
 	require.Len(t, msgs, 2, "Feishu takes one table per card")
 	require.Equal(t, "**Report**\n[table]\nbetween", msgs[0].Text())
@@ -131,7 +131,7 @@ func TestMediaOut(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "report.pdf"), []byte("%PDF"), 0o644))
 	r := reply(alice.OpenID, "", "t1", "here you go")
 	r.Media = []string{"chart.png", filepath.Join(h.Workspace, "report.pdf"), "missing.txt", "https://example.invalid/x.png"}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	up := h.peer.Uploads()
 	require.Len(t, up, 2)
 	require.Equal(t, "image", up[0].Kind)
@@ -213,8 +213,8 @@ func TestToolHintsOneCallPerLine(t *testing.T) {
 
 func TestNewSessionIsADividerInP2P(t *testing.T) {
 	h := startHarness(t, nil)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice.OpenID, "", "t1", "New session started.")))
-	require.NoError(t, h.Ch.Send(context.Background(), reply(group, "", "t2", "New session started.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice.OpenID, "", "t1", "New session started.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(group, "", "t2", "New session started.")))
 	dm := h.peer.Messages(alice.OpenID)
 	require.Len(t, dm, 1)
 	require.Equal(t, "system", dm[0].MsgType)

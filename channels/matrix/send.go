@@ -34,11 +34,6 @@ const (
 // typingTimeout outlives the manager's renewal (every 4 s) by a margin.
 const typingTimeout = 10 * time.Second
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return MaxMessageRunes }
 

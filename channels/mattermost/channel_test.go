@@ -142,7 +142,7 @@ func TestFilesComeInAndGoOut(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "chart.png"), []byte("PNG"), 0o644))
 	r := channels.Reply{ID: "t1#a", Route: protocol.Route{Channel: Name, ChatID: dm}, Turn: "t1", Text: "Here.", Media: []string{"chart.png", "missing.pdf"}, Kind: protocol.ReplyAnswer}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	posts := h.peer.Posts(dm)
 	require.Len(t, posts, 3)
 	name, data, ok := h.peer.File(posts[0].FileIDs[0])
@@ -189,7 +189,7 @@ func TestApprovalIsAnsweredByReaction(t *testing.T) {
 	route := protocol.Route{Channel: Name, ChatID: town, ThreadID: "root0000000000000000000000"}
 	req := &protocol.ApprovalRequest{ID: "1a2b", Tool: "exec"}
 	r := channels.Reply{ID: "t#q", Route: route, Turn: "t", Text: "Approval needed [1a2b]", Kind: protocol.ReplyApproval, Approval: req}
-	require.NoError(t, h.Ch.Send(ctx, r))
+	require.NoError(t, channels.Deliver(ctx, h.Ch, r))
 	asked := h.peer.Posts(town)[0]
 	require.Contains(t, asked.Message, "React to answer: :white_check_mark: Approve · :x: Deny")
 	require.Equal(t, []string{"+white_check_mark", "+x", "+repeat"}, h.peer.Reactions(asked.ID), "the answers are one click away")

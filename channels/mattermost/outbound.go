@@ -23,11 +23,6 @@ const (
 // streamInterval spaces the edits of a post being drawn.
 const streamInterval = time.Second
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxMessageRunes }
 

@@ -21,7 +21,7 @@ func send(t *testing.T, h *harness, r channels.Reply) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return h.Ch.Send(ctx, r)
+	return channels.Deliver(ctx, h.Ch, r)
 }
 
 // A C2C answer is a passive reply: msg_type 0, the user's msg_id, msg_seq 1,
@@ -244,7 +244,7 @@ func TestSeqsUsedBeforeARestartAreSkipped(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, restarted.Send(ctx, reply(alice, id, "t2", "after the restart")))
+	require.NoError(t, channels.Deliver(ctx, restarted, reply(alice, id, "t2", "after the restart")))
 	msgs := h.peer.Messages(alice)
 	require.Len(t, msgs, 3)
 	require.Equal(t, "after the restart", msgs[2].Content)

@@ -29,7 +29,7 @@ func TestDirectMessageInReplyOut(t *testing.T) {
 	require.Equal(t, alice.Number+"|"+alice.UUID, got.Route.SenderID, "nanobot's number|uuid")
 	require.Equal(t, time.UnixMilli(ts), got.SentAt)
 
-	require.NoError(t, h.Ch.Send(context.Background(), channels.Reply{Route: got.Route, Text: "Hi **Alice**, see `x`.", Kind: protocol.ReplyAnswer}))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, channels.Reply{Route: got.Route, Text: "Hi **Alice**, see `x`.", Kind: protocol.ReplyAnswer}))
 	sent := peer.Sent(alice.Number)
 	require.Len(t, sent, 1)
 	require.Equal(t, "Hi Alice, see x.", sent[0].Message)
@@ -57,7 +57,7 @@ func TestGroupPolicy(t *testing.T) {
 	require.Equal(t, "[Recent group messages for context:]\nBob: just chatting\nAlice: \uFFFC what did Bob say?\n---\n[Bob]: /status",
 		h.WaitPublished(2)[1].Content, "a command needs no mention")
 
-	require.NoError(t, h.Ch.Send(context.Background(), channels.Reply{Route: got[0].Route, Text: "He chatted."}))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, channels.Reply{Route: got[0].Route, Text: "He chatted."}))
 	require.Equal(t, []string{"He chatted."}, peer.Messages(signalpeer.GroupID), "sent with groupId")
 	require.NoError(t, h.Ch.SendTyping(context.Background(), got[0].Route))
 	require.Contains(t, peer.Typing(), signalpeer.Typing{GroupID: signalpeer.GroupID})
@@ -93,7 +93,7 @@ func TestFileOut(t *testing.T) {
 	h := start(t, peer, nil)
 	require.NoError(t, os.WriteFile(h.Workspace+"/report.txt", []byte("report"), 0o644))
 	route := protocol.Route{Channel: Name, ChatID: alice.Number}
-	require.NoError(t, h.Ch.Send(context.Background(), channels.Reply{Route: route, Text: "Here.", Media: []string{"report.txt", "missing.txt"}}))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, channels.Reply{Route: route, Text: "Here.", Media: []string{"report.txt", "missing.txt"}}))
 	sent := peer.Sent(alice.Number)
 	require.Len(t, sent, 3)
 	require.Equal(t, []byte("report"), peer.Attached(sent[0].Attachments[0]))
@@ -110,7 +110,7 @@ func TestRefusedFileBecomesANote(t *testing.T) {
 	peer.RefuseFiles()
 	require.NoError(t, os.WriteFile(h.Workspace+"/report.txt", []byte("report"), 0o644))
 	route := protocol.Route{Channel: Name, ChatID: alice.Number}
-	require.NoError(t, h.Ch.Send(context.Background(), channels.Reply{Route: route, Text: "Here.", Media: []string{"report.txt"}}))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, channels.Reply{Route: route, Text: "Here.", Media: []string{"report.txt"}}))
 	require.Equal(t, []string{"[attachment: report.txt - send failed]", "Here."}, peer.Messages(alice.Number))
 }
 

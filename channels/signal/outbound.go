@@ -14,11 +14,6 @@ import (
 // maxMessageRunes is nanobot's limit on one Signal message.
 const maxMessageRunes = 64000
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxMessageRunes }
 

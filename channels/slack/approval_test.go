@@ -35,7 +35,7 @@ func behindManager(t *testing.T, h *harness, unified bool, allowFrom ...string) 
 func postRequest(t *testing.T, h *harness) slackpeer.Message {
 	r := channels.Reply{Route: protocol.Route{Channel: Name, ChatID: "C1", ThreadID: "100.000001"}, SessionKey: "slack:C1:100.000001",
 		Turn: "t1", MessageIDs: []string{messageID("C1", "100.000001")}, Kind: protocol.ReplyApproval, Approval: &asked, Text: asked.Text()}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.ch, r))
 	posts := h.peer.Posts()
 	require.Len(t, posts, 1)
 	return posts[0]
@@ -130,7 +130,7 @@ func TestClickOnATopLevelRequestAnswersTheChat(t *testing.T) {
 	b := behindManager(t, h, false, "U1")
 	r := channels.Reply{Route: protocol.Route{Channel: Name, ChatID: "D1"}, SessionKey: "slack:D1",
 		Turn: "t1", Kind: protocol.ReplyApproval, Approval: &asked, Text: asked.Text()}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.ch, r))
 	posted := h.peer.Posts()[0]
 	posted.ThreadTS = posted.TS
 	h.peer.PushClick("env-1", click(posted, "U1", "/approve 1a2b"))

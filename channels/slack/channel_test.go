@@ -210,11 +210,11 @@ func TestSendPostsMrkdwnInTheThreadOnceAndSwapsReactions(t *testing.T) {
 	attempt := func() context.Context {
 		return channels.WithProgress(ctx, progress, func(p channels.Progress) error { progress = p; return nil })
 	}
-	require.NoError(t, h.ch.Send(attempt(), r))
-	require.NoError(t, h.ch.Send(attempt(), r), "a retried delivery")
+	require.NoError(t, channels.Deliver(attempt(), h.ch, r))
+	require.NoError(t, channels.Deliver(attempt(), h.ch, r), "a retried delivery")
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) >= 1 }, 10*time.Second, 10*time.Millisecond)
 	// A later post proves no second copy is on its way.
-	require.NoError(t, h.ch.Send(ctx, reply("turn-2", "C1", "600.000001", "next")))
+	require.NoError(t, channels.Deliver(ctx, h.ch, reply("turn-2", "C1", "600.000001", "next")))
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) >= 2 }, 10*time.Second, 10*time.Millisecond)
 	posts := h.peer.Posts()
 	require.Len(t, posts, 2)
@@ -229,7 +229,7 @@ func TestSendPostsMrkdwnInTheThreadOnceAndSwapsReactions(t *testing.T) {
 func TestSendSplitsLongReplies(t *testing.T) {
 	h := startHarness(t, nil)
 	long := strings.Repeat("a sentence of words. ", 2500) // 52 500 chars
-	require.NoError(t, h.ch.Send(context.Background(), reply("turn-1", "C1", "", long)))
+	require.NoError(t, channels.Deliver(context.Background(), h.ch, reply("turn-1", "C1", "", long)))
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
 	posts := h.peer.Posts()
 	require.LessOrEqual(t, len([]rune(posts[0].Text)), MaxMessageLen)
@@ -241,7 +241,7 @@ func TestSendUploadsMediaInTheThread(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(h.ch.workspace, "chart.csv"), []byte("a,b\n1,2\n"), 0o644))
 	r := reply("turn-1", "C1", "700.000001", "here it is")
 	r.Media = []string{"chart.csv", "missing.png"}
-	require.NoError(t, h.ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.ch, r))
 	require.Equal(t, []slackpeer.Upload{{Name: "chart.csv", Content: "a,b\n1,2\n", Channel: "C1", ThreadTS: "700.000001"}}, h.peer.Uploads())
 	require.Eventually(t, func() bool { return len(h.peer.Posts()) == 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, "_(file not sent: missing.png)_", h.peer.Posts()[0].Text, "files first, as on every channel")
@@ -351,7 +351,7 @@ func TestMessageToolTargetsByName(t *testing.T) {
 	h.peer.AddUser("U0BOB", "bob", "Bobby")
 	ctx := context.Background()
 	send := func(chat string) error {
-		return h.ch.Send(ctx, channels.Reply{Route: protocol.Route{Channel: "slack", ChatID: chat, ThreadID: "1.000001"},
+		return channels.Deliver(ctx, h.ch, channels.Reply{Route: protocol.Route{Channel: "slack", ChatID: chat, ThreadID: "1.000001"},
 			Turn: "turn-1/call-" + chat, Text: "to " + chat, Kind: protocol.ReplyMessage})
 	}
 	for _, chat := range []string{"#general", "<#C0GENERAL|general>", "C0GENERAL", "@bobby", "<@U0BOB>", "U0BOB", "bob"} {

@@ -76,12 +76,12 @@ func scriptedChannel(t *testing.T, answers ...func(w http.ResponseWriter)) (*Cha
 
 func TestRateLimitIsRetryAfter(t *testing.T) {
 	c, s := scriptedChannel(t, rateLimited("7"))
-	err := c.Send(context.Background(), reply("turn-1", "C1", "", "hi"))
+	err := channels.Deliver(context.Background(), c, reply("turn-1", "C1", "", "hi"))
 	var se *channels.SendError
 	require.True(t, errors.As(err, &se), "got %v", err)
 	require.Equal(t, 7*time.Second, se.RetryAfter)
 	require.False(t, se.Permanent)
-	require.NoError(t, c.Send(context.Background(), reply("turn-1", "C1", "", "hi")), "the retry")
+	require.NoError(t, channels.Deliver(context.Background(), c, reply("turn-1", "C1", "", "hi")), "the retry")
 	require.Equal(t, []string{"hi"}, s.posted)
 }
 
@@ -97,7 +97,7 @@ func TestPermanentRefusals(t *testing.T) {
 	} {
 		t.Run(answer.name, func(t *testing.T) {
 			c, _ := scriptedChannel(t, answer.fn)
-			err := c.Send(context.Background(), reply("turn-1", "C1", "", "hi"))
+			err := channels.Deliver(context.Background(), c, reply("turn-1", "C1", "", "hi"))
 			var se *channels.SendError
 			require.True(t, errors.As(err, &se), "got %v", err)
 			require.True(t, se.Permanent)
@@ -116,11 +116,11 @@ func TestTransientFailuresAreRetried(t *testing.T) {
 	} {
 		t.Run(answer.name, func(t *testing.T) {
 			c, s := scriptedChannel(t, answer.fn)
-			err := c.Send(context.Background(), reply("turn-1", "C1", "", "hi"))
+			err := channels.Deliver(context.Background(), c, reply("turn-1", "C1", "", "hi"))
 			require.Error(t, err)
 			var se *channels.SendError
 			require.False(t, errors.As(err, &se) && se.Permanent, "must be retried: %v", err)
-			require.NoError(t, c.Send(context.Background(), reply("turn-1", "C1", "", "hi")))
+			require.NoError(t, channels.Deliver(context.Background(), c, reply("turn-1", "C1", "", "hi")))
 			require.Equal(t, []string{"hi"}, s.posted)
 		})
 	}
@@ -134,12 +134,12 @@ func TestRetryAfterAPartialSendPostsOnlyTheRest(t *testing.T) {
 	attempt := func() context.Context {
 		return channels.WithProgress(context.Background(), progress, func(p channels.Progress) error { progress = p; return nil })
 	}
-	err := c.Send(attempt(), reply("turn-1", "C1", "", long))
+	err := channels.Deliver(attempt(), c, reply("turn-1", "C1", "", long))
 	var se *channels.SendError
 	require.True(t, errors.As(err, &se), "got %v", err)
 	require.Len(t, s.posted, 1, "the first part went out before the limit")
 	require.Equal(t, 1, progress.Sent)
-	require.NoError(t, c.Send(attempt(), reply("turn-1", "C1", "", long)))
+	require.NoError(t, channels.Deliver(attempt(), c, reply("turn-1", "C1", "", long)))
 	require.Len(t, s.posted, 2)
 	require.Equal(t, 3, s.calls)
 	require.Equal(t, strings.Fields(long), strings.Fields(s.posted[0]+" "+s.posted[1]), "each part once, in order")
@@ -148,7 +148,7 @@ func TestRetryAfterAPartialSendPostsOnlyTheRest(t *testing.T) {
 func TestRepliesWithoutTurnAreNotDeduplicated(t *testing.T) {
 	c, s := scriptedChannel(t)
 	r := channels.Reply{Route: reply("", "D1", "", "").Route, Text: "Your pairing code is ABCD", Kind: protocol.ReplySystem}
-	require.NoError(t, c.Send(context.Background(), r))
-	require.NoError(t, c.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), c, r))
+	require.NoError(t, channels.Deliver(context.Background(), c, r))
 	require.Len(t, s.posted, 2)
 }

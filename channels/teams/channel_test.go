@@ -117,12 +117,12 @@ func TestRepliesAndApprovalCard(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	route := pub.WaitPublished(1)[0].Route
 	ctx := context.Background()
-	require.NoError(t, c.Send(ctx, channels.Reply{Route: route, Text: "**Hi** Alice"}))
+	require.NoError(t, channels.Deliver(ctx, c, channels.Reply{Route: route, Text: "**Hi** Alice"}))
 	id, err := c.SendPart(ctx, channels.Reply{Route: route}, channels.Part{Index: 1, Text: "draft", Last: true})
 	require.NoError(t, err)
 	require.NoError(t, c.EditMessage(ctx, route, id, "final"))
 	req := protocol.ApprovalRequest{ID: "1a2b", Once: true}
-	require.NoError(t, c.Send(ctx, channels.Reply{Route: route, Text: "Approval needed [1a2b]", Kind: protocol.ReplyApproval, Approval: &req}))
+	require.NoError(t, channels.Deliver(ctx, c, channels.Reply{Route: route, Text: "Approval needed [1a2b]", Kind: protocol.ReplyApproval, Approval: &req}))
 
 	sent := peer.Sent("a:dm")
 	require.Len(t, sent, 3)

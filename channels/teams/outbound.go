@@ -13,11 +13,6 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxTextRunes }
 

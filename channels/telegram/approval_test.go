@@ -23,8 +23,8 @@ func TestApprovalRequestHasAnInlineKeyboard(t *testing.T) {
 	f := newFakeAPI(t)
 	c := startChannel(t, f, nil)
 	r := channels.Reply{Route: dm, Turn: "turn-1", Kind: protocol.ReplyApproval, Approval: &request, Text: request.Text()}
-	require.NoError(t, c.Send(context.Background(), r))
-	require.NoError(t, c.Send(context.Background(), channels.Reply{Route: dm, Turn: "turn-2", Text: "plain"}))
+	require.NoError(t, channels.Deliver(context.Background(), c, r))
+	require.NoError(t, channels.Deliver(context.Background(), c, channels.Reply{Route: dm, Turn: "turn-2", Text: "plain"}))
 	sent := f.sent("sendMessage")
 	require.Len(t, sent, 2)
 	require.Contains(t, sent[0].Form["text"], "Approval needed [1a2b]: exec rm -rf build")

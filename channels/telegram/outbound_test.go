@@ -42,15 +42,15 @@ func TestSendRetryShowsEachPieceOnce(t *testing.T) {
 	attempt := func() context.Context {
 		return channels.WithProgress(context.Background(), progress, func(p channels.Progress) error { progress = p; return nil })
 	}
-	err := c.Send(attempt(), r)
+	err := channels.Deliver(attempt(), c, r)
 	var se *channels.SendError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, 7*time.Second, se.RetryAfter)
 	require.False(t, se.Permanent)
 	require.Equal(t, 1, progress.Sent)
 
-	require.NoError(t, c.Send(attempt(), r))
-	require.NoError(t, c.Send(attempt(), r), "a third attempt shows nothing")
+	require.NoError(t, channels.Deliver(attempt(), c, r))
+	require.NoError(t, channels.Deliver(attempt(), c, r), "a third attempt shows nothing")
 	require.Equal(t, 3, progress.Sent)
 	require.Len(t, progress.IDs, 3, "each part's Telegram message id")
 	sent := f.sent("sendMessage")
@@ -66,7 +66,7 @@ func TestSendRetryShowsEachPieceOnce(t *testing.T) {
 
 	other := r
 	other.Turn = "turn-2"
-	require.NoError(t, c.Send(context.Background(), other))
+	require.NoError(t, channels.Deliver(context.Background(), c, other))
 	require.Len(t, f.sent("sendMessage"), 7, "another turn's reply is its own")
 }
 
@@ -79,7 +79,7 @@ func TestSendFallsBackToPlainTextWhenHTMLIsRefused(t *testing.T) {
 		return 0, "", false
 	}
 	c := startChannel(t, f, nil)
-	require.NoError(t, c.Send(context.Background(), channels.Reply{Route: dm, Turn: "t", Text: "**bold** <x>"}))
+	require.NoError(t, channels.Deliver(context.Background(), c, channels.Reply{Route: dm, Turn: "t", Text: "**bold** <x>"}))
 	sent := f.sent("sendMessage")
 	require.Len(t, sent, 2)
 	require.Equal(t, "<b>bold</b> &lt;x&gt;", sent[0].Form["text"])
@@ -100,7 +100,7 @@ func TestSendPermanentRefusals(t *testing.T) {
 			return 0, "", false
 		}
 		c := startChannel(t, f, nil)
-		err := c.Send(context.Background(), channels.Reply{Route: dm, Turn: "t", Text: "hi"})
+		err := channels.Deliver(context.Background(), c, channels.Reply{Route: dm, Turn: "t", Text: "hi"})
 		var se *channels.SendError
 		require.ErrorAs(t, err, &se, refusal)
 		require.True(t, se.Permanent, refusal)
@@ -112,7 +112,7 @@ func TestSendReplyToAndTopic(t *testing.T) {
 	c := startChannel(t, f, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.ReplyToMessage = true }) })
 	route := dm
 	route.ReplyTo, route.ThreadID = "5", "77"
-	require.NoError(t, c.Send(context.Background(), channels.Reply{Route: route, Turn: "t", Text: "hi"}))
+	require.NoError(t, channels.Deliver(context.Background(), c, channels.Reply{Route: route, Turn: "t", Text: "hi"}))
 	sent := f.sent("sendMessage")
 	require.Len(t, sent, 1)
 	require.Equal(t, "77", sent[0].Form["message_thread_id"])
@@ -136,7 +136,7 @@ func TestUnsupportedMethodIsLoggedNotFatal(t *testing.T) {
 
 	require.ErrorContains(t, c.SendTyping(context.Background(), dm), "is not supported")
 	require.ErrorContains(t, c.React(context.Background(), dm, "5", "👀"), "is not supported")
-	require.NoError(t, c.Send(context.Background(), channels.Reply{Route: dm, Turn: "t", Text: "still here"}))
+	require.NoError(t, channels.Deliver(context.Background(), c, channels.Reply{Route: dm, Turn: "t", Text: "still here"}))
 	require.Len(t, f.sent("sendMessage"), 1)
 }
 
@@ -164,7 +164,7 @@ func TestSendMedia(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(c.workspace, "chart.png"), []byte("png"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(c.workspace, "report.pdf"), []byte("pdf"), 0o644))
 	r := channels.Reply{Route: dm, Turn: "t", Text: "Here you go.", Media: []string{"chart.png", filepath.Join(c.workspace, "report.pdf")}}
-	require.NoError(t, c.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), c, r))
 
 	photos := f.sent("sendPhoto")
 	require.Len(t, photos, 1)

@@ -81,7 +81,7 @@ func TestAnswerIsAFinishedStreamOnTheCallbacksReqID(t *testing.T) {
 	h := startHarness(t, nil)
 	req, _ := h.peer.Say(wecompeer.Message{From: alice, Text: "hi"})
 	msg := h.WaitPublished(1)[0]
-	require.NoError(t, h.Ch.Send(context.Background(), answer(alice, msg.Route.ReplyTo, "t1", "Hello, **Alice** ~~not~~.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, answer(alice, msg.Route.ReplyTo, "t1", "Hello, **Alice** ~~not~~.")))
 	replies := h.peer.Replies(req)
 	require.Len(t, replies, 1)
 	require.True(t, replies[0].Finish, "the stream is closed")
@@ -99,7 +99,7 @@ func TestLongAnswerIsSplitAtTheLimit(t *testing.T) {
 		paras = append(paras, strings.Repeat(string(rune('a'+i%26)), 99))
 	}
 	text := strings.Join(paras, "\n\n") // 110×99 + 109×2 = 11108 characters
-	require.NoError(t, h.Ch.Send(context.Background(), answer(alice, msg.Route.ReplyTo, "t1", text)))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, answer(alice, msg.Route.ReplyTo, "t1", text)))
 	replies := h.peer.Replies(req)
 	require.Len(t, replies, 3)
 	var joined []string
@@ -119,7 +119,7 @@ func TestWithoutACallbackTheReplyIsProactive(t *testing.T) {
 	// A message tool send (no message to answer) to a group, long in Chinese: 4096 bytes a message.
 	text := strings.Repeat("你好世界。", 400) // 6000 bytes
 	r := channels.Reply{Route: protocol.Route{Channel: Name, ChatID: team}, Text: text, Kind: protocol.ReplyMessage}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	sent := h.peer.Proactive(team)
 	require.Len(t, sent, 2)
 	for _, s := range sent {
@@ -133,7 +133,7 @@ func TestExpiredCallbackFallsBackToProactive(t *testing.T) {
 	req, _ := h.peer.Say(wecompeer.Message{From: alice, Text: "slow question"})
 	msg := h.WaitPublished(1)[0]
 	h.peer.FailNext("aibot_respond_msg", codeStreamExpired, "stream message update expired")
-	require.NoError(t, h.Ch.Send(context.Background(), answer(alice, msg.Route.ReplyTo, "t1", "late answer")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, answer(alice, msg.Route.ReplyTo, "t1", "late answer")))
 	require.Len(t, h.peer.Replies(req), 1, "tried on the callback first")
 	require.Equal(t, []string{"late answer"}, h.peer.Proactive(alice))
 }
@@ -144,21 +144,21 @@ func TestSendErrors(t *testing.T) {
 	var se *channels.SendError
 
 	h.peer.FailNext("aibot_send_msg", codeFreqLimit, "api freq out of limit")
-	err := h.Ch.Send(context.Background(), r)
+	err := channels.Deliver(context.Background(), h.Ch, r)
 	require.ErrorAs(t, err, &se)
 	require.Positive(t, se.RetryAfter, "the frequency limit waits")
 	require.False(t, se.Permanent)
 
 	h.peer.FailNext("aibot_send_msg", 40008, "invalid message type")
-	err = h.Ch.Send(context.Background(), r)
+	err = channels.Deliver(context.Background(), h.Ch, r)
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "a refusal is final")
 
 	h.peer.FailNext("aibot_send_msg", codeBusy, "system busy")
-	err = h.Ch.Send(context.Background(), r)
+	err = channels.Deliver(context.Background(), h.Ch, r)
 	require.Error(t, err)
 	require.NotErrorAs(t, err, &se, "system busy is retried with backoff")
 
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	require.Len(t, h.peer.Proactive(alice), 4, "three refused, the last taken")
 }

@@ -114,7 +114,7 @@ func TestTakenOverConnectionWaitsBeforeDiallingAgain(t *testing.T) {
 	require.Eventually(t, func() bool { return !h.Ch.Connected() }, 5*time.Second, 5*time.Millisecond)
 	require.Never(t, func() bool { _, subs, _ := h.peer.Stats(); return subs > 1 }, 150*time.Millisecond, 5*time.Millisecond,
 		"no tug of war with the newer connection")
-	err := h.Ch.Send(context.Background(), answer(alice, "", "t1", "while away"))
+	err := channels.Deliver(context.Background(), h.Ch, answer(alice, "", "t1", "while away"))
 	var se *channels.SendError
 	require.ErrorContains(t, err, "not connected")
 	require.False(t, errors.As(err, &se) && se.Permanent, "delivery waits for the connection")

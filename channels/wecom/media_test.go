@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/wecom/wecompeer"
 )
 
@@ -89,7 +90,7 @@ func TestFilesOutAreUploadedAndSent(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "notes.txt"), []byte("notes"), 0o644))
 	r := answer(alice, msg.Route.ReplyTo, "t1", "Here it is.")
 	r.Media = []string{"chart.png", "notes.txt", "missing.pdf", "https://example.com/x.png"}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 
 	ups := h.peer.Uploads()
 	require.Len(t, ups, 2)

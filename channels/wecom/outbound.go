@@ -77,11 +77,6 @@ func (r *replyTargets) get(msgID string) string {
 	return t.reqID
 }
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxRunes }
 

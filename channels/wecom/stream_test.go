@@ -37,7 +37,7 @@ func TestAnswerIsDrawnAsItIsGenerated(t *testing.T) {
 		return r[len(r)-1].Content == "The notes say **hi**."
 	}, 5*time.Second, 5*time.Millisecond, "the next model call draws over the last")
 
-	require.NoError(t, h.Ch.Send(context.Background(), answer(alice, msg.Route.ReplyTo, "t1", "The notes say **hi**.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, answer(alice, msg.Route.ReplyTo, "t1", "The notes say **hi**.")))
 	replies := h.peer.Replies(req)
 	last := replies[len(replies)-1]
 	require.True(t, last.Finish, "the answer finishes the stream")
@@ -50,7 +50,7 @@ func TestAnswerIsDrawnAsItIsGenerated(t *testing.T) {
 	// The next turn's answer, not drawn, is a stream of its own.
 	req2, _ := h.peer.Say(wecompeer.Message{From: alice, Text: "again"})
 	msg2 := h.WaitPublished(2)[1]
-	require.NoError(t, h.Ch.Send(context.Background(), answer(alice, msg2.Route.ReplyTo, "t2", "Again.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, answer(alice, msg2.Route.ReplyTo, "t2", "Again.")))
 	r2 := h.peer.Replies(req2)
 	require.Len(t, r2, 1)
 	require.NotEqual(t, replies[0].ID, r2[0].ID)
@@ -62,7 +62,7 @@ func TestNoDrawingWithoutSendProgress(t *testing.T) {
 	req, _ := h.peer.Say(wecompeer.Message{From: alice, Text: "quiet"})
 	msg := h.WaitPublished(1)[0]
 	h.Ch.SendDelta(context.Background(), channels.StreamEvent{Route: msg.Route, Turn: "t1", Iteration: 1, Delta: "partial"})
-	require.NoError(t, h.Ch.Send(context.Background(), answer(alice, msg.Route.ReplyTo, "t1", "Whole.")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, answer(alice, msg.Route.ReplyTo, "t1", "Whole.")))
 	r := h.peer.Replies(req)
 	require.Len(t, r, 1, "only the answer")
 	require.Equal(t, "Whole.", r[0].Content)

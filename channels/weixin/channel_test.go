@@ -27,7 +27,7 @@ func TestDMInAndAnswered(t *testing.T) {
 	require.False(t, got.Group)
 	require.True(t, h.Ch.Connected())
 
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t1", "Hello, **Alice**. See [docs](https://example.org).")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice, "t1", "Hello, **Alice**. See [docs](https://example.org).")))
 	sent := h.peer.Sent(alice)
 	require.Len(t, sent, 1)
 	require.Equal(t, "Hello, Alice. See docs (https://example.org).", sent[0].Text, "WeChat shows no Markdown")
@@ -98,7 +98,7 @@ func TestLongAnswerSplitAtLimit(t *testing.T) {
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "tell me"})
 	h.WaitPublished(1)
 	long := strings.Repeat("微信 message text. ", 300)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t2", long)))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice, "t2", long)))
 	sent := h.peer.Sent(alice)
 	require.Greater(t, len(sent), 1)
 	var joined []string
@@ -115,28 +115,28 @@ func TestLongAnswerSplitAtLimit(t *testing.T) {
 func TestSendErrors(t *testing.T) {
 	h := startHarness(t, nil)
 	var se *channels.SendError
-	err := h.Ch.Send(context.Background(), reply("stranger@im.wechat", "t3", "hi"))
+	err := channels.Deliver(context.Background(), h.Ch, reply("stranger@im.wechat", "t3", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "nobody to answer without a context token")
 
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "hi"})
 	h.WaitPublished(1)
 	h.peer.Fail("sendmessage", 429)
-	err = h.Ch.Send(context.Background(), reply(alice, "t4", "hi"))
+	err = channels.Deliver(context.Background(), h.Ch, reply(alice, "t4", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.Positive(t, se.RetryAfter)
 	require.False(t, se.Permanent)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t4", "hi")), "the retry goes through")
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice, "t4", "hi")), "the retry goes through")
 
 	h.peer.Fail("sendmessage", 503)
-	err = h.Ch.Send(context.Background(), reply(alice, "t5", "hi"))
+	err = channels.Deliver(context.Background(), h.Ch, reply(alice, "t5", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.False(t, se.Permanent, "a 5xx is retried")
 
 	h.Ch.mu.Lock()
 	h.Ch.acct.ContextTokens[alice] = "stale"
 	h.Ch.mu.Unlock()
-	err = h.Ch.Send(context.Background(), reply(alice, "t6", "hi"))
+	err = channels.Deliver(context.Background(), h.Ch, reply(alice, "t6", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent, "errcode -2: the user must write again")
 }
@@ -150,7 +150,7 @@ func TestTyping(t *testing.T) {
 	require.NoError(t, h.Ch.SendTyping(context.Background(), route))
 	require.NoError(t, h.Ch.SendTyping(context.Background(), route))
 	require.Equal(t, 1, h.peer.Calls("getconfig"), "the ticket is kept")
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t7", "done")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice, "t7", "done")))
 	typing := h.peer.Typing()
 	require.Len(t, typing, 3)
 	require.Equal(t, weixinpeer.Typing{User: alice, Ticket: "ticket-" + alice, Status: typingOn}, typing[0])
@@ -182,7 +182,7 @@ func TestSessionExpiredReported(t *testing.T) {
 	require.Never(t, func() bool { return h.peer.Calls("getupdates") > polls }, 300*time.Millisecond, 20*time.Millisecond,
 		"an expired session does not keep polling")
 	var se *channels.SendError
-	err := h.Ch.Send(context.Background(), reply(alice, "t8", "hi"))
+	err := channels.Deliver(context.Background(), h.Ch, reply(alice, "t8", "hi"))
 	require.ErrorAs(t, err, &se)
 	require.True(t, se.Permanent)
 	require.Contains(t, se.Error(), "nanobot channels login weixin")
@@ -200,14 +200,14 @@ func TestOldContextTokenRefreshed(t *testing.T) {
 	h := startHarness(t, nil)
 	h.peer.Say(weixinpeer.Message{From: alice, Text: "hi"})
 	h.WaitPublished(1)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t11", "fresh")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice, "t11", "fresh")))
 	require.Equal(t, "ctx-"+alice, h.peer.Sent(alice)[0].ContextToken, "a fresh token is used as it is")
 	require.Zero(t, h.peer.Calls("getconfig"))
 
 	h.Ch.mu.Lock()
 	h.Ch.tokenAt[alice] = time.Now().Add(-2 * time.Minute)
 	h.Ch.mu.Unlock()
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice, "t12", "later")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice, "t12", "later")))
 	require.Equal(t, "ctx-"+alice+"-refreshed", h.peer.Sent(alice)[1].ContextToken)
 	a, err := loadAccount(h.dir)
 	require.NoError(t, err)

@@ -17,11 +17,6 @@ import (
 // maxMessageRunes is nanobot's WEIXIN_MAX_MESSAGE_LEN.
 const maxMessageRunes = 1800
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxMessageRunes }
 

@@ -37,7 +37,7 @@ func TestContextTokensSharedBetweenGateways(t *testing.T) {
 
 	peer.Say(weixinpeer.Message{From: alice, Text: "hi", ContextToken: "ctx-" + alice + "-2"})
 	a.WaitPublished(1)
-	require.NoError(t, b.Send(context.Background(), reply(alice, "t1", "from B")))
+	require.NoError(t, channels.Deliver(context.Background(), b, reply(alice, "t1", "from B")))
 	require.Equal(t, "ctx-"+alice+"-2", peer.Sent(alice)[0].ContextToken, "B answers with the token A received")
 	require.Zero(t, peer.Calls("getconfig"), "a fresh token is not refreshed")
 
@@ -57,9 +57,9 @@ func TestContextTokensSharedBetweenGateways(t *testing.T) {
 	aged, err := json.Marshal(old)
 	require.NoError(t, err)
 	require.NoError(t, db.Put(key, string(aged)))
-	require.NoError(t, b.Send(context.Background(), reply(alice, "t2", "B again")))
+	require.NoError(t, channels.Deliver(context.Background(), b, reply(alice, "t2", "B again")))
 	require.Equal(t, "ctx-"+alice+"-refreshed", peer.Sent(alice)[1].ContextToken)
-	require.NoError(t, a.Ch.Send(context.Background(), reply(alice, "t3", "from A")))
+	require.NoError(t, channels.Deliver(context.Background(), a.Ch, reply(alice, "t3", "from A")))
 	require.Equal(t, "ctx-"+alice+"-refreshed", peer.Sent(alice)[2].ContextToken, "A sends with B's refresh")
 	require.Equal(t, 1, peer.Calls("getconfig"), "refreshed once, by B")
 }

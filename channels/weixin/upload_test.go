@@ -26,7 +26,7 @@ func TestFilesOutUploaded(t *testing.T) {
 
 	r := reply(alice, "t9", "Here it is.")
 	r.Media = []string{"chart.png", doc, "gone.pdf", "https://example.org/a.pdf"}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	sent := h.peer.Sent(alice)
 	require.Len(t, sent, 5, "four files, then the text")
 	require.Equal(t, []weixinpeer.File{{Type: itemImage, Data: png}}, sent[0].Files)
@@ -40,6 +40,6 @@ func TestFilesOutUploaded(t *testing.T) {
 	r = reply(alice, "t10", "")
 	r.Media = []string{"chart.png"}
 	var se *channels.SendError
-	require.ErrorAs(t, h.Ch.Send(context.Background(), r), &se)
+	require.ErrorAs(t, channels.Deliver(context.Background(), h.Ch, r), &se)
 	require.False(t, se.Permanent, "a CDN 5xx is retried")
 }

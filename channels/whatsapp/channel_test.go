@@ -175,7 +175,7 @@ func TestReplyQuotesTheMessage(t *testing.T) {
 	h.wa.push(groupMsg("Q1", group, alice, "what is 2+2?", nil))
 	in := h.WaitPublished(1)[0]
 	r := reply(in.Route.ChatID, in.Route.ReplyTo, in.Route.SenderID, "It is **4**.")
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	sent := h.wa.sentMessages()
 	require.Len(t, sent, 1)
 	require.Equal(t, group+"@g.us", sent[0].to.String())
@@ -191,11 +191,11 @@ func TestReplyQuotesTheMessage(t *testing.T) {
 // A reply to a message no longer remembered still quotes it by id and sender.
 func TestReplyQuotesByIDAfterRestart(t *testing.T) {
 	h := startHarness(t, newFake(), nil)
-	require.NoError(t, h.Ch.Send(context.Background(), reply(group+"@g.us", "OLD1", alice, "late answer")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(group+"@g.us", "OLD1", alice, "late answer")))
 	ci := h.wa.sentMessages()[0].msg.GetExtendedTextMessage().GetContextInfo()
 	require.Equal(t, "OLD1", ci.GetStanzaID())
 	require.Equal(t, alice+"@s.whatsapp.net", ci.GetParticipant())
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice+"@s.whatsapp.net", "", alice, "no quote")))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice+"@s.whatsapp.net", "", alice, "no quote")))
 	require.Equal(t, "no quote", h.wa.sentMessages()[1].msg.GetConversation())
 }
 
@@ -206,7 +206,7 @@ func TestLongReplySplit(t *testing.T) {
 	for len([]rune(long)) < maxMessageRunes+500 {
 		long += "word after word after word. "
 	}
-	require.NoError(t, h.Ch.Send(context.Background(), reply(alice+"@s.whatsapp.net", "M1", alice, long)))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, reply(alice+"@s.whatsapp.net", "M1", alice, long)))
 	sent := h.wa.sentMessages()
 	require.Len(t, sent, 2)
 	require.NotNil(t, sent[0].msg.GetExtendedTextMessage().GetContextInfo())
@@ -254,7 +254,7 @@ func TestMediaOut(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(h.Ch.workspace, "notes.pdf"), []byte("%PDF-1.4"), 0o644))
 	r := reply(alice+"@s.whatsapp.net", "M1", alice, "here")
 	r.Media = []string{"chart.png", "notes.pdf", "missing.txt"}
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	sent := h.wa.sentMessages()
 	require.Len(t, sent, 4)
 	im := sent[0].msg.GetImageMessage()

@@ -24,11 +24,6 @@ const maxMessageRunes = 4096
 // rateLimitWait is how long delivery waits after WhatsApp's rate-overlimit (it names no time).
 const rateLimitWait = 30 * time.Second
 
-// Send implements channels.Channel: the manager's part-by-part delivery.
-func (c *Channel) Send(ctx context.Context, r channels.Reply) error {
-	return channels.SendParts(ctx, c, r)
-}
-
 // MaxLength implements channels.PartSender.
 func (c *Channel) MaxLength() int { return maxMessageRunes }
 
