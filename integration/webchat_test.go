@@ -247,6 +247,15 @@ func newWebPage(t *testing.T, chromium string, width, height int, out, errOut *t
 	return webPage{t: t, ctx: ctx, out: out, errOut: errOut}, watchConsole(ctx, t)
 }
 
+// pressApprove presses the Approve button of the request the page shows, by
+// its own click handler (a pointer click at the button's place can miss it
+// while a reloaded page still lays itself out), and waits until it shows pressed.
+func (p webPage) pressApprove() {
+	p.t.Helper()
+	p.run("approve", chromedp.Evaluate[chromedp.Void](`document.querySelector('.approval button.approve').click()`))
+	p.waitFor("the Approve button pressed", `document.querySelector('.approval button.approve.chosen') !== null`)
+}
+
 // openChat opens the web chat chat on the page at base and waits until it is drawn.
 func (p webPage) openChat(base, chat string) {
 	p.t.Helper()

@@ -52,7 +52,7 @@ func TestWebConsoleLive(t *testing.T) {
 	waitFor("after a reload the queued message comes from the turn's query", live+`.textContent.includes('queued behind a turn of this session: then tidy the docs') &&
 		`+live+`.textContent.includes('waiting for approval since') && document.querySelector('.approval button.approve') !== null`)
 	shot(t, ctx, "web-live-approval.png")
-	run("approve", chromedp.Click(chromedp.CSS(".approval button.approve")))
+	pg.pressApprove()
 	waitFor("the turn's answer", `document.getElementById('log').textContent.includes('Cleaned the build.')`)
 	waitFor("nothing running", live+`.hidden`)
 	run("open what the turn did", chromedp.Click(chromedp.CSS(".msg.assistant:last-of-type .turn-details summary")))

@@ -60,7 +60,7 @@ func TestWebWithdrawQueuedMessage(t *testing.T) {
 	require.Equal(t, http.StatusConflict, withdrawStatus(t, base, ownID), "the turn's own message is taken: it will be answered")
 	require.Equal(t, http.StatusNotFound, withdrawStatus(t, base, dropID), "withdrawn once")
 
-	run("approve", chromedp.Click(chromedp.CSS(".approval button.approve")))
+	pg.pressApprove()
 	waitFor("the turn's answer", `document.getElementById('log').textContent.includes('Cleaned the build.')`)
 	waitFor("nothing running", live+`.hidden`)
 	require.Equal(t, 2, model.Count(), "one turn: the call, then the answer with the injected message")
