@@ -88,6 +88,12 @@ func LocalMedia(workspace, ref string, limit int64) (path, why string, err error
 // as a line saying so rather than failing the reply again and again. A
 // failure that may pass later is returned, for delivery to try again.
 func SendFile(log *slog.Logger, workspace, ref string, limit int64, upload, text func(string) (string, error)) (string, error) {
+	return SendFileSaying(log, workspace, ref, limit, upload, text, func(name string) string { return FileNote(name, "send failed") })
+}
+
+// SendFileSaying is SendFile with the channel's own line for a file that
+// did not go (nanobot's DingTalk: "[Attachment send failed: name]").
+func SendFileSaying(log *slog.Logger, workspace, ref string, limit int64, upload, text func(string) (string, error), note func(name string) string) (string, error) {
 	if IsLink(ref) {
 		return text(ref)
 	}
@@ -100,7 +106,7 @@ func SendFile(log *slog.Logger, workspace, ref string, limit int64, upload, text
 		why = "refused by the platform"
 	}
 	log.Warn("attachment not sent", "file", path, "why", why, "error", err)
-	return text(FileNote(filepath.Base(path), "send failed"))
+	return text(note(filepath.Base(path)))
 }
 
 // WorkspacePath is where a reply's file is: ref itself when absolute,

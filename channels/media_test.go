@@ -74,3 +74,15 @@ func TestSendFileSaysWhatDidNotGo(t *testing.T) {
 		"file small.txt", "text [attachment: small.txt - send failed]", "file small.txt",
 	}, sent)
 }
+
+// TestSendFileSayingUsesTheChannelsLine: a file that did not go is named
+// in the channel's own words.
+func TestSendFileSayingUsesTheChannelsLine(t *testing.T) {
+	var sent []string
+	text := func(s string) (string, error) { sent = append(sent, s); return "", nil }
+	upload := func(string) (string, error) { t.Fatal("nothing to upload"); return "", nil }
+	note := func(name string) string { return "[Attachment send failed: " + name + "]" }
+	_, err := SendFileSaying(slog.New(slog.DiscardHandler), t.TempDir(), "missing.pdf", 16, upload, text, note)
+	require.NoError(t, err)
+	require.Equal(t, []string{"[Attachment send failed: missing.pdf]"}, sent)
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -126,4 +128,26 @@ func TestRefusedCredentialsFailTheStart(t *testing.T) {
 	err = ch.Start(context.Background(), nil)
 	require.ErrorContains(t, err, "channels.dingtalk.clientId/clientSecret")
 	require.NoError(t, ch.Stop(context.Background()))
+}
+
+// A file DingTalk refuses for good goes out as nanobot's line naming it; a
+// refusal that may pass later fails the part, for delivery to retry.
+func TestFileRefusedByDingTalk(t *testing.T) {
+	h := startHarness(t, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "report.txt"), []byte("the report"), 0o644))
+	route := protocol.Route{Channel: Name, ChatID: alice.StaffID}
+	r := reply(route, "t-refused", "")
+	r.Media = []string{"report.txt"}
+
+	h.peer.Fail("/media/upload", 400, `{"errcode":40004,"errmsg":"invalid media type"}`, nil)
+	require.NoError(t, h.Ch.Send(context.Background(), r))
+	sent := h.peer.Sent(alice.StaffID)
+	require.Len(t, sent, 1)
+	require.Equal(t, "[Attachment send failed: report.txt]", sent[0].Text)
+
+	h.peer.Fail("/media/upload", 503, `{"errcode":-1,"errmsg":"busy"}`, nil)
+	r.Route.ReplyTo = "t-later"
+	require.Error(t, h.Ch.Send(context.Background(), r))
+	require.Len(t, h.peer.Sent(alice.StaffID), 1, "nothing more went out")
+	require.Empty(t, h.peer.Uploads())
 }

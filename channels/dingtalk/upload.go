@@ -46,47 +46,45 @@ func uploadType(name string) string {
 
 // sendMedia shows one file: an image URL as a picture DingTalk fetches
 // itself, another URL as a link, a workspace file uploaded then sent as a
-// picture or a file. A file that cannot be sent becomes nanobot's line
-// saying so, rather than failing the whole reply again and again.
+// picture or a file; a file that cannot go becomes nanobot's line saying
+// so (channels.SendFile).
 func (c *Channel) sendMedia(ctx context.Context, chatID, ref string) (string, error) {
-	if channels.IsLink(ref) {
-		u, err := url.Parse(ref)
-		name := ref
-		if err == nil {
-			name = path.Base(u.Path)
+	upload := func(p string) (string, error) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", &channels.SendError{Err: fmt.Errorf("read %s: %w", filepath.Base(p), err), Permanent: true}
 		}
-		if err == nil && uploadType(u.Path) == "image" {
-			return c.sendRobot(ctx, chatID, "sampleImageMsg", map[string]string{"photoURL": ref})
+		data, name := zipHTML(filepath.Base(p), data)
+		kind := uploadType(name)
+		mediaID, err := c.upload(ctx, kind, name, data)
+		if err != nil {
+			return "", err
 		}
-		return c.sendRobot(ctx, chatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": "[" + name + "](" + ref + ")"})
+		if kind == "image" {
+			return c.sendRobot(ctx, chatID, "sampleImageMsg", map[string]string{"photoURL": mediaID})
+		}
+		fileType := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+		if fileType == "" {
+			fileType = "bin"
+		}
+		return c.sendRobot(ctx, chatID, "sampleFile", map[string]string{"mediaId": mediaID, "fileName": name, "fileType": fileType})
 	}
-	p, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
-	name := filepath.Base(p)
-	failed := func(why string, err error) (string, error) {
-		c.Log.Warn("dingtalk attachment not sent", "file", p, "why", why, "error", err)
-		return c.sendRobot(ctx, chatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": "[Attachment send failed: " + name + "]"})
+	text := func(s string) (string, error) {
+		u, err := url.Parse(s)
+		switch {
+		case !channels.IsLink(s): // the line saying a file did not go
+		case err == nil && uploadType(u.Path) == "image":
+			return c.sendRobot(ctx, chatID, "sampleImageMsg", map[string]string{"photoURL": s})
+		case err == nil:
+			s = "[" + path.Base(u.Path) + "](" + s + ")"
+		default:
+			s = "[" + s + "](" + s + ")"
+		}
+		return c.sendRobot(ctx, chatID, "sampleMarkdown", map[string]string{"title": replyTitle, "text": s})
 	}
-	if why != "" {
-		return failed(why, err)
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return failed("cannot read", err)
-	}
-	data, name = zipHTML(name, data)
-	kind := uploadType(name)
-	mediaID, err := c.upload(ctx, kind, name, data)
-	if err != nil {
-		return "", err
-	}
-	if kind == "image" {
-		return c.sendRobot(ctx, chatID, "sampleImageMsg", map[string]string{"photoURL": mediaID})
-	}
-	fileType := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
-	if fileType == "" {
-		fileType = "bin"
-	}
-	return c.sendRobot(ctx, chatID, "sampleFile", map[string]string{"mediaId": mediaID, "fileName": name, "fileType": fileType})
+	return channels.SendFileSaying(c.Log, c.workspace, ref, maxUpload, upload, text, func(name string) string {
+		return "[Attachment send failed: " + name + "]"
+	})
 }
 
 // zipHTML wraps an HTML file in a zip: DingTalk refuses raw HTML, as nanobot found.

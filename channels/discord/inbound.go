@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -58,7 +57,7 @@ func (c *Channel) inbound(m message, botID, parent string) protocol.Inbound {
 		Route: protocol.Route{
 			Channel: Name, ChatID: m.ChannelID, SenderID: m.Author.ID, ReplyTo: m.ID,
 		},
-		Content: content, Group: !m.isDM(), SentAt: sentAt(m.Timestamp), Metadata: meta,
+		Content: content, Group: !m.isDM(), SentAt: channels.SentAt(m.Timestamp), Metadata: meta,
 	}
 	if parent != "" {
 		meta["parent_channel_id"], meta["thread_id"] = parent, m.ChannelID
@@ -86,12 +85,4 @@ func (c *Channel) threadParent(channelID string) string {
 		return ch.ParentID
 	}
 	return ""
-}
-
-func sentAt(ts string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return time.Now()
-	}
-	return t
 }

@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"mime"
 	"os"
@@ -94,34 +93,22 @@ func (c *Channel) edit(ctx context.Context, channelID, messageID, text string) e
 	return sendError("edit message", err)
 }
 
-// sendMedia uploads a workspace file, or posts a URL as a link. A file
-// that is missing or too large becomes a line saying so, as in nanobot,
-// rather than failing the whole reply again and again.
+// sendMedia uploads a workspace file, or posts a URL as a link; a file
+// that cannot go becomes a line saying so (channels.SendFile).
 func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, ref string, mref *discordgo.MessageReference) (string, error) {
-	if channels.IsLink(ref) {
-		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: ref, Reference: mref})
+	upload := func(path string) (string, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", &channels.SendError{Err: fmt.Errorf("open %s: %w", filepath.Base(path), err), Permanent: true}
+		}
+		defer f.Close()
+		name := filepath.Base(path)
+		file := &discordgo.File{Name: name, ContentType: mime.TypeByExtension(filepath.Ext(name)), Reader: f}
+		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Files: []*discordgo.File{file}, Reference: mref})
 	}
-	path, why, err := channels.LocalMedia(c.workspace, ref, maxUpload)
-	name := filepath.Base(path)
-	failed := func(why string, err error) (string, error) {
-		c.Log.Warn("discord attachment not sent", "file", path, "why", why, "error", err)
-		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: channels.FileNote(name, "send failed"), Reference: mref})
-	}
-	if why != "" {
-		return failed(why, err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return failed("cannot open", err)
-	}
-	defer f.Close()
-	file := &discordgo.File{Name: name, ContentType: mime.TypeByExtension(filepath.Ext(name)), Reader: f}
-	id, err := c.post(ctx, route.ChatID, &discordgo.MessageSend{Files: []*discordgo.File{file}, Reference: mref})
-	var se *channels.SendError
-	if errors.As(err, &se) && se.Permanent && !isChannelGone(err) {
-		return failed("refused by Discord", err)
-	}
-	return id, err
+	return channels.SendFile(c.Log, c.workspace, ref, maxUpload, upload, func(text string) (string, error) {
+		return c.post(ctx, route.ChatID, &discordgo.MessageSend{Content: text, Reference: mref})
+	})
 }
 
 func newMessage(text string, ref *discordgo.MessageReference) *discordgo.MessageSend {

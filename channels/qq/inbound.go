@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/botgateway"
@@ -112,7 +111,7 @@ func (c *Channel) handle(ctx context.Context, e botgateway.Dispatch) {
 		Route:    protocol.Route{Channel: Name, ChatID: chat, SenderID: sender, ReplyTo: m.ID},
 		Content:  content,
 		Group:    group,
-		SentAt:   sentAt(m.Timestamp),
+		SentAt:   channels.SentAt(m.Timestamp),
 		Metadata: map[string]string{channels.MetaMessageID: m.ID},
 	}
 	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
@@ -165,12 +164,4 @@ func (c *Channel) ack(ctx context.Context, route protocol.Route) {
 	if _, err := c.postText(cctx, route, "ack", c.cfg.AckMessage); err != nil {
 		c.Log.Debug("qq ack message failed", "chat", route.ChatID, "error", err)
 	}
-}
-
-func sentAt(ts string) time.Time {
-	t, err := time.Parse(time.RFC3339, ts)
-	if err != nil {
-		return time.Now()
-	}
-	return t
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/channels/wecom/wecompeer"
 	"github.com/nanobot-durable/nanobot/config"
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 func TestReconnectsAfterADrop(t *testing.T) {
@@ -143,4 +145,63 @@ func TestRefusedPublishIsTakenInAgainAfterARestart(t *testing.T) {
 	h.peer.Say(lost)
 	again.sync()
 	require.Len(t, again.Published(), 2, "the next redelivery is a duplicate")
+}
+
+// A flood of callbacks while the agent is slow loses none and keeps their
+// order, and the socket keeps answering its heartbeat meanwhile: the
+// queue's full rule (channels.InOrder) is that Push never waits and never
+// drops. An older build dropped a callback once 256 were waiting.
+func TestFloodWhileTheHandlerIsHeldLosesNothing(t *testing.T) {
+	const flood = 300 // past InOrder's warning at 256 and WeCom's old limit
+	peer := wecompeer.New(t)
+	pub := channeltest.NewPublisher(t)
+	held := make(chan struct{})
+	holding := make(chan struct{}, 1)
+	publish := func(ctx context.Context, msg protocol.Inbound, admitted channels.Admitted) error {
+		select {
+		case holding <- struct{}{}:
+		default:
+		}
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return pub.Publish(ctx, msg, admitted)
+	}
+	beating := func(d channels.Deps) (*Channel, error) {
+		ch, err := quick(d)
+		if err == nil {
+			ch.heartbeat = 10 * time.Millisecond
+		}
+		return ch, err
+	}
+	run := channeltest.Start(t, envFor(t, peer, nil), beating, channeltest.PublishTo(publish))
+	require.Eventually(t, peer.Subscribed, 10*time.Second, 10*time.Millisecond)
+
+	var sent []string
+	_, id := peer.Say(wecompeer.Message{From: alice, Text: "0"})
+	sent = append(sent, "wecom:"+id)
+	<-holding // the handler holds the first callback from here on
+	for i := 1; i < flood; i++ {
+		_, id := peer.Say(wecompeer.Message{From: alice, Text: fmt.Sprint(i)})
+		sent = append(sent, "wecom:"+id)
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(run.Logs.String(), "wecom callbacks: the handler is behind")
+	}, 10*time.Second, 10*time.Millisecond, "every callback reached the queue while the handler was held")
+	_, _, pings := peer.Stats()
+	require.Eventually(t, func() bool { _, _, now := peer.Stats(); return now >= pings+3*maxMissedPongs },
+		10*time.Second, 5*time.Millisecond, "the heartbeat goes on while the handler is held")
+	connections, _, _ := peer.Stats()
+	require.Equal(t, 1, connections, "pongs were read: the connection was never given up")
+	require.Empty(t, pub.Published())
+
+	close(held)
+	got := pub.WaitPublished(flood)
+	require.Len(t, got, flood)
+	for i, in := range got {
+		require.Equal(t, sent[i], in.ID, "callback %d out of order", i)
+		require.Equal(t, fmt.Sprint(i), in.Content)
+	}
 }

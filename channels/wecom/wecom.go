@@ -56,7 +56,6 @@ type Channel struct {
 	mu   sync.Mutex
 	conn *conn
 	loop channels.Loop
-	wg   sync.WaitGroup
 }
 
 // New builds the channel from config; it connects in Start.
@@ -105,8 +104,10 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	if err != nil {
 		c.Log.Warn("wecom not reachable yet; retrying in the background", "error", err)
 	}
-	run := c.loop.Go(ctx, func(ctx context.Context) { c.run(ctx, first) })
-	c.wg.Go(func() { c.callbacks.Run(run) })
+	c.loop.Go(ctx, func(ctx context.Context) {
+		defer c.callbacks.Go(ctx)() // the loop ends once the callback in hand is handled
+		c.run(ctx, first)
+	})
 	return nil
 }
 
@@ -194,15 +195,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 	if cn := c.current(); cn != nil {
 		cn.close()
 	}
-	err := c.loop.Stop(ctx, 10*time.Second, "wecom connection")
-	done := make(chan struct{})
-	go func() { c.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return fmt.Errorf("wecom callbacks did not stop: %w", ctx.Err())
-	}
-	return err
+	return c.loop.Stop(ctx, 10*time.Second, "wecom connection")
 }
 
 // queue hands a callback to the handler, in order; the read loop never
