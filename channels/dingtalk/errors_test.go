@@ -140,14 +140,14 @@ func TestFileRefusedByDingTalk(t *testing.T) {
 	r.Media = []string{"report.txt"}
 
 	h.peer.Fail("/media/upload", 400, `{"errcode":40004,"errmsg":"invalid media type"}`, nil)
-	require.NoError(t, h.Ch.Send(context.Background(), r))
+	require.NoError(t, channels.Deliver(context.Background(), h.Ch, r))
 	sent := h.peer.Sent(alice.StaffID)
 	require.Len(t, sent, 1)
 	require.Equal(t, "[Attachment send failed: report.txt]", sent[0].Text)
 
 	h.peer.Fail("/media/upload", 503, `{"errcode":-1,"errmsg":"busy"}`, nil)
 	r.Route.ReplyTo = "t-later"
-	require.Error(t, h.Ch.Send(context.Background(), r))
+	require.Error(t, channels.Deliver(context.Background(), h.Ch, r))
 	require.Len(t, h.peer.Sent(alice.StaffID), 1, "nothing more went out")
 	require.Empty(t, h.peer.Uploads())
 }
