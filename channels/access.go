@@ -2,6 +2,7 @@ package channels
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/pairing"
@@ -21,6 +22,27 @@ func (l AllowFrom) Allows(senderID string) bool {
 		}
 	}
 	return false
+}
+
+// Chat policies of nanobot's channels (groupPolicy, dm.policy): "open"
+// takes every message, "allowlist" those of listed chats or senders,
+// "mention" those that @-mention the bot.
+const (
+	PolicyOpen      = "open"
+	PolicyAllowlist = "allowlist"
+	PolicyMention   = "mention"
+)
+
+// Distinct are the values trimmed, without blanks and repeats, in order:
+// a sender's ids, a list of tokens.
+func Distinct(values ...string) []string {
+	var out []string
+	for _, v := range values {
+		if v = strings.TrimSpace(v); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // PairingText is what an unknown sender in a direct message is told.

@@ -170,6 +170,15 @@ func CheckPort(name, key string, port int, zeroOK bool, where string) error {
 	return fmt.Errorf("channels.%s.%s %d is not a TCP port%s", name, key, port, where)
 }
 
+// CheckAtLeast is the error for channels.<name>.<key> when n is below
+// least (a count, a buffer, a timeout); where names the file.
+func CheckAtLeast(name, key string, n, least int, where string) error {
+	if n >= least {
+		return nil
+	}
+	return fmt.Errorf("channels.%s.%s %d must be at least %d%s", name, key, n, least, where)
+}
+
 // RegisterBlock registers a channel whose config is its typed block: its
 // name, its constructor, how it shows replies and its block's defaults.
 func RegisterBlock[T TypedBlock, C Channel](name string, newChannel func(Deps) (C, error), format Format, defaults func() T) {

@@ -77,6 +77,15 @@ func TestCheckOneOfAndPortNameTheKey(t *testing.T) {
 	require.Error(t, CheckPort("x", "port", 65536, true, ""))
 }
 
+// TestCheckAtLeastNamesTheKey: a value at the bound passes, one below it
+// names the key, the value, the bound and the file.
+func TestCheckAtLeastNamesTheKey(t *testing.T) {
+	require.NoError(t, CheckAtLeast("x", "size", 1, 1, ""))
+	require.NoError(t, CheckAtLeast("x", "timeout", 0, 0, ""))
+	require.EqualError(t, CheckAtLeast("x", "size", 0, 1, " (c.json)"), "channels.x.size 0 must be at least 1 (c.json)")
+	require.Error(t, CheckAtLeast("x", "timeout", -1, 0, ""))
+}
+
 // TestStartBlockRefusesAHalfSetBlock: a constructor's read names the keys
 // the channel cannot start without, and the file; a bad value is refused
 // as ValidBlock refuses it; a whole block reads.

@@ -151,6 +151,21 @@ const EmptyMessage = "[empty message]"
 // go out, and why, in nanobot's words: "[attachment: report.pdf - too large]".
 func FileNote(name, why string) string { return "[attachment: " + name + " - " + why + "]" }
 
+// FileKind is nanobot's word for a file in the text, by its MIME type:
+// image, audio, video or file.
+func FileKind(contentType string) string {
+	switch k, _, _ := strings.Cut(contentType, "/"); k {
+	case "image", "audio", "video":
+		return k
+	}
+	return "file"
+}
+
+// FileLine is how the model reads of a file of a message, in nanobot's
+// words: the saved path ("[image: /ws/media/a.png]") or what became of it
+// ("[image: download failed]").
+func FileLine(kind, pathOrWhy string) string { return "[" + kind + ": " + pathOrWhy + "]" }
+
 // WithNotes is content with the notes about files below it, one a line.
 func WithNotes(content string, notes []string) string {
 	if len(notes) == 0 {

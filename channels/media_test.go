@@ -37,6 +37,19 @@ func TestWithNotes(t *testing.T) {
 	require.Equal(t, "[attachment: b - download failed]", WithNotes("", []string{FileNote("b", "download failed")}))
 }
 
+// TestFileKindAndLine: a MIME type's first part names image, audio and
+// video; anything else, or nothing, is a file; the line names it.
+func TestFileKindAndLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"image/png": "image", "audio/ogg": "audio", "video/mp4": "video",
+		"application/pdf": "file", "text/plain": "file", "": "file", "imagery": "file",
+	} {
+		require.Equal(t, want, FileKind(in), in)
+	}
+	require.Equal(t, "[audio: /ws/media/a.ogg]", FileLine(FileKind("audio/ogg"), "/ws/media/a.ogg"))
+	require.Equal(t, "[image: download failed]", FileLine("image", "download failed"))
+}
+
 // TestSendFileSaysWhatDidNotGo: a link is sent as text, a file within the
 // limit is uploaded; a missing or too large file, or one the platform
 // refuses for good, becomes a line naming it; a refusal that may pass

@@ -41,16 +41,10 @@ type Config struct {
 // Intents nanobot asks for: GUILDS, GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT.
 const defaultIntents = 37377
 
-// Group policies.
-const (
-	policyMention = "mention"
-	policyOpen    = "open"
-)
-
 // defaults are nanobot's DiscordConfig defaults.
 func defaults() Config {
 	return Config{
-		Intents: defaultIntents, GroupPolicy: policyMention,
+		Intents: defaultIntents, GroupPolicy: channels.PolicyMention,
 		ReadReceiptEmoji: "👀", WorkingEmoji: "🔧", WorkingEmojiDelay: 2.0,
 		Streaming: true,
 	}
@@ -61,11 +55,11 @@ func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock
 
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
-	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, policyMention, policyOpen); err != nil {
+	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyMention, channels.PolicyOpen); err != nil {
 		return err
 	}
-	if c.Intents < 0 {
-		return fmt.Errorf("channels.discord.intents %d is negative%s", c.Intents, where)
+	if err := channels.CheckAtLeast(Name, "intents", c.Intents, 0, where); err != nil {
+		return err
 	}
 	for key, raw := range map[string]string{"apiBase": c.APIBase, "proxy": c.Proxy} {
 		if strings.TrimSpace(raw) == "" {

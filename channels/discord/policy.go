@@ -3,6 +3,8 @@ package discord
 import (
 	"slices"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // Why a message is not taken in (logged at debug: a channel's usual traffic).
@@ -28,7 +30,7 @@ func (c *Channel) skipReason(m message, botID, parent string) string {
 		return skipSystem
 	case !c.channelAllowed(m.ChannelID, parent):
 		return skipChannel
-	case m.isDM() || c.cfg.GroupPolicy == policyOpen:
+	case m.isDM() || c.cfg.GroupPolicy == channels.PolicyOpen:
 		return ""
 	case botID == "":
 		return skipNoIdentity

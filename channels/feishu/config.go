@@ -43,12 +43,6 @@ type Config struct {
 	APIBase string `json:"apiBase"`
 }
 
-// Group policies.
-const (
-	policyMention = "mention"
-	policyOpen    = "open"
-)
-
 // Domains and their API bases.
 var domainBase = map[string]string{
 	"feishu": "https://open.feishu.cn",
@@ -59,7 +53,7 @@ var domainBase = map[string]string{
 func defaults() Config {
 	return Config{
 		InstanceID: "default", Name: "nanobot", ReactEmoji: "THUMBSUP", ToolHintPrefix: "\U0001f527",
-		GroupPolicy: policyMention, Streaming: true, Domain: "feishu", TopicIsolation: true,
+		GroupPolicy: channels.PolicyMention, Streaming: true, Domain: "feishu", TopicIsolation: true,
 	}
 }
 
@@ -76,7 +70,7 @@ func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock
 
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
-	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, policyMention, policyOpen); err != nil {
+	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyMention, channels.PolicyOpen); err != nil {
 		return err
 	}
 	if err := channels.CheckOneOf(Name, "domain", c.Domain, where, "feishu", "lark"); err != nil {

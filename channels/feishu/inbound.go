@@ -64,7 +64,7 @@ func (c *Channel) handle(ctx context.Context, raw []byte) error {
 	if m.Sender.SenderType == "bot" {
 		return nil
 	}
-	if msg.ChatType == chatGroup && c.cfg.GroupPolicy != policyOpen && !c.mentioned(m) {
+	if msg.ChatType == chatGroup && c.cfg.GroupPolicy != channels.PolicyOpen && !c.mentioned(m) {
 		c.Log.Debug("feishu group message skipped: the bot is not mentioned", "message_id", msg.MessageID, "chat_id", msg.ChatID)
 		return nil
 	}

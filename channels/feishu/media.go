@@ -50,9 +50,9 @@ func (c *Channel) download(ctx context.Context, messageID string, r resource) (s
 	path, err := c.fetchResource(ctx, messageID, r, typ)
 	if err != nil {
 		c.Log.Warn("feishu resource not downloaded", "message_id", messageID, "key", r.Key, "kind", r.Kind, "error", err)
-		return "", "[" + r.Kind + ": download failed]"
+		return "", channels.FileLine(r.Kind, "download failed")
 	}
-	return path, "[" + r.Kind + ": " + path + "]"
+	return path, channels.FileLine(r.Kind, path)
 }
 
 func (c *Channel) fetchResource(ctx context.Context, messageID string, r resource, typ string) (string, error) {

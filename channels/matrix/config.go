@@ -46,7 +46,7 @@ func defaults() Config {
 		SyncStopGraceSeconds:        2,
 		MaxMediaBytes:               20 << 20,
 		MaxConcurrentMediaDownloads: 2,
-		GroupPolicy:                 "open",
+		GroupPolicy:                 channels.PolicyOpen,
 	}
 }
 

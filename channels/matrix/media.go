@@ -34,10 +34,11 @@ func (c *Channel) downloadInto(ctx context.Context, in *protocol.Inbound, eventI
 		return
 	}
 	c.Log.Warn("matrix file not downloaded", "event_id", eventID, "url", m.URL, "error", err)
-	note := "[" + m.kind() + ": " + m.fileName() + " - download failed]"
+	why := "download failed"
 	if errors.Is(err, errTooLarge) {
-		note = "[" + m.kind() + ": " + m.fileName() + " - too large]"
+		why = "too large"
 	}
+	note := channels.FileLine(m.kind(), m.fileName()+" - "+why)
 	if m.caption() == "" {
 		in.Content = note
 	} else {

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"maunium.net/go/mautrix/id"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // memberCounts caches each room's joined members: a room of two is a DM
@@ -52,11 +54,11 @@ func (c *Channel) isDM(ctx context.Context, room string) bool {
 // those that mention the bot.
 func (c *Channel) admitsGroup(room string, m message) bool {
 	switch c.cfg.GroupPolicy {
-	case "", "open":
+	case "", channels.PolicyOpen:
 		return true
-	case "allowlist":
+	case channels.PolicyAllowlist:
 		return slices.Contains(c.cfg.GroupAllowFrom, room)
-	case "mention":
+	case channels.PolicyMention:
 		return c.mentioned(m)
 	}
 	return false

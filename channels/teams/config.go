@@ -49,12 +49,6 @@ type Config struct {
 	TokenEndpoint string `json:"tokenEndpoint"`
 }
 
-// Group policies.
-const (
-	policyMention = "mention"
-	policyOpen    = "open"
-)
-
 // defaults are nanobot's MSTeamsConfig defaults, but listening on loopback
 // (behind the tunnel or proxy that gives it HTTPS) unless host says otherwise.
 func defaults() Config {
@@ -63,7 +57,7 @@ func defaults() Config {
 		MentionOnlyResponse: "Hi — what can I help with?", ValidateInboundAuth: true,
 		TrustedServiceURLHosts: []string{"smba.trafficmanager.net", "smba.infra.gcc.teams.microsoft.com",
 			"smba.infra.gov.teams.microsoft.us", "smba.infra.dod.teams.microsoft.us", "*.botframework.com"},
-		GroupPolicy:    policyMention,
+		GroupPolicy:    channels.PolicyMention,
 		Streaming:      true,
 		OpenIDMetadata: "https://login.botframework.com/v1/.well-known/openidconfiguration",
 		// nanobot's, so its own block is not warned about
@@ -85,7 +79,7 @@ func (c Config) tokenURL() string {
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {
-	if err := errors.Join(channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, policyMention, policyOpen),
+	if err := errors.Join(channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyMention, channels.PolicyOpen),
 		channels.CheckPort(Name, "port", c.Port, true, where)); err != nil {
 		return err
 	}

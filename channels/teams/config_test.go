@@ -21,7 +21,7 @@ func TestNanobotBlockReads(t *testing.T) {
 	c, err := channels.ValidBlock(cfg, Name, defaults)
 	require.NoError(t, err)
 	require.Equal(t, "app", c.AppID)
-	require.Equal(t, policyMention, c.GroupPolicy)
+	require.Equal(t, "mention", c.GroupPolicy)
 	require.True(t, c.Streaming)
 	require.Equal(t, "https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token", c.tokenURL())
 	require.Equal(t, []string{"channels.msteams.appId", "channels.msteams.appPassword"}, Config{}.Lacking())

@@ -36,7 +36,7 @@ func defaults() Config {
 		Mode:                  "polling",
 		AllowFrom:             []string{},
 		ReactEmoji:            "👀",
-		GroupPolicy:           "mention",
+		GroupPolicy:           channels.PolicyMention,
 		ConnectionPoolSize:    32,
 		PoolTimeout:           5,
 		Streaming:             true,

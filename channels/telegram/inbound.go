@@ -86,7 +86,7 @@ func (c *Channel) inbound(msg *models.Message) (protocol.Inbound, bool) {
 		return protocol.Inbound{}, false // /cmd@otherbot
 	}
 	_, _, isCmd := protocol.ParseCommand(text)
-	if group && c.cfg.GroupPolicy != "open" && !isCmd && !mentioned(msg, c.me) {
+	if group && c.cfg.GroupPolicy != channels.PolicyOpen && !isCmd && !mentioned(msg, c.me) {
 		return protocol.Inbound{}, false
 	}
 	route := protocol.Route{

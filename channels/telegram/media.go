@@ -125,7 +125,7 @@ func withMediaNote(text string, msg *models.Message, downloaded bool) string {
 	if !ok || downloaded {
 		return text
 	}
-	note := "[" + att.kind + ": download failed]"
+	note := channels.FileLine(att.kind, "download failed")
 	if strings.TrimSpace(text) == "" {
 		return note
 	}

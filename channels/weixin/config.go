@@ -98,8 +98,5 @@ func check(cfg *config.Config) ([]config.Warning, error) {
 	if _, err := c.routeTag(); err != nil {
 		return warnings, fmt.Errorf("%w%s", err, where)
 	}
-	if c.PollTimeout < 0 {
-		return warnings, fmt.Errorf("channels.weixin.pollTimeout %d is negative%s", c.PollTimeout, where)
-	}
-	return warnings, nil
+	return warnings, channels.CheckAtLeast(Name, "pollTimeout", c.PollTimeout, 0, where)
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +53,7 @@ func login(ctx context.Context, l channels.LoginDeps) error {
 	c := newClient(&http.Client{Timeout: qrPollTimeout + 10*time.Second}, cfg.BaseURL, "", tag)
 	var known []string
 	if !l.Force {
-		known = knownTokens(cfg.Token, acct.Token)
+		known = channels.Distinct(cfg.Token, acct.Token) // nanobot's local_token_list
 	}
 	st, err := scan(ctx, c, known, l.Out)
 	if err != nil {
@@ -80,17 +79,6 @@ func login(ctx context.Context, l channels.LoginDeps) error {
 	}
 	fmt.Fprintf(l.Out, "WeChat login confirmed (bot %s). Credentials saved in %s.\n", st.BotID, dir)
 	return nil
-}
-
-// knownTokens are the tokens get_bot_qrcode may recognise (nanobot's local_token_list).
-func knownTokens(tokens ...string) []string {
-	var out []string
-	for _, t := range tokens {
-		if t = strings.TrimSpace(t); t != "" && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // scan shows QR codes and polls until one is confirmed (or WeChat says

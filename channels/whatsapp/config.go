@@ -34,14 +34,8 @@ type Config struct {
 	BridgeToken string `json:"bridgeToken"`
 }
 
-// Group policies (nanobot's).
-const (
-	policyOpen    = "open"
-	policyMention = "mention"
-)
-
 // defaults are nanobot's WhatsAppConfig defaults.
-func defaults() Config { return Config{GroupPolicy: policyOpen} }
+func defaults() Config { return Config{GroupPolicy: channels.PolicyOpen} }
 
 // block reads channels.whatsapp; a broken block is reported by Check at start.
 func block(cfg *config.Config) Config {
@@ -87,7 +81,7 @@ func (c Config) bridgeKeys() []string {
 
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
-	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, policyOpen, policyMention); err != nil {
+	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyOpen, channels.PolicyMention); err != nil {
 		return err
 	}
 	if p := strings.TrimSpace(c.PhoneNumber); p != "" && len(phoneDigits(p)) < 7 {

@@ -13,7 +13,7 @@ func TestConfigDefaults(t *testing.T) {
 	deps, _ := depsFor(t, nil)
 	c, err := readConfig(deps.Config)
 	require.NoError(t, err)
-	require.Equal(t, policyOpen, c.GroupPolicy)
+	require.Equal(t, "open", c.GroupPolicy)
 	require.Empty(t, c.DatabasePath)
 }
 

@@ -94,7 +94,7 @@ func (c *Channel) skipReason(e *events.Message) string {
 		return skipBroadcast
 	case text(e.Message) == "" && mediaOf(e.Message) == nil:
 		return skipNothing
-	case !info.IsGroup || c.cfg.GroupPolicy == policyOpen:
+	case !info.IsGroup || c.cfg.GroupPolicy == channels.PolicyOpen:
 		return ""
 	}
 	self, selfLID := c.me()

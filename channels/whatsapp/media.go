@@ -29,7 +29,7 @@ func (c *Channel) download(ctx context.Context, client waClient, id string, a *a
 	name := mediaName(id, a)
 	fail := func(why string, err error) (string, string) {
 		c.Log.Warn("whatsapp file not downloaded", "message_id", id, "kind", a.kind, "why", why, "error", err)
-		return "", "[" + a.kind + ": " + why + "]"
+		return "", channels.FileLine(a.kind, why)
 	}
 	switch {
 	case c.workspace == "":
