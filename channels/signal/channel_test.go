@@ -200,7 +200,7 @@ func TestAllowFromVariants(t *testing.T) {
 	require.True(t, allow.Allows("15550000009"))
 	require.True(t, allow.Allows("+15550000004|abcd-uuid"), "uuids match whatever their case")
 	require.False(t, allow.Allows(bob.Number+"|"+bob.UUID))
-	c.DM.Policy = policyOpen
+	c.DM.Policy = channels.PolicyOpen
 	require.True(t, c.Allowed().Allows(bob.Number))
 }
 

@@ -2,7 +2,6 @@ package signal
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -48,32 +47,21 @@ type GroupConfig struct {
 	RequireMention bool `json:"requireMention"`
 }
 
-// Policies of dm.policy and group.policy.
-const (
-	policyOpen      = "open"
-	policyAllowlist = "allowlist"
-)
-
 // defaults are nanobot's SignalConfig defaults.
 func defaults() Config {
 	return Config{
 		DaemonHost: "localhost", DaemonPort: 8080, GroupMessageBufferSize: 20,
-		DM:    DMConfig{Policy: policyAllowlist},
-		Group: GroupConfig{Policy: policyAllowlist, RequireMention: true},
+		DM:    DMConfig{Policy: channels.PolicyAllowlist},
+		Group: GroupConfig{Policy: channels.PolicyAllowlist, RequireMention: true},
 	}
 }
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {
-	if err := errors.Join(channels.CheckOneOf(Name, "dm.policy", c.DM.Policy, where, policyOpen, policyAllowlist),
-		channels.CheckOneOf(Name, "group.policy", c.Group.Policy, where, policyOpen, policyAllowlist),
-		channels.CheckPort(Name, "daemonPort", c.DaemonPort, false, where)); err != nil {
-		return err
-	}
-	if c.GroupMessageBufferSize <= 0 {
-		return fmt.Errorf("channels.signal.groupMessageBufferSize %d must be > 0%s", c.GroupMessageBufferSize, where)
-	}
-	return nil
+	return errors.Join(channels.CheckOneOf(Name, "dm.policy", c.DM.Policy, where, channels.PolicyOpen, channels.PolicyAllowlist),
+		channels.CheckOneOf(Name, "group.policy", c.Group.Policy, where, channels.PolicyOpen, channels.PolicyAllowlist),
+		channels.CheckPort(Name, "daemonPort", c.DaemonPort, false, where),
+		channels.CheckAtLeast(Name, "groupMessageBufferSize", c.GroupMessageBufferSize, 1, where))
 }
 
 // daemonURL is the base of the daemon's endpoints.
@@ -89,7 +77,7 @@ func (c Config) Lacking() []string { return channels.Blank(Name, "phoneNumber", 
 // else dm.allowFrom, each number with and without its "+" (nanobot
 // matches both). Anyone else comes in through pairing.
 func (c Config) Allowed() channels.AllowFrom {
-	if c.DM.Policy == policyOpen {
+	if c.DM.Policy == channels.PolicyOpen {
 		return channels.AllowFrom{"*"}
 	}
 	var out channels.AllowFrom
@@ -112,8 +100,14 @@ func idVariants(id string) []string {
 	}
 	if n, ok := strings.CutPrefix(id, "+"); ok && n != "" {
 		out = append(out, n)
-	} else if strings.Trim(id, "0123456789") == "" {
+	} else if isNumber(id) {
 		out = append(out, "+"+id)
 	}
 	return out
+}
+
+// isNumber tells a phone number ("+15551234567", or its digits) from a uuid.
+func isNumber(id string) bool {
+	digits, _ := strings.CutPrefix(id, "+")
+	return digits != "" && strings.Trim(digits, "0123456789") == ""
 }

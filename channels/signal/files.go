@@ -35,11 +35,9 @@ func (c *Channel) takeFiles(atts []attachment, msg *protocol.Inbound) {
 			continue
 		}
 		msg.Media = append(msg.Media, path)
-		lines = append(lines, "["+kind(a.ContentType)+": "+path+"]")
+		lines = append(lines, channels.FileLine(channels.FileKind(a.ContentType), path))
 	}
-	if len(lines) > 0 {
-		msg.Content = strings.TrimSpace(msg.Content + "\n" + strings.Join(lines, "\n"))
-	}
+	msg.Content = channels.WithNotes(msg.Content, lines)
 }
 
 func (c *Channel) copyFile(id, name string) (string, error) {
@@ -49,13 +47,4 @@ func (c *Channel) copyFile(id, name string) (string, error) {
 	}
 	defer f.Close()
 	return channels.SaveMedia(c.workspace, strings.TrimSuffix(name, "-"), f, maxFile)
-}
-
-// kind is nanobot's word for a file in the text: image, audio, video or file.
-func kind(contentType string) string {
-	switch k, _, _ := strings.Cut(contentType, "/"); k {
-	case "image", "audio", "video":
-		return k
-	}
-	return "file"
 }

@@ -1,6 +1,7 @@
 package signal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -44,23 +45,14 @@ type attachment struct {
 
 // senderIDs are the sender's ids, number first: nanobot's "number|uuid".
 func (e envelope) senderIDs() []string {
-	var ids []string
-	for _, id := range []string{e.SourceNumber, e.Source, e.SourceUUID} {
-		if id = strings.TrimSpace(id); id != "" && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
+	return channels.Distinct(e.SourceNumber, e.Source, e.SourceUUID)
 }
 
 // group is the message's group id, "" in a direct message.
 func (d *dataMessage) group() string {
 	for _, g := range []*groupRef{d.GroupInfo, d.GroupV2} {
-		if g != nil && g.GroupID != "" {
-			return g.GroupID
-		}
-		if g != nil && g.ID != "" {
-			return g.ID
+		if g != nil && cmp.Or(g.GroupID, g.ID) != "" {
+			return cmp.Or(g.GroupID, g.ID)
 		}
 	}
 	return ""
@@ -109,10 +101,7 @@ func (c *Channel) take(ctx context.Context, env *envelope, ids []string, key str
 	number := primaryID(ids)
 	ts := strconv.FormatInt(env.Timestamp, 10)
 	group := dm.group()
-	name := env.SourceName
-	if name == "" {
-		name = number
-	}
+	name := cmp.Or(env.SourceName, number)
 	text := dm.Message
 	chat := number
 	if group != "" {
@@ -153,7 +142,7 @@ func (c *Channel) groupSkip(group, name, text string, mentions []mention) string
 	switch {
 	case !g.Enabled:
 		return "groups are off (channels.signal.group.enabled)"
-	case g.Policy == policyAllowlist && !slices.Contains(g.AllowFrom, group):
+	case g.Policy == channels.PolicyAllowlist && !slices.Contains(g.AllowFrom, group):
 		return "group not in channels.signal.group.allowFrom"
 	}
 	c.groups.Add(group, name, text)
@@ -166,7 +155,7 @@ func (c *Channel) groupSkip(group, name, text string, mentions []mention) string
 // primaryID is the id a direct chat is named by: a phone number if any.
 func primaryID(ids []string) string {
 	for _, id := range ids {
-		if strings.HasPrefix(id, "+") || strings.Trim(id, "0123456789") == "" {
+		if isNumber(id) {
 			return id
 		}
 	}

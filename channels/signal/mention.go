@@ -55,14 +55,18 @@ func (a *accountIDs) any(ids []string) bool {
 	return false
 }
 
-func (a *accountIDs) is(m mention) bool { return a.any([]string{m.Number, m.UUID}) }
+// addressedBy tells whether a mention addresses the bot: one of its
+// account, or one without ids leading the text.
+func (a *accountIDs) addressedBy(text string, m mention) bool {
+	return a.any([]string{m.Number, m.UUID}) || (m.Number == "" && m.UUID == "" && leading(text, m))
+}
 
 // mentioned is nanobot's test of a group message addressing the bot: a
 // mention of its account, a mention without ids leading the text, a
 // leading placeholder without mention data, or its number in the text.
 func (a *accountIDs) mentioned(text string, mentions []mention) bool {
 	for _, m := range mentions {
-		if a.is(m) || (m.Number == "" && m.UUID == "" && leading(text, m)) {
+		if a.addressedBy(text, m) {
 			return true
 		}
 	}
@@ -91,8 +95,7 @@ func (a *accountIDs) stripMentions(text string, mentions []mention) string {
 	units := utf16.Encode([]rune(text))
 	var cut []mention
 	for _, m := range mentions {
-		if m.Start >= 0 && m.Length > 0 && m.Start+m.Length <= len(units) &&
-			(a.is(m) || (m.Number == "" && m.UUID == "" && leading(text, m))) {
+		if m.Start >= 0 && m.Length > 0 && m.Start+m.Length <= len(units) && a.addressedBy(text, m) {
 			cut = append(cut, m)
 		}
 	}

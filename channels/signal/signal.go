@@ -59,15 +59,16 @@ func New(deps channels.Deps) (*Channel, error) {
 
 // Describe tells the gateway banner which account this is.
 func (c *Channel) Describe() string {
-	groups := "off"
-	if c.cfg.Group.Enabled {
-		groups = c.cfg.Group.Policy
+	return fmt.Sprintf("%s via signal-cli at %s (dm: %s, groups: %s)", c.cfg.PhoneNumber, c.cfg.daemonURL(),
+		shownPolicy(c.cfg.DM.Enabled, c.cfg.DM.Policy), shownPolicy(c.cfg.Group.Enabled, c.cfg.Group.Policy))
+}
+
+// shownPolicy is a policy as the banner shows it: "off" when disabled.
+func shownPolicy(enabled bool, policy string) string {
+	if !enabled {
+		return "off"
 	}
-	dms := "off"
-	if c.cfg.DM.Enabled {
-		dms = c.cfg.DM.Policy
-	}
-	return fmt.Sprintf("%s via signal-cli at %s (dm: %s, groups: %s)", c.cfg.PhoneNumber, c.cfg.daemonURL(), dms, groups)
+	return policy
 }
 
 // Start subscribes to the daemon's events in the background; a daemon not
