@@ -146,7 +146,7 @@ func (c *Channel) groupSkip(group, name, text string, mentions []mention) string
 		return "group not in channels.signal.group.allowFrom"
 	}
 	c.groups.Add(group, name, text)
-	if g.RequireMention && !strings.HasPrefix(strings.TrimSpace(text), "/") && !c.self.mentioned(text, mentions) {
+	if _, _, command := protocol.ParseCommand(text); g.RequireMention && !command && !c.self.mentioned(text, mentions) {
 		return "the bot is not mentioned (channels.signal.group.requireMention)"
 	}
 	return ""
