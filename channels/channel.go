@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/config"
@@ -40,6 +41,29 @@ type Reply struct {
 // Answer reports whether the reply is a turn's answer: it ends the turn's
 // stream, typing and reactions in the chat.
 func (r Reply) Answer() bool { return r.Kind == protocol.ReplyAnswer }
+
+// EndsTurn reports whether the chat's turn is over once the reply is
+// shown: a message tool send or an approval request leaves it going on,
+// an answer or the gateway's own word (/stop) does not.
+func (r Reply) EndsTurn() bool {
+	return r.Kind != protocol.ReplyMessage && r.Kind != protocol.ReplyApproval
+}
+
+// Answered are the platform ids of the chat's messages a turn-ending
+// reply answers (nanobot's doneEmoji goes on them): those of MessageIDs
+// that are channel's own ("<channel>:<id>"); none while the turn goes on.
+func (r Reply) Answered(channel string) []string {
+	if !r.EndsTurn() {
+		return nil
+	}
+	var ids []string
+	for _, id := range r.MessageIDs {
+		if own, ok := strings.CutPrefix(id, channel+":"); ok && own != "" {
+			ids = append(ids, own)
+		}
+	}
+	return ids
+}
 
 // Key names one delivery to one chat (thread), for telling a retried
 // delivery from a new one; "" for replies that are never retried (a

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // TestSentAtReadsThePlatformsTime: RFC 3339 with or without fractions is
@@ -42,4 +44,24 @@ func TestDeliverPicksTheWay(t *testing.T) {
 	require.Len(t, whole.sent, 1)
 
 	require.ErrorContains(t, Deliver(ctx, bare{}, Reply{Text: "hi"}), `channel "bare" can send no reply`)
+}
+
+// TestReplyEndsTurnAndAnswered: an answer or the gateway's own word ends
+// the turn and names the channel's messages it answers; a message tool
+// send or an approval request does not.
+func TestReplyEndsTurnAndAnswered(t *testing.T) {
+	ids := []string{"mattermost:p1", "slack:C1:1.2", "mattermost:", "mattermost:p2"}
+	for kind, ends := range map[protocol.ReplyKind]bool{
+		protocol.ReplyAnswer: true, protocol.ReplySystem: true,
+		protocol.ReplyMessage: false, protocol.ReplyApproval: false,
+	} {
+		r := Reply{Kind: kind, MessageIDs: ids}
+		require.Equal(t, ends, r.EndsTurn(), "kind %q", kind)
+		if ends {
+			require.Equal(t, []string{"p1", "p2"}, r.Answered("mattermost"), "kind %q", kind)
+			require.Equal(t, []string{"C1:1.2"}, r.Answered("slack"), "kind %q", kind)
+		} else {
+			require.Empty(t, r.Answered("mattermost"), "kind %q", kind)
+		}
+	}
 }

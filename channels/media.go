@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // ErrTooLarge marks a file over a download limit.
@@ -172,4 +174,20 @@ func WithNotes(content string, notes []string) string {
 		return content
 	}
 	return strings.TrimSpace(strings.Join(append([]string{content}, notes...), "\n"))
+}
+
+// TakeFiles takes a received message's files in: fetch saves each into
+// <workspace>/media and returns its path, or "" and the note the model
+// reads instead (too large, download failed); the paths go to msg.Media,
+// the notes under msg.Content, so no file goes unmentioned.
+func TakeFiles[F any](ctx context.Context, msg *protocol.Inbound, files []F, fetch func(context.Context, F) (path, note string)) {
+	var notes []string
+	for _, f := range files {
+		if path, note := fetch(ctx, f); path != "" {
+			msg.Media = append(msg.Media, path)
+		} else {
+			notes = append(notes, note)
+		}
+	}
+	msg.Content = WithNotes(msg.Content, notes)
 }

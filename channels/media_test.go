@@ -1,6 +1,7 @@
 package channels
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nanobot-durable/nanobot/protocol"
 )
 
 // TestSafeFileNameCannotLeaveMedia: a sender's name keeps its last element,
@@ -98,4 +101,24 @@ func TestSendFileSayingUsesTheChannelsLine(t *testing.T) {
 	_, err := SendFileSaying(slog.New(slog.DiscardHandler), t.TempDir(), "missing.pdf", 16, upload, text, note)
 	require.NoError(t, err)
 	require.Equal(t, []string{"[Attachment send failed: missing.pdf]"}, sent)
+}
+
+// TestTakeFilesMediaAndNotes: each saved file goes to the message's media
+// in order, and each one that did not the model reads of under the text.
+func TestTakeFilesMediaAndNotes(t *testing.T) {
+	msg := protocol.Inbound{Content: "look", Media: []string{"media/earlier.png"}}
+	saved := map[string]string{"a": "media/a.png", "c": "media/c.pdf"}
+	TakeFiles(t.Context(), &msg, []string{"a", "b", "c"}, func(_ context.Context, id string) (string, string) {
+		if path, ok := saved[id]; ok {
+			return path, ""
+		}
+		return "", FileNote(id, "too large")
+	})
+	require.Equal(t, []string{"media/earlier.png", "media/a.png", "media/c.pdf"}, msg.Media)
+	require.Equal(t, "look\n[attachment: b - too large]", msg.Content)
+
+	none := protocol.Inbound{Content: "plain"}
+	TakeFiles(t.Context(), &none, nil, func(context.Context, string) (string, string) { return "", "never" })
+	require.Equal(t, "plain", none.Content)
+	require.Empty(t, none.Media)
 }

@@ -27,6 +27,15 @@ func NewThreadContext(platform string, limit int, log *slog.Logger) *ThreadConte
 // "<@U1>") and what.
 type ThreadPost struct{ Author, Text string }
 
+// ThreadAuthor is how an earlier message names its author: "bot" for the
+// bot's own (userID is botID), else shown, the platform's way of naming userID.
+func ThreadAuthor(userID, botID, shown string) string {
+	if userID != "" && userID == botID {
+		return "bot"
+	}
+	return shown
+}
+
 // maxThreadPostRunes cuts a long earlier message, as nanobot does.
 const maxThreadPostRunes = 500
 

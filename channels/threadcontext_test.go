@@ -27,3 +27,11 @@ func TestThreadContextIsGivenOncePerThread(t *testing.T) {
 	failing := func(context.Context, int) ([]ThreadPost, error) { return nil, errors.New("gone") }
 	require.Equal(t, "other", tc.With(context.Background(), "C:2", "other", failing))
 }
+
+// TestThreadAuthorNamesTheBot: the bot's own message is "bot", anyone
+// else's as the platform shows them; an unknown bot id names no one "bot".
+func TestThreadAuthorNamesTheBot(t *testing.T) {
+	require.Equal(t, "bot", ThreadAuthor("B1", "B1", "<@B1>"))
+	require.Equal(t, "<@U1>", ThreadAuthor("U1", "B1", "<@U1>"))
+	require.Equal(t, "<>", ThreadAuthor("", "", "<>"))
+}

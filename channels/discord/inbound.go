@@ -28,9 +28,9 @@ func (c *Channel) handle(ctx context.Context, raw []byte) {
 	}
 	msg := c.inbound(m, botID, parent)
 	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
-		media, notes := c.downloadAll(ctx, m)
-		msg.Media = append(msg.Media, media...)
-		msg.Content = channels.WithNotes(msg.Content, notes)
+		channels.TakeFiles(ctx, msg, m.Attachments, func(ctx context.Context, a attachment) (string, string) {
+			return c.take(ctx, m.ID, a)
+		})
 		return nil
 	}
 	// A resumed session replays what it missed; a message is taken in once.

@@ -16,27 +16,22 @@ const maxDownload = 20 << 20
 // cdnHosts serve Discord's attachments; nothing else is fetched.
 var cdnHosts = map[string]bool{"cdn.discordapp.com": true, "media.discordapp.net": true}
 
-// downloadAll saves a message's attachments into <workspace>/media and
-// returns their paths, and a note for each one the model will not get.
-func (c *Channel) downloadAll(ctx context.Context, m message) (paths, notes []string) {
-	for _, a := range m.Attachments {
-		name := a.Filename
-		if name == "" {
-			name = "attachment"
-		}
-		if a.Size > maxDownload {
-			notes = append(notes, channels.FileNote(name, "too large"))
-			continue
-		}
-		p, err := c.download(ctx, a)
-		if err != nil {
-			c.Log.Warn("discord attachment not downloaded", "message_id", m.ID, "attachment", a.ID, "error", err)
-			notes = append(notes, channels.FileNote(name, "download failed"))
-			continue
-		}
-		paths = append(paths, p)
+// take saves one of message messageID's attachments into <workspace>/media
+// and returns its path, or the note the model reads instead.
+func (c *Channel) take(ctx context.Context, messageID string, a attachment) (path, note string) {
+	name := a.Filename
+	if name == "" {
+		name = "attachment"
 	}
-	return paths, notes
+	if a.Size > maxDownload {
+		return "", channels.FileNote(name, "too large")
+	}
+	p, err := c.download(ctx, a)
+	if err != nil {
+		c.Log.Warn("discord attachment not downloaded", "message_id", messageID, "attachment", a.ID, "error", err)
+		return "", channels.FileNote(name, "download failed")
+	}
+	return p, ""
 }
 
 func (c *Channel) download(ctx context.Context, a attachment) (string, error) {

@@ -60,18 +60,10 @@ func (c *Channel) handlePosted(ctx context.Context, data json.RawMessage) {
 		msg.Scope = protocol.Within(thread) // nanobot: mattermost:<channel>:<thread>
 	}
 	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
-		var notes []string
-		for _, id := range p.FileIDs {
-			if path, note := c.download(ctx, id); path != "" {
-				msg.Media = append(msg.Media, path)
-			} else {
-				notes = append(notes, note)
-			}
-		}
 		if p.RootID != "" && c.cfg.IncludeThreadContext && !strings.HasPrefix(content, "/") {
 			msg.Content = c.withThreadContext(ctx, p, msg.Content, botID)
 		}
-		msg.Content = channels.WithNotes(msg.Content, notes)
+		channels.TakeFiles(ctx, msg, p.FileIDs, c.download)
 		if msg.Content == "" && len(msg.Media) == 0 {
 			msg.Content = channels.EmptyMessage
 		}

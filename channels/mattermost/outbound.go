@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -104,14 +103,12 @@ func (c *Channel) Unreact(ctx context.Context, _ protocol.Route, postID, emoji s
 // ReplyShown implements channels.Finisher: doneEmoji goes on the messages a
 // turn's answer answers, as in nanobot.
 func (c *Channel) ReplyShown(ctx context.Context, r channels.Reply) {
-	if c.cfg.DoneEmoji == "" || r.Kind == protocol.ReplyMessage || r.Kind == protocol.ReplyApproval {
+	if c.cfg.DoneEmoji == "" {
 		return
 	}
-	for _, id := range r.MessageIDs {
-		if postID, ok := strings.CutPrefix(id, Name+":"); ok {
-			if err := c.React(ctx, r.Route, postID, c.cfg.DoneEmoji); err != nil {
-				c.Log.Debug("mattermost done reaction not added", "post_id", postID, "error", err)
-			}
+	for _, postID := range r.Answered(Name) {
+		if err := c.React(ctx, r.Route, postID, c.cfg.DoneEmoji); err != nil {
+			c.Log.Debug("mattermost done reaction not added", "post_id", postID, "error", err)
 		}
 	}
 }

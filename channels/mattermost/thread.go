@@ -20,10 +20,7 @@ func (c *Channel) withThreadContext(ctx context.Context, p post, text, botID str
 		var posts []channels.ThreadPost
 		for _, id := range thread.Order {
 			if q := thread.Posts[id]; id != p.ID {
-				author := "<" + q.UserID + ">"
-				if q.UserID == botID {
-					author = "bot"
-				}
+				author := channels.ThreadAuthor(q.UserID, botID, "<"+q.UserID+">")
 				posts = append(posts, channels.ThreadPost{Author: author, Text: q.Message})
 			}
 		}

@@ -137,7 +137,7 @@ func (e *fileError) Unwrap() error { return e.err }
 // ReplyShown implements channels.Finisher: reactEmoji becomes doneEmoji on
 // the messages a final reply answers, as nanobot does once it has replied.
 func (c *Channel) ReplyShown(ctx context.Context, r channels.Reply) {
-	if r.Kind == protocol.ReplyMessage || r.Kind == protocol.ReplyApproval { // the turn goes on
+	if !r.EndsTurn() {
 		return
 	}
 	for _, id := range r.MessageIDs {

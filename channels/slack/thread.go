@@ -30,11 +30,9 @@ func (c *Channel) withThreadContext(ctx context.Context, e event, text, botID st
 			if sender == "" {
 				sender = m.BotID
 			}
-			label := "<@" + sender + ">"
+			label := channels.ThreadAuthor(sender, botID, "<@"+sender+">")
 			if sender == "" {
 				label = "unknown"
-			} else if sender == botID {
-				label = "bot"
 			}
 			posts = append(posts, channels.ThreadPost{Author: label, Text: cleanText(m.Text, botID)})
 		}
