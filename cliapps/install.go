@@ -189,11 +189,7 @@ func (m *Manager) Install(ctx context.Context, name string) (string, error) {
 			return "", err
 		}
 	}
-	argv, err := m.argv(a, "install")
-	if err != nil {
-		return "", err
-	}
-	if err := m.run(ctx, argv); err != nil {
+	if err := m.runAction(ctx, a, "install"); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("Installed CLI for %s.", a.Title()), m.record(ctx, a)
@@ -208,16 +204,19 @@ func (m *Manager) Update(ctx context.Context, name string) (string, error) {
 	if _, ok, err := m.Lookup(a.Name); err != nil || !ok {
 		return "", errors.Join(errors.New("CLI app is not installed"), err)
 	}
-	argv, err := m.argv(a, "update")
-	if err != nil {
+	if err := m.runAction(ctx, a, "update"); err != nil {
 		return "", err
 	}
-	if argv != nil {
-		if err := m.run(ctx, argv); err != nil {
-			return "", err
-		}
-	}
 	return fmt.Sprintf("Updated CLI for %s.", a.Title()), m.record(ctx, a)
+}
+
+// runAction runs the package manager's command for action on a (none for a bundled app).
+func (m *Manager) runAction(ctx context.Context, a App, action string) error {
+	argv, err := m.argv(a, action)
+	if err != nil || argv == nil {
+		return err
+	}
+	return m.run(ctx, argv)
 }
 
 // Uninstall removes an installed app, its record and its skill.
@@ -233,19 +232,14 @@ func (m *Manager) Uninstall(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	argv, err := m.argv(a, "uninstall")
-	if err != nil {
+	if err := m.runAction(ctx, a, "uninstall"); err != nil {
 		return "", err
 	}
-	if argv != nil {
-		if err := m.run(ctx, argv); err != nil {
-			return "", err
-		}
-		if in.EntryPointPath != "" {
-			if _, err := os.Stat(in.EntryPointPath); err == nil {
-				return fmt.Sprintf("Uninstall for %s completed, but the recorded entry point at %s still exists, "+
-					"so nanobot kept it installed.", a.Title(), in.EntryPointPath), nil
-			}
+	bundled := a.Strategy() == "bundled" // nothing was run for it
+	if !bundled && in.EntryPointPath != "" {
+		if _, err := os.Stat(in.EntryPointPath); err == nil {
+			return fmt.Sprintf("Uninstall for %s completed, but the recorded entry point at %s still exists, "+
+				"so nanobot kept it installed.", a.Title(), in.EntryPointPath), nil
 		}
 	}
 	apps, err := m.InstalledApps()
@@ -259,7 +253,7 @@ func (m *Manager) Uninstall(ctx context.Context, name string) (string, error) {
 	if err := os.RemoveAll(filepath.Join(m.Workspace, "skills", SkillName(in.Name))); err != nil {
 		return "", err
 	}
-	if _, err := m.Which(a.EntryPoint); argv != nil && err == nil {
+	if _, err := m.Which(a.EntryPoint); !bundled && err == nil {
 		return fmt.Sprintf("Uninstalled CLI for %s, but another %s is still available on PATH.", a.Title(), a.EntryPoint), nil
 	}
 	return fmt.Sprintf("Uninstalled CLI for %s.", a.Title()), nil
