@@ -509,7 +509,7 @@ func countModelCalls(t *testing.T, dev *testenv.DevServer, workflowID, runID str
 func inProcessActivityRows(times map[string][]time.Duration, p50b, floor time.Duration) []benchRow {
 	var rows []benchRow
 	var sum time.Duration
-	for _, name := range []string{"RESTORE", "COMPACT", "COMMAND", "BUILD", "model call", "SAVE"} {
+	for _, name := range baselineActivities {
 		p := percentile(times[name], .5)
 		sum += p
 		rows = append(rows, benchRow{"B1·", "in-process B1 turn, " + name + " activity: p50", ms(p), "-", "-", "", ""})

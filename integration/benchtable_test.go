@@ -126,6 +126,9 @@ type benchEnv struct {
 	activityTimes map[string][]time.Duration
 }
 
+// baselineActivities name the in-process turn's activities in the order it calls them.
+var baselineActivities = []string{"RESTORE", "COMPACT", "COMMAND", "BUILD", "model call", "SAVE"}
+
 // timeActivity records one in-process activity's duration under name.
 func (b *benchEnv) timeActivity(name string, since time.Time) {
 	d := time.Since(since)
@@ -195,7 +198,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 		if _, err := env.ExecuteActivity(fn, step); err != nil {
 			return 0, err
 		}
-		b.timeActivity([]string{"RESTORE", "COMPACT", "COMMAND", "BUILD"}[i], at)
+		b.timeActivity(baselineActivities[i], at)
 	}
 	var last protocol.LLMCallResult
 	var prompt, completion int
@@ -205,7 +208,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 		if err != nil {
 			return 0, err
 		}
-		b.timeActivity("model call", at)
+		b.timeActivity(baselineActivities[4], at)
 		last = protocol.LLMCallResult{}
 		if err := v.Get(&last); err != nil {
 			return 0, err
@@ -239,7 +242,7 @@ func (b *benchEnv) baseline(chatID, text string, settings protocol.Settings) (ti
 	if _, err := env.ExecuteActivity(a.Turn.Save, save); err != nil {
 		return 0, err
 	}
-	b.timeActivity("SAVE", at)
+	b.timeActivity(baselineActivities[5], at)
 	return time.Since(start), nil
 }
 
