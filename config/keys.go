@@ -11,6 +11,8 @@ import (
 type Key struct {
 	Path  string
 	Field reflect.StructField
+	// Owner is the struct type Field belongs to (a kit type, say, shared by channels).
+	Owner reflect.Type
 	// Unused says why this build reads the key but does nothing with it
 	// (the field's `unused:"…"` tag); "" for a key that is acted on.
 	Unused string
@@ -43,7 +45,7 @@ func walkKeys(t reflect.Type, path string, out *[]Key) {
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && !reflect.PointerTo(ft.Elem()).Implements(treeDecoderType):
 			walkKeys(ft.Elem(), p+"[]", out)
 		default:
-			*out = append(*out, Key{Path: p, Field: f, Unused: fi.unused})
+			*out = append(*out, Key{Path: p, Field: f, Owner: t, Unused: fi.unused})
 		}
 	}
 }
