@@ -83,7 +83,7 @@ func TestBadInputSlackEvents(t *testing.T) {
 		{name: "no type", ev: dm("500.000015", map[string]any{"type": nil}), log: unreadable},
 		{name: "empty event", ev: `{}`, log: unreadable},
 		{name: "null event", ev: `null`, log: unreadable},
-		{name: "unknown channel type, no mention", ev: dm("500.000016", map[string]any{"channel": "C7", "channel_type": "hologram"}), log: skipNoMention},
+		{name: "unknown channel type, no mention", ev: dm("500.000016", map[string]any{"channel": "C7", "channel_type": "hologram"}), log: "not addressed to the bot (channels.slack.groupPolicy mention)"},
 		{name: "text is a number", ev: dm("500.000017", map[string]any{"text": 42}), log: unreadable},
 		{name: "user is an object", ev: dm("500.000018", map[string]any{"user": map[string]any{"id": "U1"}}), log: unreadable},
 		{name: "ts is a number", ev: dm("500.000019", map[string]any{"ts": 500.000019}), log: unreadable},

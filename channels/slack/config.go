@@ -1,6 +1,8 @@
 package slack
 
 import (
+	"cmp"
+
 	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/config"
 )
@@ -28,14 +30,7 @@ type Config struct {
 	GroupPolicy          string            `json:"groupPolicy"` // "open" | "mention" | "allowlist"
 	GroupAllowFrom       []string          `json:"groupAllowFrom"`
 	GroupRequireMention  bool              `json:"groupRequireMention"`
-	DM                   DMConfig          `json:"dm"`
-}
-
-// DMConfig is channels.slack.dm.
-type DMConfig struct {
-	Enabled   bool     `json:"enabled"`
-	Policy    string   `json:"policy"` // "open" | "allowlist"
-	AllowFrom []string `json:"allowFrom"`
+	DM                   channels.DM       `json:"dm"`
 }
 
 // defaults are nanobot's SlackConfig defaults.
@@ -55,7 +50,7 @@ func defaults() Config {
 		AllowFrom:            []string{},
 		GroupPolicy:          "mention",
 		GroupAllowFrom:       []string{},
-		DM:                   DMConfig{Enabled: true, Policy: "open", AllowFrom: []string{}},
+		DM:                   channels.DM{Enabled: true, Policy: "open", AllowFrom: []string{}},
 	}
 }
 
@@ -64,19 +59,20 @@ func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock
 
 // Validate implements channels.Validator; an unsupported mode is the
 // constructor's warning, so the rest of the gateway still starts.
-func (c Config) Validate(string) error { return nil }
+func (c Config) Validate(where string) error { return c.DM.Validate(Name, where) }
 
 func (c Config) On() bool { return c.Enabled }
 
-// Allowed is allowFrom, plus dm.allowFrom when direct messages are on an
-// allowlist (nanobot lets those senders DM the bot). Anyone else comes in
-// through pairing.
-func (c Config) Allowed() channels.AllowFrom {
-	list := append(channels.AllowFrom{}, c.AllowFrom...)
-	if c.DM.Policy == "allowlist" {
-		list = append(list, c.DM.AllowFrom...)
-	}
-	return list
+// Allowed is allowFrom, plus dm.allowFrom on a DM allowlist; anyone else
+// comes in through pairing.
+func (c Config) Allowed() channels.AllowFrom { return c.DM.Allowed(c.AllowFrom) }
+
+// groupGate is groupPolicy ("" is nanobot's default, mention);
+// groupRequireMention counts with the allowlist only.
+func (c Config) groupGate() channels.GroupGate {
+	policy := cmp.Or(c.GroupPolicy, channels.PolicyMention)
+	return channels.GroupGate{Policy: policy, AllowFrom: c.GroupAllowFrom,
+		RequireMention: c.GroupRequireMention && policy == channels.PolicyAllowlist, Key: "channels.slack.group"}
 }
 
 func (c Config) Lacking() []string {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/channels/channeltest"
 	"github.com/nanobot-durable/nanobot/config"
 )
@@ -18,7 +19,7 @@ func setBlock(t *testing.T, cfg *config.Config, s Config) {
 func TestConfigDefaultsAreNanobots(t *testing.T) {
 	c, err := readConfig(config.Default())
 	require.NoError(t, err)
-	require.Equal(t, DMConfig{Enabled: true, Policy: "open", AllowFrom: []string{}}, c.DM)
+	require.Equal(t, channels.DM{Enabled: true, Policy: "open", AllowFrom: []string{}}, c.DM)
 	require.Equal(t, 20, c.ThreadContextLimit)
 }
 
@@ -26,7 +27,7 @@ func TestConfigMergesTheFileOverDefaults(t *testing.T) {
 	cfg, _ := channeltest.LoadFile(t, `{"channels": {"slack": {"enabled": true, "botToken": "xoxb-1", "dm": {"policy": "allowlist"}}}}`)
 	c, err := readConfig(cfg)
 	require.NoError(t, err)
-	require.Equal(t, DMConfig{Enabled: true, Policy: "allowlist", AllowFrom: []string{}}, c.DM)
+	require.Equal(t, channels.DM{Enabled: true, Policy: "allowlist", AllowFrom: []string{}}, c.DM)
 	require.Equal(t, "xoxb-1", c.BotToken)
 }
 

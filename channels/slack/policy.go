@@ -1,10 +1,6 @@
 package slack
 
-import (
-	"strings"
-
-	"github.com/nanobot-durable/nanobot/channels"
-)
+import "strings"
 
 // event is the part of a Slack message or app_mention event the channel reads.
 type event struct {
@@ -63,23 +59,19 @@ type policy struct {
 
 // Decisions about an event; "" means take it in.
 const (
-	skipNotMessage  = "not a message"
-	skipSubtype     = "edited, deleted or bot message"
-	skipOwn         = "the bot's own message"
-	skipIncomplete  = "no sender, channel or ts"
-	skipUnknownBot  = "a bot's message while the bot's own user ID is unknown (auth.test failed)"
-	skipMentionDup  = "a mention: taken from its app_mention event"
-	skipDMDisabled  = "direct messages are disabled (channels.slack.dm.enabled)"
-	skipChannel     = "channel not in channels.slack.groupAllowFrom"
-	skipNoMention   = "no mention of the bot (channels.slack.groupPolicy)"
-	skipGroupPolicy = "unknown channels.slack.groupPolicy"
+	skipNotMessage = "not a message"
+	skipSubtype    = "edited, deleted or bot message"
+	skipOwn        = "the bot's own message"
+	skipIncomplete = "no sender, channel or ts"
+	skipUnknownBot = "a bot's message while the bot's own user ID is unknown (auth.test failed)"
+	skipMentionDup = "a mention: taken from its app_mention event"
+	skipDMDisabled = "direct messages are disabled (channels.slack.dm.enabled)"
 )
 
 // decide applies nanobot's rules: user messages only (file shares
-// included), never the bot's own; in channels the groupPolicy ("open": all,
-// "mention": mentions only, "allowlist": listed channels, mentions only
-// with groupRequireMention); DMs unless dm.enabled is false. Who may talk at
-// all (allowFrom, pairing) is the manager's check, after this one.
+// included), never the bot's own; in channels the groupPolicy; DMs unless
+// dm.enabled is false. Who may talk at all (allowFrom, pairing) is the
+// manager's check, after this one.
 func (p policy) decide(e event, botID string) string {
 	switch {
 	case e.Type != "message" && e.Type != "app_mention":
@@ -103,25 +95,7 @@ func (p policy) decide(e event, botID string) string {
 	if e.Type == "message" && botID != "" && strings.Contains(e.Text, mentionOf(botID)) {
 		return skipMentionDup
 	}
-	switch p.cfg.GroupPolicy {
-	case "open":
-		return ""
-	case "mention", "":
-		if !e.mentions(botID) {
-			return skipNoMention
-		}
-		return ""
-	case "allowlist":
-		if !channels.AllowFrom(p.cfg.GroupAllowFrom).Allows(e.Channel) {
-			return skipChannel
-		}
-		if p.cfg.GroupRequireMention && !e.mentions(botID) {
-			return skipNoMention
-		}
-		return ""
-	default:
-		return skipGroupPolicy
-	}
+	return p.cfg.groupGate().Skip(e.Channel, func() bool { return e.mentions(botID) })
 }
 
 // threadOf is the thread a message lives in, as nanobot has it: its own

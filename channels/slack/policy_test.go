@@ -35,6 +35,11 @@ func TestPolicyDecide(t *testing.T) {
 		c.GroupPolicy, c.GroupAllowFrom, c.GroupRequireMention = "allowlist", []string{"C1"}, true
 	})
 	noDM := slackCfg(func(c *Config) { c.DM.Enabled = false })
+	const (
+		skipChannel     = "chat not in channels.slack.groupAllowFrom"
+		skipNoMention   = "not addressed to the bot (channels.slack.groupPolicy mention)"
+		skipNotRequired = "not addressed to the bot (channels.slack.groupRequireMention)"
+	)
 
 	cases := []struct {
 		name string
@@ -49,9 +54,9 @@ func TestPolicyDecide(t *testing.T) {
 		{"open still leaves the message copy of a mention", open, msgMention, skipMentionDup},
 		{"allowlist answers listed channel", allow, plain, ""},
 		{"allowlist ignores other channels", allow, func() event { e := plain; e.Channel = "C2"; return e }(), skipChannel},
-		{"allowlist with requireMention ignores plain", allowMention, plain, skipNoMention},
+		{"allowlist with requireMention ignores plain", allowMention, plain, skipNotRequired},
 		{"allowlist with requireMention answers mentions", allowMention, mention, ""},
-		{"unknown policy answers nothing", slackCfg(func(c *Config) { c.GroupPolicy = "everyone" }), mention, skipGroupPolicy},
+		{"unknown policy answers nothing", slackCfg(func(c *Config) { c.GroupPolicy = "everyone" }), mention, `unknown channels.slack.groupPolicy "everyone"`},
 		{"DM answered", slackCfg(nil), dm, ""},
 		{"DM recognised by its D channel", slackCfg(nil), dmNoType, ""},
 		{"DM mentioning the bot still answered (no app_mention in DMs)", slackCfg(nil), withText(dm, "<@UBOT> hi"), ""},
