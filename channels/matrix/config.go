@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -48,6 +49,11 @@ func defaults() Config {
 		MaxConcurrentMediaDownloads: 2,
 		GroupPolicy:                 channels.PolicyOpen,
 	}
+}
+
+// groupGate is groupPolicy for room messages ("": open, as nanobot).
+func (c Config) groupGate() channels.GroupGate {
+	return channels.GroupGate{Policy: cmp.Or(c.GroupPolicy, channels.PolicyOpen), AllowFrom: c.GroupAllowFrom, Key: "channels.matrix.group"}
 }
 
 // block reads channels.matrix; a broken block is reported by Check at start.

@@ -130,9 +130,11 @@ func (c *Channel) onEvent(ctx context.Context, room string, raw json.RawMessage)
 // which checks allowFrom and pairing, then runs the download hook.
 func (c *Channel) take(ctx context.Context, room string, ev rawEvent, m message) error {
 	group := !c.isDM(ctx, room)
-	if group && !c.admitsGroup(room, m) {
-		c.Log.Debug("matrix room message not for the bot (groupPolicy)", "room", room, "event_id", ev.ID, "policy", c.cfg.GroupPolicy)
-		return nil
+	if group {
+		if why := c.cfg.groupGate().Skip(room, func() bool { return c.mentioned(m) }); why != "" {
+			c.Log.Debug("matrix room message not for the bot (groupPolicy)", "why", why, "room", room, "event_id", ev.ID)
+			return nil
+		}
 	}
 	text := c.stripMention(m.Body)
 	if m.media {

@@ -3,13 +3,10 @@ package matrix
 import (
 	"context"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 
 	"maunium.net/go/mautrix/id"
-
-	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // memberCounts caches each room's joined members: a room of two is a DM
@@ -47,21 +44,6 @@ func (c *Channel) isDM(ctx context.Context, room string) bool {
 		c.members.mu.Unlock()
 	}
 	return n <= 2
-}
-
-// admitsGroup applies groupPolicy to a room message: "open" takes every
-// message, "allowlist" those of the rooms in groupAllowFrom, "mention"
-// those that mention the bot.
-func (c *Channel) admitsGroup(room string, m message) bool {
-	switch c.cfg.GroupPolicy {
-	case "", channels.PolicyOpen:
-		return true
-	case channels.PolicyAllowlist:
-		return slices.Contains(c.cfg.GroupAllowFrom, room)
-	case channels.PolicyMention:
-		return c.mentioned(m)
-	}
-	return false
 }
 
 // mentioned tells whether a message mentions the bot. A client that sets
