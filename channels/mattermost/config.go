@@ -2,7 +2,6 @@ package mattermost
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/nanobot-durable/nanobot/channels"
 )
@@ -18,23 +17,19 @@ type Config struct {
 	AllowFromMatchMode string   `json:"allowFromMatchMode"`
 	// GroupPolicy is "mention", "open" or "allowlist" (groupAllowFrom's
 	// channel ids); GroupPolicyInThread the same in a thread ("": groupPolicy).
-	GroupPolicy          string   `json:"groupPolicy"`
-	GroupPolicyInThread  string   `json:"groupPolicyInThread"`
-	GroupAllowFrom       []string `json:"groupAllowFrom"`
-	ReplyInThread        bool     `json:"replyInThread"`
-	IncludeThreadContext bool     `json:"includeThreadContext"`
-	ThreadContextLimit   int      `json:"threadContextLimit"`
-	Streaming            bool     `json:"streaming"`
-	StreamingMaxChars    int      `json:"streamingMaxChars" unused:"a streamed post is cut at Mattermost's 16383 characters"`
-	ReactEmoji           string   `json:"reactEmoji"`
-	DoneEmoji            string   `json:"doneEmoji"`
-	SendProgress         bool     `json:"sendProgress" unused:"channels.sendProgress applies to every channel"`
-	SendToolHints        bool     `json:"sendToolHints" unused:"channels.sendToolHints applies to every channel"`
-	DM                   struct {
-		Enabled   bool     `json:"enabled"`
-		Policy    string   `json:"policy"` // "open" | "allowlist"
-		AllowFrom []string `json:"allowFrom"`
-	} `json:"dm"`
+	GroupPolicy          string      `json:"groupPolicy"`
+	GroupPolicyInThread  string      `json:"groupPolicyInThread"`
+	GroupAllowFrom       []string    `json:"groupAllowFrom"`
+	ReplyInThread        bool        `json:"replyInThread"`
+	IncludeThreadContext bool        `json:"includeThreadContext"`
+	ThreadContextLimit   int         `json:"threadContextLimit"`
+	Streaming            bool        `json:"streaming"`
+	StreamingMaxChars    int         `json:"streamingMaxChars" unused:"a streamed post is cut at Mattermost's 16383 characters"`
+	ReactEmoji           string      `json:"reactEmoji"`
+	DoneEmoji            string      `json:"doneEmoji"`
+	SendProgress         bool        `json:"sendProgress" unused:"channels.sendProgress applies to every channel"`
+	SendToolHints        bool        `json:"sendToolHints" unused:"channels.sendToolHints applies to every channel"`
+	DM                   channels.DM `json:"dm"`
 }
 
 // The Mattermost channel: channels.mattermost in config.json. Mattermost
@@ -47,20 +42,14 @@ func init() {
 func defaults() Config {
 	c := Config{AllowFromMatchMode: "id", GroupPolicy: "mention", ReplyInThread: true, IncludeThreadContext: true,
 		ThreadContextLimit: 20, Streaming: true, StreamingMaxChars: 16000, ReactEmoji: "eyes", DoneEmoji: "white_check_mark",
-		SendProgress: true, SendToolHints: true}
-	c.DM.Enabled, c.DM.Policy = true, "open"
+		SendProgress: true, SendToolHints: true, DM: channels.DM{Enabled: true, Policy: "open"}}
 	return c
 }
 
 func (c Config) On() bool { return c.Enabled }
 
 // Allowed is allowFrom, plus dm.allowFrom when DMs are on an allowlist.
-func (c Config) Allowed() channels.AllowFrom {
-	if c.DM.Policy == "allowlist" {
-		return slices.Concat(c.AllowFrom, c.DM.AllowFrom)
-	}
-	return c.AllowFrom
-}
+func (c Config) Allowed() channels.AllowFrom { return c.DM.Allowed(c.AllowFrom) }
 
 func (c Config) Lacking() []string {
 	return channels.Blank(Name, "serverUrl", c.ServerURL, "token", c.Token)
@@ -71,14 +60,15 @@ func (c Config) Validate(where string) error {
 	return errors.Join(channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, "mention", "open", "allowlist"),
 		channels.CheckOneOf(Name, "groupPolicyInThread", c.GroupPolicyInThread, where, "", "mention", "open", "allowlist"),
 		channels.CheckOneOf(Name, "allowFromMatchMode", c.AllowFromMatchMode, where, "id", "username", "email"),
-		channels.CheckOneOf(Name, "dm.policy", c.DM.Policy, where, "open", "allowlist"),
+		c.DM.Validate(Name, where),
 		channels.CheckURL(Name, "serverUrl", c.ServerURL, where, "http", "https"))
 }
 
-// policyFor is the group policy of a post: groupPolicyInThread in a thread.
-func (c Config) policyFor(inThread bool) string {
+// groupGate is the group policy of a post: groupPolicyInThread in a thread.
+func (c Config) groupGate(inThread bool) channels.GroupGate {
+	policy := c.GroupPolicy
 	if inThread && c.GroupPolicyInThread != "" {
-		return c.GroupPolicyInThread
+		policy = c.GroupPolicyInThread
 	}
-	return c.GroupPolicy
+	return channels.GroupGate{Policy: policy, AllowFrom: c.GroupAllowFrom, Key: "channels.mattermost.group"}
 }

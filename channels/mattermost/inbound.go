@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -88,19 +87,9 @@ func (c *Channel) skipReason(ev posted, p post, botID, username string) string {
 	case c.cfg.TeamID != "" && ev.TeamID != c.cfg.TeamID:
 		return "another team than channels.mattermost.teamId"
 	}
-	switch c.cfg.policyFor(p.RootID != "") {
-	case "open":
-		return ""
-	case "allowlist":
-		if slices.Contains(c.cfg.GroupAllowFrom, p.ChannelID) {
-			return ""
-		}
-		return "channel not in channels.mattermost.groupAllowFrom"
-	}
-	if botID == "" || !mentionPattern(username).MatchString(p.Message) {
-		return "not addressed to the bot (groupPolicy mention)"
-	}
-	return ""
+	return c.cfg.groupGate(p.RootID != "").Skip(p.ChannelID, func() bool {
+		return botID != "" && mentionPattern(username).MatchString(p.Message)
+	})
 }
 
 // mentionPattern matches @username as a word of its own (a sentence's full stop may follow).
