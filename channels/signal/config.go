@@ -23,18 +23,11 @@ type Config struct {
 	GroupMessageBufferSize int `json:"groupMessageBufferSize"`
 	// AttachmentsDir is where the daemon writes received attachments
 	// (default ~/.local/share/signal-cli/attachments).
-	AttachmentsDir string      `json:"attachmentsDir"`
-	DM             DMConfig    `json:"dm"`
-	Group          GroupConfig `json:"group"`
-}
-
-// DMConfig is nanobot's channels.signal.dm: direct messages.
-type DMConfig struct {
-	Enabled bool `json:"enabled"`
-	// Policy is "allowlist" (allowFrom, then pairing) or "open".
-	Policy string `json:"policy"`
-	// AllowFrom are phone numbers or UUIDs ("+" optional).
-	AllowFrom []string `json:"allowFrom"`
+	AttachmentsDir string `json:"attachmentsDir"`
+	// DM is direct messages: dm.policy "allowlist" (dm.allowFrom's phone
+	// numbers or UUIDs, "+" optional, then pairing) or "open".
+	DM    channels.DM `json:"dm"`
+	Group GroupConfig `json:"group"`
 }
 
 // GroupConfig is nanobot's channels.signal.group: group chats.
@@ -51,17 +44,22 @@ type GroupConfig struct {
 func defaults() Config {
 	return Config{
 		DaemonHost: "localhost", DaemonPort: 8080, GroupMessageBufferSize: 20,
-		DM:    DMConfig{Policy: channels.PolicyAllowlist},
+		DM:    channels.DM{Policy: channels.PolicyAllowlist},
 		Group: GroupConfig{Policy: channels.PolicyAllowlist, RequireMention: true},
 	}
 }
 
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {
-	return errors.Join(channels.CheckOneOf(Name, "dm.policy", c.DM.Policy, where, channels.PolicyOpen, channels.PolicyAllowlist),
+	return errors.Join(c.DM.Validate(Name, where),
 		channels.CheckOneOf(Name, "group.policy", c.Group.Policy, where, channels.PolicyOpen, channels.PolicyAllowlist),
 		channels.CheckPort(Name, "daemonPort", c.DaemonPort, false, where),
 		channels.CheckAtLeast(Name, "groupMessageBufferSize", c.GroupMessageBufferSize, 1, where))
+}
+
+// gate is group.policy and group.requireMention as the kit applies them.
+func (g GroupConfig) gate() channels.GroupGate {
+	return channels.GroupGate{Policy: g.Policy, AllowFrom: g.AllowFrom, RequireMention: g.RequireMention, Key: "channels.signal.group."}
 }
 
 // daemonURL is the base of the daemon's endpoints.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,18 +137,17 @@ func (c *Channel) take(ctx context.Context, env *envelope, ids []string, key str
 // "" to answer it. A message that passes the group gates joins the group's
 // context buffer even when it is not answered.
 func (c *Channel) groupSkip(group, name, text string, mentions []mention) string {
-	g := c.cfg.Group
-	switch {
-	case !g.Enabled:
+	gate := c.cfg.Group.gate()
+	if !c.cfg.Group.Enabled {
 		return "groups are off (channels.signal.group.enabled)"
-	case g.Policy == channels.PolicyAllowlist && !slices.Contains(g.AllowFrom, group):
-		return "group not in channels.signal.group.allowFrom"
+	} else if why := gate.SkipChat(group); why != "" {
+		return why
 	}
 	c.groups.Add(group, name, text)
-	if _, _, command := protocol.ParseCommand(text); g.RequireMention && !command && !c.self.mentioned(text, mentions) {
-		return "the bot is not mentioned (channels.signal.group.requireMention)"
-	}
-	return ""
+	return gate.SkipUnaddressed(func() bool {
+		_, _, command := protocol.ParseCommand(text) // commands need no mention
+		return command || c.self.mentioned(text, mentions)
+	})
 }
 
 // primaryID is the id a direct chat is named by: a phone number if any.
