@@ -64,9 +64,11 @@ func (c *Channel) handle(ctx context.Context, raw []byte) error {
 	if m.Sender.SenderType == "bot" {
 		return nil
 	}
-	if msg.ChatType == chatGroup && c.cfg.GroupPolicy != channels.PolicyOpen && !c.mentioned(m) {
-		c.Log.Debug("feishu group message skipped: the bot is not mentioned", "message_id", msg.MessageID, "chat_id", msg.ChatID)
-		return nil
+	if msg.ChatType == chatGroup {
+		if why := c.cfg.groupGate().Skip(msg.ChatID, func() bool { return c.mentioned(m) }); why != "" {
+			c.Log.Debug("feishu group message skipped", "why", why, "message_id", msg.MessageID, "chat_id", msg.ChatID)
+			return nil
+		}
 	}
 	content, keys := c.content(m)
 	if strings.TrimSpace(content) == "" && len(keys) == 0 {

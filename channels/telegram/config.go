@@ -53,7 +53,14 @@ func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock
 
 // Validate implements channels.Validator; a mode or apiBase this build
 // cannot use is the constructor's warning, so the rest of the gateway starts.
-func (c Config) Validate(string) error { return nil }
+func (c Config) Validate(where string) error {
+	return channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyMention, channels.PolicyOpen)
+}
+
+// groupGate is groupPolicy for group chats.
+func (c Config) groupGate() channels.GroupGate {
+	return channels.GroupGate{Policy: c.GroupPolicy, Key: "channels.telegram.group"}
+}
 
 func (c Config) On() bool { return c.Enabled }
 

@@ -47,5 +47,6 @@ func TestEveryKeyIsReadOrUnused(t *testing.T) {
 
 func TestBadBlockNamesTheKeyAndFile(t *testing.T) {
 	channeltest.CheckBlocks(t, Name, map[string]string{`"on"`: "channels.telegram", `{"enabled": "yes"}`: "channels.telegram.enabled",
-		`{"allowFrom": "1001"}`: "channels.telegram.allowFrom", `{"token": 5}`: "channels.telegram.token"}, nil)
+		`{"allowFrom": "1001"}`: "channels.telegram.allowFrom", `{"token": 5}`: "channels.telegram.token",
+		`{"groupPolicy": "allowlist"}`: `channels.telegram.groupPolicy "allowlist" is not "mention" or "open"`}, nil)
 }

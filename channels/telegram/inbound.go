@@ -86,8 +86,8 @@ func (c *Channel) inbound(msg *models.Message) (protocol.Inbound, bool) {
 		return protocol.Inbound{}, false // /cmd@otherbot
 	}
 	_, _, isCmd := protocol.ParseCommand(text)
-	if group && c.cfg.GroupPolicy != channels.PolicyOpen && !isCmd && !mentioned(msg, c.me) {
-		return protocol.Inbound{}, false
+	if group && c.cfg.groupGate().Skip(strconv.FormatInt(msg.Chat.ID, 10), func() bool { return isCmd || mentioned(msg, c.me) }) != "" {
+		return protocol.Inbound{}, false // commands need no mention
 	}
 	route := protocol.Route{
 		Channel:  Name,
