@@ -41,5 +41,7 @@ func TestEveryKeyIsReadOrUnused(t *testing.T) {
 }
 
 func TestBadBlockNamesTheKeyAndFile(t *testing.T) {
-	channeltest.CheckBlocks(t, Name, map[string]string{`{"enabled": 1}`: "channels.slack.enabled", `{"allowFrom": {"a": 1}}`: "channels.slack.allowFrom"}, nil)
+	channeltest.CheckBlocks(t, Name, map[string]string{`{"enabled": 1}`: "channels.slack.enabled", `{"allowFrom": {"a": 1}}`: "channels.slack.allowFrom",
+		`{"dm": {"policy": "everyone"}}`: `channels.slack.dm.policy "everyone" is not "open" or "allowlist"`},
+		map[string]string{`{"dm": {"alowFrom": ["U1"]}}`: "channels.slack.dm.alowFrom", `{"webhookPort": 1}`: "channels.slack.webhookPort"})
 }
