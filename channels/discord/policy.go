@@ -3,8 +3,6 @@ package discord
 import (
 	"slices"
 	"strings"
-
-	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // Why a message is not taken in (logged at debug: a channel's usual traffic).
@@ -13,8 +11,7 @@ const (
 	skipBot        = "from another bot or a webhook"
 	skipSystem     = "a system message (thread created, pin, join…)"
 	skipChannel    = "channel not in allowChannels"
-	skipNotAddress = "not addressed to the bot (groupPolicy mention)"
-	skipNoIdentity = "bot identity unknown yet (groupPolicy mention)"
+	skipNoIdentity = "the bot's identity is not known yet"
 )
 
 // skipReason tells why a message is left alone, "" to take it. parent is
@@ -30,14 +27,14 @@ func (c *Channel) skipReason(m message, botID, parent string) string {
 		return skipSystem
 	case !c.channelAllowed(m.ChannelID, parent):
 		return skipChannel
-	case m.isDM() || c.cfg.GroupPolicy == channels.PolicyOpen:
+	case m.isDM():
 		return ""
-	case botID == "":
-		return skipNoIdentity
-	case !addressesBot(m, botID):
-		return skipNotAddress
 	}
-	return ""
+	why := c.cfg.groupGate().Skip(m.ChannelID, func() bool { return botID != "" && addressesBot(m, botID) })
+	if why != "" && botID == "" {
+		return why + "; " + skipNoIdentity
+	}
+	return why
 }
 
 // channelAllowed: allowChannels empty, or naming the channel or a thread's parent.

@@ -64,7 +64,7 @@ func TestGroupPolicyMention(t *testing.T) {
 	require.Equal(t, alice, got[0].Route.SenderID)
 	require.Equal(t, "whatsapp:G3", got[1].ID)
 	require.Equal(t, "whatsapp:G4", got[2].ID)
-	require.Contains(t, h.Logs.String(), skipNotAddress)
+	require.Contains(t, h.Logs.String(), "not addressed to the bot (channels.whatsapp.groupPolicy mention)")
 }
 
 func TestGroupPolicyOpen(t *testing.T) {

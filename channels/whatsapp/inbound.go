@@ -16,8 +16,7 @@ import (
 const (
 	skipOwn        = "sent by this account"
 	skipBroadcast  = "a status update, broadcast list or channel post"
-	skipNotAddress = "not addressed to the bot (groupPolicy mention)"
-	skipNoIdentity = "bot identity unknown yet (groupPolicy mention)"
+	skipNoIdentity = "the bot's identity is not known yet"
 	skipNothing    = "nothing to read (a reaction, receipt or protocol message)"
 	skipEdit       = "an edit of a message already taken in"
 )
@@ -94,17 +93,14 @@ func (c *Channel) skipReason(e *events.Message) string {
 		return skipBroadcast
 	case text(e.Message) == "" && mediaOf(e.Message) == nil:
 		return skipNothing
-	case !info.IsGroup || c.cfg.GroupPolicy == channels.PolicyOpen:
+	case !info.IsGroup:
 		return ""
 	}
-	self, selfLID := c.me()
-	if self.IsEmpty() && selfLID.IsEmpty() {
-		return skipNoIdentity
+	why := c.cfg.groupGate().Skip(chatID(info.Chat), func() bool { return c.addressed(e) })
+	if self, selfLID := c.me(); why != "" && self.IsEmpty() && selfLID.IsEmpty() {
+		return why + "; " + skipNoIdentity
 	}
-	if !c.addressed(e) {
-		return skipNotAddress
-	}
-	return ""
+	return why
 }
 
 // addressed: the bot's JID (phone or LID) is mentioned, or the message
