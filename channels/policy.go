@@ -72,6 +72,14 @@ type DM struct {
 	AllowFrom []string `json:"allowFrom"`
 }
 
+// Skip is why channels.<name> leaves a direct message alone, "" to take it.
+func (d DM) Skip(name string) string {
+	if d.Enabled {
+		return ""
+	}
+	return "direct messages are off (channels." + name + ".dm.enabled)"
+}
+
 // Validate checks channels.<name>.dm.policy.
 func (d DM) Validate(name, where string) error {
 	return CheckOneOf(name, "dm.policy", d.Policy, where, PolicyOpen, PolicyAllowlist)

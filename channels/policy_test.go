@@ -68,6 +68,8 @@ func TestGroupGateKeys(t *testing.T) {
 // policy other than open or allowlist is refused by its key.
 func TestDM(t *testing.T) {
 	dm := DM{Enabled: true, Policy: PolicyOpen, AllowFrom: []string{"U2"}}
+	require.Empty(t, dm.Skip("x"))
+	require.Equal(t, "direct messages are off (channels.x.dm.enabled)", DM{}.Skip("x"))
 	require.Equal(t, AllowFrom{"U1"}, dm.Allowed([]string{"U1"}))
 	dm.Policy = PolicyAllowlist
 	require.Equal(t, AllowFrom{"U1", "U2"}, dm.Allowed([]string{"U1"}))

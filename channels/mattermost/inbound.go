@@ -80,10 +80,7 @@ func (c *Channel) skipReason(ev posted, p post, botID, username string) string {
 	case strings.HasPrefix(p.Type, "system_"):
 		return "a system message"
 	case ev.ChannelType == "D":
-		if !c.cfg.DM.Enabled {
-			return "direct messages are off (channels.mattermost.dm.enabled)"
-		}
-		return ""
+		return c.cfg.DM.Skip(Name)
 	case c.cfg.TeamID != "" && ev.TeamID != c.cfg.TeamID:
 		return "another team than channels.mattermost.teamId"
 	}

@@ -70,7 +70,7 @@ func TestGroupsOffAndDMsOff(t *testing.T) {
 	peer.DM(alice, "anyone there?")
 	peer.Group(alice, "hello group", true)
 	require.Eventually(t, func() bool {
-		return strings.Contains(h.Logs.String(), "groups are off") && strings.Contains(h.Logs.String(), "dm.enabled is false")
+		return strings.Contains(h.Logs.String(), "groups are off") && strings.Contains(h.Logs.String(), "direct messages are off (channels.signal.dm.enabled)")
 	}, 10*time.Second, 10*time.Millisecond)
 	require.Empty(t, h.Published())
 }

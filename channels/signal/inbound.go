@@ -110,8 +110,8 @@ func (c *Channel) take(ctx context.Context, env *envelope, ids []string, key str
 			return nil
 		}
 		text = c.groups.Context(group) + "[" + name + "]: " + c.self.stripMentions(text, dm.Mentions)
-	} else if !c.cfg.DM.Enabled {
-		c.Log.Debug("signal direct message not answered: channels.signal.dm.enabled is false", "sender", number)
+	} else if why := c.cfg.DM.Skip(Name); why != "" {
+		c.Log.Debug("signal direct message not answered", "why", why, "sender", number)
 		return nil
 	}
 	msg := protocol.Inbound{

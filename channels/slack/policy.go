@@ -65,7 +65,6 @@ const (
 	skipIncomplete = "no sender, channel or ts"
 	skipUnknownBot = "a bot's message while the bot's own user ID is unknown (auth.test failed)"
 	skipMentionDup = "a mention: taken from its app_mention event"
-	skipDMDisabled = "direct messages are disabled (channels.slack.dm.enabled)"
 )
 
 // decide applies nanobot's rules: user messages only (file shares
@@ -86,10 +85,7 @@ func (p policy) decide(e event, botID string) string {
 		return skipUnknownBot // it may be our own reply: answering it could loop
 	}
 	if e.isDM() {
-		if !p.cfg.DM.Enabled {
-			return skipDMDisabled
-		}
-		return ""
+		return p.cfg.DM.Skip(Name)
 	}
 	// Slack sends a mention in a channel twice, as message and as app_mention.
 	if e.Type == "message" && botID != "" && strings.Contains(e.Text, mentionOf(botID)) {

@@ -60,7 +60,7 @@ func TestPolicyDecide(t *testing.T) {
 		{"DM answered", slackCfg(nil), dm, ""},
 		{"DM recognised by its D channel", slackCfg(nil), dmNoType, ""},
 		{"DM mentioning the bot still answered (no app_mention in DMs)", slackCfg(nil), withText(dm, "<@UBOT> hi"), ""},
-		{"DMs disabled", noDM, dm, skipDMDisabled},
+		{"DMs disabled", noDM, dm, "direct messages are off (channels.slack.dm.enabled)"},
 		{"file share is a user message", slackCfg(nil), withSub(dm, "file_share"), ""},
 		{"edits ignored", slackCfg(nil), withSub(dm, "message_changed"), skipSubtype},
 		{"bot messages ignored", slackCfg(nil), withSub(plain, "bot_message"), skipSubtype},
