@@ -20,6 +20,12 @@ type GroupGate struct {
 	Key string
 }
 
+// GroupGateOf is the gate of channels.<name>'s flat keys: groupPolicy,
+// groupAllowFrom (the chats of "allowlist") and groupRequireMention.
+func GroupGateOf(name, policy string, allowFrom []string) GroupGate {
+	return GroupGate{Policy: policy, AllowFrom: allowFrom, Key: "channels." + name + ".group"}
+}
+
 // Skip is why a group message is left alone, "" to take it: first the
 // chat (SkipChat), then the mention (SkipUnaddressed).
 func (g GroupGate) Skip(chat string, mentioned func() bool) string {

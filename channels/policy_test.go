@@ -49,7 +49,8 @@ func TestGroupGate(t *testing.T) {
 				chat = "C1"
 			}
 			asked := false
-			gate := GroupGate{Policy: c.policy, AllowFrom: AllowFrom{"C1", "C3"}, RequireMention: c.requireMention, Key: "channels.x.group"}
+			gate := GroupGateOf("x", c.policy, []string{"C1", "C3"})
+			gate.RequireMention = c.requireMention
 			require.Equal(t, c.want, gate.Skip(chat, func() bool { asked = true; return c.mentioned }))
 			require.Equal(t, c.asksAboutMentioned, asked, "mentioned is asked only when the policy needs it")
 		})

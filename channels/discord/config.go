@@ -53,11 +53,6 @@ func defaults() Config {
 // readConfig is channels.discord over nanobot's defaults.
 func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock(cfg, Name, defaults) }
 
-// groupGate is groupPolicy for guild channels.
-func (c Config) groupGate() channels.GroupGate {
-	return channels.GroupGate{Policy: c.GroupPolicy, Key: "channels.discord.group"}
-}
-
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
 	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyMention, channels.PolicyOpen); err != nil {

@@ -3,6 +3,8 @@ package discord
 import (
 	"slices"
 	"strings"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // Why a message is not taken in (logged at debug: a channel's usual traffic).
@@ -30,7 +32,7 @@ func (c *Channel) skipReason(m message, botID, parent string) string {
 	case m.isDM():
 		return ""
 	}
-	why := c.cfg.groupGate().Skip(m.ChannelID, func() bool { return botID != "" && addressesBot(m, botID) })
+	why := channels.GroupGateOf(Name, c.cfg.GroupPolicy, nil).Skip(m.ChannelID, func() bool { return botID != "" && addressesBot(m, botID) })
 	if why != "" && botID == "" {
 		return why + "; " + skipNoIdentity
 	}

@@ -68,11 +68,6 @@ func (c Config) base() string {
 // readConfig is channels.feishu over nanobot's defaults.
 func readConfig(cfg *config.Config) (Config, error) { return channels.ValidBlock(cfg, Name, defaults) }
 
-// groupGate is groupPolicy for group chats.
-func (c Config) groupGate() channels.GroupGate {
-	return channels.GroupGate{Policy: c.GroupPolicy, Key: "channels.feishu.group"}
-}
-
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
 	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyMention, channels.PolicyOpen); err != nil {

@@ -65,7 +65,7 @@ func (c *Channel) handle(ctx context.Context, raw []byte) error {
 		return nil
 	}
 	if msg.ChatType == chatGroup {
-		if why := c.cfg.groupGate().Skip(msg.ChatID, func() bool { return c.mentioned(m) }); why != "" {
+		if why := channels.GroupGateOf(Name, c.cfg.GroupPolicy, nil).Skip(msg.ChatID, func() bool { return c.mentioned(m) }); why != "" {
 			c.Log.Debug("feishu group message skipped", "why", why, "message_id", msg.MessageID, "chat_id", msg.ChatID)
 			return nil
 		}

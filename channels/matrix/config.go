@@ -53,7 +53,7 @@ func defaults() Config {
 
 // groupGate is groupPolicy for room messages ("": open, as nanobot).
 func (c Config) groupGate() channels.GroupGate {
-	return channels.GroupGate{Policy: cmp.Or(c.GroupPolicy, channels.PolicyOpen), AllowFrom: c.GroupAllowFrom, Key: "channels.matrix.group"}
+	return channels.GroupGateOf(Name, cmp.Or(c.GroupPolicy, channels.PolicyOpen), c.GroupAllowFrom)
 }
 
 // block reads channels.matrix; a broken block is reported by Check at start.

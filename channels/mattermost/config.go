@@ -70,5 +70,5 @@ func (c Config) groupGate(inThread bool) channels.GroupGate {
 	if inThread && c.GroupPolicyInThread != "" {
 		policy = c.GroupPolicyInThread
 	}
-	return channels.GroupGate{Policy: policy, AllowFrom: c.GroupAllowFrom, Key: "channels.mattermost.group"}
+	return channels.GroupGateOf(Name, policy, c.GroupAllowFrom)
 }

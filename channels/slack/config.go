@@ -71,8 +71,9 @@ func (c Config) Allowed() channels.AllowFrom { return c.DM.Allowed(c.AllowFrom) 
 // groupRequireMention counts with the allowlist only.
 func (c Config) groupGate() channels.GroupGate {
 	policy := cmp.Or(c.GroupPolicy, channels.PolicyMention)
-	return channels.GroupGate{Policy: policy, AllowFrom: c.GroupAllowFrom,
-		RequireMention: c.GroupRequireMention && policy == channels.PolicyAllowlist, Key: "channels.slack.group"}
+	gate := channels.GroupGateOf(Name, policy, c.GroupAllowFrom)
+	gate.RequireMention = c.GroupRequireMention && policy == channels.PolicyAllowlist
+	return gate
 }
 
 func (c Config) Lacking() []string {

@@ -77,11 +77,6 @@ func (c Config) tokenURL() string {
 	return "https://login.microsoftonline.com/" + tenant + "/oauth2/v2.0/token"
 }
 
-// groupGate is groupPolicy for channels and group chats.
-func (c Config) groupGate() channels.GroupGate {
-	return channels.GroupGate{Policy: c.GroupPolicy, Key: "channels.msteams.group"}
-}
-
 // Validate implements channels.Validator.
 func (c Config) Validate(where string) error {
 	if err := errors.Join(channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyMention, channels.PolicyOpen),

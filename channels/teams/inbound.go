@@ -98,7 +98,7 @@ func (c *Channel) take(ctx context.Context, a activity) error {
 		return nil
 	case a.press() != "":
 		return c.takePress(ctx, a, a.press())
-	case a.group() && c.cfg.groupGate().Skip(a.Conversation.ID, a.mentionsBot) != "":
+	case a.group() && channels.GroupGateOf(Name, c.cfg.GroupPolicy, nil).Skip(a.Conversation.ID, a.mentionsBot) != "":
 		c.Log.Debug("msteams message not for the bot (groupPolicy mention)", "activity_id", a.ID, "conversation", a.Conversation.ID)
 		return nil
 	}

@@ -57,11 +57,6 @@ func (c Config) Validate(where string) error {
 	return channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyMention, channels.PolicyOpen)
 }
 
-// groupGate is groupPolicy for group chats.
-func (c Config) groupGate() channels.GroupGate {
-	return channels.GroupGate{Policy: c.GroupPolicy, Key: "channels.telegram.group"}
-}
-
 func (c Config) On() bool { return c.Enabled }
 
 // Allowed is nanobot's allowFrom: "*", an id, a username, or "id|username".

@@ -86,8 +86,9 @@ func (c *Channel) inbound(msg *models.Message) (protocol.Inbound, bool) {
 		return protocol.Inbound{}, false // /cmd@otherbot
 	}
 	_, _, isCmd := protocol.ParseCommand(text)
-	if group && c.cfg.groupGate().Skip(strconv.FormatInt(msg.Chat.ID, 10), func() bool { return isCmd || mentioned(msg, c.me) }) != "" {
-		return protocol.Inbound{}, false // commands need no mention
+	addressed := func() bool { return isCmd || mentioned(msg, c.me) } // commands need no mention
+	if group && channels.GroupGateOf(Name, c.cfg.GroupPolicy, nil).Skip(strconv.FormatInt(msg.Chat.ID, 10), addressed) != "" {
+		return protocol.Inbound{}, false
 	}
 	route := protocol.Route{
 		Channel:  Name,

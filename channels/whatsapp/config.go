@@ -79,11 +79,6 @@ func (c Config) bridgeKeys() []string {
 	return keys
 }
 
-// groupGate is groupPolicy for group chats.
-func (c Config) groupGate() channels.GroupGate {
-	return channels.GroupGate{Policy: c.GroupPolicy, Key: "channels.whatsapp.group"}
-}
-
 // Validate implements channels.Validator: the values make sense.
 func (c Config) Validate(where string) error {
 	if err := channels.CheckOneOf(Name, "groupPolicy", c.GroupPolicy, where, channels.PolicyOpen, channels.PolicyMention); err != nil {

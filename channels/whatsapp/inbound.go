@@ -96,7 +96,7 @@ func (c *Channel) skipReason(e *events.Message) string {
 	case !info.IsGroup:
 		return ""
 	}
-	why := c.cfg.groupGate().Skip(chatID(info.Chat), func() bool { return c.addressed(e) })
+	why := channels.GroupGateOf(Name, c.cfg.GroupPolicy, nil).Skip(chatID(info.Chat), func() bool { return c.addressed(e) })
 	if self, selfLID := c.me(); why != "" && self.IsEmpty() && selfLID.IsEmpty() {
 		return why + "; " + skipNoIdentity
 	}
