@@ -12,10 +12,11 @@ import (
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
-// Base is what every chat channel embeds: its name, its logger, whether it
-// holds its platform's connection, when the platform last sent something,
-// and the one way a platform event is taken in (TakeIn). The channel's own
-// code is then only its wire, its auth and its rendering.
+// Base is what every chat channel embeds: its name, its logger, its
+// receive loop (Receive, Serve, Stop), whether it holds its platform's
+// connection, when the platform last sent something, and the one way a
+// platform event is taken in (TakeIn). The channel's own code is then only
+// its wire, its auth and its rendering.
 type Base struct {
 	name string
 	// Log is the channel's logger (never nil once Init ran).
@@ -26,6 +27,9 @@ type Base struct {
 	publish Publish
 	botID   string
 	botName string
+
+	loop     Loop   // the receive loop Receive starts and Stop ends
+	loopName string // what Stop's error calls it
 
 	connected atomic.Bool
 	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 once Reconnect read it

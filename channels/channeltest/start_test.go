@@ -3,7 +3,6 @@ package channeltest_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +15,6 @@ import (
 type echo struct {
 	channels.Base
 	events chan string
-	loop   channels.Loop
 }
 
 func newEcho(events chan string) func(channels.Deps) (*echo, error) {
@@ -28,8 +26,7 @@ func newEcho(events chan string) func(channels.Deps) (*echo, error) {
 }
 
 func (c *echo) Start(ctx context.Context, publish channels.Publish) error {
-	c.Attach(publish)
-	c.loop.Go(ctx, func(ctx context.Context) {
+	c.Receive(ctx, publish, "echo loop", func(ctx context.Context) {
 		c.Up()
 		for {
 			select {
@@ -42,11 +39,6 @@ func (c *echo) Start(ctx context.Context, publish channels.Publish) error {
 		}
 	})
 	return nil
-}
-
-func (c *echo) Stop(ctx context.Context) error {
-	c.Down()
-	return c.loop.Stop(ctx, 5*time.Second, "echo loop")
 }
 
 func (c *echo) Send(context.Context, channels.Reply) error { return nil }

@@ -19,13 +19,8 @@ import (
 // Name is the channel's name in config, routes and session keys.
 const Name = "dingtalk"
 
-// Timing.
-const (
-	// callTimeout bounds one API call made on the channel's own behalf.
-	callTimeout = 30 * time.Second
-	// stopWithin bounds how long Stop waits for the stream loop.
-	stopWithin = 10 * time.Second
-)
+// callTimeout bounds one API call made on the channel's own behalf.
+const callTimeout = 30 * time.Second
 
 // Channel is one DingTalk app's robot.
 type Channel struct {
@@ -40,8 +35,6 @@ type Channel struct {
 	// (uploads), public the v1.0 API without (the token, the stream).
 	rest, legacy, public *channels.API
 	hooks                *sessionHooks // sessionWebhooks of recent messages
-
-	loop channels.Loop
 }
 
 // New builds the channel from config; it connects in Start.
@@ -75,7 +68,6 @@ func (c *Channel) Describe() string {
 // the background until ctx ends or Stop is called. Refused credentials
 // fail the start; a network error only delays the stream.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.Attach(publish)
 	tctx, cancel := context.WithTimeout(ctx, callTimeout)
 	_, err := c.tokens.Get(tctx)
 	cancel()
@@ -85,13 +77,6 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	case err != nil:
 		c.Log.Warn("dingtalk access token not fetched yet; the stream connects anyway", "error", err)
 	}
-	c.loop.Go(ctx, c.run)
+	c.Receive(ctx, publish, "dingtalk stream", c.run)
 	return nil
-}
-
-// Stop implements channels.Channel: the loop is cancelled, which closes the stream.
-func (c *Channel) Stop(ctx context.Context) error {
-	err := c.loop.Stop(ctx, stopWithin, "dingtalk stream")
-	c.Down()
-	return err
 }

@@ -123,7 +123,7 @@ func (c *Channel) respond(in interaction, text string) {
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Content: text, Flags: discordgo.MessageFlagsEphemeral}}
 	}
-	ctx, cancel := c.loop.Call(callTimeout)
+	ctx, cancel := c.Call(callTimeout)
 	defer cancel()
 	if err := c.api.InteractionRespond(&discordgo.Interaction{ID: in.ID, Token: in.Token}, resp, discordgo.WithContext(ctx)); err != nil {
 		c.Log.Warn("discord interaction not answered", "id", in.ID, "error", err)
@@ -133,7 +133,7 @@ func (c *Channel) respond(in interaction, text string) {
 // clearButtons takes the buttons off an answered request, best effort: a
 // later press would only be told the request was already answered.
 func (c *Channel) clearButtons(channelID, messageID string) {
-	ctx, cancel := c.loop.Call(callTimeout)
+	ctx, cancel := c.Call(callTimeout)
 	defer cancel()
 	e := discordgo.NewMessageEdit(channelID, messageID)
 	e.Components = &[]discordgo.MessageComponent{}

@@ -40,8 +40,6 @@ type Channel struct {
 	// streamEvery spaces the edits of a streamed message (0: streaming off).
 	streamEvery time.Duration
 	working     *workingEmojis
-
-	loop channels.Loop
 }
 
 // New builds the channel from config; it connects in Start.
@@ -113,16 +111,14 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	default:
 		c.Log.Warn("discord users/@me failed; the gateway's READY will say who the bot is", "error", err)
 	}
-	c.Attach(publish)
-	c.loop.Go(ctx, c.runGateway)
+	c.Receive(ctx, publish, "discord gateway", c.runGateway)
 	return nil
 }
 
 // Stop implements channels.Channel: the gateway closes, the handlers end.
 func (c *Channel) Stop(ctx context.Context) error {
-	err := c.loop.Stop(ctx, 10*time.Second, "discord gateway")
+	err := c.Base.Stop(ctx)
 	c.working.stopAll()
-	c.Down()
 	return err
 }
 

@@ -72,7 +72,7 @@ func (c *Channel) inbound(m message, botID, parent string) protocol.Inbound {
 func (c *Channel) threadParent(channelID string) string {
 	ch, err := c.api.State.Channel(channelID)
 	if err != nil {
-		ctx, cancel := c.loop.Call(callTimeout)
+		ctx, cancel := c.Call(callTimeout)
 		ch, err = c.api.Channel(channelID, discordgo.WithContext(ctx))
 		cancel()
 		if err != nil {

@@ -71,7 +71,7 @@ func (w *workingEmojis) schedule(channelID, messageID string) {
 	}
 	it := &working{}
 	it.timer = time.AfterFunc(delay, func() {
-		ctx, cancel := w.c.loop.Call(callTimeout)
+		ctx, cancel := w.c.Call(callTimeout)
 		defer cancel()
 		if err := w.c.api.MessageReactionAdd(channelID, messageID, emoji, discordgo.WithContext(ctx)); err != nil {
 			w.c.Log.Debug("discord working emoji not added", "message_id", messageID, "error", err)
@@ -106,7 +106,7 @@ func (w *workingEmojis) cancel(ctx context.Context, channelID, messageID string)
 }
 
 func (w *workingEmojis) remove(channelID, messageID, emoji string) {
-	ctx, cancel := w.c.loop.Call(callTimeout)
+	ctx, cancel := w.c.Call(callTimeout)
 	defer cancel()
 	_ = w.c.api.MessageReactionRemove(channelID, messageID, emoji, "@me", discordgo.WithContext(ctx))
 }

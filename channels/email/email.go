@@ -30,8 +30,6 @@ const (
 	idleRefresh = 10 * time.Minute
 	// maxBackoff caps the wait between reconnection attempts.
 	maxBackoff = time.Minute
-	// stopTimeout bounds how long Stop waits for the receive loop.
-	stopTimeout = 10 * time.Second
 	// handledKeys is how many handled mails are remembered across restarts.
 	handledKeys = 8192
 )
@@ -42,8 +40,6 @@ type Channel struct {
 	cfg       Config
 	workspace string
 	self      map[string]bool
-
-	loop channels.Loop
 
 	mu        sync.Mutex
 	connected bool
@@ -101,16 +97,9 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	if err != nil {
 		return fmt.Errorf("email: %w", err)
 	}
-	c.Attach(publish)
-	c.loop.Go(ctx, func(ctx context.Context) { c.receive(ctx, first) })
+	c.Receive(ctx, publish, "email receive loop", func(ctx context.Context) { c.receive(ctx, first) })
 	c.Log.Info("email mailbox connected", "mailbox", c.cfg.mailbox(), "imap", fmt.Sprintf("%s:%d", c.cfg.IMAPHost, c.cfg.IMAPPort), "idle", first.idle)
 	return nil
-}
-
-// Stop implements channels.Channel: the receive loop ends; a mail being
-// handled is finished first.
-func (c *Channel) Stop(ctx context.Context) error {
-	return c.loop.Stop(ctx, stopTimeout, "email receive loop")
 }
 
 // Connected implements channels.Connector: logged in to the mailbox.

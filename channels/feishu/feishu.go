@@ -37,8 +37,6 @@ type Channel struct {
 
 	reactMu   sync.Mutex
 	reactions map[string]string // message id + emoji → reaction_id
-
-	loop channels.Loop
 }
 
 // New builds the channel from config; it connects in Start.
@@ -85,7 +83,6 @@ func (c *Channel) Describe() string {
 // then holds the long connection in the background. Refused credentials
 // fail the start; a network error only delays the connection.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.Attach(publish)
 	ictx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := c.identify(ictx)
 	cancel()
@@ -99,7 +96,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		// Without the bot's open_id a group mention is recognised by nanobot's heuristic.
 		c.Log.Warn("feishu bot info failed; group mentions are guessed", "error", err)
 	}
-	c.loop.Go(ctx, func(run context.Context) {
+	c.Receive(ctx, publish, "feishu long connection", func(run context.Context) {
 		defer c.events.Go(run)()
 		c.connLoop(run)
 	})
@@ -122,9 +119,4 @@ func (c *Channel) identify(ctx context.Context) error {
 	}
 	c.SetBot(got.Bot.OpenID, got.Bot.AppName)
 	return nil
-}
-
-// Stop implements channels.Channel: the connection closes, the handler ends.
-func (c *Channel) Stop(ctx context.Context) error {
-	return c.loop.Stop(ctx, 10*time.Second, "feishu long connection")
 }

@@ -66,7 +66,6 @@ type Channel struct {
 		id    string
 		since time.Time
 	} // the message the agent last refused, and since when
-	loop channels.Loop
 }
 
 // New builds the channel from config; Start logs in and syncs.
@@ -143,9 +142,8 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		}
 		c.Log.Warn("matrix login failed; retrying in the sync loop", "error", err)
 	}
-	c.Attach(publish)
 	loggedIn := err == nil
-	c.loop.Go(ctx, func(ctx context.Context) { c.syncLoop(ctx, loggedIn) })
+	c.Receive(ctx, publish, "matrix sync loop", func(ctx context.Context) { c.syncLoop(ctx, loggedIn) })
 	return nil
 }
 
@@ -153,7 +151,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 // loop waited for, up to syncStopGraceSeconds.
 func (c *Channel) Stop(ctx context.Context) error {
 	grace := time.Duration(max(c.cfg.SyncStopGraceSeconds, 1)) * time.Second
-	err := c.loop.Stop(ctx, grace, "matrix sync loop")
+	err := c.StopLoop(ctx, grace)
 	if e := c.crypto.Load(); e != nil {
 		e.close() // kept, closed: a send after Stop fails rather than going out in the clear
 	}

@@ -33,7 +33,6 @@ type Channel struct {
 	cfg       Config
 	workspace string
 	api       *channels.API
-	loop      channels.Loop
 	resume    resumePoint // touched by the stream's goroutine only
 	threads   *channels.ThreadContext
 }
@@ -64,19 +63,13 @@ func (c *Channel) Describe() string {
 // Start asks who the bot is, for the banner (a refused token fails the
 // start; the network only delays it), then listens to the event stream.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.Attach(publish)
 	if err := c.identify(ctx); channels.IsPermanent(err) {
 		return err
 	} else if err != nil {
 		c.Log.Warn("mattermost users/me failed; asking again when the stream connects", "error", err)
 	}
-	c.loop.Go(ctx, func(ctx context.Context) { c.Reconnect(ctx, channels.Backoff{}, c.connect) })
+	c.Serve(ctx, publish, "mattermost event stream", channels.Backoff{}, c.connect)
 	return nil
-}
-
-// Stop implements channels.Channel: the stream closes, the handlers end.
-func (c *Channel) Stop(ctx context.Context) error {
-	return c.loop.Stop(ctx, 10*time.Second, "mattermost event stream")
 }
 
 // identify asks who the bot is (GET /users/me); a refused token stops the channel.

@@ -33,7 +33,6 @@ type Channel struct {
 	groups channels.SeenKeys // chat ids that are groups: their replies go to /v2/groups
 	seqs   *seqs             // msg_seq per replied-to msg_id
 
-	loop channels.Loop
 }
 
 // New builds the channel from config; it connects in Start.
@@ -82,16 +81,8 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	default:
 		c.whoAmI(ctx)
 	}
-	c.Attach(publish)
-	c.loop.Go(ctx, c.runGateway)
+	c.Receive(ctx, publish, "qq gateway", c.runGateway)
 	return nil
-}
-
-// Stop implements channels.Channel: the gateway closes, the loop ends.
-func (c *Channel) Stop(ctx context.Context) error {
-	err := c.loop.Stop(ctx, 10*time.Second, "qq gateway")
-	c.Down()
-	return err
 }
 
 // whoAmI asks GET /users/@me who the bot is, for the banner; READY tells it too.

@@ -31,7 +31,6 @@ type Channel struct {
 	events    *http.Client      // the stream: no overall timeout, a read watchdog instead
 	groups    *channels.ChatHistory
 	self      *accountIDs
-	loop      channels.Loop
 	cursor    channels.Cursor // the last event handed over
 }
 
@@ -74,12 +73,6 @@ func shownPolicy(enabled bool, policy string) string {
 // Start subscribes to the daemon's events in the background; a daemon not
 // running yet is retried (1 s doubling to 30 s, as in nanobot).
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.Attach(publish)
-	c.loop.Go(ctx, func(ctx context.Context) { c.Reconnect(ctx, channels.Backoff{Max: 30 * time.Second}, c.stream) })
+	c.Serve(ctx, publish, "signal event stream", channels.Backoff{Max: 30 * time.Second}, c.stream)
 	return nil
-}
-
-// Stop implements channels.Channel: the stream closes, the handler ends.
-func (c *Channel) Stop(ctx context.Context) error {
-	return c.loop.Stop(ctx, 10*time.Second, "signal event stream")
 }

@@ -42,7 +42,6 @@ type Channel struct {
 	targets map[string]string // chat names the message tool used, resolved
 	team    string
 	queue   *channels.InOrder[request] // events and presses, handled in Slack's order
-	loop    channels.Loop
 }
 
 // New builds the channel from config. It does not connect: Start does.
@@ -107,8 +106,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		}
 		c.Log.Warn("slack auth.test failed; retrying once connected", "error", err)
 	}
-	c.Attach(publish)
-	c.loop.Go(ctx, func(run context.Context) {
+	c.Receive(ctx, publish, "slack channel", func(run context.Context) {
 		defer c.queue.Go(run)()
 		var conn sync.WaitGroup
 		conn.Go(func() { c.connect(run) })
@@ -116,11 +114,6 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		conn.Wait()
 	})
 	return nil
-}
-
-// Stop disconnects and waits (bounded) for the handlers to end.
-func (c *Channel) Stop(ctx context.Context) error {
-	return c.loop.Stop(ctx, 10*time.Second, "slack channel")
 }
 
 // identify asks Slack who the bot is, to recognise its mentions and its own messages.

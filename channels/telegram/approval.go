@@ -112,7 +112,7 @@ func (c *Channel) answerPress(id, text string) {
 	if id == "" {
 		return
 	}
-	ctx, cancel := c.loop.Call(callTimeout)
+	ctx, cancel := c.Call(callTimeout)
 	defer cancel()
 	if _, err := c.bot.AnswerCallbackQuery(ctx, &bot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text}); err != nil {
 		c.warnOnce("answerCallbackQuery", err)
@@ -122,7 +122,7 @@ func (c *Channel) answerPress(id, text string) {
 // clearKeyboard takes the buttons off an answered request, best effort:
 // a later press would only be told the request was already answered.
 func (c *Channel) clearKeyboard(chatID string, msgID int) {
-	ctx, cancel := c.loop.Call(callTimeout)
+	ctx, cancel := c.Call(callTimeout)
 	defer cancel()
 	_, err := c.bot.EditMessageReplyMarkup(ctx, &bot.EditMessageReplyMarkupParams{
 		ChatID: chatID, MessageID: msgID, ReplyMarkup: &inlineKeyboard{InlineKeyboard: [][]inlineButton{}},

@@ -36,8 +36,6 @@ const (
 	minPoll = 500 * time.Millisecond
 	// callTimeout bounds one Bot API call made outside a delivery.
 	callTimeout = 30 * time.Second
-	// stopTimeout bounds how long Stop waits for polling to end.
-	stopTimeout = 10 * time.Second
 )
 
 // Channel is a Telegram bot connection.
@@ -48,9 +46,8 @@ type Channel struct {
 	apiBase   string
 	http      *transport
 
-	bot  *bot.Bot
-	me   *models.User
-	loop channels.Loop
+	bot *bot.Bot
+	me  *models.User
 
 	warned sync.Map // Bot API method → logged once
 }
@@ -134,15 +131,9 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 		return fmt.Errorf("telegram getMe at %s (is the token right?): %w", c.apiBase, err)
 	}
 	c.bot, c.me = b, me
-	c.Attach(publish)
-	c.loop.Go(ctx, b.Start)
+	c.Receive(ctx, publish, "telegram polling", b.Start)
 	c.Log.Info("telegram bot connected", "bot", "@"+me.Username, "api", c.apiBase)
 	return nil
-}
-
-// Stop implements channels.Channel: polling ends; replies being drawn stop.
-func (c *Channel) Stop(ctx context.Context) error {
-	return c.loop.Stop(ctx, stopTimeout, "telegram polling")
 }
 
 // warnOnce logs a failed best-effort call (typing, reactions) the first

@@ -55,7 +55,6 @@ type Channel struct {
 
 	mu   sync.Mutex
 	conn *conn
-	loop channels.Loop
 }
 
 // New builds the channel from config; it connects in Start.
@@ -94,7 +93,6 @@ func (c *Channel) Describe() string {
 // WeCom's errcode), then keeps the connection in the background,
 // reconnecting with backoff whenever it drops.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.Attach(publish)
 	first, err := c.connect(ctx, firstConnect)
 	var refused *refusedError
 	if errors.As(err, &refused) {
@@ -104,7 +102,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	if err != nil {
 		c.Log.Warn("wecom not reachable yet; retrying in the background", "error", err)
 	}
-	c.loop.Go(ctx, func(ctx context.Context) {
+	c.Receive(ctx, publish, "wecom connection", func(ctx context.Context) {
 		defer c.callbacks.Go(ctx)() // the loop ends once the callback in hand is handled
 		c.run(ctx, first)
 	})
@@ -195,7 +193,7 @@ func (c *Channel) Stop(ctx context.Context) error {
 	if cn := c.current(); cn != nil {
 		cn.close()
 	}
-	return c.loop.Stop(ctx, 10*time.Second, "wecom connection")
+	return c.Base.Stop(ctx)
 }
 
 // queue hands a callback to the handler, in order; the read loop never

@@ -22,11 +22,8 @@ import (
 // Name is the channel's name in config, routes and session keys.
 const Name = "weixin"
 
-// Timing.
-const (
-	callTimeout = 15 * time.Second // a sendmessage, getconfig, sendtyping
-	stopTimeout = 10 * time.Second
-)
+// callTimeout bounds a sendmessage, getconfig, sendtyping.
+const callTimeout = 15 * time.Second
 
 // Backoff between failed polls, and how often an expired session looks
 // for a new login (vars: tests shorten them).
@@ -49,7 +46,6 @@ type Channel struct {
 	http      *http.Client
 
 	expired atomic.Bool // WeChat said -14: a new login is needed
-	loop    channels.Loop
 
 	mu sync.Mutex
 	// saveMu orders snapshot and write of account.json, so an older snapshot never lands last.
@@ -139,8 +135,7 @@ func (c *Channel) Describe() string {
 // Start implements channels.Channel: it polls in the background until ctx
 // ends or Stop is called.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.Attach(publish)
-	nctx, cancel := c.callCtx(c.loop.Go(ctx, c.pollLoop))
+	nctx, cancel := c.callCtx(c.Receive(ctx, publish, "weixin polling", c.pollLoop))
 	defer cancel()
 	c.notify(nctx, epNotifyStart)
 	return nil
@@ -148,8 +143,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 
 // Stop implements channels.Channel: the poll ends, the cursor is kept.
 func (c *Channel) Stop(ctx context.Context) error {
-	err := c.loop.Stop(ctx, stopTimeout, "weixin polling")
-	c.Down()
+	err := c.Base.Stop(ctx)
 	nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	c.notify(nctx, epNotifyStop)

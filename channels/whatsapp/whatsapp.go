@@ -21,13 +21,8 @@ import (
 // Name is the channel's name in config, routes and session keys.
 const Name = "whatsapp"
 
-// Timing of the connection.
-const (
-	// callTimeout bounds one call made on the channel's own behalf.
-	callTimeout = 30 * time.Second
-	// stopWithin bounds how long Stop waits for the event loop.
-	stopWithin = 10 * time.Second
-)
+// callTimeout bounds one call made on the channel's own behalf.
+const callTimeout = 30 * time.Second
 
 // loginHint is what a channel without a device tells the user to do.
 const loginHint = "run `nanobot channels login whatsapp` to pair this device"
@@ -55,7 +50,6 @@ type Channel struct {
 	lids      *lidMap
 
 	state atomic.Int32
-	loop  channels.Loop
 
 	mu      sync.Mutex
 	client  waClient
@@ -106,7 +100,6 @@ func (c *Channel) Describe() string {
 // device is not an error of the gateway: the channel says how to pair and
 // stays down, and the other channels run.
 func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
-	c.Attach(publish)
 	client, err := c.open(ctx, c.storePath, c.Log)
 	if err != nil {
 		return fmt.Errorf("whatsapp: %w", err)
@@ -122,7 +115,7 @@ func (c *Channel) Start(ctx context.Context, publish channels.Publish) error {
 	c.client, c.self, c.selfLID = client, userJID(pn), userJID(lid)
 	c.mu.Unlock()
 	c.state.Store(int32(stateConnecting))
-	c.loop.Go(ctx, func(ctx context.Context) { c.run(ctx, client) })
+	c.Receive(ctx, publish, "whatsapp event loop", func(ctx context.Context) { c.run(ctx, client) })
 	return nil
 }
 
@@ -197,7 +190,7 @@ func (c *Channel) onEvent(ctx context.Context, client waClient, evt any) bool {
 
 // Stop implements channels.Channel: the event loop ends, the store closes.
 func (c *Channel) Stop(ctx context.Context) error {
-	err := c.loop.Stop(ctx, stopWithin, "whatsapp event loop")
+	err := c.Base.Stop(ctx)
 	if st := state(c.state.Load()); st != stateNotPaired && st != stateLoggedOut {
 		c.state.Store(int32(stateDisconnected))
 	}
