@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"os"
 	"path"
@@ -126,18 +127,20 @@ func IsLink(ref string) bool {
 	return strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://")
 }
 
-// unsafeInName are the characters a saved file's name does not keep.
-var unsafeInName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+// unsafeInName are the characters a saved file's name does not keep: it
+// keeps letters and digits of any script (a Chinese file name stays
+// readable, as in nanobot), ".", "_" and "-".
+var unsafeInName = regexp.MustCompile(`[^\p{L}\p{N}._-]+`)
 
 // SafeFileName is what of a sender's file name may name a file under
 // media/: its last element (after either slash), each run of characters
 // other than letters, digits, ".", "_" and "-" as one "_", no "." or "_"
-// at either end, and its last keep bytes, which hold the extension; ""
-// when nothing is left.
+// at either end, and its last keep characters, which hold the extension;
+// "" when nothing is left.
 func SafeFileName(name string, keep int) string {
 	name = strings.Trim(unsafeInName.ReplaceAllString(path.Base(strings.ReplaceAll(name, `\`, "/")), "_"), "._")
-	if len(name) > keep {
-		name = name[len(name)-keep:]
+	if r := []rune(name); len(r) > keep {
+		name = string(r[len(r)-keep:])
 	}
 	return name
 }
@@ -145,6 +148,62 @@ func SafeFileName(name string, keep int) string {
 // SafeID is a platform's id (of a file, a message) as part of a saved
 // file's name: only its letters, digits, ".", "_" and "-".
 func SafeID(id string) string { return unsafeInName.ReplaceAllString(id, "") }
+
+// MediaName is the name a received file is saved under in media/:
+// "<channel>-<id>-<name>", which cannot leave media/ (SafeID, SafeFileName)
+// and does not collide (id is the platform's id of the file, or of its
+// message and the file's place in it: its last 48 characters are kept).
+// A name without an extension gets mimeType's (MediaExt); with no name
+// left, it is "<channel>-<id>" and that extension.
+func MediaName(channel, id, name, mimeType string) string {
+	id = strings.Trim(SafeID(id), ".")
+	if r := []rune(id); len(r) > 48 {
+		id = string(r[len(r)-48:])
+	}
+	base := channel + "-" + id
+	name = SafeFileName(name, 64)
+	if path.Ext(name) == "" {
+		name += MediaExt(mimeType)
+	}
+	switch {
+	case name == "":
+		return base
+	case strings.HasPrefix(name, "."):
+		return base + name
+	}
+	return base + "-" + name
+}
+
+// preferredExt is the usual extension of types for which the system's
+// list offers several (".jfif" comes before ".jpg" for image/jpeg).
+var preferredExt = map[string]string{
+	"image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif", "image/webp": ".webp",
+	"audio/ogg": ".ogg", "audio/mpeg": ".mp3", "audio/mp4": ".m4a", "audio/amr": ".amr",
+	"video/mp4": ".mp4", "video/quicktime": ".mov", "text/plain": ".txt", "application/pdf": ".pdf",
+}
+
+// MediaExt is a file extension for a MIME type (parameters ignored: a
+// voice note's "audio/ogg; codecs=opus" is ".ogg"); "" when none is known.
+func MediaExt(mimeType string) string {
+	mt, _, err := mime.ParseMediaType(mimeType)
+	if err != nil {
+		return ""
+	}
+	if ext, ok := preferredExt[mt]; ok {
+		return ext
+	}
+	if exts, _ := mime.ExtensionsByType(mt); len(exts) > 0 {
+		return exts[0]
+	}
+	return ""
+}
+
+// RedactURL is a URL for a log or an error: without its query, which
+// holds the signature or token that lets anyone fetch the file.
+func RedactURL(raw string) string {
+	before, _, _ := strings.Cut(raw, "?")
+	return before
+}
 
 // EmptyMessage is what the model reads of a message with neither text nor a file.
 const EmptyMessage = "[empty message]"

@@ -24,12 +24,14 @@ func TestSafeFileNameCannotLeaveMedia(t *testing.T) {
 		"..":                    "",
 		"":                      "",
 		"._hidden.":             "hidden",
-		"Grüße aus Köln.txt":    "Gr_e_aus_K_ln.txt",
+		"Grüße aus Köln.txt":    "Grüße_aus_Köln.txt",
+		"报告 (最终).pdf":           "报告_最终_.pdf",
 	} {
 		require.Equal(t, want, SafeFileName(in, 64), in)
 	}
 	long := strings.Repeat("a", 100) + ".tar.gz"
 	require.Equal(t, strings.Repeat("a", 9)+".tar.gz", SafeFileName(long, 16), "the end, with the extension, is kept")
+	require.Equal(t, "ö.txt", SafeFileName("ööööö.txt", 5), "cut by characters, not bytes")
 	require.Equal(t, "AgAD-x_1.y", SafeID("AgAD/-x_1.y?"))
 }
 
@@ -121,4 +123,36 @@ func TestTakeFilesMediaAndNotes(t *testing.T) {
 	TakeFiles(t.Context(), &none, nil, func(context.Context, string) (string, string) { return "", "never" })
 	require.Equal(t, "plain", none.Content)
 	require.Empty(t, none.Media)
+}
+
+// TestMediaNameShape: "<channel>-<id>-<name>", safe, with an extension by
+// the type when the name has none, and the id's end when it is long.
+func TestMediaNameShape(t *testing.T) {
+	for _, tc := range []struct{ id, name, mimeType, want string }{
+		{"700", "cat.png", "", "discord-700-cat.png"},
+		{"m1-0", "../../report.pdf", "image/png", "discord-m1-0-report.pdf"},
+		{"m1-2", "", "image/jpeg", "discord-m1-2.jpg"},
+		{"m1", "notes", "text/plain; charset=utf-8", "discord-m1-notes.txt"},
+		{"m1", "", "", "discord-m1"},
+		{"../m/1?", "", "audio/ogg; codecs=opus", "discord-m1.ogg"},
+		{strings.Repeat("a", 60) + "-end", "x.bin", "", "discord-" + strings.Repeat("a", 44) + "-end-x.bin"},
+	} {
+		require.Equal(t, tc.want, MediaName("discord", tc.id, tc.name, tc.mimeType), "%+v", tc)
+	}
+}
+
+// TestMediaExtPrefersTheUsualOne: the common types get their usual
+// extension, others the system's, unknown ones none.
+func TestMediaExtPrefersTheUsualOne(t *testing.T) {
+	require.Equal(t, ".jpg", MediaExt("image/jpeg"))
+	require.Equal(t, ".ogg", MediaExt("audio/ogg; codecs=opus"))
+	require.Equal(t, ".json", MediaExt("application/json"))
+	require.Equal(t, "", MediaExt("application/x-no-such-type"))
+	require.Equal(t, "", MediaExt("not a type;;"))
+}
+
+// TestRedactURLDropsTheSignature: a URL for a log keeps where, not the key.
+func TestRedactURLDropsTheSignature(t *testing.T) {
+	require.Equal(t, "https://cdn.example/f/1.png", RedactURL("https://cdn.example/f/1.png?sig=secret&exp=1"))
+	require.Equal(t, "https://cdn.example/f/1.png", RedactURL("https://cdn.example/f/1.png"))
 }
