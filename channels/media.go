@@ -198,6 +198,16 @@ func MediaExt(mimeType string) string {
 	return ""
 }
 
+// DispositionName is the file name a download's Content-Disposition
+// header gives ("" for none).
+func DispositionName(h http.Header) string {
+	_, params, err := mime.ParseMediaType(h.Get("Content-Disposition"))
+	if err != nil {
+		return ""
+	}
+	return params["filename"]
+}
+
 // RedactURL is a URL for a log or an error: without its query, which
 // holds the signature or token that lets anyone fetch the file.
 func RedactURL(raw string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,6 +150,18 @@ func TestMediaExtPrefersTheUsualOne(t *testing.T) {
 	require.Equal(t, ".json", MediaExt("application/json"))
 	require.Equal(t, "", MediaExt("application/x-no-such-type"))
 	require.Equal(t, "", MediaExt("not a type;;"))
+}
+
+// TestDispositionNameReadsTheHeader: the filename parameter, "" without one.
+func TestDispositionNameReadsTheHeader(t *testing.T) {
+	h := http.Header{}
+	require.Equal(t, "", DispositionName(h))
+	h.Set("Content-Disposition", `attachment; filename="q3 report.pdf"`)
+	require.Equal(t, "q3 report.pdf", DispositionName(h))
+	h.Set("Content-Disposition", `attachment; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf`)
+	require.Equal(t, "报告.pdf", DispositionName(h))
+	h.Set("Content-Disposition", `inline`)
+	require.Equal(t, "", DispositionName(h))
 }
 
 // TestRedactURLDropsTheSignature: a URL for a log keeps where, not the key.
