@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
 )
@@ -48,9 +47,9 @@ func (c *Channel) download(ctx context.Context, m robotMessage, i int, f downloa
 		return "", err
 	}
 	if !c.fetchable(out.DownloadURL) {
-		return "", fmt.Errorf("download url %q is not https", redact(out.DownloadURL))
+		return "", fmt.Errorf("download url %q is not https", channels.RedactURL(out.DownloadURL))
 	}
-	return channels.FetchMedia(dctx, c.http, out.DownloadURL, c.workspace, mediaName(m.MsgID, i, f.name), maxDownload)
+	return channels.FetchMedia(dctx, c.http, out.DownloadURL, c.workspace, channels.MediaName("dingtalk", m.MsgID+"-"+strconv.Itoa(i), f.name, ""), maxDownload)
 }
 
 // fetchable: an https URL, or one on apiBase's host (a test server).
@@ -63,24 +62,4 @@ func (c *Channel) fetchable(raw string) bool {
 		return true
 	}
 	return u.Scheme == "https"
-}
-
-// mediaName cannot leave media/ and does not collide: the message, the file's place in it, its name.
-func mediaName(msgID string, i int, name string) string {
-	id := channels.SafeID(msgID)
-	if len(id) > 40 {
-		id = id[len(id)-40:]
-	}
-	name = channels.SafeFileName(name, 64)
-	base := "dingtalk-" + id + "-" + strconv.Itoa(i)
-	if name == "" {
-		return base
-	}
-	return base + "-" + name
-}
-
-// redact drops a url's query (signatures, tickets) for the log.
-func redact(raw string) string {
-	before, _, _ := strings.Cut(raw, "?")
-	return before
 }

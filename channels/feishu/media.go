@@ -1,14 +1,12 @@
 package feishu
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
@@ -72,31 +70,14 @@ func (c *Channel) fetchResource(ctx context.Context, messageID string, r resourc
 		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&env)
 		return "", fmt.Errorf("feishu download resource: code %d: %s", env.Code, env.Msg)
 	}
-	name := r.Name
-	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
-		name = params["filename"]
-	}
+	name := cmp.Or(channels.DispositionName(resp.Header), r.Name)
 	if name == "" && typ == "image" {
 		name = "image.jpg"
 	}
 	if r.Kind == "audio" && !strings.HasSuffix(name, ".opus") && !strings.HasSuffix(name, ".ogg") {
 		name += ".ogg" // Feishu's voice is opus in ogg
 	}
-	return c.saveMedia(r.Key, name, resp.Body)
-}
-
-// saveMedia names the file so it cannot leave media/ or collide: the key, then the name.
-func (c *Channel) saveMedia(key, name string, body io.Reader) (string, error) {
-	key = channels.SafeID(key)
-	if len(key) > 32 {
-		key = key[:32]
-	}
-	name = channels.SafeFileName(name, 64)
-	full := "feishu-" + key
-	if name != "" {
-		full += "-" + name
-	}
-	return channels.SaveMedia(c.workspace, full, body, maxDownload)
+	return channels.SaveMedia(c.workspace, channels.MediaName("feishu", r.Key, name, ""), resp.Body, maxDownload)
 }
 
 // upload sends a workspace file to Feishu and returns the message type and
@@ -154,18 +135,9 @@ func (c *Channel) multipart(ctx context.Context, op, path string, fields map[str
 	if err != nil {
 		return fmt.Errorf("feishu %s: %w", op, err)
 	}
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for k, v := range fields {
-		_ = w.WriteField(k, v)
-	}
-	part, err := w.CreateFormFile(field, name)
+	body, contentType, err := channels.Form(fields, channels.FormFile{Field: field, Name: name, Type: "application/octet-stream", Data: data})
 	if err != nil {
 		return fmt.Errorf("feishu %s: %w", op, err)
 	}
-	_, _ = part.Write(data)
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("feishu %s: %w", op, err)
-	}
-	return c.api.call(ctx, request{op: op, method: http.MethodPost, path: path, body: buf.Bytes(), contentType: w.FormDataContentType()}, out)
+	return c.api.call(ctx, request{op: op, method: http.MethodPost, path: path, body: body, contentType: contentType}, out)
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -39,7 +40,7 @@ func (c *Channel) download(ctx context.Context, msgID string, i int, a attachmen
 		raw = "https:" + raw
 	}
 	if !c.fromCDN(raw) {
-		return "", fmt.Errorf("url %q is not QQ's CDN", redact(raw))
+		return "", fmt.Errorf("url %q is not QQ's CDN", channels.RedactURL(raw))
 	}
 	dctx, cancel := context.WithTimeout(ctx, 4*callTimeout)
 	defer cancel()
@@ -55,7 +56,7 @@ func (c *Channel) download(ctx context.Context, msgID string, i int, a attachmen
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("HTTP %s", resp.Status)
 	}
-	name := mediaName(msgID, i, a, resp.Header.Get("Content-Type"))
+	name := channels.MediaName("qq", msgID+"-"+strconv.Itoa(i), a.Filename, cmp.Or(a.ContentType, resp.Header.Get("Content-Type")))
 	return channels.SaveMedia(c.workspace, name, resp.Body, c.cfg.DownloadMaxBytes)
 }
 
@@ -75,21 +76,6 @@ func (c *Channel) fromCDN(raw string) bool {
 		}
 	}
 	return false
-}
-
-// mediaName cannot leave media/ and does not collide: the message id's tail, the index, the name.
-func mediaName(msgID string, i int, a attachment, ctype string) string {
-	id := channels.SafeID(msgID)
-	if len(id) > 16 {
-		id = id[len(id)-16:]
-	}
-	name := channels.SafeFileName(a.Filename, 64)
-	if filepath.Ext(name) == "" {
-		if exts, _ := mime.ExtensionsByType(cmp.Or(a.ContentType, ctype)); len(exts) > 0 {
-			name += exts[0]
-		}
-	}
-	return fmt.Sprintf("qq-%s-%d-%s", id, i, cmp.Or(name, "file"))
 }
 
 // sendMedia uploads a file (a workspace path, or a URL QQ fetches itself)
@@ -163,10 +149,4 @@ func baseName(ref string) string {
 		ref = u.Path
 	}
 	return cmp.Or(filepath.Base(ref), "file")
-}
-
-// redact drops a url's query (CDN signatures) for the log.
-func redact(raw string) string {
-	before, _, _ := strings.Cut(raw, "?")
-	return before
 }

@@ -1,9 +1,10 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net/http"
+	"mime"
 	"path"
 	"strings"
 
@@ -79,44 +80,18 @@ func (c *Channel) download(ctx context.Context, att attachment) (string, error) 
 	if f.FileSize > maxDownload {
 		return "", fmt.Errorf("file of %d bytes is over the Bot API's %d-byte download limit", f.FileSize, maxDownload)
 	}
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, c.bot.FileDownloadLink(f), nil)
-	if err != nil {
-		return "", err
+	// Telegram's unique file id keeps names apart; a file without a name
+	// of its own takes the type of the server's name (a photo's is JPEG).
+	mt := mime.TypeByExtension(path.Ext(f.FilePath))
+	if att.kind == "image" && path.Ext(f.FilePath) == "" {
+		mt = "image/jpeg"
 	}
-	resp, err := c.http.client.Do(req)
+	name := channels.MediaName("telegram", cmp.Or(att.uniqueID, att.fileID), att.name, mt)
+	p, err := channels.FetchMedia(cctx, c.http.client, c.bot.FileDownloadLink(f), c.workspace, name, maxDownload)
 	if err != nil {
 		return "", fmt.Errorf("download: %w", err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("download: HTTP %d", resp.StatusCode)
-	}
-	return channels.SaveMedia(c.workspace, mediaName(att, f.FilePath), resp.Body, maxDownload)
-}
-
-// mediaName is a file name that cannot leave media/ and does not collide:
-// Telegram's unique file id, then the sender's file name or the server's extension.
-func mediaName(att attachment, serverPath string) string {
-	id := channels.SafeID(att.uniqueID)
-	if id == "" {
-		id = channels.SafeID(att.fileID)
-		if len(id) > 24 {
-			id = id[:24]
-		}
-	}
-	name := channels.SafeFileName(att.name, 64)
-	switch {
-	case name != "":
-		return "telegram-" + id + "-" + name
-	case att.kind == "image" && path.Ext(serverPath) == "":
-		return "telegram-" + id + ".jpg"
-	default:
-		ext := channels.SafeID(path.Ext(serverPath))
-		if len(ext) > 10 {
-			ext = ""
-		}
-		return "telegram-" + id + ext
-	}
+	return p, nil
 }
 
 // withMediaNote tells the model about a file it will not get (too big, failed).

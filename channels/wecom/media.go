@@ -2,6 +2,7 @@ package wecom
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -9,11 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -22,9 +20,6 @@ import (
 
 // maxMedia is nanobot's WECOM_UPLOAD_MAX_BYTES, both ways.
 const maxMedia = 200 << 20
-
-// unsafeName is what a saved name may not hold (nanobot keeps CJK too).
-var unsafeName = regexp.MustCompile(`[^\p{L}\p{N}._\-()\[\]（）【】]+`)
 
 // download fetches a message's file, decrypts it with its aeskey and saves
 // it in <workspace>/media; it returns the saved path.
@@ -36,7 +31,7 @@ func (c *Channel) download(ctx context.Context, msgID string, index int, p piece
 		return "", errors.New("no url or aeskey")
 	}
 	if !c.fetchable(p.res.URL) {
-		return "", fmt.Errorf("url %q is not https", redact(p.res.URL))
+		return "", fmt.Errorf("url %q is not https", channels.RedactURL(p.res.URL))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.res.URL, nil)
 	if err != nil {
@@ -44,15 +39,15 @@ func (c *Channel) download(ctx context.Context, msgID string, index int, p piece
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("get %s: %w", redact(p.res.URL), err)
+		return "", fmt.Errorf("get %s: %w", channels.RedactURL(p.res.URL), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("get %s: HTTP %s", redact(p.res.URL), resp.Status)
+		return "", fmt.Errorf("get %s: HTTP %s", channels.RedactURL(p.res.URL), resp.Status)
 	}
 	sealed, err := io.ReadAll(io.LimitReader(resp.Body, maxMedia+aes.BlockSize*2+1))
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", redact(p.res.URL), err)
+		return "", fmt.Errorf("read %s: %w", channels.RedactURL(p.res.URL), err)
 	}
 	if len(sealed) > maxMedia+aes.BlockSize*2 {
 		return "", fmt.Errorf("over the %d-byte limit: %w", maxMedia, channels.ErrTooLarge)
@@ -61,11 +56,9 @@ func (c *Channel) download(ctx context.Context, msgID string, index int, p piece
 	if err != nil {
 		return "", err
 	}
-	name := p.res.Name
-	if name == "" {
-		name = dispositionName(resp.Header.Get("Content-Disposition"))
-	}
-	return channels.SaveMedia(c.workspace, mediaName(msgID, index, p.kind, name), bytes.NewReader(plain), maxMedia)
+	// The message id and the item's place keep names apart; a file without a name is named by its kind.
+	name := cmp.Or(p.res.Name, channels.DispositionName(resp.Header), p.kind)
+	return channels.SaveMedia(c.workspace, channels.MediaName("wecom", msgID+"-"+strconv.Itoa(index), name, ""), bytes.NewReader(plain), maxMedia)
 }
 
 // fetchable: https, or the host of wsUrl (a test server speaks plain http).
@@ -120,41 +113,4 @@ func decodeKey(s string) ([]byte, error) {
 		return nil, fmt.Errorf("aeskey: %d bytes, not 32", len(key))
 	}
 	return key, nil
-}
-
-// dispositionName is the file name a Content-Disposition header gives.
-func dispositionName(h string) string {
-	if h == "" {
-		return ""
-	}
-	_, params, err := mime.ParseMediaType(h)
-	if err != nil {
-		return ""
-	}
-	return params["filename"]
-}
-
-// mediaName cannot leave media/ and does not collide: the message id, the
-// item, then the file's own name (or its kind).
-func mediaName(msgID string, index int, kind, name string) string {
-	id := strings.Trim(unsafeName.ReplaceAllString(msgID, ""), ".")
-	if len(id) > 48 {
-		id = id[len(id)-48:]
-	}
-	name = strings.Trim(unsafeName.ReplaceAllString(filepath.Base(name), "_"), "._ ")
-	if r := []rune(name); len(r) > 64 {
-		name = string(r[len(r)-64:])
-	}
-	if name == "" {
-		name = kind
-	}
-	return "wecom-" + id + "-" + strconv.Itoa(index) + "-" + name
-}
-
-func baseName(p string) string { return filepath.Base(p) }
-
-// redact drops a url's query (signatures) for the log.
-func redact(raw string) string {
-	before, _, _ := strings.Cut(raw, "?")
-	return before
 }

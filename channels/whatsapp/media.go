@@ -26,7 +26,11 @@ const maxUpload = 100 << 20
 // download saves a message's file into <workspace>/media; on failure it
 // returns a note for the model instead of a path.
 func (c *Channel) download(ctx context.Context, client waClient, id string, a *attachment) (path, note string) {
-	name := mediaName(id, a)
+	mimeType := a.mimetype
+	if mimeType == "" && a.kind == "voice" {
+		mimeType = "audio/ogg" // a voice note is Opus in Ogg
+	}
+	name := channels.MediaName("whatsapp", id, a.filename, mimeType)
 	fail := func(why string, err error) (string, string) {
 		c.Log.Warn("whatsapp file not downloaded", "message_id", id, "kind", a.kind, "why", why, "error", err)
 		return "", channels.FileLine(a.kind, why)
@@ -48,39 +52,6 @@ func (c *Channel) download(ctx context.Context, client waClient, id string, a *a
 		return fail("download failed", err)
 	}
 	return p, ""
-}
-
-// mediaName cannot leave media/ and does not collide: the message id, then
-// the file's name, or an extension by its type (.ogg for a voice note).
-func mediaName(id string, a *attachment) string {
-	base := "whatsapp-" + strings.Trim(channels.SafeID(id), ".")
-	name := channels.SafeFileName(a.filename, 64)
-	if name != "" && name != "." {
-		return base + "-" + name
-	}
-	return base + extension(a.mimetype, a.kind)
-}
-
-// extension is the file extension for a media type; a voice note is Opus in Ogg.
-func extension(mimetype, kind string) string {
-	mt, _, _ := mime.ParseMediaType(mimetype)
-	switch mt {
-	case "audio/ogg":
-		return ".ogg"
-	case "image/jpeg":
-		return ".jpg"
-	case "image/webp":
-		return ".webp"
-	case "video/mp4":
-		return ".mp4"
-	}
-	if exts, _ := mime.ExtensionsByType(mt); len(exts) > 0 {
-		return exts[0]
-	}
-	if kind == "voice" {
-		return ".ogg"
-	}
-	return ".bin"
 }
 
 // directAudio are the audio types WhatsApp plays inline; others (Ogg too:
