@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -206,6 +207,21 @@ func DispositionName(h http.Header) string {
 		return ""
 	}
 	return params["filename"]
+}
+
+// FetchableURL tells whether a file URL a platform sent may be fetched
+// (the fetch may carry a token, or at least reveals the gateway): https on
+// a host platformHost accepts (nil: any), or a URL of testBase's scheme and
+// host (apiBase, a test server that may speak plain http; "": none).
+func FetchableURL(raw, testBase string, platformHost func(host string) bool) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if b, err := url.Parse(testBase); err == nil && testBase != "" && b.Host == u.Host && b.Scheme == u.Scheme {
+		return true
+	}
+	return u.Scheme == "https" && (platformHost == nil || platformHost(strings.ToLower(u.Hostname())))
 }
 
 // RedactURL is a URL for a log or an error: without its query, which

@@ -164,6 +164,21 @@ func TestDispositionNameReadsTheHeader(t *testing.T) {
 	require.Equal(t, "", DispositionName(h))
 }
 
+// TestFetchableURLOnlyThePlatformsOrTheTestServer: https on the platform's
+// hosts, or the test server's scheme and host; nothing else.
+func TestFetchableURLOnlyThePlatformsOrTheTestServer(t *testing.T) {
+	cdn := func(host string) bool { return host == "cdn.example" }
+	require.True(t, FetchableURL("https://CDN.example/a.png?sig=1", "", cdn))
+	require.False(t, FetchableURL("http://cdn.example/a.png", "", cdn), "not https")
+	require.False(t, FetchableURL("https://evil.example/a.png", "", cdn))
+	require.True(t, FetchableURL("https://evil.example/a.png", "", nil), "any https host")
+	require.True(t, FetchableURL("http://127.0.0.1:9/f", "http://127.0.0.1:9/api", cdn), "the test server")
+	require.False(t, FetchableURL("http://127.0.0.1:8/f", "http://127.0.0.1:9/api", cdn), "another port")
+	require.False(t, FetchableURL("https://127.0.0.1:9/f", "http://127.0.0.1:9", cdn), "another scheme")
+	require.False(t, FetchableURL("/relative", "", nil))
+	require.False(t, FetchableURL("://", "", nil))
+}
+
 // TestRedactURLDropsTheSignature: a URL for a log keeps where, not the key.
 func TestRedactURLDropsTheSignature(t *testing.T) {
 	require.Equal(t, "https://cdn.example/f/1.png", RedactURL("https://cdn.example/f/1.png?sig=secret&exp=1"))

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
 )
@@ -46,20 +46,8 @@ func (c *Channel) download(ctx context.Context, m robotMessage, i int, f downloa
 	if err != nil {
 		return "", err
 	}
-	if !c.fetchable(out.DownloadURL) {
+	if !channels.FetchableURL(out.DownloadURL, strings.TrimSpace(c.cfg.APIBase), nil) {
 		return "", fmt.Errorf("download url %q is not https", channels.RedactURL(out.DownloadURL))
 	}
 	return channels.FetchMedia(dctx, c.http, out.DownloadURL, c.workspace, channels.MediaName("dingtalk", m.MsgID+"-"+strconv.Itoa(i), f.name, ""), maxDownload)
-}
-
-// fetchable: an https URL, or one on apiBase's host (a test server).
-func (c *Channel) fetchable(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if base, err := url.Parse(c.api); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
-		return true
-	}
-	return u.Scheme == "https"
 }

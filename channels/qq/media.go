@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,7 +40,7 @@ func (c *Channel) download(ctx context.Context, msgID string, i int, a attachmen
 	if strings.HasPrefix(raw, "//") { // QQ sends protocol-relative urls
 		raw = "https:" + raw
 	}
-	if !c.fromCDN(raw) {
+	if !channels.FetchableURL(raw, c.cfg.APIBase, qqHost) {
 		return "", fmt.Errorf("url %q is not QQ's CDN", channels.RedactURL(raw))
 	}
 	dctx, cancel := context.WithTimeout(ctx, 4*callTimeout)
@@ -60,22 +61,9 @@ func (c *Channel) download(ctx context.Context, msgID string, i int, a attachmen
 	return channels.SaveMedia(c.workspace, name, resp.Body, c.cfg.DownloadMaxBytes)
 }
 
-// fromCDN: https on QQ's hosts, or the host of apiBase (a test server).
-func (c *Channel) fromCDN(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if base, err := url.Parse(c.cfg.APIBase); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
-		return true
-	}
-	host := strings.ToLower(u.Hostname())
-	for _, s := range cdnSuffixes {
-		if u.Scheme == "https" && strings.HasSuffix(host, s) {
-			return true
-		}
-	}
-	return false
+// qqHost tells QQ's CDN hosts.
+func qqHost(host string) bool {
+	return slices.ContainsFunc(cdnSuffixes, func(s string) bool { return strings.HasSuffix(host, s) })
 }
 
 // sendMedia uploads a file (a workspace path, or a URL QQ fetches itself)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	neturl "net/url"
 	"strings"
 	"time"
 
@@ -47,7 +46,7 @@ func (c *Channel) download(ctx context.Context, f file) (string, string) {
 	if f.Size > maxDownload {
 		return fail("larger than 20 MB")
 	}
-	if !c.slackFileURL(url) {
+	if !channels.FetchableURL(url, c.cfg.APIBase, slackHost) {
 		// The download carries the bot token: it goes to Slack only.
 		c.Log.Warn("slack file url is not Slack's; not downloaded", "file", f.ID, "url", channels.RedactURL(url))
 		return fail("not a Slack file url")
@@ -60,19 +59,9 @@ func (c *Channel) download(ctx context.Context, f file) (string, string) {
 	return path, fmt.Sprintf("[%s: %s]", kind, name)
 }
 
-// slackFileURL reports whether a file url is Slack's (https on slack.com or
-// a subdomain) or on the configured apiBase's host (a Slack-compatible test server).
-func (c *Channel) slackFileURL(raw string) bool {
-	u, err := neturl.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if base, err := neturl.Parse(c.cfg.APIBase); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
-		return true
-	}
-	host := strings.ToLower(u.Hostname())
-	return u.Scheme == "https" && (host == "slack.com" || strings.HasSuffix(host, ".slack.com"))
-}
+// slackHost tells Slack's hosts (slack.com and its subdomains), where a
+// file's download may carry the bot token.
+func slackHost(host string) bool { return host == "slack.com" || strings.HasSuffix(host, ".slack.com") }
 
 func (c *Channel) fetch(ctx context.Context, url, name string) (string, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
