@@ -69,6 +69,9 @@ func FetchMedia(ctx context.Context, hc *http.Client, url, workspace, name strin
 	return SaveMedia(workspace, name, resp.Body, limit)
 }
 
+// tooLarge is LocalMedia's why for a file over the limit.
+const tooLarge = "larger than the platform's upload limit"
+
 // LocalMedia resolves a reply's file (a workspace path, or an absolute
 // one) and checks it can be sent: why is "" for a regular file within
 // limit bytes, else what is wrong with it (err, if any, says more).
@@ -81,9 +84,26 @@ func LocalMedia(workspace, ref string, limit int64) (path, why string, err error
 	case !st.Mode().IsRegular():
 		return path, "not a file", nil
 	case st.Size() > limit:
-		return path, "larger than the platform's upload limit", nil
+		return path, tooLarge, nil
 	}
 	return path, "", nil
+}
+
+// ReadMedia reads a reply's file for upload, checked as LocalMedia checks
+// it; the error says what is wrong ("report.pdf: larger than the
+// platform's upload limit of 20971520 bytes").
+func ReadMedia(workspace, ref string, limit int64) (path string, data []byte, err error) {
+	path, why, err := LocalMedia(workspace, ref, limit)
+	switch {
+	case why == "":
+		data, err = os.ReadFile(path)
+		return path, data, err
+	case err != nil:
+		return path, nil, fmt.Errorf("%s: %s: %w", filepath.Base(path), why, err)
+	case why == tooLarge:
+		return path, nil, fmt.Errorf("%s: %s of %d bytes", filepath.Base(path), why, limit)
+	}
+	return path, nil, fmt.Errorf("%s: %s", filepath.Base(path), why)
 }
 
 // SendFile sends a reply's file part as nanobot does: a link goes out as

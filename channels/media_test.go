@@ -179,6 +179,26 @@ func TestFetchableURLOnlyThePlatformsOrTheTestServer(t *testing.T) {
 	require.False(t, FetchableURL("://", "", nil))
 }
 
+// TestReadMediaSaysWhatIsWrong: a workspace file within the limit is read;
+// one missing, a folder or too large is an error naming it and why.
+func TestReadMediaSaysWhatIsWrong(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "dir"), 0o755))
+	path, data, err := ReadMedia(ws, "a.txt", 5)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(ws, "a.txt"), path)
+	require.Equal(t, "hello", string(data))
+	_, data, err = ReadMedia(ws, filepath.Join(ws, "a.txt"), 4)
+	require.EqualError(t, err, "a.txt: larger than the platform's upload limit of 4 bytes")
+	require.Nil(t, data)
+	_, _, err = ReadMedia(ws, "dir", 5)
+	require.EqualError(t, err, "dir: not a file")
+	_, _, err = ReadMedia(ws, "gone.txt", 5)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "gone.txt: not found")
+}
+
 // TestRedactURLDropsTheSignature: a URL for a log keeps where, not the key.
 func TestRedactURLDropsTheSignature(t *testing.T) {
 	require.Equal(t, "https://cdn.example/f/1.png", RedactURL("https://cdn.example/f/1.png?sig=secret&exp=1"))

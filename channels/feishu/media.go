@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -84,30 +83,25 @@ func (c *Channel) fetchResource(ctx context.Context, messageID string, r resourc
 // content that show it: an image (POST /open-apis/im/v1/images) or a file,
 // audio or video (POST /open-apis/im/v1/files).
 func (c *Channel) upload(ctx context.Context, path string) (msgType, content string, err error) {
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return "", "", fmt.Errorf("%w: %w", errLocalFile, err)
-	case !st.Mode().IsRegular():
-		return "", "", fmt.Errorf("%w: not a file", errLocalFile)
-	}
 	ext := strings.ToLower(filepath.Ext(path))
 	name := filepath.Base(path)
+	limit := int64(maxUpload)
 	if imageExts[ext] {
-		if st.Size() > maxImageUpload {
-			return "", "", fmt.Errorf("%w: larger than Feishu's 10 MB image limit", errLocalFile)
-		}
+		limit = maxImageUpload
+	}
+	_, data, err := channels.ReadMedia("", path, limit)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %w", errLocalFile, err)
+	}
+	if imageExts[ext] {
 		var got struct {
 			ImageKey string `json:"image_key"`
 		}
-		err := c.multipart(ctx, "upload image", "/open-apis/im/v1/images", map[string]string{"image_type": "message"}, "image", path, name, &got)
+		err := c.multipart(ctx, "upload image", "/open-apis/im/v1/images", map[string]string{"image_type": "message"}, "image", data, name, &got)
 		if err != nil {
 			return "", "", err
 		}
 		return "image", jsonString(map[string]string{"image_key": got.ImageKey}), nil
-	}
-	if st.Size() > maxUpload {
-		return "", "", fmt.Errorf("%w: larger than Feishu's 30 MB file limit", errLocalFile)
 	}
 	ftype := fileTypes[ext]
 	if ftype == "" {
@@ -116,7 +110,7 @@ func (c *Channel) upload(ctx context.Context, path string) (msgType, content str
 	var got struct {
 		FileKey string `json:"file_key"`
 	}
-	if err := c.multipart(ctx, "upload file", "/open-apis/im/v1/files", map[string]string{"file_type": ftype, "file_name": name}, "file", path, name, &got); err != nil {
+	if err := c.multipart(ctx, "upload file", "/open-apis/im/v1/files", map[string]string{"file_type": ftype, "file_name": name}, "file", data, name, &got); err != nil {
 		return "", "", err
 	}
 	msgType = "file"
@@ -130,11 +124,7 @@ func (c *Channel) upload(ctx context.Context, path string) (msgType, content str
 }
 
 // multipart posts fields and one file as multipart/form-data.
-func (c *Channel) multipart(ctx context.Context, op, path string, fields map[string]string, field, file, name string, out any) error {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return fmt.Errorf("feishu %s: %w", op, err)
-	}
+func (c *Channel) multipart(ctx context.Context, op, path string, fields map[string]string, field string, data []byte, name string, out any) error {
 	body, contentType, err := channels.Form(fields, channels.FormFile{Field: field, Name: name, Type: "application/octet-stream", Data: data})
 	if err != nil {
 		return fmt.Errorf("feishu %s: %w", op, err)

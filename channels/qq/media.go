@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -75,7 +74,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 	if channels.IsLink(ref) {
 		upload["url"] = ref
 	} else {
-		data, err := c.readFile(ref)
+		_, data, err := channels.ReadMedia(c.workspace, strings.TrimPrefix(ref, "file://"), maxUpload)
 		if err != nil {
 			c.Log.Warn("qq attachment not sent", "file", ref, "error", err)
 			return c.postText(ctx, route, key, "[Attachment send failed: "+name+"]")
@@ -101,21 +100,6 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 		return "", sendError(err)
 	}
 	return c.post(ctx, route, key, map[string]any{"msg_type": msgTypeMedia, "media": map[string]string{"file_info": file.FileInfo}})
-}
-
-// readFile reads a workspace file for upload.
-func (c *Channel) readFile(ref string) ([]byte, error) {
-	path := channels.WorkspacePath(c.workspace, strings.TrimPrefix(ref, "file://"))
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, errors.New("not a file")
-	case st.Size() > maxUpload:
-		return nil, fmt.Errorf("larger than %d bytes", maxUpload)
-	}
-	return os.ReadFile(path)
 }
 
 var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".bmp": true,

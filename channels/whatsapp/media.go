@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -61,18 +60,9 @@ var directAudio = map[string]bool{"audio/aac": true, "audio/amr": true, "audio/m
 // mediaMessage uploads a workspace file and builds the message that shows
 // it: an image, a video, inline audio, or a document.
 func (c *Channel) mediaMessage(ctx context.Context, client waClient, path string, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("not found: %w", err)
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("not a file")
-	case st.Size() > maxUpload:
-		return nil, fmt.Errorf("larger than WhatsApp's %d MB", maxUpload>>20)
-	}
-	data, err := os.ReadFile(path)
+	_, data, err := channels.ReadMedia("", path, maxUpload)
 	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+		return nil, err
 	}
 	name := filepath.Base(path)
 	mt := mime.TypeByExtension(filepath.Ext(name))
