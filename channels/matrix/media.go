@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,23 +105,14 @@ func (c *Channel) mediaLimit() int64 {
 	return c.uploadLimit
 }
 
-// mediaName is a file name that cannot leave media/ and does not collide:
-// the event id, then the sender's file name (or an extension from the mime type).
+// mediaName is the saved file's name (channels.MediaName): the event id,
+// then the sender's file name, or the kind and an extension by its type.
 func mediaName(eventID string, m message) string {
-	ev := channels.SafeID(strings.TrimPrefix(eventID, "$"))
-	if len(ev) > 24 {
-		ev = ev[:24]
+	var mimeType string
+	if m.Info != nil {
+		mimeType = m.Info.MimeType
 	}
-	name := channels.SafeFileName(m.fileName(), 64)
-	if name == "" {
-		name = m.kind()
-		if m.Info != nil {
-			if exts, _ := mime.ExtensionsByType(m.Info.MimeType); len(exts) > 0 {
-				name += exts[0]
-			}
-		}
-	}
-	return "matrix-" + ev + "-" + name
+	return channels.MediaName("matrix", strings.TrimPrefix(eventID, "$"), cmp.Or(channels.SafeFileName(m.fileName(), 64), m.kind()), mimeType)
 }
 
 // fileContent uploads a workspace file to the content repository and is
