@@ -54,19 +54,47 @@ func SaveMedia(workspace, name string, body io.Reader, limit int64) (string, err
 // FetchMedia downloads url (signed by the platform: no credentials are
 // sent) and saves it into <workspace>/media under name, as SaveMedia does.
 func FetchMedia(ctx context.Context, hc *http.Client, url, workspace, name string, limit int64) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := hc.Do(req)
+	resp, err := GetFile(ctx, hc, url)
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %s", resp.Status)
-	}
 	return SaveMedia(workspace, name, resp.Body, limit)
+}
+
+// GetFile GETs a file's URL (signed by the platform: no credentials are
+// sent) and hands back a 200 answer; an error names the URL without its
+// query (RedactURL), where the signature or a token would be.
+func GetFile(ctx context.Context, hc *http.Client, rawURL string) (*http.Response, error) {
+	op := "GET " + RedactURL(rawURL)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = hc.Do(req); err == nil {
+			if resp.StatusCode == http.StatusOK {
+				return resp, nil
+			}
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s: HTTP %s", op, resp.Status)
+		}
+	}
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		err = ue.Err // its text holds the whole URL
+	}
+	return nil, fmt.Errorf("%s: %w", op, err)
+}
+
+// ReadLimited reads body whole, as long as it is at most limit bytes
+// (else ErrTooLarge), for a file opened before it is saved (decrypted).
+func ReadLimited(body io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("over the %d-byte limit: %w", limit, ErrTooLarge)
+	}
+	return data, nil
 }
 
 // tooLarge is LocalMedia's why for a file over the limit.

@@ -3,8 +3,10 @@ package channels
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,6 +199,41 @@ func TestReadMediaSaysWhatIsWrong(t *testing.T) {
 	_, _, err = ReadMedia(ws, "gone.txt", 5)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorContains(t, err, "gone.txt: not found")
+}
+
+// TestGetFileKeepsTheSignatureOutOfErrors: a 200 answer is handed back; a
+// refusal or a failed connection is an error naming the URL without its query.
+func TestGetFileKeepsTheSignatureOutOfErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/f/ok" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, "body")
+	}))
+	resp, err := GetFile(t.Context(), srv.Client(), srv.URL+"/f/ok?sig=secret")
+	require.NoError(t, err)
+	data, err := ReadLimited(resp.Body, 4)
+	require.NoError(t, err)
+	require.Equal(t, "body", string(data))
+	resp.Body.Close()
+
+	_, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/gone?sig=secret")
+	require.EqualError(t, err, "GET "+srv.URL+"/f/gone: HTTP 404 Not Found")
+	srv.Close()
+	_, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/ok?sig=secret")
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "secret")
+	require.Contains(t, err.Error(), "GET "+srv.URL+"/f/ok: ")
+}
+
+// TestReadLimitedRefusesMore: up to the limit is read, one byte more is ErrTooLarge.
+func TestReadLimitedRefusesMore(t *testing.T) {
+	data, err := ReadLimited(strings.NewReader("12345"), 5)
+	require.NoError(t, err)
+	require.Equal(t, "12345", string(data))
+	_, err = ReadLimited(strings.NewReader("123456"), 5)
+	require.ErrorIs(t, err, ErrTooLarge)
 }
 
 // TestRedactURLDropsTheSignature: a URL for a log keeps where, not the key.

@@ -85,12 +85,9 @@ func (c *Channel) download(ctx context.Context, eventID string, m message) (stri
 // decryptFile is an encrypted file's plain bytes, checked against the
 // hash its event gives (at most limit bytes: AES-CTR keeps the size).
 func decryptFile(file *event.EncryptedFileInfo, body io.Reader, limit int64) (io.Reader, error) {
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	data, err := channels.ReadLimited(body, limit)
 	if err != nil {
 		return nil, fmt.Errorf("download: %w", err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("over %d bytes: %w", limit, errTooLarge)
 	}
 	plain, err := file.DecryptInPlaceReturn(data)
 	if err != nil {

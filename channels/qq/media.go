@@ -44,18 +44,11 @@ func (c *Channel) download(ctx context.Context, msgID string, i int, a attachmen
 	}
 	dctx, cancel := context.WithTimeout(ctx, 4*callTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(dctx, http.MethodGet, raw, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.http.Do(req) // no token: CDN urls are signed
+	resp, err := channels.GetFile(dctx, c.http, raw) // no token: CDN urls are signed
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %s", resp.Status)
-	}
 	name := channels.MediaName("qq", msgID+"-"+strconv.Itoa(i), a.Filename, cmp.Or(a.ContentType, resp.Header.Get("Content-Type")))
 	return channels.SaveMedia(c.workspace, name, resp.Body, c.cfg.DownloadMaxBytes)
 }

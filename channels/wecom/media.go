@@ -9,8 +9,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -34,24 +32,14 @@ func (c *Channel) download(ctx context.Context, msgID string, index int, p piece
 	if !channels.FetchableURL(p.res.URL, strings.Replace(c.cfg.WSURL, "ws", "http", 1), nil) {
 		return "", fmt.Errorf("url %q is not https", channels.RedactURL(p.res.URL))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.res.URL, nil)
+	resp, err := channels.GetFile(ctx, c.http, p.res.URL)
 	if err != nil {
 		return "", err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("get %s: %w", channels.RedactURL(p.res.URL), err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("get %s: HTTP %s", channels.RedactURL(p.res.URL), resp.Status)
-	}
-	sealed, err := io.ReadAll(io.LimitReader(resp.Body, maxMedia+aes.BlockSize*2+1))
+	sealed, err := channels.ReadLimited(resp.Body, maxMedia+aes.BlockSize*2) // the padding comes off
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", channels.RedactURL(p.res.URL), err)
-	}
-	if len(sealed) > maxMedia+aes.BlockSize*2 {
-		return "", fmt.Errorf("over the %d-byte limit: %w", maxMedia, channels.ErrTooLarge)
 	}
 	plain, err := decrypt(sealed, p.res.AESKey)
 	if err != nil {

@@ -9,8 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -112,23 +110,12 @@ func (c *Channel) download(ctx context.Context, ref mediaRef, msgID string, inde
 }
 
 func (c *Channel) fetch(ctx context.Context, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.http.Do(req)
+	resp, err := channels.GetFile(ctx, c.http, u)
 	if err != nil {
 		return nil, fmt.Errorf("weixin cdn: %w", err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return nil, fmt.Errorf("weixin cdn: HTTP %d", resp.StatusCode)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
-	if err == nil && len(data) > maxDownload {
-		err = channels.ErrTooLarge
-	}
-	return data, err
+	return channels.ReadLimited(resp.Body, maxDownload)
 }
 
 // mediaKey is the AES key: an image's aeskey (hex), else media.aes_key
