@@ -134,6 +134,15 @@ func ReadMedia(workspace, ref string, limit int64) (path string, data []byte, er
 	return path, nil, fmt.Errorf("%s: %s", filepath.Base(path), why)
 }
 
+// FileType is the MIME type of a file to send: by its name's extension,
+// else (none known, or only application/octet-stream) by its first bytes.
+func FileType(name string, data []byte) string {
+	if t := mime.TypeByExtension(filepath.Ext(name)); t != "" && t != "application/octet-stream" {
+		return t
+	}
+	return http.DetectContentType(data)
+}
+
 // SendFile sends a reply's file part as nanobot does: a link goes out as
 // text; a workspace file (ref) within limit bytes goes to upload; one that
 // is missing or too large, or that the platform refuses for good, goes out

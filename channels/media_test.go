@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -234,6 +235,18 @@ func TestReadLimitedRefusesMore(t *testing.T) {
 	require.Equal(t, "12345", string(data))
 	_, err = ReadLimited(strings.NewReader("123456"), 5)
 	require.ErrorIs(t, err, ErrTooLarge)
+}
+
+// TestFileTypeByNameThenBytes: the extension decides, the bytes when it cannot.
+func TestFileTypeByNameThenBytes(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	require.Equal(t, "application/pdf", FileType("a.pdf", png))
+	require.Equal(t, "image/png", FileType("no-extension", png))
+	require.Equal(t, "image/png", FileType("a.unknownext", png))
+	require.NoError(t, mime.AddExtensionType(".nanobot-octets", "application/octet-stream"))
+	require.Equal(t, "image/png", FileType("a.nanobot-octets", png), "octet-stream says nothing: the bytes decide")
+	require.Equal(t, "text/plain; charset=utf-8", FileType("notes", []byte("plain words")))
+	require.Equal(t, "application/octet-stream", FileType("blob", []byte{0, 1, 2, 0xff}))
 }
 
 // TestRedactURLDropsTheSignature: a URL for a log keeps where, not the key.

@@ -123,11 +123,7 @@ func (c *Channel) loadFiles(refs []string) (files []outFile, notes []string) {
 			notes = append(notes, channels.FileNote(name, "send failed"))
 			continue
 		}
-		ct := mime.TypeByExtension(filepath.Ext(name))
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		files = append(files, outFile{name: name, contentType: ct, data: data})
+		files = append(files, outFile{name: name, contentType: channels.FileType(name, data), data: data})
 	}
 	return files, notes
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,10 +127,7 @@ func (c *Channel) fileContent(ctx context.Context, room, path string) (*event.Me
 		return nil, &fileError{err}
 	}
 	name := filepath.Base(path)
-	mimeType := mime.TypeByExtension(filepath.Ext(name))
-	if mimeType == "" {
-		mimeType = http.DetectContentType(data)
-	}
+	mimeType := channels.FileType(name, data)
 	sealed, err := c.sealsFor(ctx, room)
 	if err != nil {
 		return nil, err

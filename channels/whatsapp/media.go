@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"mime"
-	"net/http"
 	"path/filepath"
 	"strings"
 
@@ -65,11 +63,7 @@ func (c *Channel) mediaMessage(ctx context.Context, client waClient, path string
 		return nil, err
 	}
 	name := filepath.Base(path)
-	mt := mime.TypeByExtension(filepath.Ext(name))
-	if mt == "" || mt == "application/octet-stream" {
-		mt = http.DetectContentType(data)
-	}
-	mt, _, _ = strings.Cut(mt, ";")
+	mt, _, _ := strings.Cut(channels.FileType(name, data), ";")
 	kind := whatsmeow.MediaDocument
 	switch {
 	case strings.HasPrefix(mt, "image/") && mt != "image/svg+xml":
