@@ -48,20 +48,17 @@ func attachmentOf(msg *models.Message) (attachment, bool) {
 	return attachment{}, false
 }
 
-// downloadMedia saves the message's file into <workspace>/media and returns
-// its path; nil when there is none or it could not be fetched (the text
-// then says so).
-func (c *Channel) downloadMedia(ctx context.Context, msg *models.Message) []string {
-	att, ok := attachmentOf(msg)
-	if !ok {
-		return nil
+// take saves a message's file into <workspace>/media (channels.TakeFiles):
+// its path, or the line the model reads instead.
+func (c *Channel) take(chat int64) func(context.Context, attachment) (path, note string) {
+	return func(ctx context.Context, att attachment) (string, string) {
+		p, err := c.download(ctx, att)
+		if err != nil {
+			c.Log.Warn("telegram file not downloaded", "chat", chat, "kind", att.kind, "error", err)
+			return "", channels.FileLine(att.kind, "download failed")
+		}
+		return p, ""
 	}
-	p, err := c.download(ctx, att)
-	if err != nil {
-		c.Log.Warn("telegram file not downloaded", "chat", msg.Chat.ID, "kind", att.kind, "error", err)
-		return nil
-	}
-	return []string{p}
 }
 
 func (c *Channel) download(ctx context.Context, att attachment) (string, error) {
@@ -92,17 +89,4 @@ func (c *Channel) download(ctx context.Context, att attachment) (string, error) 
 		return "", fmt.Errorf("download: %w", err)
 	}
 	return p, nil
-}
-
-// withMediaNote tells the model about a file it will not get (too big, failed).
-func withMediaNote(text string, msg *models.Message, downloaded bool) string {
-	att, ok := attachmentOf(msg)
-	if !ok || downloaded {
-		return text
-	}
-	note := channels.FileLine(att.kind, "download failed")
-	if strings.TrimSpace(text) == "" {
-		return note
-	}
-	return text + "\n" + note
 }
