@@ -3,7 +3,11 @@ package channels
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"mime"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,12 +28,14 @@ func TestSafeFileNameCannotLeaveMedia(t *testing.T) {
 		"..":                    "",
 		"":                      "",
 		"._hidden.":             "hidden",
-		"Grüße aus Köln.txt":    "Gr_e_aus_K_ln.txt",
+		"Grüße aus Köln.txt":    "Grüße_aus_Köln.txt",
+		"报告 (最终).pdf":           "报告_最终_.pdf",
 	} {
 		require.Equal(t, want, SafeFileName(in, 64), in)
 	}
 	long := strings.Repeat("a", 100) + ".tar.gz"
 	require.Equal(t, strings.Repeat("a", 9)+".tar.gz", SafeFileName(long, 16), "the end, with the extension, is kept")
+	require.Equal(t, "ö.txt", SafeFileName("ööööö.txt", 5), "cut by characters, not bytes")
 	require.Equal(t, "AgAD-x_1.y", SafeID("AgAD/-x_1.y?"))
 }
 
@@ -121,4 +127,130 @@ func TestTakeFilesMediaAndNotes(t *testing.T) {
 	TakeFiles(t.Context(), &none, nil, func(context.Context, string) (string, string) { return "", "never" })
 	require.Equal(t, "plain", none.Content)
 	require.Empty(t, none.Media)
+}
+
+// TestMediaNameShape: "<channel>-<id>-<name>", safe, with an extension by
+// the type when the name has none, and the id's end when it is long.
+func TestMediaNameShape(t *testing.T) {
+	for _, tc := range []struct{ id, name, mimeType, want string }{
+		{"700", "cat.png", "", "discord-700-cat.png"},
+		{"m1-0", "../../report.pdf", "image/png", "discord-m1-0-report.pdf"},
+		{"m1-2", "", "image/jpeg", "discord-m1-2.jpg"},
+		{"m1", "notes", "text/plain; charset=utf-8", "discord-m1-notes.txt"},
+		{"m1", "", "", "discord-m1"},
+		{"../m/1?", "", "audio/ogg; codecs=opus", "discord-m1.ogg"},
+		{strings.Repeat("a", 60) + "-end", "x.bin", "", "discord-" + strings.Repeat("a", 44) + "-end-x.bin"},
+	} {
+		require.Equal(t, tc.want, MediaName("discord", tc.id, tc.name, tc.mimeType), "%+v", tc)
+	}
+}
+
+// TestMediaExtPrefersTheUsualOne: the common types get their usual
+// extension, others the system's, unknown ones none.
+func TestMediaExtPrefersTheUsualOne(t *testing.T) {
+	require.Equal(t, ".jpg", MediaExt("image/jpeg"))
+	require.Equal(t, ".ogg", MediaExt("audio/ogg; codecs=opus"))
+	require.Equal(t, ".json", MediaExt("application/json"))
+	require.Equal(t, "", MediaExt("application/x-no-such-type"))
+	require.Equal(t, "", MediaExt("not a type;;"))
+}
+
+// TestDispositionNameReadsTheHeader: the filename parameter, "" without one.
+func TestDispositionNameReadsTheHeader(t *testing.T) {
+	h := http.Header{}
+	require.Equal(t, "", DispositionName(h))
+	h.Set("Content-Disposition", `attachment; filename="q3 report.pdf"`)
+	require.Equal(t, "q3 report.pdf", DispositionName(h))
+	h.Set("Content-Disposition", `attachment; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf`)
+	require.Equal(t, "报告.pdf", DispositionName(h))
+	h.Set("Content-Disposition", `inline`)
+	require.Equal(t, "", DispositionName(h))
+}
+
+// TestFetchableURLOnlyThePlatformsOrTheTestServer: https on the platform's
+// hosts, or the test server's scheme and host; nothing else.
+func TestFetchableURLOnlyThePlatformsOrTheTestServer(t *testing.T) {
+	cdn := func(host string) bool { return host == "cdn.example" }
+	require.True(t, FetchableURL("https://CDN.example/a.png?sig=1", "", cdn))
+	require.False(t, FetchableURL("http://cdn.example/a.png", "", cdn), "not https")
+	require.False(t, FetchableURL("https://evil.example/a.png", "", cdn))
+	require.True(t, FetchableURL("https://evil.example/a.png", "", nil), "any https host")
+	require.True(t, FetchableURL("http://127.0.0.1:9/f", "http://127.0.0.1:9/api", cdn), "the test server")
+	require.False(t, FetchableURL("http://127.0.0.1:8/f", "http://127.0.0.1:9/api", cdn), "another port")
+	require.False(t, FetchableURL("https://127.0.0.1:9/f", "http://127.0.0.1:9", cdn), "another scheme")
+	require.False(t, FetchableURL("/relative", "", nil))
+	require.False(t, FetchableURL("://", "", nil))
+}
+
+// TestReadMediaSaysWhatIsWrong: a workspace file within the limit is read;
+// one missing, a folder or too large is an error naming it and why.
+func TestReadMediaSaysWhatIsWrong(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "dir"), 0o755))
+	path, data, err := ReadMedia(ws, "a.txt", 5)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(ws, "a.txt"), path)
+	require.Equal(t, "hello", string(data))
+	_, data, err = ReadMedia(ws, filepath.Join(ws, "a.txt"), 4)
+	require.EqualError(t, err, "a.txt: larger than the platform's upload limit of 4 bytes")
+	require.Nil(t, data)
+	_, _, err = ReadMedia(ws, "dir", 5)
+	require.EqualError(t, err, "dir: not a file")
+	_, _, err = ReadMedia(ws, "gone.txt", 5)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "gone.txt: not found")
+}
+
+// TestGetFileKeepsTheSignatureOutOfErrors: a 200 answer is handed back; a
+// refusal or a failed connection is an error naming the URL without its query.
+func TestGetFileKeepsTheSignatureOutOfErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/f/ok" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, "body")
+	}))
+	resp, err := GetFile(t.Context(), srv.Client(), srv.URL+"/f/ok?sig=secret")
+	require.NoError(t, err)
+	data, err := ReadLimited(resp.Body, 4)
+	require.NoError(t, err)
+	require.Equal(t, "body", string(data))
+	resp.Body.Close()
+
+	_, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/gone?sig=secret")
+	require.EqualError(t, err, "GET "+srv.URL+"/f/gone: HTTP 404 Not Found")
+	srv.Close()
+	_, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/ok?sig=secret")
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "secret")
+	require.Contains(t, err.Error(), "GET "+srv.URL+"/f/ok: ")
+}
+
+// TestReadLimitedRefusesMore: up to the limit is read, one byte more is ErrTooLarge.
+func TestReadLimitedRefusesMore(t *testing.T) {
+	data, err := ReadLimited(strings.NewReader("12345"), 5)
+	require.NoError(t, err)
+	require.Equal(t, "12345", string(data))
+	_, err = ReadLimited(strings.NewReader("123456"), 5)
+	require.ErrorIs(t, err, ErrTooLarge)
+}
+
+// TestFileTypeByNameThenBytes: the extension decides, the bytes when it cannot.
+func TestFileTypeByNameThenBytes(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	require.Equal(t, "application/pdf", FileType("a.pdf", png))
+	require.Equal(t, "image/png", FileType("no-extension", png))
+	require.Equal(t, "image/png", FileType("a.unknownext", png))
+	require.NoError(t, mime.AddExtensionType(".nanobot-octets", "application/octet-stream"))
+	require.Equal(t, "image/png", FileType("a.nanobot-octets", png), "octet-stream says nothing: the bytes decide")
+	require.Equal(t, "text/plain; charset=utf-8", FileType("notes", []byte("plain words")))
+	require.Equal(t, "application/octet-stream", FileType("blob", []byte{0, 1, 2, 0xff}))
+}
+
+// TestRedactURLDropsTheSignature: a URL for a log keeps where, not the key.
+func TestRedactURLDropsTheSignature(t *testing.T) {
+	require.Equal(t, "https://cdn.example/f/1.png", RedactURL("https://cdn.example/f/1.png?sig=secret&exp=1"))
+	require.Equal(t, "https://cdn.example/f/1.png", RedactURL("https://cdn.example/f/1.png"))
 }

@@ -8,7 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"mime"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -237,4 +243,42 @@ func (a *API) judge(e *HTTPError) error {
 		return a.Judge(e)
 	}
 	return JudgeHTTP(e)
+}
+
+// FormFile is the file part of an upload as multipart/form-data.
+type FormFile struct {
+	Field, Name string // the part's form name ("file") and the file's name
+	// Type is the part's Content-Type ("": by Name's extension, else
+	// application/octet-stream).
+	Type string
+	Data []byte
+}
+
+// quoteInForm escapes a name inside a Content-Disposition's quotes.
+var quoteInForm = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
+// Form is an upload's body: fields (in name order) and then f, and its
+// Content-Type with the boundary, for Send.
+func Form(fields map[string]string, f FormFile) (body []byte, contentType string, err error) {
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if err := w.WriteField(k, fields[k]); err != nil {
+			return nil, "", fmt.Errorf("form field %s: %w", k, err)
+		}
+	}
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", `form-data; name="`+quoteInForm.Replace(f.Field)+`"; filename="`+quoteInForm.Replace(f.Name)+`"`)
+	h.Set("Content-Type", cmp.Or(f.Type, mime.TypeByExtension(filepath.Ext(f.Name)), "application/octet-stream"))
+	part, err := w.CreatePart(h)
+	if err == nil {
+		_, err = part.Write(f.Data)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("form file %s: %w", f.Name, err)
+	}
+	return buf.Bytes(), w.FormDataContentType(), nil
 }

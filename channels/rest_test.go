@@ -1,10 +1,13 @@
 package channels
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -180,4 +183,45 @@ func TestAPIDownloadSavesUnderMedia(t *testing.T) {
 	_, err = api.Download(t.Context(), "/files/f1", ws, "peer-big", 4)
 	require.ErrorIs(t, err, ErrTooLarge)
 	require.NoFileExists(t, filepath.Join(ws, "media", "peer-big"))
+}
+
+// TestFormHasFieldsThenTheFile: an upload's body reads back as its fields
+// and one file part with its name, type and bytes.
+func TestFormHasFieldsThenTheFile(t *testing.T) {
+	body, ct, err := Form(map[string]string{"type": "image", "file_name": `a "b".png`}, FormFile{Field: "media", Name: `a "b".png`, Data: []byte("PNG")})
+	require.NoError(t, err)
+	mt, params, err := mime.ParseMediaType(ct)
+	require.NoError(t, err)
+	require.Equal(t, "multipart/form-data", mt)
+	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	var names []string
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		data, err := io.ReadAll(p)
+		require.NoError(t, err)
+		names = append(names, p.FormName())
+		switch p.FormName() {
+		case "type":
+			require.Equal(t, "image", string(data))
+		case "file_name":
+			require.Equal(t, `a "b".png`, string(data))
+		case "media":
+			require.Equal(t, `a "b".png`, p.FileName())
+			require.Equal(t, "image/png", p.Header.Get("Content-Type"))
+			require.Equal(t, "PNG", string(data))
+		}
+	}
+	require.Equal(t, []string{"file_name", "type", "media"}, names, "fields in name order, then the file")
+
+	_, _, err = Form(nil, FormFile{Field: "file", Name: "x", Type: "application/octet-stream"})
+	require.NoError(t, err)
+	body, ct, _ = Form(nil, FormFile{Field: "file", Name: "x.unknownext"})
+	_, params, _ = mime.ParseMediaType(ct)
+	p, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).NextPart()
+	require.NoError(t, err)
+	require.Equal(t, "application/octet-stream", p.Header.Get("Content-Type"))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -47,40 +46,8 @@ func (c *Channel) download(ctx context.Context, m robotMessage, i int, f downloa
 	if err != nil {
 		return "", err
 	}
-	if !c.fetchable(out.DownloadURL) {
-		return "", fmt.Errorf("download url %q is not https", redact(out.DownloadURL))
+	if !channels.FetchableURL(out.DownloadURL, strings.TrimSpace(c.cfg.APIBase), nil) {
+		return "", fmt.Errorf("download url %q is not https", channels.RedactURL(out.DownloadURL))
 	}
-	return channels.FetchMedia(dctx, c.http, out.DownloadURL, c.workspace, mediaName(m.MsgID, i, f.name), maxDownload)
-}
-
-// fetchable: an https URL, or one on apiBase's host (a test server).
-func (c *Channel) fetchable(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if base, err := url.Parse(c.api); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
-		return true
-	}
-	return u.Scheme == "https"
-}
-
-// mediaName cannot leave media/ and does not collide: the message, the file's place in it, its name.
-func mediaName(msgID string, i int, name string) string {
-	id := channels.SafeID(msgID)
-	if len(id) > 40 {
-		id = id[len(id)-40:]
-	}
-	name = channels.SafeFileName(name, 64)
-	base := "dingtalk-" + id + "-" + strconv.Itoa(i)
-	if name == "" {
-		return base
-	}
-	return base + "-" + name
-}
-
-// redact drops a url's query (signatures, tickets) for the log.
-func redact(raw string) string {
-	before, _, _ := strings.Cut(raw, "?")
-	return before
+	return channels.FetchMedia(dctx, c.http, out.DownloadURL, c.workspace, channels.MediaName("dingtalk", m.MsgID+"-"+strconv.Itoa(i), f.name, ""), maxDownload)
 }

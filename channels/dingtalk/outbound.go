@@ -93,7 +93,7 @@ func (c *Channel) sendByWebhook(ctx context.Context, hook, text string) error {
 	err := webhook.Call(cctx, http.MethodPost, "", body, nil) // the path is not in the error
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		ue.URL = redact(ue.URL)
+		ue.URL = channels.RedactURL(ue.URL)
 	}
 	return err
 }

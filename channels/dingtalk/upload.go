@@ -5,10 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"mime"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"os"
 	"path"
@@ -112,29 +109,14 @@ func zipHTML(name string, data []byte) ([]byte, string) {
 func (c *Channel) upload(ctx context.Context, kind, name string, data []byte) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="media"; filename=%q`, name))
-	ct := mime.TypeByExtension(filepath.Ext(name))
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	h.Set("Content-Type", ct)
-	part, err := mw.CreatePart(h)
-	if err == nil {
-		_, err = part.Write(data)
-	}
-	if err == nil {
-		err = mw.Close()
-	}
+	body, contentType, err := channels.Form(nil, channels.FormFile{Field: "media", Name: name, Data: data})
 	if err != nil {
 		return "", err
 	}
 	var out struct {
 		MediaID string `json:"media_id"`
 	}
-	if err := c.legacy.Send(cctx, http.MethodPost, uploadPath+"?type="+url.QueryEscape(kind), body.Bytes(), mw.FormDataContentType(), &out); err != nil {
+	if err := c.legacy.Send(cctx, http.MethodPost, uploadPath+"?type="+url.QueryEscape(kind), body, contentType, &out); err != nil {
 		return "", err
 	}
 	if out.MediaID == "" {

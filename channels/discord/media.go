@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
 )
@@ -38,37 +36,10 @@ func (c *Channel) download(ctx context.Context, a attachment) (string, error) {
 	if c.workspace == "" {
 		return "", errors.New("no workspace to save files in")
 	}
-	if !c.fromCDN(a.URL) {
-		return "", fmt.Errorf("url %q is not Discord's CDN", redact(a.URL))
+	if !channels.FetchableURL(a.URL, c.cfg.APIBase, func(host string) bool { return cdnHosts[host] }) {
+		return "", fmt.Errorf("url %q is not Discord's CDN", channels.RedactURL(a.URL))
 	}
 	dctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
 	defer cancel()
-	return channels.FetchMedia(dctx, c.http, a.URL, c.workspace, mediaName(a), maxDownload) // CDN urls are signed
-}
-
-// fromCDN: https on Discord's CDN, or the host of apiBase (a test server).
-func (c *Channel) fromCDN(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if base, err := url.Parse(c.cfg.APIBase); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
-		return true
-	}
-	return u.Scheme == "https" && cdnHosts[strings.ToLower(u.Hostname())]
-}
-
-// mediaName cannot leave media/ and does not collide: the attachment's id, then its name.
-func mediaName(a attachment) string {
-	id, name := channels.SafeID(a.ID), channels.SafeFileName(a.Filename, 64)
-	if name == "" {
-		return "discord-" + id
-	}
-	return "discord-" + id + "-" + name
-}
-
-// redact drops a url's query (CDN signatures) for the log.
-func redact(raw string) string {
-	before, _, _ := strings.Cut(raw, "?")
-	return before
+	return channels.FetchMedia(dctx, c.http, a.URL, c.workspace, channels.MediaName("discord", a.ID, a.Filename, a.ContentType), maxDownload) // CDN urls are signed
 }

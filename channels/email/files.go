@@ -1,19 +1,20 @@
 package email
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/nanobot-durable/nanobot/channels"
 	"mime"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/emersion/go-imap/v2"
 
+	"github.com/nanobot-durable/nanobot/channels"
 	"github.com/nanobot-durable/nanobot/protocol"
 )
 
@@ -24,7 +25,7 @@ import (
 func (c *Channel) saveFiles(m *parsedMail, uid imap.UID, in *protocol.Inbound) {
 	saved := 0
 	for _, f := range m.files {
-		name := safeName(f.name)
+		name := fileName(f.name)
 		var why string
 		switch {
 		case !c.typeAllowed(f.contentType):
@@ -35,7 +36,7 @@ func (c *Channel) saveFiles(m *parsedMail, uid imap.UID, in *protocol.Inbound) {
 			why = fmt.Sprintf("over maxAttachmentsPerEmail (%d)", c.cfg.MaxAttachmentsPerEmail)
 		}
 		if why == "" {
-			p, err := c.saveFile(f.data, name)
+			p, err := c.saveFile(f.data, name, f.contentType)
 			if err == nil {
 				saved++
 				in.Media = append(in.Media, p)
@@ -66,50 +67,21 @@ func (c *Channel) typeAllowed(ct string) bool {
 
 // saveFile writes data as media/email-<hash>-<name>: the hash keeps names
 // apart and makes a mail read twice land on the same file.
-func (c *Channel) saveFile(data []byte, name string) (string, error) {
+func (c *Channel) saveFile(data []byte, name, contentType string) (string, error) {
 	if c.workspace == "" {
 		return "", fmt.Errorf("no workspace to save files in")
 	}
-	dir := filepath.Join(c.workspace, "media")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", dir, err)
-	}
 	sum := sha256.Sum256(data)
-	dest := filepath.Join(dir, "email-"+hex.EncodeToString(sum[:6])+"-"+name)
-	tmp, err := os.CreateTemp(dir, ".email-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("write %s: %w", dest, err)
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
-		return "", fmt.Errorf("save %s: %w", dest, err)
-	}
-	return dest, nil
+	return channels.SaveMedia(c.workspace, channels.MediaName("email", hex.EncodeToString(sum[:6]), name, contentType), bytes.NewReader(data), int64(len(data)))
 }
 
-var unsafeName = regexp.MustCompile(`[^\p{L}\p{N}._-]+`)
-
-// safeName is a file name that cannot leave media/: no path, no odd characters.
-func safeName(name string) string {
+// fileName is an attachment's name (its MIME words decoded) as the model
+// reads it and the saved file keeps it.
+func fileName(name string) string {
 	if d, err := new(mime.WordDecoder).DecodeHeader(name); err == nil {
 		name = d
 	}
-	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
-	name = strings.Trim(unsafeName.ReplaceAllString(name, "_"), "._")
-	if r := []rune(name); len(r) > 80 {
-		name = string(r[len(r)-80:])
-	}
-	if name == "" {
-		return "attachment"
-	}
-	return name
+	return cmp.Or(channels.SafeFileName(name, 64), "attachment")
 }
 
 // outFile is a workspace file attached to a reply.
@@ -151,11 +123,7 @@ func (c *Channel) loadFiles(refs []string) (files []outFile, notes []string) {
 			notes = append(notes, channels.FileNote(name, "send failed"))
 			continue
 		}
-		ct := mime.TypeByExtension(filepath.Ext(name))
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		files = append(files, outFile{name: name, contentType: ct, data: data})
+		files = append(files, outFile{name: name, contentType: channels.FileType(name, data), data: data})
 	}
 	return files, notes
 }

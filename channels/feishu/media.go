@@ -1,17 +1,14 @@
 package feishu
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -72,61 +69,39 @@ func (c *Channel) fetchResource(ctx context.Context, messageID string, r resourc
 		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&env)
 		return "", fmt.Errorf("feishu download resource: code %d: %s", env.Code, env.Msg)
 	}
-	name := r.Name
-	if _, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition")); err == nil && params["filename"] != "" {
-		name = params["filename"]
-	}
+	name := cmp.Or(channels.DispositionName(resp.Header), r.Name)
 	if name == "" && typ == "image" {
 		name = "image.jpg"
 	}
 	if r.Kind == "audio" && !strings.HasSuffix(name, ".opus") && !strings.HasSuffix(name, ".ogg") {
 		name += ".ogg" // Feishu's voice is opus in ogg
 	}
-	return c.saveMedia(r.Key, name, resp.Body)
-}
-
-// saveMedia names the file so it cannot leave media/ or collide: the key, then the name.
-func (c *Channel) saveMedia(key, name string, body io.Reader) (string, error) {
-	key = channels.SafeID(key)
-	if len(key) > 32 {
-		key = key[:32]
-	}
-	name = channels.SafeFileName(name, 64)
-	full := "feishu-" + key
-	if name != "" {
-		full += "-" + name
-	}
-	return channels.SaveMedia(c.workspace, full, body, maxDownload)
+	return channels.SaveMedia(c.workspace, channels.MediaName("feishu", r.Key, name, ""), resp.Body, maxDownload)
 }
 
 // upload sends a workspace file to Feishu and returns the message type and
 // content that show it: an image (POST /open-apis/im/v1/images) or a file,
 // audio or video (POST /open-apis/im/v1/files).
 func (c *Channel) upload(ctx context.Context, path string) (msgType, content string, err error) {
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return "", "", fmt.Errorf("%w: %w", errLocalFile, err)
-	case !st.Mode().IsRegular():
-		return "", "", fmt.Errorf("%w: not a file", errLocalFile)
-	}
 	ext := strings.ToLower(filepath.Ext(path))
 	name := filepath.Base(path)
+	limit := int64(maxUpload)
 	if imageExts[ext] {
-		if st.Size() > maxImageUpload {
-			return "", "", fmt.Errorf("%w: larger than Feishu's 10 MB image limit", errLocalFile)
-		}
+		limit = maxImageUpload
+	}
+	_, data, err := channels.ReadMedia("", path, limit)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %w", errLocalFile, err)
+	}
+	if imageExts[ext] {
 		var got struct {
 			ImageKey string `json:"image_key"`
 		}
-		err := c.multipart(ctx, "upload image", "/open-apis/im/v1/images", map[string]string{"image_type": "message"}, "image", path, name, &got)
+		err := c.multipart(ctx, "upload image", "/open-apis/im/v1/images", map[string]string{"image_type": "message"}, "image", data, name, &got)
 		if err != nil {
 			return "", "", err
 		}
 		return "image", jsonString(map[string]string{"image_key": got.ImageKey}), nil
-	}
-	if st.Size() > maxUpload {
-		return "", "", fmt.Errorf("%w: larger than Feishu's 30 MB file limit", errLocalFile)
 	}
 	ftype := fileTypes[ext]
 	if ftype == "" {
@@ -135,7 +110,7 @@ func (c *Channel) upload(ctx context.Context, path string) (msgType, content str
 	var got struct {
 		FileKey string `json:"file_key"`
 	}
-	if err := c.multipart(ctx, "upload file", "/open-apis/im/v1/files", map[string]string{"file_type": ftype, "file_name": name}, "file", path, name, &got); err != nil {
+	if err := c.multipart(ctx, "upload file", "/open-apis/im/v1/files", map[string]string{"file_type": ftype, "file_name": name}, "file", data, name, &got); err != nil {
 		return "", "", err
 	}
 	msgType = "file"
@@ -149,23 +124,10 @@ func (c *Channel) upload(ctx context.Context, path string) (msgType, content str
 }
 
 // multipart posts fields and one file as multipart/form-data.
-func (c *Channel) multipart(ctx context.Context, op, path string, fields map[string]string, field, file, name string, out any) error {
-	data, err := os.ReadFile(file)
+func (c *Channel) multipart(ctx context.Context, op, path string, fields map[string]string, field string, data []byte, name string, out any) error {
+	body, contentType, err := channels.Form(fields, channels.FormFile{Field: field, Name: name, Type: "application/octet-stream", Data: data})
 	if err != nil {
 		return fmt.Errorf("feishu %s: %w", op, err)
 	}
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for k, v := range fields {
-		_ = w.WriteField(k, v)
-	}
-	part, err := w.CreateFormFile(field, name)
-	if err != nil {
-		return fmt.Errorf("feishu %s: %w", op, err)
-	}
-	_, _ = part.Write(data)
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("feishu %s: %w", op, err)
-	}
-	return c.api.call(ctx, request{op: op, method: http.MethodPost, path: path, body: buf.Bytes(), contentType: w.FormDataContentType()}, out)
+	return c.api.call(ctx, request{op: op, method: http.MethodPost, path: path, body: body, contentType: contentType}, out)
 }

@@ -2,12 +2,11 @@ package matrix
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,12 +83,9 @@ func (c *Channel) download(ctx context.Context, eventID string, m message) (stri
 // decryptFile is an encrypted file's plain bytes, checked against the
 // hash its event gives (at most limit bytes: AES-CTR keeps the size).
 func decryptFile(file *event.EncryptedFileInfo, body io.Reader, limit int64) (io.Reader, error) {
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	data, err := channels.ReadLimited(body, limit)
 	if err != nil {
 		return nil, fmt.Errorf("download: %w", err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("over %d bytes: %w", limit, errTooLarge)
 	}
 	plain, err := file.DecryptInPlaceReturn(data)
 	if err != nil {
@@ -104,23 +100,14 @@ func (c *Channel) mediaLimit() int64 {
 	return c.uploadLimit
 }
 
-// mediaName is a file name that cannot leave media/ and does not collide:
-// the event id, then the sender's file name (or an extension from the mime type).
+// mediaName is the saved file's name (channels.MediaName): the event id,
+// then the sender's file name, or the kind and an extension by its type.
 func mediaName(eventID string, m message) string {
-	ev := channels.SafeID(strings.TrimPrefix(eventID, "$"))
-	if len(ev) > 24 {
-		ev = ev[:24]
+	var mimeType string
+	if m.Info != nil {
+		mimeType = m.Info.MimeType
 	}
-	name := channels.SafeFileName(m.fileName(), 64)
-	if name == "" {
-		name = m.kind()
-		if m.Info != nil {
-			if exts, _ := mime.ExtensionsByType(m.Info.MimeType); len(exts) > 0 {
-				name += exts[0]
-			}
-		}
-	}
-	return "matrix-" + ev + "-" + name
+	return channels.MediaName("matrix", strings.TrimPrefix(eventID, "$"), cmp.Or(channels.SafeFileName(m.fileName(), 64), m.kind()), mimeType)
 }
 
 // fileContent uploads a workspace file to the content repository and is
@@ -140,10 +127,7 @@ func (c *Channel) fileContent(ctx context.Context, room, path string) (*event.Me
 		return nil, &fileError{err}
 	}
 	name := filepath.Base(path)
-	mimeType := mime.TypeByExtension(filepath.Ext(name))
-	if mimeType == "" {
-		mimeType = http.DetectContentType(data)
-	}
+	mimeType := channels.FileType(name, data)
 	sealed, err := c.sealsFor(ctx, room)
 	if err != nil {
 		return nil, err

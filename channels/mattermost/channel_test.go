@@ -139,6 +139,7 @@ func TestFilesComeInAndGoOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "remember the milk", string(data))
 	require.Equal(t, filepath.Join(h.Workspace, "media"), filepath.Dir(got.Media[0]))
+	require.Equal(t, "mattermost-"+fid+"-notes.txt", filepath.Base(got.Media[0]), "the file's id and its name")
 
 	require.NoError(t, os.WriteFile(filepath.Join(h.Workspace, "chart.png"), []byte("PNG"), 0o644))
 	r := channels.Reply{ID: "t1#a", Route: protocol.Route{Channel: Name, ChatID: dm}, Turn: "t1", Text: "Here.", Media: []string{"chart.png", "missing.pdf"}, Kind: protocol.ReplyAnswer}

@@ -124,8 +124,7 @@ func (c *Channel) download(ctx context.Context, fileID string) (path, note strin
 		return "", channels.FileNote(info.Name, "too large")
 	}
 	if err == nil {
-		name := "mattermost-" + fileID + "-" + channels.SafeFileName(info.Name, 64) // cannot leave media/
-		path, err = c.api.Download(ctx, "/files/"+fileID, c.workspace, name, maxDownload)
+		path, err = c.api.Download(ctx, "/files/"+fileID, c.workspace, channels.MediaName("mattermost", fileID, info.Name, ""), maxDownload)
 	}
 	if err != nil {
 		c.Log.Warn("mattermost file not downloaded", "file_id", fileID, "error", err)

@@ -135,7 +135,7 @@ func (c *Channel) takeFiles(ctx context.Context, m message, msg *protocol.Inboun
 		path, err := c.download(ctx, m.ID, i, a)
 		if err != nil {
 			c.Log.Warn("qq attachment not downloaded", "message_id", m.ID, "attachment", i, "error", err)
-			lines = append(lines, "- "+cmp.Or(shown, redact(a.URL))+"\n  saved: [download failed]")
+			lines = append(lines, "- "+cmp.Or(shown, channels.RedactURL(a.URL))+"\n  saved: [download failed]")
 			continue
 		}
 		msg.Media = append(msg.Media, path)

@@ -9,8 +9,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -38,58 +39,23 @@ func (c *Channel) download(ctx context.Context, msgID string, i int, a attachmen
 	if strings.HasPrefix(raw, "//") { // QQ sends protocol-relative urls
 		raw = "https:" + raw
 	}
-	if !c.fromCDN(raw) {
-		return "", fmt.Errorf("url %q is not QQ's CDN", redact(raw))
+	if !channels.FetchableURL(raw, c.cfg.APIBase, qqHost) {
+		return "", fmt.Errorf("url %q is not QQ's CDN", channels.RedactURL(raw))
 	}
 	dctx, cancel := context.WithTimeout(ctx, 4*callTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(dctx, http.MethodGet, raw, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.http.Do(req) // no token: CDN urls are signed
+	resp, err := channels.GetFile(dctx, c.http, raw) // no token: CDN urls are signed
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %s", resp.Status)
-	}
-	name := mediaName(msgID, i, a, resp.Header.Get("Content-Type"))
+	name := channels.MediaName("qq", msgID+"-"+strconv.Itoa(i), a.Filename, cmp.Or(a.ContentType, resp.Header.Get("Content-Type")))
 	return channels.SaveMedia(c.workspace, name, resp.Body, c.cfg.DownloadMaxBytes)
 }
 
-// fromCDN: https on QQ's hosts, or the host of apiBase (a test server).
-func (c *Channel) fromCDN(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if base, err := url.Parse(c.cfg.APIBase); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
-		return true
-	}
-	host := strings.ToLower(u.Hostname())
-	for _, s := range cdnSuffixes {
-		if u.Scheme == "https" && strings.HasSuffix(host, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// mediaName cannot leave media/ and does not collide: the message id's tail, the index, the name.
-func mediaName(msgID string, i int, a attachment, ctype string) string {
-	id := channels.SafeID(msgID)
-	if len(id) > 16 {
-		id = id[len(id)-16:]
-	}
-	name := channels.SafeFileName(a.Filename, 64)
-	if filepath.Ext(name) == "" {
-		if exts, _ := mime.ExtensionsByType(cmp.Or(a.ContentType, ctype)); len(exts) > 0 {
-			name += exts[0]
-		}
-	}
-	return fmt.Sprintf("qq-%s-%d-%s", id, i, cmp.Or(name, "file"))
+// qqHost tells QQ's CDN hosts.
+func qqHost(host string) bool {
+	return slices.ContainsFunc(cdnSuffixes, func(s string) bool { return strings.HasSuffix(host, s) })
 }
 
 // sendMedia uploads a file (a workspace path, or a URL QQ fetches itself)
@@ -101,7 +67,7 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 	if channels.IsLink(ref) {
 		upload["url"] = ref
 	} else {
-		data, err := c.readFile(ref)
+		_, data, err := channels.ReadMedia(c.workspace, strings.TrimPrefix(ref, "file://"), maxUpload)
 		if err != nil {
 			c.Log.Warn("qq attachment not sent", "file", ref, "error", err)
 			return c.postText(ctx, route, key, "[Attachment send failed: "+name+"]")
@@ -129,21 +95,6 @@ func (c *Channel) sendMedia(ctx context.Context, route protocol.Route, key, ref 
 	return c.post(ctx, route, key, map[string]any{"msg_type": msgTypeMedia, "media": map[string]string{"file_info": file.FileInfo}})
 }
 
-// readFile reads a workspace file for upload.
-func (c *Channel) readFile(ref string) ([]byte, error) {
-	path := channels.WorkspacePath(c.workspace, strings.TrimPrefix(ref, "file://"))
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, errors.New("not a file")
-	case st.Size() > maxUpload:
-		return nil, fmt.Errorf("larger than %d bytes", maxUpload)
-	}
-	return os.ReadFile(path)
-}
-
 var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".bmp": true,
 	".webp": true, ".tif": true, ".tiff": true, ".ico": true, ".svg": true}
 
@@ -163,10 +114,4 @@ func baseName(ref string) string {
 		ref = u.Path
 	}
 	return cmp.Or(filepath.Base(ref), "file")
-}
-
-// redact drops a url's query (CDN signatures) for the log.
-func redact(raw string) string {
-	before, _, _ := strings.Cut(raw, "?")
-	return before
 }

@@ -3,6 +3,7 @@ package signal
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,7 @@ func TestAttachmentIn(t *testing.T) {
 	require.Equal(t, "png bytes", string(data))
 	require.Equal(t, "look\n[image: "+got.Media[0]+"]", got.Content)
 	require.Contains(t, got.Media[0], h.Workspace)
+	require.Regexp(t, `^signal-[^/]+-cat\.png$`, filepath.Base(got.Media[0]), "the attachment's id and its name")
 }
 
 func TestFileOut(t *testing.T) {

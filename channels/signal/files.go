@@ -28,7 +28,7 @@ func (c *Channel) takeFiles(atts []attachment, msg *protocol.Inbound) {
 		if shown == "" {
 			shown = "attachment_" + id
 		}
-		path, err := c.copyFile(id, "signal-"+id+"-"+name)
+		path, err := c.copyFile(id, channels.MediaName("signal", id, name, a.ContentType))
 		if err != nil {
 			c.Log.Warn("signal attachment not taken", "message", msg.Route.ReplyTo, "id", id, "error", err)
 			lines = append(lines, channels.FileNote(shown, "not found"))

@@ -193,7 +193,7 @@ func TestSharedFileIsDownloadedIntoTheWorkspace(t *testing.T) {
 	data, err := os.ReadFile(got.Media[0])
 	require.NoError(t, err)
 	require.Equal(t, "buy milk", string(data))
-	require.Equal(t, filepath.Join(h.ch.workspace, "media", "slack", "F1_notes.txt"), got.Media[0])
+	require.Equal(t, filepath.Join(h.ch.workspace, "media", "slack-F1-notes.txt"), got.Media[0])
 	require.True(t, strings.HasPrefix(got.Content, "read this\n[file: notes.txt]\n[image: gone.png: download failed;"), got.Content)
 }
 

@@ -1,25 +1,21 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	neturl "net/url"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/nanobot-durable/nanobot/channels"
 )
 
 // maxDownload bounds a file taken from Slack into the workspace.
 const maxDownload = 20 << 20
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// download saves a file shared with a message into <workspace>/media/slack
+// download saves a file shared with a message into <workspace>/media
 // and returns its path and the marker the model reads ("[image: x.png]");
 // a file it cannot fetch becomes a marker saying why, as in nanobot.
 func (c *Channel) download(ctx context.Context, f file) (string, string) {
@@ -50,12 +46,12 @@ func (c *Channel) download(ctx context.Context, f file) (string, string) {
 	if f.Size > maxDownload {
 		return fail("larger than 20 MB")
 	}
-	if !c.slackFileURL(url) {
+	if !channels.FetchableURL(url, c.cfg.APIBase, slackHost) {
 		// The download carries the bot token: it goes to Slack only.
-		c.Log.Warn("slack file url is not Slack's; not downloaded", "file", f.ID, "url", redactQuery(url))
+		c.Log.Warn("slack file url is not Slack's; not downloaded", "file", f.ID, "url", channels.RedactURL(url))
 		return fail("not a Slack file url")
 	}
-	path, err := c.fetch(ctx, url, f.ID+"_"+name)
+	path, err := c.fetch(ctx, url, channels.MediaName("slack", f.ID, cmp.Or(f.Name, f.Title), f.Mimetype))
 	if err != nil {
 		c.Log.Warn("slack file not downloaded", "file", f.ID, "error", err)
 		return fail("download failed")
@@ -63,25 +59,9 @@ func (c *Channel) download(ctx context.Context, f file) (string, string) {
 	return path, fmt.Sprintf("[%s: %s]", kind, name)
 }
 
-// slackFileURL reports whether a file url is Slack's (https on slack.com or
-// a subdomain) or on the configured apiBase's host (a Slack-compatible test server).
-func (c *Channel) slackFileURL(raw string) bool {
-	u, err := neturl.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if base, err := neturl.Parse(c.cfg.APIBase); err == nil && c.cfg.APIBase != "" && base.Host == u.Host && base.Scheme == u.Scheme {
-		return true
-	}
-	host := strings.ToLower(u.Hostname())
-	return u.Scheme == "https" && (host == "slack.com" || strings.HasSuffix(host, ".slack.com"))
-}
-
-// redactQuery drops a url's query, which may hold a token, for the log.
-func redactQuery(raw string) string {
-	before, _, _ := strings.Cut(raw, "?")
-	return before
-}
+// slackHost tells Slack's hosts (slack.com and its subdomains), where a
+// file's download may carry the bot token.
+func slackHost(host string) bool { return host == "slack.com" || strings.HasSuffix(host, ".slack.com") }
 
 func (c *Channel) fetch(ctx context.Context, url, name string) (string, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -102,20 +82,5 @@ func (c *Channel) fetch(ctx context.Context, url, name string) (string, error) {
 	if strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "text/html") {
 		return "", errors.New("got a web page instead of the file (missing files:read scope?)")
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
-	if err != nil {
-		return "", err
-	}
-	if len(data) > maxDownload {
-		return "", errors.New("larger than 20 MB")
-	}
-	dir := filepath.Join(c.workspace, "media", "slack")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, unsafeName.ReplaceAllString(name, "_"))
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return "", err
-	}
-	return path, nil
+	return channels.SaveMedia(c.workspace, name, resp.Body, maxDownload)
 }

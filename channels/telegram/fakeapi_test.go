@@ -50,6 +50,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.calls = append(f.calls, call{Method: "download", Form: map[string]string{"path": r.URL.Path}})
 		f.mu.Unlock()
+		if strings.Contains(r.URL.Path, "gone") { // a file the server no longer has
+			http.NotFound(w, r)
+			return
+		}
 		_, _ = w.Write([]byte("file bytes of " + r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]))
 		return
 	}

@@ -60,8 +60,8 @@ func (c *Channel) handle(ctx context.Context, key string, upd *models.Update) {
 			return channels.ErrHandled
 		}
 		if hasFile {
-			in.Media = c.downloadMedia(ctx, msg)
-			in.Content = withMediaNote(text, msg, len(in.Media) > 0)
+			in.Content = text
+			channels.TakeFiles(ctx, in, []attachment{att}, c.take(msg.Chat.ID))
 		}
 		return nil
 	}

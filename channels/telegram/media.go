@@ -1,9 +1,10 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net/http"
+	"mime"
 	"path"
 	"strings"
 
@@ -47,20 +48,17 @@ func attachmentOf(msg *models.Message) (attachment, bool) {
 	return attachment{}, false
 }
 
-// downloadMedia saves the message's file into <workspace>/media and returns
-// its path; nil when there is none or it could not be fetched (the text
-// then says so).
-func (c *Channel) downloadMedia(ctx context.Context, msg *models.Message) []string {
-	att, ok := attachmentOf(msg)
-	if !ok {
-		return nil
+// take saves a message's file into <workspace>/media (channels.TakeFiles):
+// its path, or the line the model reads instead.
+func (c *Channel) take(chat int64) func(context.Context, attachment) (path, note string) {
+	return func(ctx context.Context, att attachment) (string, string) {
+		p, err := c.download(ctx, att)
+		if err != nil {
+			c.Log.Warn("telegram file not downloaded", "chat", chat, "kind", att.kind, "error", err)
+			return "", channels.FileLine(att.kind, "download failed")
+		}
+		return p, ""
 	}
-	p, err := c.download(ctx, att)
-	if err != nil {
-		c.Log.Warn("telegram file not downloaded", "chat", msg.Chat.ID, "kind", att.kind, "error", err)
-		return nil
-	}
-	return []string{p}
 }
 
 func (c *Channel) download(ctx context.Context, att attachment) (string, error) {
@@ -79,55 +77,16 @@ func (c *Channel) download(ctx context.Context, att attachment) (string, error) 
 	if f.FileSize > maxDownload {
 		return "", fmt.Errorf("file of %d bytes is over the Bot API's %d-byte download limit", f.FileSize, maxDownload)
 	}
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, c.bot.FileDownloadLink(f), nil)
-	if err != nil {
-		return "", err
+	// Telegram's unique file id keeps names apart; a file without a name
+	// of its own takes the type of the server's name (a photo's is JPEG).
+	mt := mime.TypeByExtension(path.Ext(f.FilePath))
+	if att.kind == "image" && path.Ext(f.FilePath) == "" {
+		mt = "image/jpeg"
 	}
-	resp, err := c.http.client.Do(req)
+	name := channels.MediaName("telegram", cmp.Or(att.uniqueID, att.fileID), att.name, mt)
+	p, err := channels.FetchMedia(cctx, c.http.client, c.bot.FileDownloadLink(f), c.workspace, name, maxDownload)
 	if err != nil {
 		return "", fmt.Errorf("download: %w", err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("download: HTTP %d", resp.StatusCode)
-	}
-	return channels.SaveMedia(c.workspace, mediaName(att, f.FilePath), resp.Body, maxDownload)
-}
-
-// mediaName is a file name that cannot leave media/ and does not collide:
-// Telegram's unique file id, then the sender's file name or the server's extension.
-func mediaName(att attachment, serverPath string) string {
-	id := channels.SafeID(att.uniqueID)
-	if id == "" {
-		id = channels.SafeID(att.fileID)
-		if len(id) > 24 {
-			id = id[:24]
-		}
-	}
-	name := channels.SafeFileName(att.name, 64)
-	switch {
-	case name != "":
-		return "telegram-" + id + "-" + name
-	case att.kind == "image" && path.Ext(serverPath) == "":
-		return "telegram-" + id + ".jpg"
-	default:
-		ext := channels.SafeID(path.Ext(serverPath))
-		if len(ext) > 10 {
-			ext = ""
-		}
-		return "telegram-" + id + ext
-	}
-}
-
-// withMediaNote tells the model about a file it will not get (too big, failed).
-func withMediaNote(text string, msg *models.Message, downloaded bool) string {
-	att, ok := attachmentOf(msg)
-	if !ok || downloaded {
-		return text
-	}
-	note := channels.FileLine(att.kind, "download failed")
-	if strings.TrimSpace(text) == "" {
-		return note
-	}
-	return text + "\n" + note
+	return p, nil
 }

@@ -47,6 +47,23 @@ func TestPhotoIsDownloadedIntoMediaAndPublishedOnce(t *testing.T) {
 	require.Equal(t, "big", f.sent("getFile")[0].Form["file_id"], "the largest size")
 }
 
+// TestFailedDownloadIsALine: a file that cannot be fetched is not lost
+// silently: the model reads "[image: download failed]" under the caption.
+func TestFailedDownloadIsALine(t *testing.T) {
+	f := newFakeAPI(t)
+	c := startChannel(t, f, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.AllowFrom = []string{"alice"} }) })
+	p := &capture{}
+	c.Attach(p.via(t, c))
+	upd := photoUpdate(8, alice)
+	upd.Message.Photo = []models.PhotoSize{{FileID: "gone"}}
+	c.onUpdate(context.Background(), nil, upd)
+	got := p.got()
+	require.Len(t, got, 1)
+	require.Empty(t, got[0].Media)
+	require.Equal(t, "what is this?\n[image: download failed]", got[0].Content)
+	require.Len(t, f.sent("download"), 1)
+}
+
 // TestStrangersFilesAreNotFetched: a sender the manager will refuse gets
 // no download; the message still goes to the manager (for a pairing code).
 func TestStrangersFilesAreNotFetched(t *testing.T) {

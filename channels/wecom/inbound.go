@@ -3,6 +3,7 @@ package wecom
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -217,7 +218,7 @@ func render(ps []piece, paths map[int]string) string {
 		case paths == nil:
 			lines = append(lines, typeLabel(p.kind))
 		case paths[i] != "":
-			lines = append(lines, "["+p.kind+": "+baseName(paths[i])+"]")
+			lines = append(lines, "["+p.kind+": "+filepath.Base(paths[i])+"]")
 		case p.kind == "file":
 			name := p.res.Name
 			if name == "" {

@@ -2,18 +2,13 @@ package wecom
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"net/http"
-	"net/url"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -22,9 +17,6 @@ import (
 
 // maxMedia is nanobot's WECOM_UPLOAD_MAX_BYTES, both ways.
 const maxMedia = 200 << 20
-
-// unsafeName is what a saved name may not hold (nanobot keeps CJK too).
-var unsafeName = regexp.MustCompile(`[^\p{L}\p{N}._\-()\[\]（）【】]+`)
 
 // download fetches a message's file, decrypts it with its aeskey and saves
 // it in <workspace>/media; it returns the saved path.
@@ -35,50 +27,27 @@ func (c *Channel) download(ctx context.Context, msgID string, index int, p piece
 	if p.res.URL == "" || p.res.AESKey == "" {
 		return "", errors.New("no url or aeskey")
 	}
-	if !c.fetchable(p.res.URL) {
-		return "", fmt.Errorf("url %q is not https", redact(p.res.URL))
+	// Any https host (WeCom's COS buckets vary), or the socket's own host
+	// over plain http: a test server.
+	if !channels.FetchableURL(p.res.URL, strings.Replace(c.cfg.WSURL, "ws", "http", 1), nil) {
+		return "", fmt.Errorf("url %q is not https", channels.RedactURL(p.res.URL))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.res.URL, nil)
+	resp, err := channels.GetFile(ctx, c.http, p.res.URL)
 	if err != nil {
 		return "", err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("get %s: %w", redact(p.res.URL), err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("get %s: HTTP %s", redact(p.res.URL), resp.Status)
-	}
-	sealed, err := io.ReadAll(io.LimitReader(resp.Body, maxMedia+aes.BlockSize*2+1))
+	sealed, err := channels.ReadLimited(resp.Body, maxMedia+aes.BlockSize*2) // the padding comes off
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", redact(p.res.URL), err)
-	}
-	if len(sealed) > maxMedia+aes.BlockSize*2 {
-		return "", fmt.Errorf("over the %d-byte limit: %w", maxMedia, channels.ErrTooLarge)
+		return "", fmt.Errorf("read %s: %w", channels.RedactURL(p.res.URL), err)
 	}
 	plain, err := decrypt(sealed, p.res.AESKey)
 	if err != nil {
 		return "", err
 	}
-	name := p.res.Name
-	if name == "" {
-		name = dispositionName(resp.Header.Get("Content-Disposition"))
-	}
-	return channels.SaveMedia(c.workspace, mediaName(msgID, index, p.kind, name), bytes.NewReader(plain), maxMedia)
-}
-
-// fetchable: https, or the host of wsUrl (a test server speaks plain http).
-func (c *Channel) fetchable(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	if u.Scheme == "https" {
-		return true
-	}
-	base, err := url.Parse(c.cfg.WSURL)
-	return err == nil && c.cfg.WSURL != "" && u.Scheme == "http" && base.Host == u.Host
+	// The message id and the item's place keep names apart; a file without a name is named by its kind.
+	name := cmp.Or(p.res.Name, channels.DispositionName(resp.Header), p.kind)
+	return channels.SaveMedia(c.workspace, channels.MediaName("wecom", msgID+"-"+strconv.Itoa(index), name, ""), bytes.NewReader(plain), maxMedia)
 }
 
 // decrypt opens a file WeCom sent: AES-256-CBC under the base64 aeskey,
@@ -120,41 +89,4 @@ func decodeKey(s string) ([]byte, error) {
 		return nil, fmt.Errorf("aeskey: %d bytes, not 32", len(key))
 	}
 	return key, nil
-}
-
-// dispositionName is the file name a Content-Disposition header gives.
-func dispositionName(h string) string {
-	if h == "" {
-		return ""
-	}
-	_, params, err := mime.ParseMediaType(h)
-	if err != nil {
-		return ""
-	}
-	return params["filename"]
-}
-
-// mediaName cannot leave media/ and does not collide: the message id, the
-// item, then the file's own name (or its kind).
-func mediaName(msgID string, index int, kind, name string) string {
-	id := strings.Trim(unsafeName.ReplaceAllString(msgID, ""), ".")
-	if len(id) > 48 {
-		id = id[len(id)-48:]
-	}
-	name = strings.Trim(unsafeName.ReplaceAllString(filepath.Base(name), "_"), "._ ")
-	if r := []rune(name); len(r) > 64 {
-		name = string(r[len(r)-64:])
-	}
-	if name == "" {
-		name = kind
-	}
-	return "wecom-" + id + "-" + strconv.Itoa(index) + "-" + name
-}
-
-func baseName(p string) string { return filepath.Base(p) }
-
-// redact drops a url's query (signatures) for the log.
-func redact(raw string) string {
-	before, _, _ := strings.Cut(raw, "?")
-	return before
 }

@@ -58,8 +58,8 @@ func (c *Channel) handle(ctx context.Context, raw json.RawMessage) error {
 		Metadata: map[string]string{channels.MetaMessageID: id},
 	}
 	admitted := func(ctx context.Context, msg *protocol.Inbound) error {
-		for _, it := range media {
-			if path, err := c.download(ctx, it, id); err != nil {
+		for i, it := range media {
+			if path, err := c.download(ctx, it, id, i); err != nil {
 				c.Log.Warn("weixin media not downloaded", "message_id", id, "kind", it.kind, "error", err)
 			} else {
 				msg.Media = append(msg.Media, path)

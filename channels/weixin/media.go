@@ -2,17 +2,16 @@ package weixin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/aes"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/nanobot-durable/nanobot/channels"
@@ -76,8 +75,9 @@ func mediaOf(items []messageItem) []mediaRef {
 }
 
 // download fetches a medium (full_url, else the CDN's encrypted_query_param
-// URL), decrypts it (AES-128-ECB) and saves it in the workspace.
-func (c *Channel) download(ctx context.Context, ref mediaRef, msgID string) (string, error) {
+// URL), decrypts it (AES-128-ECB) and saves it in the workspace as the
+// index-th file of message msgID.
+func (c *Channel) download(ctx context.Context, ref mediaRef, msgID string, index int) (string, error) {
 	key, err := mediaKey(ref.item)
 	if err != nil {
 		return "", err
@@ -105,31 +105,17 @@ func (c *Channel) download(ctx context.Context, ref mediaRef, msgID string) (str
 			return "", err
 		}
 	}
-	name := ref.item.FileName
-	if name == "" {
-		name = ref.kind + "_" + msgID + extFor(ref.kind)
-	}
-	return channels.SaveMedia(c.workspace, safeName(name), bytes.NewReader(data), maxDownload)
+	name := channels.MediaName(Name, msgID+"-"+strconv.Itoa(index), cmp.Or(ref.item.FileName, ref.kind+extFor(ref.kind)), "")
+	return channels.SaveMedia(c.workspace, name, bytes.NewReader(data), maxDownload)
 }
 
 func (c *Channel) fetch(ctx context.Context, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.http.Do(req)
+	resp, err := channels.GetFile(ctx, c.http, u)
 	if err != nil {
 		return nil, fmt.Errorf("weixin cdn: %w", err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return nil, fmt.Errorf("weixin cdn: HTTP %d", resp.StatusCode)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
-	if err == nil && len(data) > maxDownload {
-		err = channels.ErrTooLarge
-	}
-	return data, err
+	return channels.ReadLimited(resp.Body, maxDownload)
 }
 
 // mediaKey is the AES key: an image's aeskey (hex), else media.aes_key
@@ -196,13 +182,4 @@ func extFor(kind string) string {
 		return ".mp4"
 	}
 	return ""
-}
-
-// safeName keeps a file name inside the media dir.
-func safeName(name string) string {
-	name = filepath.Base(strings.ReplaceAll(name, `\`, "/"))
-	if name == "." || name == "/" || name == "" {
-		return "file"
-	}
-	return name
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,15 +48,7 @@ func uploadKind(name string) (upload, item int, key string) {
 // AES key, getuploadurl, the encrypted bytes POSTed, x-encrypted-param
 // back — and returns the message item that shows it.
 func (c *Channel) uploadItem(ctx context.Context, to, path, fileKey string) (map[string]any, error) {
-	path = channels.WorkspacePath(c.workspace, path)
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("weixin upload: %w", err)
-	}
-	if !st.Mode().IsRegular() || st.Size() > maxUpload {
-		return nil, fmt.Errorf("weixin upload: %s is not a file under %d bytes", filepath.Base(path), maxUpload)
-	}
-	data, err := os.ReadFile(path)
+	path, data, err := channels.ReadMedia(c.workspace, path, maxUpload)
 	if err != nil {
 		return nil, fmt.Errorf("weixin upload: %w", err)
 	}

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"mime"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -26,7 +23,11 @@ const maxUpload = 100 << 20
 // download saves a message's file into <workspace>/media; on failure it
 // returns a note for the model instead of a path.
 func (c *Channel) download(ctx context.Context, client waClient, id string, a *attachment) (path, note string) {
-	name := mediaName(id, a)
+	mimeType := a.mimetype
+	if mimeType == "" && a.kind == "voice" {
+		mimeType = "audio/ogg" // a voice note is Opus in Ogg
+	}
+	name := channels.MediaName("whatsapp", id, a.filename, mimeType)
 	fail := func(why string, err error) (string, string) {
 		c.Log.Warn("whatsapp file not downloaded", "message_id", id, "kind", a.kind, "why", why, "error", err)
 		return "", channels.FileLine(a.kind, why)
@@ -50,39 +51,6 @@ func (c *Channel) download(ctx context.Context, client waClient, id string, a *a
 	return p, ""
 }
 
-// mediaName cannot leave media/ and does not collide: the message id, then
-// the file's name, or an extension by its type (.ogg for a voice note).
-func mediaName(id string, a *attachment) string {
-	base := "whatsapp-" + strings.Trim(channels.SafeID(id), ".")
-	name := channels.SafeFileName(a.filename, 64)
-	if name != "" && name != "." {
-		return base + "-" + name
-	}
-	return base + extension(a.mimetype, a.kind)
-}
-
-// extension is the file extension for a media type; a voice note is Opus in Ogg.
-func extension(mimetype, kind string) string {
-	mt, _, _ := mime.ParseMediaType(mimetype)
-	switch mt {
-	case "audio/ogg":
-		return ".ogg"
-	case "image/jpeg":
-		return ".jpg"
-	case "image/webp":
-		return ".webp"
-	case "video/mp4":
-		return ".mp4"
-	}
-	if exts, _ := mime.ExtensionsByType(mt); len(exts) > 0 {
-		return exts[0]
-	}
-	if kind == "voice" {
-		return ".ogg"
-	}
-	return ".bin"
-}
-
 // directAudio are the audio types WhatsApp plays inline; others (Ogg too:
 // only mono Opus is accepted, which the type cannot prove) go as files, as in nanobot.
 var directAudio = map[string]bool{"audio/aac": true, "audio/amr": true, "audio/mp4": true, "audio/mpeg": true}
@@ -90,25 +58,12 @@ var directAudio = map[string]bool{"audio/aac": true, "audio/amr": true, "audio/m
 // mediaMessage uploads a workspace file and builds the message that shows
 // it: an image, a video, inline audio, or a document.
 func (c *Channel) mediaMessage(ctx context.Context, client waClient, path string, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("not found: %w", err)
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("not a file")
-	case st.Size() > maxUpload:
-		return nil, fmt.Errorf("larger than WhatsApp's %d MB", maxUpload>>20)
-	}
-	data, err := os.ReadFile(path)
+	_, data, err := channels.ReadMedia("", path, maxUpload)
 	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+		return nil, err
 	}
 	name := filepath.Base(path)
-	mt := mime.TypeByExtension(filepath.Ext(name))
-	if mt == "" || mt == "application/octet-stream" {
-		mt = http.DetectContentType(data)
-	}
-	mt, _, _ = strings.Cut(mt, ";")
+	mt, _, _ := strings.Cut(channels.FileType(name, data), ";")
 	kind := whatsmeow.MediaDocument
 	switch {
 	case strings.HasPrefix(mt, "image/") && mt != "image/svg+xml":
