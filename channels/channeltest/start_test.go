@@ -33,6 +33,9 @@ func (c *echo) Start(ctx context.Context, publish channels.Publish) error {
 			case <-ctx.Done():
 				return
 			case id := <-c.events:
+				if id == "" {
+					continue // a barrier: the event before it is handled
+				}
 				msg := protocol.Inbound{ID: "echo:" + id, Route: protocol.Route{Channel: "echo", ChatID: "c", SenderID: "alice"}}
 				_ = c.TakeIn(ctx, id, msg, nil)
 			}
@@ -52,6 +55,7 @@ func TestStartRunsAChannelAndARestartKeepsTheLossRule(t *testing.T) {
 	run.Down.Store(true)
 	events <- "1" // Temporal is down: not taken
 	events <- "2"
+	events <- "" // the loop took "2" in (and was refused) before Temporal comes back
 	run.Down.Store(false)
 	events <- "3"
 	require.Equal(t, "echo:3", run.WaitPublished(1)[0].ID)
