@@ -28,8 +28,8 @@ type Base struct {
 	botID   string
 	botName string
 
-	loop     Loop   // the receive loop Receive starts and Stop ends
-	loopName string // what Stop's error calls it
+	loop     receiveLoop // the receive loop Receive starts and Stop ends
+	loopName string      // what Stop's error calls it
 
 	connected atomic.Bool
 	upSince   atomic.Int64 // unix nanoseconds of the last Up; 0 once Reconnect read it

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// Loop is a channel's receive goroutine (long polling, a sync long poll,
+// receiveLoop is a channel's receive goroutine (long polling, a sync long poll,
 // IMAP IDLE): started by the channel's Start, cancelled and waited for,
 // within a bound, by its Stop. The Base holds a channel's (Receive, Stop).
-type Loop struct {
+type receiveLoop struct {
 	mu     sync.Mutex
 	run    context.Context
 	cancel context.CancelFunc
@@ -19,7 +19,7 @@ type Loop struct {
 
 // Go runs fn on its own goroutine under a context of ctx that Stop
 // cancels, and returns that context (for calls made on the loop's behalf).
-func (l *Loop) Go(ctx context.Context, fn func(context.Context)) context.Context {
+func (l *receiveLoop) Go(ctx context.Context, fn func(context.Context)) context.Context {
 	run, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	l.mu.Lock()
@@ -34,7 +34,7 @@ func (l *Loop) Go(ctx context.Context, fn func(context.Context)) context.Context
 
 // Call bounds a call made on the channel's own behalf (an approval's
 // edit, a typing indicator): it ends after within, or with the loop.
-func (l *Loop) Call(within time.Duration) (context.Context, context.CancelFunc) {
+func (l *receiveLoop) Call(within time.Duration) (context.Context, context.CancelFunc) {
 	l.mu.Lock()
 	parent := l.run
 	l.mu.Unlock()
@@ -47,7 +47,7 @@ func (l *Loop) Call(within time.Duration) (context.Context, context.CancelFunc) 
 // Stop cancels the loop and waits for it to end, up to within or until
 // ctx ends; what names the loop in the error. A loop never started stops
 // at once.
-func (l *Loop) Stop(ctx context.Context, within time.Duration, what string) error {
+func (l *receiveLoop) Stop(ctx context.Context, within time.Duration, what string) error {
 	l.mu.Lock()
 	cancel, done := l.cancel, l.done
 	l.mu.Unlock()

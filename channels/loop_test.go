@@ -11,23 +11,23 @@ import (
 )
 
 func TestLoopStopsWithinItsBound(t *testing.T) {
-	var never Loop
+	var never receiveLoop
 	require.NoError(t, never.Stop(context.Background(), time.Second, "idle"), "a loop never started stops at once")
 
-	var l Loop
+	var l receiveLoop
 	run := l.Go(context.Background(), func(ctx context.Context) { <-ctx.Done() })
 	require.NoError(t, l.Stop(context.Background(), time.Minute, "polling"))
 	require.Error(t, run.Err(), "the loop's context ends with Stop")
 
 	stuck := make(chan struct{})
 	defer close(stuck)
-	var hung Loop
+	var hung receiveLoop
 	hung.Go(context.Background(), func(context.Context) { <-stuck })
 	require.EqualError(t, hung.Stop(context.Background(), 10*time.Millisecond, "polling"), "polling did not stop in time")
 }
 
 func TestLoopCallEndsWithTheLoopOrItsBound(t *testing.T) {
-	var l Loop
+	var l receiveLoop
 	early, cancel := l.Call(time.Hour)
 	defer cancel()
 	require.NoError(t, early.Err(), "a call before Go is bounded by its time alone")
