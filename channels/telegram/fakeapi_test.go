@@ -103,7 +103,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case "getUpdates":
 		result = []any{}
 	case "getFile":
-		result = map[string]any{"file_id": c.Form["file_id"], "file_unique_id": "u-" + c.Form["file_id"], "file_size": 20, "file_path": "photos/" + c.Form["file_id"] + ".jpg"}
+		filePath := "photos/" + c.Form["file_id"] + ".jpg"
+		if strings.HasPrefix(c.Form["file_id"], "video") { // a type no MIME table knows
+			filePath = "videos/" + c.Form["file_id"] + ".zzq"
+		}
+		result = map[string]any{"file_id": c.Form["file_id"], "file_unique_id": "u-" + c.Form["file_id"], "file_size": 20, "file_path": filePath}
 	case "sendMessage", "editMessageText", "editMessageReplyMarkup", "sendPhoto", "sendDocument":
 		result = map[string]any{"message_id": id, "date": 1, "chat": map[string]any{"id": 42, "type": "private"}}
 	}

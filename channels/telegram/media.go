@@ -79,11 +79,15 @@ func (c *Channel) download(ctx context.Context, att attachment) (string, error) 
 	}
 	// Telegram's unique file id keeps names apart; a file without a name
 	// of its own takes the type of the server's name (a photo's is JPEG).
-	mt := mime.TypeByExtension(path.Ext(f.FilePath))
-	if att.kind == "image" && path.Ext(f.FilePath) == "" {
+	ext := path.Ext(f.FilePath)
+	mt := mime.TypeByExtension(ext)
+	if att.kind == "image" && ext == "" {
 		mt = "image/jpeg"
 	}
 	name := channels.MediaName("telegram", cmp.Or(att.uniqueID, att.fileID), att.name, mt)
+	if path.Ext(name) == "" && len(ext) <= 10 {
+		name += channels.SafeID(ext) // a type this machine's MIME table does not know keeps the server's extension
+	}
 	p, err := channels.FetchMedia(cctx, c.http.client, c.bot.FileDownloadLink(f), c.workspace, name, maxDownload)
 	if err != nil {
 		return "", fmt.Errorf("download: %w", err)

@@ -47,6 +47,22 @@ func TestPhotoIsDownloadedIntoMediaAndPublishedOnce(t *testing.T) {
 	require.Equal(t, "big", f.sent("getFile")[0].Form["file_id"], "the largest size")
 }
 
+// TestNamelessFileKeepsTheServersExtension: a video without a file name
+// of a type the MIME table does not know is saved with the extension of
+// the server's path.
+func TestNamelessFileKeepsTheServersExtension(t *testing.T) {
+	f := newFakeAPI(t)
+	c := startChannel(t, f, func(cfg *config.Config) { editBlock(t, cfg, func(b *Config) { b.AllowFrom = []string{"alice"} }) })
+	p := &capture{}
+	c.Attach(p.via(t, c))
+	upd := photoUpdate(9, alice)
+	upd.Message.Photo, upd.Message.Video = nil, &models.Video{FileID: "video1"}
+	c.onUpdate(context.Background(), nil, upd)
+	got := p.got()
+	require.Len(t, got, 1)
+	require.Equal(t, []string{filepath.Join(c.workspace, "media", "telegram-u-video1.zzq")}, got[0].Media)
+}
+
 // TestFailedDownloadIsALine: a file that cannot be fetched is not lost
 // silently: the model reads "[image: download failed]" under the caption.
 func TestFailedDownloadIsALine(t *testing.T) {
