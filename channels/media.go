@@ -54,7 +54,7 @@ func SaveMedia(workspace, name string, body io.Reader, limit int64) (string, err
 // FetchMedia downloads url (signed by the platform: no credentials are
 // sent) and saves it into <workspace>/media under name, as SaveMedia does.
 func FetchMedia(ctx context.Context, hc *http.Client, url, workspace, name string, limit int64) (string, error) {
-	resp, err := GetFile(ctx, hc, url)
+	resp, err := GetFile(ctx, hc, url, "")
 	if err != nil {
 		return "", err
 	}
@@ -62,13 +62,16 @@ func FetchMedia(ctx context.Context, hc *http.Client, url, workspace, name strin
 	return SaveMedia(workspace, name, resp.Body, limit)
 }
 
-// GetFile GETs a file's URL (signed by the platform: no credentials are
-// sent) and hands back a 200 answer; an error names the URL without its
-// query (RedactURL), where the signature or a token would be.
-func GetFile(ctx context.Context, hc *http.Client, rawURL string) (*http.Response, error) {
+// GetFile GETs a file's URL and hands back a 200 answer; authorization is
+// the header a private file needs ("": none, the URL is signed). An error
+// names the URL without its query (RedactURL), where a signature would be.
+func GetFile(ctx context.Context, hc *http.Client, rawURL, authorization string) (*http.Response, error) {
 	op := "GET " + RedactURL(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err == nil {
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
 		var resp *http.Response
 		if resp, err = hc.Do(req); err == nil {
 			if resp.StatusCode == http.StatusOK {

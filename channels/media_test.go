@@ -203,26 +203,31 @@ func TestReadMediaSaysWhatIsWrong(t *testing.T) {
 }
 
 // TestGetFileKeepsTheSignatureOutOfErrors: a 200 answer is handed back; a
-// refusal or a failed connection is an error naming the URL without its query.
+// refusal or a failed connection is an error naming the URL without its
+// query; a private file gets the authorization asked for, a signed one none.
 func TestGetFileKeepsTheSignatureOutOfErrors(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/f/ok" {
+		private := r.URL.Path == "/f/private" && r.Header.Get("Authorization") == "Bearer xoxb"
+		if (r.URL.Path != "/f/ok" || r.Header.Get("Authorization") != "") && !private {
 			http.NotFound(w, r)
 			return
 		}
 		_, _ = io.WriteString(w, "body")
 	}))
-	resp, err := GetFile(t.Context(), srv.Client(), srv.URL+"/f/ok?sig=secret")
+	resp, err := GetFile(t.Context(), srv.Client(), srv.URL+"/f/ok?sig=secret", "")
 	require.NoError(t, err)
 	data, err := ReadLimited(resp.Body, 4)
 	require.NoError(t, err)
 	require.Equal(t, "body", string(data))
 	resp.Body.Close()
+	resp, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/private", "Bearer xoxb")
+	require.NoError(t, err)
+	resp.Body.Close()
 
-	_, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/gone?sig=secret")
+	_, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/gone?sig=secret", "")
 	require.EqualError(t, err, "GET "+srv.URL+"/f/gone: HTTP 404 Not Found")
 	srv.Close()
-	_, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/ok?sig=secret")
+	_, err = GetFile(t.Context(), srv.Client(), srv.URL+"/f/ok?sig=secret", "")
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "secret")
 	require.Contains(t, err.Error(), "GET "+srv.URL+"/f/ok: ")

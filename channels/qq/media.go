@@ -44,7 +44,7 @@ func (c *Channel) download(ctx context.Context, msgID string, i int, a attachmen
 	}
 	dctx, cancel := context.WithTimeout(ctx, 4*callTimeout)
 	defer cancel()
-	resp, err := channels.GetFile(dctx, c.http, raw) // no token: CDN urls are signed
+	resp, err := channels.GetFile(dctx, c.http, raw, "") // no token: CDN urls are signed
 	if err != nil {
 		return "", err
 	}

@@ -66,19 +66,11 @@ func slackHost(host string) bool { return host == "slack.com" || strings.HasSuff
 func (c *Channel) fetch(ctx context.Context, url, name string) (string, error) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(dctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.cfg.BotToken)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := channels.GetFile(dctx, http.DefaultClient, url, "Bearer "+c.cfg.BotToken)
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %s", resp.Status)
-	}
 	if strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "text/html") {
 		return "", errors.New("got a web page instead of the file (missing files:read scope?)")
 	}

@@ -32,7 +32,7 @@ func (c *Channel) download(ctx context.Context, msgID string, index int, p piece
 	if !channels.FetchableURL(p.res.URL, strings.Replace(c.cfg.WSURL, "ws", "http", 1), nil) {
 		return "", fmt.Errorf("url %q is not https", channels.RedactURL(p.res.URL))
 	}
-	resp, err := channels.GetFile(ctx, c.http, p.res.URL)
+	resp, err := channels.GetFile(ctx, c.http, p.res.URL, "")
 	if err != nil {
 		return "", err
 	}

@@ -110,7 +110,7 @@ func (c *Channel) download(ctx context.Context, ref mediaRef, msgID string, inde
 }
 
 func (c *Channel) fetch(ctx context.Context, u string) ([]byte, error) {
-	resp, err := channels.GetFile(ctx, c.http, u)
+	resp, err := channels.GetFile(ctx, c.http, u, "")
 	if err != nil {
 		return nil, fmt.Errorf("weixin cdn: %w", err)
 	}
